@@ -1,0 +1,70 @@
+/**
+ * Service configuration: one zod schema with every default the README promises, parsed once from a
+ * plain record by the entry point. Nothing below the entry points reads the environment.
+ */
+import { z } from "zod";
+
+const boolean = (fallback: boolean) =>
+  z
+    .enum(["true", "false", "1", "0", "yes", "no"], { message: "must be true or false" })
+    .default(fallback ? "true" : "false")
+    .transform((v) => v === "true" || v === "1" || v === "yes");
+
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce
+    .number({ message: "must be a number" })
+    .int({ message: "must be an integer" })
+    .min(min, { message: `must be at least ${min}` })
+    .max(max, { message: `must be at most ${max}` })
+    .default(fallback);
+
+export const GiB = 1024 ** 3;
+
+export const ConfigSchema = z.object({
+  CMS_PORT: integer(9082, 0, 65535),
+  CMS_HOST: z.string().min(1).default("127.0.0.1"),
+  /** Folder where blobs are written; created if missing and checked for writability at start-up. */
+  CMS_VOLUME: z.string().min(1).default("./data/volume"),
+  CMS_DATABASE_URL: z
+    .string()
+    .regex(/^(file:|libsql:|https?:|wss?:|:memory:$)/, {
+      message: "must be a libSQL URL (file:, :memory:, libsql://, http(s)://, ws(s)://)",
+    })
+    .default("file:./data/cms.db"),
+  CMS_DATABASE_AUTH_TOKEN: z.string().optional(),
+  CMS_MAX_RESOURCE_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
+  /** Total time allowed for one external fetch, body included. */
+  CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
+  /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
+  CMS_FETCH_ALLOW_PRIVATE: boolean(false),
+  CMS_AUTH_ENABLED: boolean(false),
+  /** Base URL used in `Location` headers; defaults to the request's own origin. */
+  CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
+  CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration: ${issues.join("; ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Parses a plain record (e.g. `process.env`); throws `ConfigError` naming every bad setting. */
+export function parseConfig(source: Record<string, string | undefined>): Config {
+  // Empty strings count as unset, as in most twelve-factor tooling.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = ConfigSchema.safeParse(cleaned);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? "config");
+      const value = source[key];
+      // Never echo secrets; other values help the operator see the typo.
+      const shown = value === undefined || /TOKEN|SECRET|PASSWORD/.test(key) ? "" : ` (got "${value}")`;
+      return `${key} ${issue.message}${shown}`;
+    }),
+  );
+}

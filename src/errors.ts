@@ -1,0 +1,91 @@
+/**
+ * The error model: stable problem codes, one table from code to HTTP status, and one renderer of
+ * RFC 9457 `application/problem+json` documents. Every layer above storage throws `ProblemError`.
+ */
+
+export const PROBLEMS = {
+  VALIDATION_FAILED: { status: 400, title: "Request validation failed" },
+  UNAUTHENTICATED: { status: 401, title: "Authentication required" },
+  FORBIDDEN: { status: 403, title: "Forbidden" },
+  NOT_FOUND: { status: 404, title: "Not found" },
+  METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
+  CONFLICT: { status: 409, title: "Conflict" },
+  PRECONDITION_FAILED: { status: 412, title: "Precondition failed" },
+  PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type" },
+  RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
+  /** The external URI points somewhere we refuse to fetch from (SSRF policy, scheme, credentials). */
+  ORIGIN_REFUSED: { status: 422, title: "External URI refused" },
+  /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */
+  ORIGIN_FAILED: { status: 502, title: "External URI could not be fetched" },
+  ORIGIN_TIMEOUT: { status: 504, title: "External URI timed out" },
+  UNAVAILABLE: { status: 503, title: "Service unavailable" },
+  INTERNAL: { status: 500, title: "Internal server error" },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** One offending input: a JSON Pointer into the request (`/body/resourceName`, `/params/uid`) and why. */
+export interface FieldError {
+  pointer: string;
+  detail: string;
+}
+
+export class ProblemError extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly errors?: FieldError[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    options: { errors?: FieldError[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(detail, { cause: options.cause });
+    this.name = "ProblemError";
+    this.code = code;
+    this.status = PROBLEMS[code].status;
+    this.errors = options.errors;
+    this.headers = options.headers;
+  }
+}
+
+export const isProblemError = (err: unknown): err is ProblemError => err instanceof ProblemError;
+
+/** `type` URIs are relative references resolved against the service, documented in the README. */
+export const problemType = (code: ProblemCode) => `/problems/${code.toLowerCase().replaceAll("_", "-")}`;
+
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  code: ProblemCode;
+  requestId?: string;
+  errors?: FieldError[];
+}
+
+export function toProblemDocument(err: ProblemError, instance?: string, requestId?: string): ProblemDocument {
+  const { title, status } = PROBLEMS[err.code];
+  return {
+    type: problemType(err.code),
+    title,
+    status,
+    detail: err.message,
+    ...(instance ? { instance } : {}),
+    code: err.code,
+    ...(requestId ? { requestId } : {}),
+    ...(err.errors?.length ? { errors: err.errors } : {}),
+  };
+}
+
+/** Renders a problem as a Fetch `Response`; usable from any layer that answers HTTP. */
+export function problemResponse(err: ProblemError, instance?: string, requestId?: string): Response {
+  const doc = toProblemDocument(err, instance, requestId);
+  return new Response(JSON.stringify(doc), {
+    status: doc.status,
+    headers: { "content-type": "application/problem+json", "cache-control": "no-store", ...err.headers },
+  });
+}

@@ -1,0 +1,70 @@
+/**
+ * The blob-storage contract every driver (fs, memory, later S3/R2) implements, on Web streams so
+ * the same interface works on Node, Bun and Workers. Drivers never speak HTTP: a missing blob is
+ * `null`, failures are `StorageError`s carrying the driver name.
+ */
+
+/** A validated storage key; only `parseBlobKey` (storage/keys.ts) produces one. */
+export type BlobKey = string & { readonly __brand: "BlobKey" };
+
+/** Inclusive byte range, already validated against the blob's size by the caller. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+export interface BlobInfo {
+  size: number;
+  /** Lowercase hex SHA-256 of the content. */
+  sha256: string;
+}
+
+export interface BlobObject extends BlobInfo {
+  /** The requested range (or whole blob), streamed. */
+  body: ReadableStream<Uint8Array>;
+}
+
+export interface PutOptions {
+  /** Refuse (and discard) the upload once more than this many bytes arrive. */
+  maxBytes?: number;
+  /** If given, the put fails unless the content hashes to this value. */
+  expectedSha256?: string;
+}
+
+export interface BlobStore {
+  readonly driver: string;
+  /**
+   * Stores the stream under `key` atomically: readers see the old blob, or the complete new one,
+   * never part of it. Resolves once the data is durable. On any error nothing is left behind.
+   */
+  put(key: BlobKey, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<BlobInfo>;
+  /**
+   * Stores a stream whose hash is not known in advance under a key derived from its content:
+   * `keyFor(info)` is called once the bytes are in and hashed. Used for content-addressed blobs.
+   * If a blob already exists at that key it is kept (identical content) and the upload is dropped.
+   */
+  putContentAddressed(
+    body: ReadableStream<Uint8Array>,
+    keyFor: (info: BlobInfo) => BlobKey,
+    options?: PutOptions,
+  ): Promise<BlobInfo & { key: BlobKey; created: boolean }>;
+  get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null>;
+  head(key: BlobKey): Promise<BlobInfo | null>;
+  /** Missing is not an error. */
+  delete(key: BlobKey): Promise<void>;
+  /** Every key under `prefix` (for sweeping unreferenced blobs). */
+  list(prefix: string): AsyncIterable<BlobKey>;
+  /** Throws if the store cannot be written (used by readiness checks and start-up). */
+  check(): Promise<void>;
+}
+
+export type StorageErrorCode = "INVALID_KEY" | "TOO_LARGE" | "HASH_MISMATCH" | "IO" | "ABORTED";
+
+export class StorageError extends Error {
+  readonly code: StorageErrorCode;
+  constructor(driver: string, code: StorageErrorCode, message: string, options?: { cause?: unknown }) {
+    super(`[${driver}] ${message}`, options);
+    this.name = "StorageError";
+    this.code = code;
+  }
+}
