@@ -19,6 +19,7 @@ export interface BlobInfo {
   sha256: string;
 }
 
+/** `size` and `sha256` always describe the whole blob, also for a range read (for Content-Range). */
 export interface BlobObject extends BlobInfo {
   /** The requested range (or whole blob), streamed. */
   body: ReadableStream<Uint8Array>;
@@ -40,7 +41,8 @@ export interface BlobStore {
   put(key: BlobKey, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<BlobInfo>;
   /**
    * Stores a stream whose hash is not known in advance under a key derived from its content:
-   * `keyFor(info)` is called once the bytes are in and hashed. Used for content-addressed blobs.
+   * `keyFor(info)` is called once the bytes are in and hashed (it is synchronous: precompute the
+   * tenant part with `tenantPrefix` and use `contentKeyUnder`). Used for content-addressed blobs.
    * If a blob already exists at that key it is kept (identical content) and the upload is dropped.
    */
   putContentAddressed(
@@ -48,11 +50,15 @@ export interface BlobStore {
     keyFor: (info: BlobInfo) => BlobKey,
     options?: PutOptions,
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }>;
+  /** Null when missing. The body reflects the blob as it was when `get` resolved, even if overwritten later. */
   get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null>;
   head(key: BlobKey): Promise<BlobInfo | null>;
   /** Missing is not an error. */
   delete(key: BlobKey): Promise<void>;
-  /** Every key under `prefix` (for sweeping unreferenced blobs). */
+  /**
+   * Every key starting with `prefix` (for sweeping unreferenced blobs), in no particular order.
+   * The prefix may stop mid-segment; an invalid one rejects with INVALID_KEY on first iteration.
+   */
   list(prefix: string): AsyncIterable<BlobKey>;
   /** Throws if the store cannot be written (used by readiness checks and start-up). */
   check(): Promise<void>;

@@ -1,0 +1,473 @@
+/**
+ * Filesystem blob driver (Node/Bun): one file per key under `root`, written to `<root>/.tmp/` and
+ * renamed into place, so readers see the old blob or the complete new one, never a partial file.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { lstat, mkdir, open, opendir, readdir, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import {
+  StorageError,
+  type BlobInfo,
+  type BlobKey,
+  type BlobObject,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+} from "../blob-store.js";
+import { isSha256Hex, parseBlobKey, parseKeyPrefix } from "../keys.js";
+
+export const DRIVER = "fs";
+
+/**
+ * Every blob file starts with this fixed-length header line holding the content's SHA-256, written
+ * at put time. Keeping the hash inside the file (rather than a sidecar or the key) means it is
+ * replaced by the same atomic rename as the content, works for any key, and costs one small read.
+ * The content follows at byte HEADER_LENGTH; file size minus HEADER_LENGTH is the blob size.
+ */
+const HEADER_PREFIX = "crs-blob/1 sha256=";
+const HEADER_LENGTH = HEADER_PREFIX.length + 64 + 1; // prefix, hex digest, "\n"
+const READ_CHUNK = 64 * 1024;
+const TMP_DIR = ".tmp";
+const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
+
+export interface FsBlobStoreOptions {
+  /** Directory holding the blobs; created (with parents) if missing. */
+  root: string;
+  /**
+   * The start-up sweep removes temp files untouched for longer than this. Default: 1 hour. Younger
+   * ones may be live uploads of another process sharing the root (an active upload keeps its temp
+   * file's mtime fresh), and a stale leftover only costs disk space until the next sweep.
+   */
+  tempMaxAgeMs?: number;
+}
+
+export interface FsBlobStore extends BlobStore {
+  /** The resolved (real) root directory. */
+  readonly root: string;
+  /**
+   * Removes leftovers of crashed uploads from `<root>/.tmp/`: entries untouched for longer than
+   * `olderThanMs` (default: the store's `tempMaxAgeMs`; pass 0 for everything). Resolves to the count.
+   */
+  sweepTemp(options?: { olderThanMs?: number }): Promise<number>;
+}
+
+type NodeError = Error & { code?: string };
+const errorCode = (err: unknown) => (err instanceof Error ? (err as NodeError).code : undefined);
+const describe = (err: unknown) => errorCode(err) ?? (err instanceof Error ? err.message : String(err));
+const noop = () => {};
+
+/** ENOENT, or ENOTDIR when a path component is a file (key `a/b` while `a` is a blob). */
+const isMissing = (err: unknown) => errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR";
+
+/** Wraps a filesystem failure; StorageErrors (already meaningful) pass through unchanged. */
+function ioError(operation: string, err: unknown): StorageError {
+  if (err instanceof StorageError) return err;
+  return new StorageError(DRIVER, "IO", `${operation} failed: ${describe(err)}`, { cause: err });
+}
+
+async function io<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw ioError(operation, err);
+  }
+}
+
+async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.byteLength) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.byteLength - offset, position + offset);
+    offset += bytesWritten;
+  }
+}
+
+async function readFully(handle: FileHandle, length: number, position: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  while (offset < length) {
+    const { bytesRead } = await handle.read(bytes, offset, length - offset, position + offset);
+    if (bytesRead === 0) break;
+    offset += bytesRead;
+  }
+  return bytes.subarray(0, offset);
+}
+
+/** fsyncs a directory so a rename or new entry in it survives a crash. */
+async function fsyncDir(dir: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(dir, "r");
+  } catch (err) {
+    // Some platforms (Windows) cannot open directories; nothing more can be done there.
+    if (errorCode(err) === "EISDIR" || errorCode(err) === "EPERM") return;
+    throw ioError("open directory", err);
+  }
+  try {
+    await handle.sync();
+  } catch (err) {
+    if (errorCode(err) !== "EINVAL") throw ioError("fsync directory", err);
+  } finally {
+    await handle.close().catch(noop);
+  }
+}
+
+function checkRange(range: ByteRange, size: number): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
+    throw new RangeError(`byte range ${start}-${end} is outside a blob of ${size} bytes`);
+  }
+}
+
+/**
+ * A pull-based Web stream over `length` bytes of an open file: each pull reads one chunk, so a slow
+ * consumer slows the reads (Node 20's Readable.toWeb buffers eagerly). Closes the handle when done.
+ */
+function fileStream(handle: FileHandle, position: number, length: number): ReadableStream<Uint8Array> {
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close().catch(noop);
+  };
+  let next = position;
+  let remaining = length;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          if (remaining > 0) {
+            const want = Math.min(READ_CHUNK, remaining);
+            const chunk = new Uint8Array(want);
+            const { bytesRead } = await handle.read(chunk, 0, want, next);
+            if (closed) return; // cancelled while reading
+            // Blob files are only ever replaced by rename, never truncated in place.
+            if (bytesRead === 0) throw new StorageError(DRIVER, "IO", "blob file is shorter than its header says");
+            next += bytesRead;
+            remaining -= bytesRead;
+            controller.enqueue(bytesRead === want ? chunk : chunk.subarray(0, bytesRead));
+          }
+          if (remaining === 0) {
+            await close();
+            controller.close();
+          }
+        } catch (err) {
+          await close();
+          controller.error(ioError("read blob", err));
+        }
+      },
+      cancel: close,
+    },
+    // One chunk of read-ahead keeps the disk busy without buffering beyond it.
+    { highWaterMark: 1 },
+  );
+}
+
+interface TempFile {
+  path: string;
+  info: BlobInfo;
+}
+
+class FsStore implements FsBlobStore {
+  readonly driver = DRIVER;
+  readonly root: string;
+  readonly #tmpDir: string;
+  readonly #tempMaxAgeMs: number;
+
+  constructor(root: string, tempMaxAgeMs: number) {
+    this.root = root;
+    this.#tmpDir = path.join(root, TMP_DIR);
+    this.#tempMaxAgeMs = tempMaxAgeMs;
+  }
+
+  async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
+    let target: string;
+    try {
+      target = this.#pathOf(key);
+    } catch (err) {
+      body.cancel(err).catch(noop);
+      throw err;
+    }
+    const temp = await this.#writeTemp(body, options);
+    try {
+      await this.#commit(temp.path, target);
+    } catch (err) {
+      await this.#discard(temp.path);
+      throw err;
+    }
+    return temp.info;
+  }
+
+  async putContentAddressed(
+    body: ReadableStream<Uint8Array>,
+    keyFor: (info: BlobInfo) => BlobKey,
+    options: PutOptions = {},
+  ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
+    const temp = await this.#writeTemp(body, options);
+    try {
+      const key = parseBlobKey(keyFor(temp.info));
+      const target = this.#pathOf(key);
+      // Same key means same content: keep the existing file. Two concurrent first uploads may both
+      // rename (both report created); the content is identical, so that race is harmless.
+      const existing = await stat(target).catch((err: unknown) => {
+        if (isMissing(err)) return null;
+        throw ioError("stat blob", err);
+      });
+      if (existing?.isFile()) {
+        await this.#discard(temp.path);
+        return { ...temp.info, key, created: false };
+      }
+      await this.#commit(temp.path, target);
+      return { ...temp.info, key, created: true };
+    } catch (err) {
+      await this.#discard(temp.path);
+      throw err;
+    }
+  }
+
+  async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
+    const opened = await this.#open(this.#pathOf(key));
+    if (!opened) return null;
+    const { handle, info } = opened;
+    const start = range?.start ?? 0;
+    const length = range ? range.end - range.start + 1 : info.size;
+    try {
+      if (range) checkRange(range, info.size);
+    } catch (err) {
+      await handle.close().catch(noop);
+      throw err;
+    }
+    // The open handle pins this inode: a concurrent overwrite or delete cannot change what we read.
+    return { ...info, body: fileStream(handle, HEADER_LENGTH + start, length) };
+  }
+
+  async head(key: BlobKey): Promise<BlobInfo | null> {
+    const opened = await this.#open(this.#pathOf(key));
+    if (!opened) return null;
+    await opened.handle.close().catch(noop);
+    return opened.info;
+  }
+
+  async delete(key: BlobKey): Promise<void> {
+    const file = this.#pathOf(key);
+    try {
+      await unlink(file);
+    } catch (err) {
+      if (isMissing(err)) return;
+      // A directory at this path only holds other keys: there is no blob to delete.
+      const st = await lstat(file).catch(() => null);
+      if (st?.isDirectory()) return;
+      throw ioError("delete blob", err);
+    }
+    // Emptied fan-out directories are kept: removing them would race with puts creating them.
+  }
+
+  async *list(prefix: string): AsyncGenerator<BlobKey> {
+    const validPrefix = parseKeyPrefix(prefix);
+    // Only walk the deepest directory the prefix fully names; filter the rest by string prefix.
+    const slash = validPrefix.lastIndexOf("/");
+    yield* this.#walk(slash === -1 ? "" : validPrefix.slice(0, slash), validPrefix);
+  }
+
+  async check(): Promise<void> {
+    const probe = path.join(this.root, `.probe-${randomUUID()}`);
+    try {
+      await mkdir(this.#tmpDir, { recursive: true }); // uploads need it; restore it if removed
+      const handle = await open(probe, "wx");
+      try {
+        await handle.writeFile("probe");
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await unlink(probe);
+    } catch (err) {
+      await rm(probe, { force: true }).catch(noop);
+      throw new StorageError(DRIVER, "IO", `blob store root ${this.root} is not writable: ${describe(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  async sweepTemp(options: { olderThanMs?: number } = {}): Promise<number> {
+    const cutoff = Date.now() - (options.olderThanMs ?? this.#tempMaxAgeMs);
+    let names: string[];
+    try {
+      names = await readdir(this.#tmpDir);
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw ioError("list temp directory", err);
+    }
+    let removed = 0;
+    for (const name of names) {
+      const entry = path.join(this.#tmpDir, name);
+      const st = await lstat(entry).catch(() => null);
+      if (!st || st.mtimeMs > cutoff) continue;
+      await io("remove temp file", () => rm(entry, { recursive: true, force: true }));
+      removed += 1;
+    }
+    return removed;
+  }
+
+  /** Resolves a key to its file, re-validating it and asserting the result stays under root. */
+  #pathOf(key: BlobKey): string {
+    return this.#resolve(parseBlobKey(key));
+  }
+
+  #resolve(relative: string): string {
+    const resolved = path.resolve(this.root, ...relative.split("/"));
+    if (!resolved.startsWith(this.root + path.sep)) {
+      throw new StorageError(DRIVER, "INVALID_KEY", "key resolves outside the store root");
+    }
+    return resolved;
+  }
+
+  /**
+   * Streams `body` into a new temp file after a header placeholder, hashing and counting as it goes;
+   * each write is awaited before the next read (backpressure). On any failure the temp file is
+   * removed and the body cancelled; an error from the body itself is rethrown unchanged.
+   */
+  async #writeTemp(body: ReadableStream<Uint8Array>, options: PutOptions): Promise<TempFile> {
+    const { maxBytes, expectedSha256 } = options;
+    // Same filesystem as the blobs, so the final rename is atomic (rename across devices is not).
+    const tempPath = path.join(this.#tmpDir, `${randomUUID()}.part`);
+    const reader = body.getReader();
+    let bodyFinished = false;
+    let handle: FileHandle | undefined;
+    try {
+      handle = await io("create temp file", () => open(tempPath, "wx"));
+      const hash = createHash("sha256");
+      let size = 0;
+      for (;;) {
+        const read = await reader.read().catch((err: unknown) => {
+          bodyFinished = true; // errored: nothing to cancel, and the caller gets its own error back
+          throw err;
+        });
+        if (read.done) {
+          bodyFinished = true;
+          break;
+        }
+        const chunk = read.value;
+        if (!(chunk instanceof Uint8Array)) throw new TypeError("blob body chunks must be Uint8Array");
+        if (maxBytes !== undefined && size + chunk.byteLength > maxBytes) {
+          throw new StorageError(DRIVER, "TOO_LARGE", `upload exceeds the limit of ${maxBytes} bytes`);
+        }
+        hash.update(chunk);
+        const fileHandle = handle;
+        await io("write temp file", () => writeFully(fileHandle, chunk, HEADER_LENGTH + size));
+        size += chunk.byteLength;
+      }
+      const sha256 = hash.digest("hex");
+      if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== sha256) {
+        throw new StorageError(DRIVER, "HASH_MISMATCH", `content hashes to ${sha256}, expected ${expectedSha256}`);
+      }
+      const header = new TextEncoder().encode(`${HEADER_PREFIX}${sha256}\n`);
+      const fileHandle = handle;
+      await io("write temp file", () => writeFully(fileHandle, header, 0));
+      await io("fsync temp file", () => fileHandle.sync());
+      await io("close temp file", () => fileHandle.close());
+      handle = undefined;
+      return { path: tempPath, info: { size, sha256 } };
+    } catch (err) {
+      // Stop the producer (e.g. an origin download) instead of leaving it to fill buffers.
+      if (!bodyFinished) reader.cancel(err).catch(noop);
+      await handle?.close().catch(noop);
+      await this.#discard(tempPath);
+      throw err;
+    }
+  }
+
+  /** Renames the finished temp file over `target` and makes the new directory entries durable. */
+  async #commit(tempPath: string, target: string): Promise<void> {
+    const dir = path.dirname(target);
+    const firstCreated = await io("create directory", () => mkdir(dir, { recursive: true }));
+    await io("rename into place", () => rename(tempPath, target));
+    await fsyncDir(dir);
+    if (firstCreated === undefined) return;
+    // New fan-out directories are entries in their parents: sync up to the first one that existed.
+    const lastExisting = path.dirname(firstCreated);
+    for (let d = dir; d !== lastExisting && d.startsWith(this.root + path.sep); ) {
+      d = path.dirname(d);
+      await fsyncDir(d);
+    }
+  }
+
+  async #discard(tempPath: string): Promise<void> {
+    await rm(tempPath, { force: true }).catch(noop);
+  }
+
+  /** Opens a blob file and reads its header, or null when there is no blob at that path. */
+  async #open(file: string): Promise<{ handle: FileHandle; info: BlobInfo } | null> {
+    let handle: FileHandle;
+    try {
+      handle = await open(file, "r");
+    } catch (err) {
+      if (isMissing(err) || errorCode(err) === "EISDIR") return null;
+      throw ioError("open blob", err);
+    }
+    try {
+      const st = await handle.stat();
+      if (!st.isFile()) {
+        await handle.close().catch(noop);
+        return null; // a fan-out directory, not a blob
+      }
+      const header = new TextDecoder().decode(await readFully(handle, HEADER_LENGTH, 0));
+      const sha256 = header.slice(HEADER_PREFIX.length, -1);
+      if (!header.startsWith(HEADER_PREFIX) || !header.endsWith("\n") || !isSha256Hex(sha256)) {
+        throw new StorageError(DRIVER, "IO", "blob file has no valid header (not written by this driver?)");
+      }
+      return { handle, info: { size: st.size - HEADER_LENGTH, sha256 } };
+    } catch (err) {
+      await handle.close().catch(noop);
+      throw ioError("read blob header", err);
+    }
+  }
+
+  async *#walk(relativeDir: string, prefix: string): AsyncGenerator<BlobKey> {
+    let dir;
+    try {
+      dir = await opendir(relativeDir ? this.#resolve(relativeDir) : this.root);
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw ioError("list blobs", err);
+    }
+    for await (const entry of dir) {
+      if (entry.name.startsWith(".")) continue; // .tmp, probes: never keys
+      const key = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) {
+        const asPrefix = `${key}/`;
+        if (asPrefix.startsWith(prefix) || prefix.startsWith(asPrefix)) yield* this.#walk(key, prefix);
+      } else if (entry.isFile() && key.startsWith(prefix)) {
+        // Skip stray files whose names are not valid keys (never written by this driver).
+        const valid = (() => {
+          try {
+            return parseBlobKey(key);
+          } catch {
+            return null;
+          }
+        })();
+        if (valid) yield valid;
+      }
+    }
+  }
+}
+
+/**
+ * Opens (creating if needed) a filesystem blob store and sweeps stale temp files. Throws
+ * StorageError IO naming the root when it cannot be created. One fs limit: a key cannot be both a
+ * blob and the directory of another (`a` and `a/b`); content keys never are.
+ */
+export async function createFsBlobStore(options: FsBlobStoreOptions): Promise<FsBlobStore> {
+  const requested = path.resolve(options.root);
+  let root: string;
+  try {
+    await mkdir(path.join(requested, TMP_DIR), { recursive: true });
+    root = await realpath(requested); // so the under-root assertion compares real paths
+  } catch (err) {
+    throw new StorageError(DRIVER, "IO", `cannot create blob store root ${requested}: ${describe(err)}`, {
+      cause: err,
+    });
+  }
+  const store = new FsStore(root, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS);
+  await store.sweepTemp();
+  return store;
+}

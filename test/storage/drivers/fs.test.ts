@@ -1,0 +1,218 @@
+// Runs the blob-store conformance suite against the fs driver, plus fs-only guarantees: temp-file
+// hygiene, start-up sweep, on-disk layout, clear failures on unwritable roots, read backpressure.
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { StorageError, type BlobKey } from "../../../src/storage/blob-store.js";
+import { createFsBlobStore, type FsBlobStore } from "../../../src/storage/drivers/fs.js";
+import { contentKey, contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
+import { describeBlobStore } from "../blob-store.contract.js";
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+const makeRoot = () => mkdtemp(path.join(tmpdir(), "fs-blobs-"));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const bytesOf = (text: string) => new TextEncoder().encode(text);
+
+describeBlobStore("fs", async () => {
+  const root = await makeRoot();
+  return { store: await createFsBlobStore({ root }), cleanup: () => rm(root, { recursive: true, force: true }) };
+});
+
+function streamOf(...chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const chunk = chunks[i++];
+      if (chunk) controller.enqueue(chunk);
+      else controller.close();
+    },
+  });
+}
+
+/** `total` bytes in `chunkSize` chunks, produced only when pulled. */
+function zeros(total: number, chunkSize: number): ReadableStream<Uint8Array> {
+  let sent = 0;
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const n = Math.min(chunkSize, total - sent);
+        controller.enqueue(new Uint8Array(n).fill(sent / chunkSize));
+        sent += n;
+        if (sent >= total) controller.close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+async function readText(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(stream).text();
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected a rejection");
+    },
+    (err: unknown) => err,
+  );
+}
+
+/** Files under `dir`, relative, recursively (dot-entries included). */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
+}
+
+describe("fs driver extras", () => {
+  let root: string;
+  let store: FsBlobStore;
+
+  beforeEach(async () => {
+    root = await makeRoot();
+    store = await createFsBlobStore({ root });
+  });
+  afterEach(async () => {
+    await chmod(root, 0o755).catch(() => {});
+    await rm(root, { recursive: true, force: true });
+  });
+
+  const tmpEntries = () => readdir(path.join(store.root, ".tmp"));
+
+  it("leaves no temp files after success, failure or abort", async () => {
+    const k = parseBlobKey("hygiene");
+    await store.put(k, streamOf(bytesOf("ok")));
+    await rejection(store.put(k, zeros(2 * MiB, 64 * KiB), { maxBytes: MiB }));
+    await rejection(store.put(k, streamOf(bytesOf("x")), { expectedSha256: "0".repeat(64) }));
+    const aborted = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.error(new Error("socket hang up"));
+      },
+    });
+    await rejection(store.put(k, aborted));
+    const prefix = await tenantPrefix("t1");
+    const keyFor = ({ sha256 }: { sha256: string }) => contentKeyUnder(prefix, sha256);
+    await store.putContentAddressed(streamOf(bytesOf("dup")), keyFor);
+    await store.putContentAddressed(streamOf(bytesOf("dup")), keyFor); // dropped as duplicate
+    await rejection(store.putContentAddressed(streamOf(bytesOf("bad key")), () => "../x" as BlobKey));
+    expect(await tmpEntries()).toEqual([]);
+    expect(await readText((await store.get(k))!.body)).toBe("ok");
+  });
+
+  it("sweeps stale temp files at start-up and keeps fresh ones (possibly live uploads)", async () => {
+    const tmp = path.join(store.root, ".tmp");
+    await writeFile(path.join(tmp, "crashed.part"), "half an upload");
+    await mkdir(path.join(tmp, "odd-dir"));
+    const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(path.join(tmp, "crashed.part"), twoHoursAgo, twoHoursAgo);
+    await utimes(path.join(tmp, "odd-dir"), twoHoursAgo, twoHoursAgo);
+    await writeFile(path.join(tmp, "in-flight.part"), "still uploading");
+
+    const reopened = await createFsBlobStore({ root });
+    expect(await tmpEntries()).toEqual(["in-flight.part"]);
+    expect(await reopened.sweepTemp({ olderThanMs: 0 })).toBe(1);
+    expect(await tmpEntries()).toEqual([]);
+  });
+
+  it("lays blobs out in fan-out directories with no tenant text in paths", async () => {
+    const tenant = "acme-corp";
+    const bytes = bytesOf("laid out");
+    const prefix = await tenantPrefix(tenant);
+    const { key, sha256 } = await store.putContentAddressed(streamOf(bytes), (info) => contentKeyUnder(prefix, info.sha256));
+    expect(key).toBe(await contentKey(tenant, sha256));
+    const relative = path.join(...key.split("/"));
+    expect(await filesUnder(store.root)).toEqual([relative]);
+    expect(relative).toBe(path.join("t", prefix.slice(2, -1), sha256.slice(0, 2), sha256.slice(2, 4), sha256));
+    expect(relative).not.toContain(tenant);
+    // The file holds a one-line sha256 header, then the content verbatim.
+    const onDisk = await readFile(path.join(store.root, relative), "latin1");
+    expect(onDisk).toBe(`crs-blob/1 sha256=${sha256}\nlaid out`);
+  });
+
+  it("knows size and sha256 of any key after a restart (hash stored with the content)", async () => {
+    const k = parseBlobKey("plain/name.txt");
+    const info = await store.put(k, streamOf(bytesOf("persisted")));
+    const reopened = await createFsBlobStore({ root });
+    expect(await reopened.head(k)).toEqual(info);
+  });
+
+  it("reports a file without a valid header as an IO error, not as content", async () => {
+    await writeFile(path.join(store.root, "foreign"), "not written by the driver");
+    const err = await rejection(store.head(parseBlobKey("foreign")));
+    expect(err).toBeInstanceOf(StorageError);
+    expect((err as StorageError).code).toBe("IO");
+  });
+
+  it("a reader keeps its bytes when the blob is deleted mid-read", async () => {
+    const k = parseBlobKey("unlinked");
+    await store.put(k, zeros(256 * KiB, 64 * KiB));
+    const blob = await store.get(k);
+    const reader = blob!.body.getReader();
+    let total = (await reader.read()).value!.byteLength;
+    await store.delete(k);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) total += r.value.byteLength;
+    expect(total).toBe(256 * KiB);
+    expect(await store.head(k)).toBeNull();
+  });
+
+  it("fails to open a root that cannot be created, naming it", async () => {
+    const file = path.join(root, "a-file");
+    await writeFile(file, "");
+    const target = path.join(file, "volume");
+    const err = await rejection(createFsBlobStore({ root: target }));
+    expect(err).toBeInstanceOf(StorageError);
+    expect((err as StorageError).code).toBe("IO");
+    expect((err as StorageError).message).toContain(target);
+  });
+
+  it("check() fails clearly once the root is unwritable", async () => {
+    await chmod(store.root, 0o555);
+    // As root (or with CAP_DAC_OVERRIDE) permissions do not block writes; make the failure real
+    // by putting a regular file where the root directory was.
+    const permissionsBite = await writeFile(path.join(store.root, "probe-test"), "").then(
+      async () => {
+        await rm(path.join(store.root, "probe-test"));
+        return false;
+      },
+      () => true,
+    );
+    if (!permissionsBite) {
+      await chmod(store.root, 0o755);
+      await rm(store.root, { recursive: true });
+      await writeFile(store.root, "now a file");
+    }
+    const err = await rejection(store.check());
+    expect(err).toBeInstanceOf(StorageError);
+    expect((err as StorageError).code).toBe("IO");
+    expect((err as StorageError).message).toMatch(/not writable/);
+    expect((err as StorageError).message).toContain(store.root);
+    if (!permissionsBite) await rm(store.root);
+  });
+
+  it("applies backpressure: a paused consumer of a 64 MiB blob does not make memory grow", async () => {
+    const size = 64 * MiB;
+    const k = parseBlobKey("huge.bin");
+    await store.put(k, zeros(size, MiB));
+    expect((await stat(path.join(store.root, "huge.bin"))).size).toBeGreaterThan(size);
+    await sleep(50);
+    const before = process.memoryUsage();
+
+    const blob = await store.get(k);
+    const reader = blob!.body.getReader();
+    let received = 0;
+    for (let i = 0; i < 4; i++) received += (await reader.read()).value!.byteLength;
+    await sleep(300); // an eager adapter would read the whole file during this pause
+    const during = process.memoryUsage();
+    expect(during.arrayBuffers - before.arrayBuffers).toBeLessThan(8 * MiB);
+    expect(during.rss - before.rss).toBeLessThan(24 * MiB);
+
+    for (let r = await reader.read(); !r.done; r = await reader.read()) received += r.value.byteLength;
+    expect(received).toBe(size);
+  });
+});
