@@ -1,5 +1,6 @@
 // Tool config: vitest expects a default export.
 import { defineConfig } from "vitest/config";
+import { SummaryReporter } from "./test/helpers/summary-reporter.js";
 
 export default defineConfig({
   test: {
@@ -7,5 +8,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    reporters: ["default", new SummaryReporter()],
   },
 });

@@ -1,0 +1,86 @@
+/**
+ * Hono glue for the error model: the validation hook, onError/notFound/405 renderers and the
+ * OpenAPI response definitions for problems. Statuses come only from the table in errors.ts.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ZodError } from "zod";
+import type { AppEnv } from "./env.js";
+import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse } from "./errors.js";
+
+const CODE_BY_STATUS = new Map<number, ProblemCode>(
+  Object.entries(PROBLEMS).map(([code, { status }]) => [status, code as ProblemCode]),
+);
+
+/** zod issues → RFC 9457 `errors[]` with JSON Pointers (RFC 6901) into the request part. */
+export function toFieldErrors(error: ZodError, target: string): FieldError[] {
+  return error.issues.map((issue) => ({
+    pointer: `/${[target, ...issue.path.map(String)].map((s) => s.replaceAll("~", "~0").replaceAll("/", "~1")).join("/")}`,
+    detail: issue.message,
+  }));
+}
+
+/** The `defaultHook` of every router: a failed zod validation becomes a 400 naming each field. */
+export const validationHook = (
+  result: { success: boolean; error?: ZodError; target: string },
+  _c: Context<AppEnv>,
+): void => {
+  if (result.success || !result.error) return;
+  const errors = toFieldErrors(result.error, result.target);
+  const fields = errors.map((e) => e.pointer.split("/").slice(2).join(".") || e.pointer).join(", ");
+  throw new ProblemError("VALIDATION_FAILED", `invalid ${result.target}: ${fields}`, { errors });
+};
+
+function render(c: Context<AppEnv>, err: ProblemError): Response {
+  return problemResponse(err, new URL(c.req.url).pathname, c.get("requestId"));
+}
+
+export const onError: ErrorHandler<AppEnv> = (err, c) => {
+  if (err instanceof ProblemError) return render(c, err);
+  if (err instanceof HTTPException) {
+    const code = CODE_BY_STATUS.get(err.status) ?? (err.status < 500 ? "VALIDATION_FAILED" : "INTERNAL");
+    // Hono's own messages (malformed JSON, body limit) are safe to show; 5xx never echo internals.
+    const detail = err.status < 500 && err.message ? err.message : PROBLEMS[code].title;
+    return render(c, new ProblemError(code, detail));
+  }
+  c.get("logger")?.error("unhandled error", { requestId: c.get("requestId"), err });
+  return render(c, new ProblemError("INTERNAL", "The server failed to handle this request; see the logs for its request id."));
+};
+
+export const notFound: NotFoundHandler<AppEnv> = (c) =>
+  render(c, new ProblemError("NOT_FOUND", `no route for ${c.req.method} ${new URL(c.req.url).pathname}`));
+
+export const onMethodNotAllowed = (c: Context<AppEnv>, allowed: string[]) =>
+  render(
+    c,
+    new ProblemError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`, {
+      headers: { allow: allowed.join(", ") },
+    }),
+  );
+
+export const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    instance: z.string().optional(),
+    code: z.enum(Object.keys(PROBLEMS) as [ProblemCode, ...ProblemCode[]]),
+    requestId: z.string().optional(),
+    errors: z.array(z.object({ pointer: z.string(), detail: z.string() })).optional(),
+  })
+  .openapi("Problem");
+
+/** OpenAPI response entries for exactly the problem statuses a route can produce. */
+export function problemResponses<S extends number>(...statuses: S[]) {
+  return Object.fromEntries(
+    statuses.map((status) => [
+      status,
+      {
+        description: PROBLEMS[CODE_BY_STATUS.get(status) ?? "INTERNAL"].title,
+        content: { "application/problem+json": { schema: ProblemSchema } },
+      },
+    ]),
+  ) as Record<S, { description: string; content: { "application/problem+json": { schema: typeof ProblemSchema } } }>;
+}

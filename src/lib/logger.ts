@@ -1,0 +1,34 @@
+/** Structured JSON logging: one object per line, so log shippers need no parsing rules. */
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(msg: string, fields?: LogFields): void;
+  info(msg: string, fields?: LogFields): void;
+  warn(msg: string, fields?: LogFields): void;
+  error(msg: string, fields?: LogFields): void;
+}
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+/** `write` receives one complete JSON line (no trailing newline). */
+export function createJsonLogger(write: (line: string) => void, level: LogLevel = "info", now = () => new Date()): Logger {
+  const emit = (at: Exclude<LogLevel, "silent">) => (msg: string, fields?: LogFields) => {
+    if (RANK[at] < RANK[level]) return;
+    write(JSON.stringify({ time: now().toISOString(), level: at, msg, ...fields }, errorReplacer));
+  };
+  return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
+}
+
+/** Errors serialise to name/message/code/stack (logs only — never sent to clients). */
+function errorReplacer(_key: string, value: unknown) {
+  if (value instanceof Error) {
+    const { name, message, stack } = value;
+    const code = (value as { code?: unknown }).code;
+    return { name, message, ...(code ? { code } : {}), stack, ...(value.cause ? { cause: value.cause } : {}) };
+  }
+  return value;
+}
+
+export const silentLogger: Logger = createJsonLogger(() => {}, "silent");

@@ -1,0 +1,76 @@
+/** Service metadata: the anchor's `/apiversion`, liveness and readiness. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { problemResponses } from "../http-errors.js";
+import { ProblemError } from "../errors.js";
+import { createRouter } from "./router.js";
+
+export const API_VERSION = "1.0";
+export const API_PREFIX = `/cms/v${API_VERSION}`;
+
+const VersionSchema = z
+  .object({
+    minVersion: z.number(),
+    maxVersion: z.number(),
+    versionContexts: z.record(z.string(), z.string()),
+  })
+  .openapi("Version");
+
+const apiVersion = createRoute({
+  method: "get",
+  path: "/apiversion",
+  tags: ["meta"],
+  summary: "API versions and the path prefix of each",
+  responses: { 200: { description: "Supported versions", content: { "application/json": { schema: VersionSchema } } } },
+});
+
+const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]), checks: z.record(z.string(), z.string()).optional() });
+
+const healthz = createRoute({
+  method: "get",
+  path: "/healthz",
+  tags: ["meta"],
+  summary: "Liveness: the process answers",
+  responses: { 200: { description: "Alive", content: { "application/json": { schema: HealthSchema } } } },
+});
+
+const readyz = createRoute({
+  method: "get",
+  path: "/readyz",
+  tags: ["meta"],
+  summary: "Readiness: the database and the blob store are usable",
+  responses: {
+    200: { description: "Ready", content: { "application/json": { schema: HealthSchema } } },
+    ...problemResponses(503),
+  },
+});
+
+export interface ReadinessCheck {
+  name: string;
+  check(): Promise<void>;
+}
+
+export function createMetaRouter(checks: ReadinessCheck[]) {
+  return createRouter()
+    .openapi(apiVersion, (c) =>
+      // The anchor's clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
+      c.body('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}', 200, {
+        "content-type": "application/json",
+      }) as never,
+    )
+    .openapi(healthz, (c) => c.json({ status: "ok" as const }, 200))
+    .openapi(readyz, async (c) => {
+      const failed: string[] = [];
+      await Promise.all(
+        checks.map(async ({ name, check }) => {
+          try {
+            await check();
+          } catch (err) {
+            failed.push(name);
+            c.get("logger").warn("readiness check failed", { check: name, err });
+          }
+        }),
+      );
+      if (failed.length) throw new ProblemError("UNAVAILABLE", `not ready: ${failed.sort().join(", ")} unusable`);
+      return c.json({ status: "ok" as const, checks: Object.fromEntries(checks.map((ch) => [ch.name, "ok"])) }, 200);
+    });
+}

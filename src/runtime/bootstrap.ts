@@ -1,0 +1,48 @@
+/**
+ * Start-up shared by the Node and Bun entry points: environment → config → deps → app, and the
+ * one-line fatal report (exit code 1) when a setting, the volume or the database is unusable.
+ */
+import { createApp } from "../app.js";
+import { ConfigError, parseConfig } from "../config.js";
+import { createJsonLogger } from "../lib/logger.js";
+import { createServerDeps } from "./server-deps.js";
+
+export async function bootstrap(env: Record<string, string | undefined>) {
+  const config = parseConfig(env);
+  const logger = createJsonLogger((line) => process.stdout.write(`${line}\n`), config.CMS_LOG_LEVEL);
+  const deps = await createServerDeps(config, logger);
+  return { config, logger, deps, app: createApp(deps) };
+}
+
+export type Bootstrapped = Awaited<ReturnType<typeof bootstrap>>;
+
+export function fail(err: unknown): never {
+  const message = err instanceof ConfigError ? err.message : `cannot start: ${err instanceof Error ? err.message : String(err)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+/** The "listening" log line; tests and operators read the URL from it. */
+export function logListening({ config, logger }: Bootstrapped, url: string, runtime: string) {
+  logger.info("listening", {
+    url,
+    runtime,
+    volume: config.CMS_VOLUME,
+    database: config.CMS_DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@"),
+    auth: config.CMS_AUTH_ENABLED,
+  });
+}
+
+/** Stops on SIGINT/SIGTERM: `close` stops accepting, then the database closes; 5 s at most. */
+export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promise<void>) {
+  const stop = (signal: string) => {
+    logger.info("stopping", { signal });
+    // Open keep-alive connections must not hold the shutdown forever.
+    setTimeout(() => process.exit(0), 5000).unref();
+    void close()
+      .then(() => deps.close())
+      .finally(() => process.exit(0));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}

@@ -1,0 +1,69 @@
+/**
+ * Node/Bun wiring shared by the entry points: the fs blob store on the volume, the libSQL database
+ * (created and migrated here), the SSRF-safe origin fetcher and the self-hosted explorer assets.
+ */
+import { createReadStream } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import { migrate } from "drizzle-orm/libsql/migrator";
+import type { AppDeps } from "../app.js";
+import type { Config } from "../config.js";
+import { createShortId } from "../lib/ids.js";
+import type { Logger } from "../lib/logger.js";
+import { createResourceStore } from "../metadata/resource-store.js";
+import { createFsBlobStore } from "../storage/drivers/fs.js";
+import { createNodeFetchOrigin } from "./node-fetch-origin.js";
+import { nodeToWebStream } from "./node-streams.js";
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+
+export async function openDatabase(config: Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN">) {
+  const url = config.CMS_DATABASE_URL;
+  if (url.startsWith("file:")) await mkdir(dirname(resolve(url.slice("file:".length))), { recursive: true });
+  const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
+  if (url.startsWith("file:")) {
+    // WAL lets readers proceed during writes; busy_timeout makes writers from several processes wait, not fail.
+    await client.execute("PRAGMA journal_mode = WAL");
+    await client.execute("PRAGMA busy_timeout = 5000");
+  }
+  const db = drizzle(client);
+  await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  return { db, close: () => client.close() };
+}
+
+const swaggerDist = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+
+export async function readSwaggerAsset(file: string) {
+  const path = join(swaggerDist, file);
+  try {
+    if (!(await stat(path)).isFile()) return null;
+  } catch {
+    return null;
+  }
+  return nodeToWebStream(createReadStream(path));
+}
+
+/** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
+export async function createServerDeps(config: Config, logger: Logger): Promise<AppDeps & { close(): Promise<void> }> {
+  const blobs = await createFsBlobStore({ root: config.CMS_VOLUME });
+  await blobs.check();
+  const database = await openDatabase(config);
+  return {
+    config,
+    blobs,
+    store: createResourceStore(database.db),
+    fetchOrigin: createNodeFetchOrigin({
+      allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
+      totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS,
+    }),
+    newShortId: () => createShortId(),
+    clock: () => new Date(),
+    logger,
+    readAsset: readSwaggerAsset,
+    close: async () => database.close(),
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * Starts the real Node entry point (`node --import tsx src/node.ts`) as a child process on
+ * 127.0.0.1:0 and reads its listening URL from the first log line. Used for start-up, restart and
+ * memory tests, where the server must be a process of its own.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  stdout: string[];
+  /** Peak resident set size (VmHWM) of the server process, in bytes. */
+  peakRss(): Promise<number>;
+  stop(): Promise<number | null>;
+}
+
+export interface ExitResult {
+  code: number | null;
+  stderr: string;
+  stdout: string;
+}
+
+function start(env: Record<string, string>) {
+  return spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", CMS_HOST: "127.0.0.1", CMS_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** Runs a server expected to refuse to start; resolves with its exit code and output. */
+export function runUntilExit(env: Record<string, string>, timeoutMs = 20_000): Promise<ExitResult> {
+  const child = start(env);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => (stdout += d));
+  child.stderr?.on("data", (d) => (stderr += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`server did not exit within ${timeoutMs} ms; stdout: ${stdout}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, stdout });
+    });
+  });
+}
+
+export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
+  const child = start(env);
+  const stdout: string[] = [];
+  let stderr = "";
+  child.stderr?.on("data", (d) => (stderr += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      buffer += d.toString();
+      let nl = buffer.indexOf("\n");
+      while (nl >= 0) {
+        const line = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        stdout.push(line);
+        const parsed = JSON.parse(line) as { msg?: string; url?: string };
+        if (parsed.msg === "listening" && parsed.url) resolve(parsed.url);
+        nl = buffer.indexOf("\n");
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`server exited (${code}) before listening: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return {
+    url,
+    child,
+    stdout,
+    async peakRss() {
+      const status = await readFile(`/proc/${child.pid}/status`, "utf8");
+      const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
+      return kb * 1024;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Starts the real app over a real socket on 127.0.0.1 with a temp volume and a temp libSQL file,
+ * wired by the same createServerDeps the Node entry uses. Captures log lines so a test can assert
+ * that no request ended in an unhandled error.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import { createClient } from "@libsql/client";
+import { createApp } from "../../src/app.js";
+import { parseConfig } from "../../src/config.js";
+import { createJsonLogger } from "../../src/lib/logger.js";
+import { createServerDeps } from "../../src/runtime/server-deps.js";
+
+export interface TestApp {
+  baseUrl: string;
+  dir: string;
+  volume: string;
+  databaseUrl: string;
+  logs: Record<string, unknown>[];
+  deps: Awaited<ReturnType<typeof createServerDeps>>;
+  url(path: string): string;
+  unhandledErrors(): Record<string, unknown>[];
+  /** Rows in the resources table, read through a separate connection. */
+  rowCount(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dir = await mkdtemp(join(tmpdir(), "cms-test-"));
+  const volume = join(dir, "volume");
+  const databaseUrl = `file:${join(dir, "cms.db")}`;
+  const config = parseConfig({
+    CMS_VOLUME: volume,
+    CMS_DATABASE_URL: databaseUrl,
+    CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
+    CMS_LOG_LEVEL: "debug",
+    ...env,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const logger = createJsonLogger((line) => logs.push(JSON.parse(line)), config.CMS_LOG_LEVEL);
+  const deps = await createServerDeps(config, logger);
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl,
+    dir,
+    volume,
+    databaseUrl,
+    logs,
+    deps,
+    url: (path) => `${baseUrl}${path}`,
+    unhandledErrors: () => logs.filter((l) => l.msg === "unhandled error"),
+    async rowCount() {
+      const client = createClient({ url: databaseUrl });
+      try {
+        const { rows } = await client.execute("select count(*) as n from resources");
+        return Number(rows[0]?.n);
+      } finally {
+        client.close();
+      }
+    },
+    async close() {
+      await new Promise<void>((resolve) => {
+        if ("closeAllConnections" in server) server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await deps.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});

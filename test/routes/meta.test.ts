@@ -1,0 +1,92 @@
+/** /apiversion, health, the explorer, unknown routes and wrong methods. */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+afterEach(() => expect(app.unhandledErrors()).toEqual([]));
+
+describe("meta endpoints", () => {
+  it("answers /apiversion with exactly the anchor's text", async () => {
+    const res = await fetch(app.url("/apiversion"), { headers: { accept: "application/json" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(await res.text()).toBe('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
+  });
+
+  it("is alive and ready", async () => {
+    expect(await (await fetch(app.url("/healthz"))).json()).toEqual({ status: "ok" });
+    const ready = await fetch(app.url("/readyz"));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: "ok", checks: { database: "ok", storage: "ok" } });
+  });
+
+  it("honours a sane X-Request-Id and replaces an unsafe one", async () => {
+    const kept = await fetch(app.url("/healthz"), { headers: { "x-request-id": "trace-123" } });
+    expect(kept.headers.get("x-request-id")).toBe("trace-123");
+    const replaced = await fetch(app.url("/healthz"), { headers: { "x-request-id": "bad id with spaces" } });
+    expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const line = app.logs.find((l) => l.msg === "request" && l.requestId === "trace-123");
+    expect(line).toMatchObject({ method: "GET", path: "/healthz", status: 200 });
+    expect(typeof line?.durationMs).toBe("number");
+  });
+
+  it("answers unknown routes with a 404 problem", async () => {
+    const res = await fetch(app.url("/nope"));
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await res.json()).toMatchObject({ code: "NOT_FOUND", status: 404, instance: "/nope", type: "/problems/not-found" });
+  });
+
+  it("answers a wrong method with 405 and Allow", async () => {
+    const res = await fetch(app.url("/cms/v1.0/createResource"));
+    expect(res.status).toBe(405);
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    const del = await fetch(app.url("/apiversion"), { method: "DELETE" });
+    expect(del.status).toBe(405);
+    expect(del.headers.get("allow")).toContain("GET");
+  });
+});
+
+describe("explorer", () => {
+  it("serves an OpenAPI 3.1 document generated from the routes", async () => {
+    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      components: { schemas: Record<string, { required?: string[] }> };
+    };
+    expect(doc.openapi).toBe("3.1.0");
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/apiversion", "/cms/v1.0/createResource", "/cms/v1.0/getData/{resourceUID}/{resourceName}"]),
+    );
+    expect(Object.keys(doc.paths["/cms/v1.0/createResource"]?.post?.responses ?? {})).toEqual(
+      expect.arrayContaining(["201", "400", "413", "415", "422", "502"]),
+    );
+    expect(doc.components.schemas.CreateResourceRequest?.required?.sort()).toEqual(
+      ["resourceAuthor", "resourceExternalURI", "resourceMediaType", "resourceName", "resourceTenantId"].sort(),
+    );
+  });
+
+  it.each(["/swagger-ui.html", "/docs"])("serves Swagger UI at %s with self-hosted assets only", async (path) => {
+    const res = await fetch(app.url(path));
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(assets).toEqual(["/vendor/swagger-ui-dist/swagger-ui.css", "/vendor/swagger-ui-dist/swagger-ui-bundle.js"]);
+    for (const asset of assets) {
+      const a = await fetch(app.url(asset));
+      expect(a.status).toBe(200);
+      expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(1000);
+    }
+    expect(html).toContain("/openapi.json");
+  });
+
+  it("serves only allow-listed vendor files", async () => {
+    expect((await fetch(app.url("/vendor/swagger-ui-dist/package.json"))).status).toBe(404);
+    expect((await fetch(app.url("/vendor/swagger-ui-dist/..%2F..%2Fpackage.json"))).status).toBe(404);
+  });
+});
