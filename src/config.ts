@@ -20,7 +20,8 @@ const integer = (fallback: number, min: number, max: number) =>
 
 export const GiB = 1024 ** 3;
 
-export const ConfigSchema = z.object({
+export const ConfigSchema = z
+  .object({
   CMS_PORT: integer(9082, 0, 65535),
   CMS_HOST: z.string().min(1).default("127.0.0.1"),
   /** Folder where blobs are written; created if missing and checked for writability at start-up. */
@@ -37,11 +38,35 @@ export const ConfigSchema = z.object({
   CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
   CMS_FETCH_ALLOW_PRIVATE: boolean(false),
+  /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER (seed §5). */
   CMS_AUTH_ENABLED: boolean(false),
+  /** Exact issuer of access tokens, e.g. http://127.0.0.1:8080/auth/realms/CMS (discovery base). */
+  CMS_AUTH_ISSUER: z.url({ message: "must be an absolute URL" }).optional(),
+  /** This server's client id at the IdP: expected in `aud`, and the key of `resource_access` roles. */
+  CMS_AUTH_CLIENT_ID: z.string().min(1).default("cms-server"),
+  /** Further clients whose tokens (`azp`) are accepted, comma-separated; the explorer's is one. */
+  CMS_AUTH_CLIENTS: z
+    .string()
+    .default("cms-explorer")
+    .transform((s) => s.split(",").map((c) => c.trim()).filter(Boolean)),
+  /** Public client the API explorer logs in with (authorization code + PKCE). */
+  CMS_AUTH_EXPLORER_CLIENT_ID: z.string().min(1).default("cms-explorer"),
+  /** JWKS URL; by default taken from the issuer's discovery document. */
+  CMS_AUTH_JWKS_URL: z.url({ message: "must be an absolute URL" }).optional(),
+  /** Claim listing the tenants a token is confined to (a string or a list). */
+  CMS_AUTH_TENANT_CLAIM: z.string().min(1).default("tenants"),
+  /** HMAC key for signed getData links (≥ 32 characters). Random per process when unset. */
+  CMS_LINK_SECRET: z.string().min(32, { message: "must be at least 32 characters" }).optional(),
+  /** With auth on, leave getData readable without a token (content URLs are unguessable). */
+  CMS_PUBLIC_READ: boolean(false),
   /** Base URL used in `Location` headers; defaults to the request's own origin. */
   CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
-});
+  })
+  .refine((c) => !c.CMS_AUTH_ENABLED || c.CMS_AUTH_ISSUER, {
+    path: ["CMS_AUTH_ISSUER"],
+    message: "is required when CMS_AUTH_ENABLED=true",
+  });
 
 export type Config = z.infer<typeof ConfigSchema>;
 

@@ -18,7 +18,7 @@ export { API_RESOURCE, EXPLORER_CLIENT_ID, KEYCLOAK_ROUTES, REALM_PATH } from ".
 export const DEFAULT_CLIENT_SECRET = "cms-server-dev-secret";
 export const DEFAULT_APP_ORIGINS = ["http://127.0.0.1:9082"];
 /** Paths (on every app origin) where the explorer receives the authorization code. */
-export const DEFAULT_EXPLORER_REDIRECT_PATHS = ["/vendor/swagger-ui-dist/oauth2-redirect.html", "/docs/oauth2-redirect.html"];
+export const DEFAULT_EXPLORER_REDIRECT_PATHS = ["/swagger-ui.html", "/docs"];
 export const DEV_ONLY_WARNING =
   "WARNING: development identity provider. Its users and passwords (cms-admin, cms-creator, cms-consumer) " +
   "are for development only: never use them in production or on a reachable address.";

@@ -1,8 +1,9 @@
 /** Service metadata: the anchor's `/apiversion`, liveness and readiness. */
 import { createRoute, z } from "@hono/zod-openapi";
+import type { Guards } from "../auth/guards.js";
 import { problemResponses } from "../http-errors.js";
 import { ProblemError } from "../errors.js";
-import { createRouter } from "./router.js";
+import { BEARER_SECURITY, createRouter } from "./router.js";
 
 export const API_VERSION = "1.0";
 export const API_PREFIX = `/cms/v${API_VERSION}`;
@@ -20,7 +21,11 @@ const apiVersion = createRoute({
   path: "/apiversion",
   tags: ["meta"],
   summary: "API versions and the path prefix of each",
-  responses: { 200: { description: "Supported versions", content: { "application/json": { schema: VersionSchema } } } },
+  security: BEARER_SECURITY,
+  responses: {
+    200: { description: "Supported versions", content: { "application/json": { schema: VersionSchema } } },
+    ...problemResponses(401, 403),
+  },
 });
 
 const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]), checks: z.record(z.string(), z.string()).optional() });
@@ -49,8 +54,11 @@ export interface ReadinessCheck {
   check(): Promise<void>;
 }
 
-export function createMetaRouter(checks: ReadinessCheck[]) {
-  return createRouter()
+export function createMetaRouter(checks: ReadinessCheck[], guards: Guards) {
+  const router = createRouter();
+  // Seed §4: /apiversion is called with the bearer token when auth is on; any reader may call it.
+  router.use("/apiversion", ...guards.role("consumer"));
+  return router
     .openapi(apiVersion, (c) =>
       // The anchor's clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
       c.body('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}', 200, {

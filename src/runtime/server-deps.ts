@@ -11,6 +11,8 @@ import { createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import type { AppDeps } from "../app.js";
+import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
+import { createTokenVerifier } from "../auth/verify-token.js";
 import type { Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
@@ -52,6 +54,9 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
   const blobs = await createFsBlobStore({ root: config.CMS_VOLUME });
   await blobs.check();
   const database = await openDatabase(config);
+  if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
+    logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
+  }
   return {
     config,
     blobs,
@@ -60,6 +65,14 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
       allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
       totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS,
     }),
+    verifier: config.CMS_AUTH_ENABLED
+      ? createTokenVerifier({
+          issuer: config.CMS_AUTH_ISSUER as string,
+          clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
+          jwksUrl: config.CMS_AUTH_JWKS_URL,
+        })
+      : null,
+    links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
     newShortId: () => createShortId(),
     clock: () => new Date(),
     logger,

@@ -2,6 +2,7 @@
  * Resource rules: ids, tenancy, and the all-or-nothing pairing of a metadata row with its blob.
  * A row is inserted only after its blob is durable; a failed insert removes a blob nothing uses.
  */
+import { assertTenant, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
 import { type IdGenerator, SHORT_ID_PATTERN } from "../lib/ids.js";
 import type { BlobEntity, OpenBlob } from "../lib/serve-blob.js";
@@ -22,8 +23,8 @@ export interface ResourceServiceDeps {
 }
 
 export interface RegisterContext {
-  /** Subject of the authenticated caller, recorded as the owner. */
-  owner?: string | null;
+  /** The caller: its subject is recorded as the owner; its tenants confine the request. */
+  principal: Principal;
   signal?: AbortSignal;
 }
 
@@ -68,7 +69,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
   }
 
   return {
-    async register(input: CreateResourceRequest, ctx: RegisterContext = {}): Promise<ResourceRow> {
+    async register(input: CreateResourceRequest, ctx: RegisterContext): Promise<ResourceRow> {
+      assertTenant(ctx.principal, input.resourceTenantId);
       const origin = await fetchOrigin(input.resourceExternalURI, { signal: ctx.signal });
       const blob = await storeContent(input.resourceTenantId, origin.body);
       const shortId = deps.newShortId();
@@ -85,7 +87,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
           size: blob.size,
           sha256: blob.sha256,
           blobKey: blob.key,
-          owner: ctx.owner ?? null,
+          owner: ctx.principal.subject,
           createdAt: now,
           updatedAt: now,
         });
@@ -95,9 +97,14 @@ export function createResourceService(deps: ResourceServiceDeps) {
       }
     },
 
-    /** The row for `uid` + `name`, or NOT_FOUND (also for another tenant's UID or a wrong name). */
-    async find(uid: string, name: string): Promise<ResourceRow> {
-      const row = parseUid(uid) ? await store.findByUid(uid) : null;
+    /**
+     * The row for `uid` + `name`, or NOT_FOUND (also for a wrong name or a UID nobody registered).
+     * A caller confined to other tenants gets FORBIDDEN before any lookup, so nothing leaks.
+     */
+    async find(uid: string, name: string, principal: Principal): Promise<ResourceRow> {
+      const parsed = parseUid(uid);
+      if (parsed) assertTenant(principal, parsed.tenantId);
+      const row = parsed ? await store.findByUid(uid) : null;
       if (!row || row.name !== name) throw new ProblemError("NOT_FOUND", `resource ${uid}/${name} not found`);
       return row;
     },

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_ONLY_WARNING, type RunningIdp, startIdp } from "../../scripts/idp/server.js";
 
 const APP_ORIGIN = "http://127.0.0.1:9082";
-const REDIRECT_URI = `${APP_ORIGIN}/vendor/swagger-ui-dist/oauth2-redirect.html`;
+const REDIRECT_URI = `${APP_ORIGIN}/swagger-ui.html`;
 const SECRET = "test-secret";
 
 interface TokenResponse {

@@ -1,11 +1,12 @@
 /**
  * The API explorer: the OpenAPI 3.1 document and Swagger UI at the anchor's `/swagger-ui.html` and
  * at `/docs`, with Swagger UI's assets served from our own origin so it works with no internet.
+ * With auth on, the page logs the user in at the provider (authorization code + PKCE).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { swaggerUI } from "@hono/swagger-ui";
-import type { AppEnv } from "../env.js";
-import { ProblemError } from "../errors.js";
+import type { AppEnv } from "../../env.js";
+import { ProblemError } from "../../errors.js";
+import { EXPLORER_SCRIPT, type ExplorerAuth, explorerHtml } from "./page.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
 export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
@@ -16,13 +17,44 @@ export const VENDOR_PATH = "/vendor/swagger-ui-dist";
 const ASSETS: Record<string, string> = {
   "swagger-ui.css": "text/css; charset=utf-8",
   "swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-  "oauth2-redirect.html": "text/html; charset=utf-8",
-  "oauth2-redirect.js": "text/javascript; charset=utf-8",
   "favicon-16x16.png": "image/png",
   "favicon-32x32.png": "image/png",
 };
 
-export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader) {
+export interface ExplorerOptions {
+  /** The provider's issuer when auth is on; Keycloak's endpoint layout is assumed under it. */
+  issuer?: string;
+  clientId: string;
+}
+
+const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
+  authorizationUrl: `${issuer}/protocol/openid-connect/auth`,
+  tokenUrl: `${issuer}/protocol/openid-connect/token`,
+  logoutUrl: `${issuer}/protocol/openid-connect/logout`,
+  clientId,
+});
+
+export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, options: ExplorerOptions) {
+  const auth = options.issuer ? keycloakEndpoints(options.issuer, options.clientId) : null;
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "An access token from the identity provider (required only when the server runs with CMS_AUTH_ENABLED=true).",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "signedLink", {
+    type: "apiKey",
+    in: "query",
+    name: "signature",
+    description: "getData only: the `expires` and `signature` query parameters of a link minted by createDataLink.",
+  });
+  if (auth) {
+    app.openAPIRegistry.registerComponent("securitySchemes", "oauth2", {
+      type: "oauth2",
+      flows: { authorizationCode: { authorizationUrl: auth.authorizationUrl, tokenUrl: auth.tokenUrl, scopes: { openid: "OpenID Connect" } } },
+    });
+  }
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {
@@ -32,9 +64,11 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader) 
     },
   });
 
-  const page = swaggerUI<AppEnv>({ url: "/openapi.json", baseUrl: "/vendor", title: "Content resource service — API explorer" });
-  app.get("/docs", page);
-  app.get("/swagger-ui.html", page);
+  const page = explorerHtml({ specUrl: "/openapi.json", auth }, "/vendor");
+  for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page));
+  app.get("/explorer.js", (c) =>
+    c.body(EXPLORER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }),
+  );
 
   app.get(`${VENDOR_PATH}/:file`, async (c) => {
     const file = c.req.param("file");

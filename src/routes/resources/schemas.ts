@@ -72,3 +72,28 @@ export const GetDataParamsSchema = z.object({
   resourceUID: z.string().openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
   resourceName: z.string().openapi({ param: { name: "resourceName", in: "path" }, example: "logo.png" }),
 });
+
+export const MAX_LINK_SECONDS = 7 * 24 * 3600;
+
+export const CreateDataLinkRequestSchema = z
+  .object({
+    resourceURI: z
+      .string()
+      .max(400)
+      .openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png", description: "As returned by createResource." }),
+    expiresIn: z
+      .number()
+      .int({ message: "must be an integer number of seconds" })
+      .min(1, { message: "must be at least 1 second" })
+      .max(MAX_LINK_SECONDS, { message: `must be at most ${MAX_LINK_SECONDS} seconds (7 days)` })
+      .default(3600)
+      .openapi({ description: "Lifetime of the link in seconds (default 3600, at most 7 days)." }),
+  })
+  .openapi("CreateDataLinkRequest");
+
+export const DataLinkSchema = z
+  .object({
+    url: z.string().openapi({ description: "Absolute getData URL carrying `expires` and `signature`; needs no token." }),
+    expires: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("DataLink");

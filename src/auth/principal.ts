@@ -1,0 +1,126 @@
+/**
+ * The caller's principal: Keycloak role claims → an implied role set, the subject as resource owner,
+ * and an optional tenant confinement. Pure data and checks; no I/O, runtime-neutral.
+ */
+import { z } from "zod";
+import { ProblemError } from "../errors.js";
+import { insufficientScope, invalidToken } from "./verify-token.js";
+
+export const ROLES = ["consumer", "creator", "admin"] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Principal {
+  /** `sub` of the token; the owner recorded on resources it creates. null only when auth is off. */
+  subject: string | null;
+  username?: string;
+  /** Always closed under implication: admin ⊇ creator ⊇ consumer. */
+  roles: ReadonlySet<Role>;
+  /** Tenants this caller is confined to; null = unrestricted (no tenant claim, or auth off). */
+  tenants: readonly string[] | null;
+  anonymous: boolean;
+}
+
+export type Action = "read" | "create" | "modify";
+
+export interface ClaimMapping {
+  /** This server's client id: `resource_access[clientId].roles` counts as roles. */
+  clientId: string;
+  /** Claim holding the caller's tenants (a string or a list); default `tenants`. */
+  tenantClaim?: string;
+}
+
+export const DEFAULT_TENANT_CLAIM = "tenants";
+
+/** Auth switched off: every role, every tenant, no owner. */
+export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({
+  subject: null,
+  roles: new Set<Role>(ROLES),
+  tenants: null,
+  anonymous: true,
+});
+
+// Role lists are read leniently (a malformed or foreign entry just grants nothing); the subject and
+// the tenant claim are read strictly, because getting them wrong would widen access.
+const RoleList = z.object({ roles: z.array(z.unknown()) }).partial();
+export const AccessClaimsSchema = z.object({
+  sub: z.string().min(1),
+  preferred_username: z.string().optional().catch(undefined),
+  realm_access: RoleList.optional().catch(undefined),
+  resource_access: z.record(z.string(), z.unknown()).optional().catch(undefined),
+});
+
+const IMPLIED: Record<Role, readonly Role[]> = {
+  admin: ["admin", "creator", "consumer"],
+  creator: ["creator", "consumer"],
+  consumer: ["consumer"],
+};
+
+const isRole = (value: unknown): value is Role => typeof value === "string" && (ROLES as readonly string[]).includes(value);
+
+function rolesFrom(list: readonly unknown[] | undefined, into: Set<Role>): void {
+  for (const name of list ?? []) if (isRole(name)) for (const implied of IMPLIED[name]) into.add(implied);
+}
+
+function clientRoles(resourceAccess: Record<string, unknown> | undefined, clientId: string): unknown[] | undefined {
+  if (!resourceAccess || !Object.hasOwn(resourceAccess, clientId)) return undefined;
+  const parsed = RoleList.safeParse(resourceAccess[clientId]);
+  return parsed.success ? parsed.data.roles : undefined;
+}
+
+/** A tenant claim is a string or a list of strings; anything else is refused, never read as "no limit". */
+function tenantsFrom(claims: Record<string, unknown>, claim: string): string[] | null {
+  if (!Object.hasOwn(claims, claim)) return null;
+  const value = claims[claim];
+  const list = typeof value === "string" ? [value] : value;
+  if (!Array.isArray(list) || !list.every((t): t is string => typeof t === "string" && t.length > 0)) {
+    throw invalidToken(`malformed ${claim} claim`);
+  }
+  return [...new Set(list)];
+}
+
+/** Builds the principal from verified access-token claims; throws the 401 problem on a bad `sub`/tenant claim. */
+export function principalFromClaims(claims: Record<string, unknown>, mapping: ClaimMapping): Principal {
+  const parsed = AccessClaimsSchema.safeParse(claims);
+  if (!parsed.success) throw invalidToken("missing or malformed sub claim");
+  const { sub, preferred_username, realm_access, resource_access } = parsed.data;
+  const roles = new Set<Role>();
+  rolesFrom(realm_access?.roles, roles);
+  rolesFrom(clientRoles(resource_access, mapping.clientId), roles);
+  return {
+    subject: sub,
+    ...(preferred_username ? { username: preferred_username } : {}),
+    roles,
+    tenants: tenantsFrom(claims, mapping.tenantClaim ?? DEFAULT_TENANT_CLAIM),
+    anonymous: false,
+  };
+}
+
+export const hasRole = (principal: Principal, role: Role): boolean => principal.roles.has(role);
+
+/** read: consumer; create: creator; modify (update/lock/delete): admin on anything, creator on its own. */
+export function can(principal: Principal, action: Action, owner?: string | null): boolean {
+  switch (action) {
+    case "read":
+      return principal.roles.has("consumer");
+    case "create":
+      return principal.roles.has("creator");
+    case "modify":
+      if (principal.roles.has("admin")) return true;
+      return principal.roles.has("creator") && principal.subject !== null && owner === principal.subject;
+  }
+}
+
+const ROLE_FOR: Record<Action, Role> = { read: "consumer", create: "creator", modify: "creator" };
+
+/** `can` or throw 403: `insufficient_scope` (RFC 6750 §3.1) when a role is missing, plain 403 for ownership. */
+export function assertCan(principal: Principal, action: Action, owner?: string | null): void {
+  if (can(principal, action, owner)) return;
+  if (!principal.roles.has(ROLE_FOR[action])) throw insufficientScope(`the ${ROLE_FOR[action]} role is required`);
+  throw new ProblemError("FORBIDDEN", "only the owner or an admin may modify this resource");
+}
+
+/** Tenant confinement: a caller with a tenant claim may only touch those tenants. */
+export function assertTenant(principal: Principal, tenantId: string): void {
+  if (principal.tenants === null || principal.tenants.includes(tenantId)) return;
+  throw new ProblemError("FORBIDDEN", "this token is not valid for the requested tenant");
+}

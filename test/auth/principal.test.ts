@@ -1,0 +1,151 @@
+// Principal mapping from Keycloak claims, role implication, ownership and tenant confinement.
+import { describe, expect, it } from "vitest";
+import {
+  ANONYMOUS_PRINCIPAL,
+  assertCan,
+  assertTenant,
+  can,
+  type Principal,
+  principalFromClaims,
+  type Role,
+} from "../../src/auth/principal.js";
+import { ProblemError } from "../../src/errors.js";
+
+const mapping = { clientId: "cms-server" };
+const rolesOf = (p: Principal) => [...p.roles].sort();
+
+function thrown(fn: () => unknown): ProblemError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ProblemError);
+    return err as ProblemError;
+  }
+  throw new Error("expected a ProblemError");
+}
+
+const principal = (roles: Role[], subject = "alice", tenants: string[] | null = null): Principal => ({
+  subject,
+  roles: new Set(roles),
+  tenants,
+  anonymous: false,
+});
+
+describe("principalFromClaims", () => {
+  it("unions realm and own-client roles, ignores unknown roles and other clients", () => {
+    const p = principalFromClaims(
+      {
+        sub: "u-1",
+        preferred_username: "alice",
+        realm_access: { roles: ["offline_access", "consumer", "uma_authorization"] },
+        resource_access: { "cms-server": { roles: ["creator", 42] }, account: { roles: ["admin"] } },
+      },
+      mapping,
+    );
+    expect(p).toMatchObject({ subject: "u-1", username: "alice", tenants: null, anonymous: false });
+    expect(rolesOf(p)).toEqual(["consumer", "creator"]);
+  });
+
+  it("closes roles under implication: admin ⊇ creator ⊇ consumer", () => {
+    expect(rolesOf(principalFromClaims({ sub: "a", realm_access: { roles: ["admin"] } }, mapping))).toEqual([
+      "admin",
+      "consumer",
+      "creator",
+    ]);
+    expect(rolesOf(principalFromClaims({ sub: "c", resource_access: { "cms-server": { roles: ["creator"] } } }, mapping))).toEqual([
+      "consumer",
+      "creator",
+    ]);
+  });
+
+  it("grants nothing (but does not fail) for malformed role claims", () => {
+    for (const extra of [
+      { realm_access: "admin" },
+      { realm_access: { roles: "admin" } },
+      { resource_access: { "cms-server": ["admin"] } },
+      { resource_access: [] },
+    ]) {
+      expect(principalFromClaims({ sub: "x", ...extra }, mapping).roles.size).toBe(0);
+    }
+    // A client id that is also an Object.prototype member must not read inherited values.
+    expect(principalFromClaims({ sub: "x", resource_access: {} }, { clientId: "constructor" }).roles.size).toBe(0);
+  });
+
+  it("requires a non-empty string sub (401 invalid_token)", () => {
+    for (const sub of [undefined, "", 7]) {
+      const err = thrown(() => principalFromClaims({ sub, realm_access: { roles: ["admin"] } }, mapping));
+      expect(err.code).toBe("UNAUTHENTICATED");
+      expect(err.headers?.["www-authenticate"]).toMatch(/^Bearer realm="CMS", error="invalid_token"/);
+    }
+  });
+
+  it("reads the tenant claim as a string or a list; absent means unrestricted", () => {
+    expect(principalFromClaims({ sub: "x" }, mapping).tenants).toBeNull();
+    expect(principalFromClaims({ sub: "x", tenants: "t1" }, mapping).tenants).toEqual(["t1"]);
+    expect(principalFromClaims({ sub: "x", tenants: ["t1", "t2", "t1"] }, mapping).tenants).toEqual(["t1", "t2"]);
+    expect(principalFromClaims({ sub: "x", tenants: [] }, mapping).tenants).toEqual([]);
+    const custom = { ...mapping, tenantClaim: "org" };
+    expect(principalFromClaims({ sub: "x", org: "acme", tenants: ["t1"] }, custom).tenants).toEqual(["acme"]);
+    expect(principalFromClaims({ sub: "x", tenants: ["t1"] }, custom).tenants).toBeNull();
+  });
+
+  it("refuses a malformed tenant claim instead of treating it as unrestricted", () => {
+    for (const tenants of [null, 5, {}, [1], [""], ["ok", null]]) {
+      expect(thrown(() => principalFromClaims({ sub: "x", tenants }, mapping)).code).toBe("UNAUTHENTICATED");
+    }
+  });
+});
+
+describe("can / assertCan", () => {
+  it("consumer reads only", () => {
+    const p = principal(["consumer"]);
+    expect([can(p, "read"), can(p, "create"), can(p, "modify", "alice")]).toEqual([true, false, false]);
+  });
+
+  it("creator creates and modifies only what it owns", () => {
+    const p = principal(["creator", "consumer"]);
+    expect(can(p, "read")).toBe(true);
+    expect(can(p, "create")).toBe(true);
+    expect(can(p, "modify", "alice")).toBe(true);
+    expect(can(p, "modify", "bob")).toBe(false);
+    expect(can(p, "modify", null)).toBe(false);
+    expect(can(p, "modify")).toBe(false);
+  });
+
+  it("admin modifies anything, any owner", () => {
+    const p = principal(["admin", "creator", "consumer"]);
+    expect(can(p, "modify", "bob")).toBe(true);
+    expect(can(p, "modify", null)).toBe(true);
+  });
+
+  it("the anonymous principal (auth off) may do everything, everywhere", () => {
+    expect(ANONYMOUS_PRINCIPAL).toMatchObject({ subject: null, tenants: null, anonymous: true });
+    expect(rolesOf(ANONYMOUS_PRINCIPAL)).toEqual(["admin", "consumer", "creator"]);
+    expect(can(ANONYMOUS_PRINCIPAL, "modify", "someone")).toBe(true);
+    expect(() => assertTenant(ANONYMOUS_PRINCIPAL, "any")).not.toThrow();
+  });
+
+  it("assertCan: insufficient_scope when a role is missing, plain 403 for someone else's resource", () => {
+    const missingRole = thrown(() => assertCan(principal(["consumer"]), "create"));
+    expect(missingRole.status).toBe(403);
+    expect(missingRole.headers?.["www-authenticate"]).toBe(
+      'Bearer realm="CMS", error="insufficient_scope", error_description="the creator role is required"',
+    );
+    const notOwner = thrown(() => assertCan(principal(["creator", "consumer"]), "modify", "bob"));
+    expect(notOwner.code).toBe("FORBIDDEN");
+    expect(notOwner.headers?.["www-authenticate"]).toBeUndefined();
+    expect(() => assertCan(principal(["creator", "consumer"]), "modify", "alice")).not.toThrow();
+  });
+});
+
+describe("assertTenant", () => {
+  it("confines a tenant-bound caller to its tenants (403 otherwise)", () => {
+    const p = principal(["admin", "creator", "consumer"], "alice", ["t1", "t2"]);
+    expect(() => assertTenant(p, "t2")).not.toThrow();
+    const err = thrown(() => assertTenant(p, "t3"));
+    expect(err.code).toBe("FORBIDDEN");
+    expect(err.status).toBe(403);
+    expect(thrown(() => assertTenant(principal(["consumer"], "a", []), "t1")).code).toBe("FORBIDDEN");
+    expect(() => assertTenant(principal(["consumer"]), "whatever")).not.toThrow();
+  });
+});
