@@ -70,6 +70,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
           issuer: config.CMS_AUTH_ISSUER as string,
           clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
           jwksUrl: config.CMS_AUTH_JWKS_URL,
+          cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
         })
       : null,
     links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
