@@ -43,7 +43,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const logger = createJsonLogger((line) => logs.push(JSON.parse(line)), config.CMS_LOG_LEVEL);
   const deps = await createServerDeps(config, logger);
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" });
+  // CMS_PORT only when a test needs a known port up front (e.g. for an IdP redirect URI).
+  const server = serve({ fetch: app.fetch, port: env.CMS_PORT ? config.CMS_PORT : 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve) => server.once("listening", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -73,6 +74,16 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A port that was free a moment ago on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
 }
 
 export const json = (body: unknown): RequestInit => ({

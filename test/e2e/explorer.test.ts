@@ -1,0 +1,136 @@
+/**
+ * The API explorer in a real browser (Debian's Chromium via playwright-core): with auth on, the
+ * page sends the user to the dev IdP's login (authorization code + PKCE), comes back, and requests
+ * made from Swagger UI carry the token: a creator creates a resource (201), a consumer gets 403.
+ * Everything is on 127.0.0.1; Chromium's background networking is off (no traffic elsewhere).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { type Origin, startOrigin } from "../helpers/origin.js";
+import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+let idp: RunningIdp;
+let app: TestApp;
+let origin: Origin;
+let browser: Browser;
+let shots: string;
+const external: string[] = [];
+
+beforeAll(async () => {
+  const port = await freePort();
+  idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
+  app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer });
+  origin = await startOrigin();
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  // Screenshots go to E2E_SCREENSHOTS when set (to look at them), else to a temp dir removed after.
+  shots = process.env.E2E_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "cms-e2e-")));
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await origin?.close();
+  await app?.close();
+  await idp?.close();
+  if (shots && !process.env.E2E_SCREENSHOTS) await rm(shots, { recursive: true, force: true });
+});
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  // Every request the page makes must stay on loopback (self-hosted assets, local IdP).
+  page.on("request", (req) => {
+    const host = new URL(req.url()).hostname;
+    if (host !== "127.0.0.1" && host !== "localhost") external.push(req.url());
+  });
+  return page;
+}
+
+async function logIn(page: Page, user: string) {
+  await page.goto(app.url("/swagger-ui.html"));
+  // No token in this tab yet: the page redirects to the provider's login form.
+  await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+  await page.fill("#username", user);
+  await page.fill("#password", user);
+  await Promise.all([page.waitForURL((url) => url.href.startsWith(app.url("/swagger-ui.html"))), page.click("#kc-login")]);
+  await page.waitForSelector("#cms-session.on", { timeout: 15_000 });
+  expect(await page.textContent("#cms-user")).toBe(`Signed in as ${user}`);
+  // The code and state were removed from the address bar after the exchange.
+  expect(page.url()).toBe(app.url("/swagger-ui.html"));
+}
+
+async function createFromExplorer(page: Page, name: string): Promise<{ status: number; body: string }> {
+  const op = page.locator("#operations-resources-post_cms_v1_0_createResource");
+  await op.locator(".opblock-summary").click();
+  await op.locator("button.try-out__btn").click();
+  const body = {
+    resourceAuthor: "browser",
+    resourceExternalURI: origin.put(name, `made from the explorer: ${name}`),
+    resourceMediaType: "text/plain",
+    resourceName: `${name}.txt`,
+    resourceTenantId: "browser",
+  };
+  await op.locator("textarea.body-param__text").fill(JSON.stringify(body, null, 2));
+  await op.locator("button.execute").click();
+  const status = op.locator(".live-responses-table .response .response-col_status").first();
+  await status.waitFor({ timeout: 15_000 });
+  return {
+    status: Number((await status.textContent())?.trim().slice(0, 3)),
+    body: (await op.locator(".live-responses-table .response-col_description pre").first().textContent()) ?? "",
+  };
+}
+
+describe("API explorer with auth on", () => {
+  it("logs a creator in through the IdP and creates a resource from the page (201)", async () => {
+    const page = await newPage();
+    await logIn(page, "cms-creator");
+    const result = await createFromExplorer(page, "by-creator");
+    await page.screenshot({ path: join(shots, "creator.png"), fullPage: false });
+    expect(result.status).toBe(201);
+    const { resourceURI } = JSON.parse(result.body) as { resourceURI: string };
+    const row = await app.deps.store.findByUid(resourceURI.split("/")[0] as string);
+    expect(row?.owner).toBe("cms-creator");
+    await page.context().close();
+  }, 60_000);
+
+  it("shows a consumer 403 for the same request", async () => {
+    const page = await newPage();
+    await logIn(page, "cms-consumer");
+    const result = await createFromExplorer(page, "by-consumer");
+    await page.screenshot({ path: join(shots, "consumer.png"), fullPage: false });
+    expect(result.status).toBe(403);
+    expect(result.body).toContain("FORBIDDEN");
+    await page.context().close();
+  }, 60_000);
+
+  it("refuses a wrong password on the login page", async () => {
+    const page = await newPage();
+    await page.goto(app.url("/swagger-ui.html"));
+    await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+    await page.fill("#username", "cms-creator");
+    await page.fill("#password", "wrong");
+    await page.click("#kc-login");
+    await page.waitForLoadState();
+    expect(page.url().startsWith(idp.issuer)).toBe(true);
+    expect(await page.locator("#cms-session").count()).toBe(0);
+    await page.context().close();
+  }, 60_000);
+
+  it("made no request outside loopback", () => {
+    expect(external).toEqual([]);
+  });
+});
