@@ -61,7 +61,7 @@ export const ConfigSchema = z
   CMS_LINK_SECRET: z.string().min(32, { message: "must be at least 32 characters" }).optional(),
   /** With auth on, leave getData readable without a token (content URLs are unguessable). */
   CMS_PUBLIC_READ: boolean(false),
-  /** Base URL used in `Location` headers; defaults to the request's own origin. */
+  /** Origin used in absolute URLs the service hands out (signed links); defaults to the request's origin. */
   CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
