@@ -1,0 +1,131 @@
+/**
+ * Incremental SHA-256 (FIPS 180-4) in plain TypeScript: Web Crypto's `digest` only hashes a whole
+ * buffer, but streaming drivers (S3, R2) must hash bodies chunk by chunk without holding them.
+ */
+
+// First 32 bits of the fractional parts of the cube roots of the first 64 primes (FIPS 180-4 §4.2.2).
+const K = new Uint32Array([
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+]);
+
+// First 32 bits of the fractional parts of the square roots of the first 8 primes (§5.3.3).
+const INITIAL_STATE = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+
+const BLOCK_BYTES = 64;
+
+/** Processes one 64-byte block of `data` at `offset` into `state` (§6.2.2); `w` is scratch space. */
+function compress(state: Uint32Array, w: Uint32Array, data: Uint8Array, offset: number): void {
+  for (let i = 0; i < 16; i++, offset += 4) {
+    w[i] = (data[offset]! << 24) | (data[offset + 1]! << 16) | (data[offset + 2]! << 8) | data[offset + 3]!;
+  }
+  for (let i = 16; i < 64; i++) {
+    const x = w[i - 15]!;
+    const y = w[i - 2]!;
+    const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+    const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+    w[i] = (w[i - 16]! + s0 + w[i - 7]! + s1) | 0;
+  }
+  let a = state[0]!, b = state[1]!, c = state[2]!, d = state[3]!;
+  let e = state[4]!, f = state[5]!, g = state[6]!, h = state[7]!;
+  for (let i = 0; i < 64; i++) {
+    const S1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+    const t1 = (h + S1 + ((e & f) ^ (~e & g)) + K[i]! + w[i]!) | 0;
+    const S0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+    const t2 = (S0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    h = g;
+    g = f;
+    f = e;
+    e = (d + t1) | 0;
+    d = c;
+    c = b;
+    b = a;
+    a = (t1 + t2) | 0;
+  }
+  state[0] = (state[0]! + a) | 0;
+  state[1] = (state[1]! + b) | 0;
+  state[2] = (state[2]! + c) | 0;
+  state[3] = (state[3]! + d) | 0;
+  state[4] = (state[4]! + e) | 0;
+  state[5] = (state[5]! + f) | 0;
+  state[6] = (state[6]! + g) | 0;
+  state[7] = (state[7]! + h) | 0;
+}
+
+/** Lowercase hex of some bytes. */
+export const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+
+/**
+ * A running SHA-256: `update` with each chunk (any sizes), then `digest`/`hex` once. The hasher
+ * keeps only 64 bytes of pending input; chunks are not retained, so callers may reuse them.
+ */
+export class Sha256 {
+  readonly #state = new Uint32Array(INITIAL_STATE);
+  readonly #w = new Uint32Array(64);
+  readonly #block = new Uint8Array(BLOCK_BYTES);
+  #blockLength = 0;
+  /** Total input length; a double is exact far beyond any stream we will hash (2^53 bytes). */
+  #length = 0;
+  #digest: Uint8Array | undefined;
+
+  /** Total bytes hashed so far. */
+  get length(): number {
+    return this.#length;
+  }
+
+  update(data: Uint8Array): this {
+    if (this.#digest) throw new Error("Sha256: update() after digest()");
+    this.#length += data.byteLength;
+    let offset = 0;
+    if (this.#blockLength > 0) {
+      const take = Math.min(BLOCK_BYTES - this.#blockLength, data.byteLength);
+      this.#block.set(data.subarray(0, take), this.#blockLength);
+      this.#blockLength += take;
+      offset = take;
+      if (this.#blockLength < BLOCK_BYTES) return this;
+      compress(this.#state, this.#w, this.#block, 0);
+      this.#blockLength = 0;
+    }
+    // Whole blocks straight from the caller's bytes: no copy.
+    for (; data.byteLength - offset >= BLOCK_BYTES; offset += BLOCK_BYTES) compress(this.#state, this.#w, data, offset);
+    if (offset < data.byteLength) {
+      this.#block.set(data.subarray(offset));
+      this.#blockLength = data.byteLength - offset;
+    }
+    return this;
+  }
+
+  /** The 32-byte digest. Finalizes the hash: later `update` calls throw, `digest` returns the same value. */
+  digest(): Uint8Array {
+    if (this.#digest) return this.#digest.slice();
+    // Padding (§5.1.1): a 1 bit, zeros up to 56 mod 64, then the bit length as 64-bit big-endian.
+    const block = this.#block;
+    block[this.#blockLength++] = 0x80;
+    if (this.#blockLength > 56) {
+      block.fill(0, this.#blockLength);
+      compress(this.#state, this.#w, block, 0);
+      this.#blockLength = 0;
+    }
+    block.fill(0, this.#blockLength, 56);
+    const view = new DataView(block.buffer);
+    view.setUint32(56, Math.floor(this.#length / 0x20000000)); // high bits of length * 8
+    view.setUint32(60, (this.#length * 8) >>> 0);
+    compress(this.#state, this.#w, block, 0);
+    const out = new Uint8Array(32);
+    const outView = new DataView(out.buffer);
+    for (let i = 0; i < 8; i++) outView.setUint32(i * 4, this.#state[i]!);
+    this.#digest = out;
+    return out.slice();
+  }
+
+  /** The digest as lowercase hex. */
+  hex(): string {
+    return toHex(this.digest());
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * The S3 BlobStore: puts staged in memory or as a multipart upload, committed by PutObject or a
+ * server-side CopyObject; reads, listing and the writability probe. Options are parsed in ../s3.ts.
+ */
+import { Sha256 } from "../../../lib/sha256.js";
+import {
+  StorageError,
+  type BlobInfo,
+  type BlobKey,
+  type BlobObject,
+  type BlobStore,
+  type ByteRange,
+  type PutOptions,
+} from "../../blob-store.js";
+import { parseBlobKey, parseKeyPrefix } from "../../keys.js";
+import type { S3Client } from "./client.js";
+import { DRIVER } from "./errors.js";
+import { infoFromHead, objectFromGet, SHA256_META } from "./read.js";
+import { deleteQuietly, stageBody, type Staged } from "./stage.js";
+import { hasRoot, xmlText, xmlTexts } from "./xml.js";
+
+/** Driver bookkeeping (staged uploads, probes) lives under `<prefix>.tmp/`: never a valid BlobKey. */
+const TMP = ".tmp/";
+
+export interface S3StoreSettings {
+  /** Prepended to every key: empty or ending in `/`, already validated. */
+  prefix: string;
+  partSizeBytes: number;
+  maxConcurrentParts: number;
+}
+
+const noop = () => {};
+
+export class S3Store implements BlobStore {
+  readonly driver = DRIVER;
+  readonly #client: S3Client;
+  readonly #prefix: string;
+  readonly #partSizeBytes: number;
+  readonly #maxConcurrentParts: number;
+
+  constructor(client: S3Client, settings: S3StoreSettings) {
+    this.#client = client;
+    this.#prefix = settings.prefix;
+    this.#partSizeBytes = settings.partSizeBytes;
+    this.#maxConcurrentParts = settings.maxConcurrentParts;
+  }
+
+  async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
+    let target: string;
+    try {
+      target = this.#objectKey(key);
+    } catch (err) {
+      body.cancel(err).catch(noop);
+      throw err;
+    }
+    const staged = await this.#stage(body, options);
+    await this.#commit(staged, target);
+    return staged.info;
+  }
+
+  /**
+   * Small bodies are hashed in memory, so their final key is known before anything is sent: HEAD,
+   * then one PutObject. Larger ones are staged under `.tmp/` first, then copied server-side (or
+   * dropped if the key exists). Two concurrent first uploads may both write; same key, same bytes.
+   */
+  async putContentAddressed(
+    body: ReadableStream<Uint8Array>,
+    keyFor: (info: BlobInfo) => BlobKey,
+    options: PutOptions = {},
+  ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
+    const staged = await this.#stage(body, options);
+    try {
+      const key = parseBlobKey(keyFor(staged.info));
+      const target = this.#objectKey(key);
+      if (await this.#head(target)) {
+        await this.#discard(staged);
+        return { ...staged.info, key, created: false };
+      }
+      await this.#commit(staged, target);
+      return { ...staged.info, key, created: true };
+    } catch (err) {
+      await this.#discard(staged);
+      throw err;
+    }
+  }
+
+  async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
+    const target = this.#objectKey(key);
+    const response = await this.#client.send("GetObject", {
+      method: "GET",
+      key: target,
+      headers: range ? { Range: `bytes=${range.start}-${range.end}` } : {},
+      allow: [404, 416],
+    });
+    if (response.status === 404) {
+      // NoSuchKey is "missing"; NoSuchBucket (also 404) is a misconfiguration, not an empty store.
+      const body = await response.text();
+      if (xmlText(body, "Code") === "NoSuchBucket") throw await this.#client.error("GetObject", response, body);
+      return null;
+    }
+    if (response.status === 416) {
+      await response.body?.cancel();
+      throw new RangeError(`byte range ${range?.start}-${range?.end} is outside the blob`);
+    }
+    return objectFromGet(response, range);
+  }
+
+  async head(key: BlobKey): Promise<BlobInfo | null> {
+    return this.#head(this.#objectKey(key));
+  }
+
+  async delete(key: BlobKey): Promise<void> {
+    // DeleteObject answers 204 for a missing key too; 404 would only come from other servers.
+    const response = await this.#client.send("DeleteObject", { method: "DELETE", key: this.#objectKey(key), allow: [404] });
+    await response.body?.cancel();
+  }
+
+  /** ListObjectsV2 pages (https://docs.aws.amazon.com/AmazonS3/latest/API/API_ListObjectsV2.html). */
+  async *list(prefix: string): AsyncGenerator<BlobKey> {
+    const validPrefix = parseKeyPrefix(prefix);
+    let token: string | undefined;
+    for (;;) {
+      const query: Record<string, string> = { "list-type": "2", prefix: this.#prefix + validPrefix };
+      if (token !== undefined) query["continuation-token"] = token;
+      const response = await this.#client.send("ListObjectsV2", { method: "GET", query });
+      const xml = await response.text();
+      for (const fullKey of xmlTexts(xml, "Key")) {
+        if (!fullKey.startsWith(this.#prefix)) continue;
+        // `.tmp/` entries and foreign objects whose names are not valid keys are skipped.
+        const key = tryParseKey(fullKey.slice(this.#prefix.length));
+        if (key) yield key;
+      }
+      if (xmlText(xml, "IsTruncated") !== "true") return;
+      token = xmlText(xml, "NextContinuationToken");
+      if (!token) throw new StorageError(DRIVER, "IO", "ListObjectsV2 is truncated but has no NextContinuationToken");
+    }
+  }
+
+  /** Writes and deletes a small probe object under `.tmp/`. */
+  async check(): Promise<void> {
+    const probe = `${this.#prefix}${TMP}probe-${crypto.randomUUID()}`;
+    const bytes = new TextEncoder().encode("probe");
+    try {
+      await this.#putObject(probe, bytes, new Sha256().update(bytes).hex());
+      const response = await this.#client.send("DeleteObject", { method: "DELETE", key: probe, allow: [404] });
+      await response.body?.cancel();
+    } catch (err) {
+      await deleteQuietly(this.#client, probe);
+      const detail = err instanceof Error ? err.message.replace(/^\[s3\] /, "") : String(err);
+      throw new StorageError(
+        DRIVER,
+        "IO",
+        `bucket "${this.#client.bucket}" at ${this.#client.endpointLabel} is not writable: ${this.#client.redact(detail)}`,
+        { cause: err },
+      );
+    }
+  }
+
+  /** The full object key for a blob key, re-validated (callers may bypass parseBlobKey). */
+  #objectKey(key: BlobKey): string {
+    return this.#prefix + parseBlobKey(key);
+  }
+
+  #stage(body: ReadableStream<Uint8Array>, options: PutOptions): Promise<Staged> {
+    return stageBody(this.#client, body, {
+      ...options,
+      partSizeBytes: this.#partSizeBytes,
+      maxConcurrentParts: this.#maxConcurrentParts,
+      tempKey: () => `${this.#prefix}${TMP}${crypto.randomUUID()}`,
+    });
+  }
+
+  /** Puts staged content at `target`: PutObject for inline bytes, else CopyObject from the temp key. */
+  async #commit(staged: Staged, target: string): Promise<void> {
+    if (staged.kind === "inline") return this.#putObject(target, staged.bytes, staged.info.sha256);
+    try {
+      // REPLACE: the temp object has no sha256 yet (multipart metadata is fixed at creation).
+      const response = await this.#client.send("CopyObject", {
+        method: "PUT",
+        key: target,
+        headers: {
+          "x-amz-copy-source": this.#client.copySource(staged.tempKey),
+          "x-amz-metadata-directive": "REPLACE",
+          "Content-Type": "application/octet-stream",
+          [SHA256_META]: staged.info.sha256,
+        },
+      });
+      // "If the error occurs during the copy operation, the error response is embedded in the 200 OK response."
+      const body = await response.text();
+      if (hasRoot(body, "Error")) throw await this.#client.error("CopyObject", response, body);
+    } finally {
+      await deleteQuietly(this.#client, staged.tempKey);
+    }
+  }
+
+  async #discard(staged: Staged): Promise<void> {
+    if (staged.kind === "temp") await deleteQuietly(this.#client, staged.tempKey);
+  }
+
+  /** PutObject with the exact length; the signed payload hash doubles as an integrity check. */
+  async #putObject(key: string, bytes: Uint8Array<ArrayBuffer>, sha256: string): Promise<void> {
+    const response = await this.#client.send("PutObject", {
+      method: "PUT",
+      key,
+      headers: { "Content-Type": "application/octet-stream", "X-Amz-Content-Sha256": sha256, [SHA256_META]: sha256 },
+      body: bytes,
+    });
+    await response.body?.cancel();
+  }
+
+  async #head(fullKey: string): Promise<BlobInfo | null> {
+    // HEAD has no body, so a missing bucket also looks like 404 here; check() catches that case.
+    const response = await this.#client.send("HeadObject", { method: "HEAD", key: fullKey, allow: [404] });
+    await response.body?.cancel();
+    return response.status === 404 ? null : infoFromHead(response);
+  }
+}
+
+function tryParseKey(raw: string): BlobKey | null {
+  try {
+    return parseBlobKey(raw);
+  } catch {
+    return null;
+  }
+}
