@@ -114,7 +114,7 @@ function decodeExtValue(value: string, key: string): string {
   const bytes = latin1Bytes(match[2]!.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))));
   if (charset === "iso-8859-1") return latin1(bytes);
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw invalid(`${key}* parameter is not valid UTF-8`);
   }

@@ -92,7 +92,7 @@ export async function readText(part: MultipartPart, maxBytes: number = MULTIPART
   try {
     const text = new Uint8Array(size);
     chunks.reduce((at, chunk) => (text.set(chunk, at), at + chunk.length), 0);
-    return new TextDecoder("utf-8", { fatal: true }).decode(text);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(text);
   } catch {
     throw new ProblemError("VALIDATION_FAILED", "multipart field is not valid UTF-8", {
       errors: [{ pointer, detail: "not valid UTF-8" }],

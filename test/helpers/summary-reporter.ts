@@ -1,6 +1,7 @@
 /**
- * A vitest reporter that ends the run with the plain line "N passed, N failed" (CI reads it),
- * counting a module that failed to load, and unhandled errors, as failures.
+ * A vitest reporter that ends the run with the plain line "N passed, N failed" (CI reads it).
+ * A module that failed without a failed test of its own (it did not load, or a beforeAll threw and
+ * its tests were skipped) counts as one failure, and so does each unhandled error.
  */
 import type { Reporter, TestModule } from "vitest/node";
 
@@ -9,8 +10,9 @@ export class SummaryReporter implements Reporter {
     let passed = 0;
     let failed = unhandledErrors.length;
     for (const mod of testModules) {
-      if (mod.state() === "failed" && [...mod.children.allTests()].length === 0) failed++;
-      for (const test of mod.children.allTests()) {
+      const tests = [...mod.children.allTests()];
+      if (mod.state() === "failed" && !tests.some((t) => t.result().state === "failed")) failed++;
+      for (const test of tests) {
         const state = test.result().state;
         if (state === "passed") passed++;
         else if (state === "failed") failed++;
