@@ -18,15 +18,30 @@ import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
 import { requestContext } from "./middleware/request-context.js";
 import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
-import { createMetaRouter } from "./routes/meta.js";
+import { createDataRouter } from "./routes/data/router.js";
+import { createLifecycleRouter } from "./routes/lifecycle/router.js";
+import { createLockRouter } from "./routes/locks/router.js";
+import { API_PREFIX, createMetaRouter } from "./routes/meta.js";
 import { createResourceRouter } from "./routes/resources/router.js";
+import { createUploadRouter } from "./routes/uploads/router.js";
+import { createContentStore } from "./services/content.js";
+import { createLifecycleService } from "./services/lifecycle.js";
+import { createLockService } from "./services/locks.js";
 import type { FetchOrigin } from "./services/origin.js";
+import { createPackageService } from "./services/packages.js";
 import { createResourceService } from "./services/resources.js";
+import { createRevisionService } from "./services/revisions.js";
 import type { BlobStore } from "./storage/blob-store.js";
 
 export type AppConfig = Pick<
   Config,
   | "CMS_MAX_RESOURCE_BYTES"
+  | "CMS_MAX_INLINE_BYTES"
+  | "CMS_LOCK_TTL"
+  | "CMS_LOCK_MAX_TTL"
+  | "CMS_ZIP_MAX_ENTRIES"
+  | "CMS_ZIP_MAX_BYTES"
+  | "CMS_ZIP_MAX_RATIO"
   | "CMS_AUTH_ENABLED"
   | "CMS_AUTH_ISSUER"
   | "CMS_AUTH_EXPLORER_CLIENT_ID"
@@ -49,8 +64,16 @@ export interface AppDeps {
   readAsset: AssetReader;
 }
 
-/** JSON request bodies carry metadata only; content arrives by URI (or, later, streamed uploads). */
+/** JSON request bodies carry metadata only; content arrives by URI, inline base64 or a streamed upload. */
 const MAX_JSON_BODY_BYTES = 64 * 1024;
+
+const limitTo = (maxSize: number, what: string) =>
+  bodyLimit({
+    maxSize,
+    onError: () => {
+      throw new ProblemError("PAYLOAD_TOO_LARGE", `${what} are limited to ${maxSize} bytes`);
+    },
+  });
 
 export function createApp(deps: AppDeps) {
   const { config } = deps;
@@ -67,14 +90,19 @@ export function createApp(deps: AppDeps) {
       maxAge: 600,
     }),
   );
-  app.use(
-    bodyLimit({
-      maxSize: MAX_JSON_BODY_BYTES,
-      onError: () => {
-        throw new ProblemError("PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes`);
-      },
-    }),
-  );
+  // Bodies that may carry resourceBinary get room for CMS_MAX_INLINE_BYTES of base64; the streamed
+  // upload has no body limit here (the multipart parser and the blob store bound what it stores).
+  const inlineBodyBytes = Math.ceil(config.CMS_MAX_INLINE_BYTES / 3) * 4 + MAX_JSON_BODY_BYTES;
+  const bodyLimits = new Map([
+    [`${API_PREFIX}/createResource`, limitTo(inlineBodyBytes, "createResource bodies")],
+    [`${API_PREFIX}/updateResource`, limitTo(inlineBodyBytes, "updateResource bodies")],
+    [`${API_PREFIX}/uploadResource`, null],
+  ]);
+  const jsonLimit = limitTo(MAX_JSON_BODY_BYTES, "JSON request bodies");
+  app.use((c, next) => {
+    const limit = bodyLimits.get(c.req.path);
+    return limit === null ? next() : (limit ?? jsonLimit)(c, next);
+  });
   app.onError(onError);
   app.notFound(notFound);
 
@@ -85,24 +113,40 @@ export function createApp(deps: AppDeps) {
     publicRead: config.CMS_PUBLIC_READ,
     clock: deps.clock,
   });
-  const resources = createResourceService({
-    blobs: deps.blobs,
-    store: deps.store,
-    fetchOrigin: deps.fetchOrigin,
+  const { store, blobs, clock } = deps;
+  const content = createContentStore({ blobs, store, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
+  const packages = createPackageService({
+    blobs,
+    content,
     newShortId: deps.newShortId,
-    clock: deps.clock,
-    maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
+    limits: {
+      maxEntries: config.CMS_ZIP_MAX_ENTRIES,
+      maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES,
+      maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
+    },
   });
+  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock });
+  const locks = createLockService({
+    store,
+    resources,
+    clock,
+    ttlMs: config.CMS_LOCK_TTL * 1000,
+    maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
+  });
+  const lifecycle = createLifecycleService({ store, content, resources, clock });
+  const revisions = createRevisionService({ store, content, resources });
+  const maxInlineBytes = config.CMS_MAX_INLINE_BYTES;
 
   const readiness = [
     { name: "database", check: () => deps.store.ping() },
     { name: "storage", check: () => deps.blobs.check() },
   ];
   app.route("/", createMetaRouter(readiness, guards));
-  app.route(
-    "/",
-    createResourceRouter({ resources, guards, links: deps.links, clock: deps.clock, publicUrl: config.CMS_PUBLIC_URL }),
-  );
+  app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: config.CMS_PUBLIC_URL, maxInlineBytes }));
+  app.route("/", createDataRouter({ resources, content, guards }));
+  app.route("/", createUploadRouter({ resources, guards }));
+  app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));
+  app.route("/", createLockRouter({ locks, guards }));
   mountExplorer(app, deps.readAsset, {
     issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,
     clientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,

@@ -26,6 +26,17 @@ export const ConfigSchema = z
   CMS_HOST: z.string().min(1).default("127.0.0.1"),
   /** Folder where blobs are written; created if missing and checked for writability at start-up. */
   CMS_VOLUME: z.string().min(1).default("./data/volume"),
+  /** Where blobs live: `fs` (CMS_VOLUME, one machine) or `s3` (an S3-compatible bucket several instances share). */
+  CMS_STORAGE: z.enum(["fs", "s3"], { message: "must be fs or s3" }).default("fs"),
+  /** S3 API base URL, e.g. https://s3.eu-west-1.amazonaws.com or https://<account>.r2.cloudflarestorage.com. */
+  CMS_S3_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
+  CMS_S3_BUCKET: z.string().min(1).optional(),
+  /** SigV4 region; the driver's default is `auto` for R2 endpoints, else `us-east-1`. */
+  CMS_S3_REGION: z.string().min(1).optional(),
+  CMS_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+  CMS_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /** Key prefix inside the bucket (empty, or ending in `/`), so one bucket can hold several stores. */
+  CMS_S3_PREFIX: z.string().optional(),
   CMS_DATABASE_URL: z
     .string()
     .regex(/^(file:|libsql:|https?:|wss?:|:memory:$)/, {
@@ -34,6 +45,21 @@ export const ConfigSchema = z
     .default("file:./data/cms.db"),
   CMS_DATABASE_AUTH_TOKEN: z.string().optional(),
   CMS_MAX_RESOURCE_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
+  /**
+   * Largest decoded `resourceBinary` (base64 in JSON) on create/update. JSON is parsed in memory, so
+   * keep this small and send large files with the streaming multipart upload instead.
+   */
+  CMS_MAX_INLINE_BYTES: integer(4 * 1024 * 1024, 1, 64 * 1024 * 1024),
+  /** Lifetime of a lock in seconds when the client asks for none, and what renew extends it by. */
+  CMS_LOCK_TTL: integer(30 * 60, 1, 24 * 3600),
+  /** Longest lifetime a client may request for a lock, in seconds (the anchor documented 8 h). */
+  CMS_LOCK_MAX_TTL: integer(8 * 3600, 1, 7 * 24 * 3600),
+  /** Most entries (files and folders) a zip package may list. */
+  CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
+  /** Most bytes all files of a zip package may expand to together. */
+  CMS_ZIP_MAX_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
+  /** Highest expansion ratio (uncompressed/compressed) of a package and of each file in it. */
+  CMS_ZIP_MAX_RATIO: integer(100, 1, 100_000),
   /** Total time allowed for one external fetch, body included. */
   CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
@@ -68,6 +94,12 @@ export const ConfigSchema = z
   .refine((c) => !c.CMS_AUTH_ENABLED || c.CMS_AUTH_ISSUER, {
     path: ["CMS_AUTH_ISSUER"],
     message: "is required when CMS_AUTH_ENABLED=true",
+  })
+  .superRefine((c, ctx) => {
+    if (c.CMS_STORAGE !== "s3") return;
+    for (const key of ["CMS_S3_ENDPOINT", "CMS_S3_BUCKET", "CMS_S3_ACCESS_KEY_ID", "CMS_S3_SECRET_ACCESS_KEY"] as const) {
+      if (!c[key]) ctx.addIssue({ code: "custom", path: [key], message: "is required when CMS_STORAGE=s3" });
+    }
   });
 
 export type Config = z.infer<typeof ConfigSchema>;

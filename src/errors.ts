@@ -10,10 +10,17 @@ export const PROBLEMS = {
   NOT_FOUND: { status: 404, title: "Not found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
   CONFLICT: { status: 409, title: "Conflict" },
+  /**
+   * The change needs a live lock of the caller and there is none: never locked, expired, released,
+   * or the lockID/owner do not match. (The anchor answered 400 for all lock errors.)
+   */
+  LOCK_NOT_HELD: { status: 409, title: "Lock not held" },
   PRECONDITION_FAILED: { status: 412, title: "Precondition failed" },
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type" },
   RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
+  /** Someone else holds a live lock on the resource (RFC 4918 §11.3), or the caller already does. */
+  LOCKED: { status: 423, title: "Locked" },
   /** The external URI points somewhere we refuse to fetch from (SSRF policy, scheme, credentials). */
   ORIGIN_REFUSED: { status: 422, title: "External URI refused" },
   /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */

@@ -9,9 +9,9 @@ import type { ZodError } from "zod";
 import type { AppEnv } from "./env.js";
 import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse } from "./errors.js";
 
-const CODE_BY_STATUS = new Map<number, ProblemCode>(
-  Object.entries(PROBLEMS).map(([code, { status }]) => [status, code as ProblemCode]),
-);
+/** The generic code of each status: the first one listed in the table (CONFLICT, not LOCK_NOT_HELD). */
+const CODE_BY_STATUS = new Map<number, ProblemCode>();
+for (const [code, { status }] of Object.entries(PROBLEMS)) if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code as ProblemCode);
 
 /** zod issues → RFC 9457 `errors[]` with JSON Pointers (RFC 6901) into the request part. */
 export function toFieldErrors(error: ZodError, target: string): FieldError[] {

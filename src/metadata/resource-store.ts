@@ -1,16 +1,79 @@
 /**
  * ResourceStore: the metadata operations the services need, implemented once with drizzle over any
- * async SQLite dialect (libSQL on Node/Bun, D1 on Workers). The only module that builds queries.
+ * async SQLite dialect (libSQL on Node/Bun, D1 on Workers). The only module (with lock-store.ts)
+ * that builds queries.
+ *
+ * Atomicity without interactive transactions (D1 has none): every state change is one statement or
+ * one `db.batch([...])`, which both libSQL and D1 run as a single transaction. Conditions that
+ * must hold at commit time (the caller's lock is live, the revision is the one the caller saw) are
+ * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
  */
-import { count, eq } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
-import { type NewResourceRow, type ResourceRow, resources } from "./schema.js";
+import { createLockStore, type LockStore } from "./lock-store.js";
+import { locks, type NewResourceRow, type ResourceRow, resources, type RevisionAction, type RevisionRow, revisions } from "./schema.js";
+
+/** Proof that the caller holds a lock: all three must match a live row of `locks`. */
+export interface LockProof {
+  lockId: string;
+  owner: string;
+  /** Token subject, or null when auth is off (matched with SQL `IS`, so null equals null). */
+  holder: string | null;
+}
+
+/** What updateResource may change; omitted fields keep their value. */
+export type ResourceChanges = Partial<Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">>;
+
+export interface GuardedChange {
+  uid: string;
+  /** The revision the caller read; the change applies only if it is still the latest. */
+  expectedRevision: number;
+  lock: LockProof;
+  actor: string | null;
+  now: number;
+}
+
+export interface ListQuery {
+  tenantId: string;
+  author?: string;
+  /** Compared with the stored type's essence (before any `;`), case-insensitively. */
+  mediaType?: string;
+  namePrefix?: string;
+  parentUid?: string;
+  /** Inclusive lower and exclusive upper bound, epoch ms. */
+  createdFrom?: number;
+  createdBefore?: number;
+  /** Keyset cursor: rows strictly after this (createdAt, uid) in the list order. */
+  after?: { createdAt: number; uid: string };
+  limit: number;
+}
 
 export interface ResourceStore {
+  /**
+   * Inserts resources that share one `context` (a resource, or a package with its files) and their
+   * first revisions, all or nothing.
+   */
+  insertAll(rows: NewResourceRow[]): Promise<ResourceRow[]>;
   insert(row: NewResourceRow): Promise<ResourceRow>;
+  /** Deleted rows included: callers decide what a deleted resource means for them. */
   findByUid(uid: string): Promise<ResourceRow | null>;
-  /** How many rows point at a blob, so a blob is removed only when nothing references it. */
+  findByUri(context: string, path: string): Promise<ResourceRow | null>;
+  /** Live files of a package, by path. */
+  children(parentUid: string): Promise<ResourceRow[]>;
+  /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */
+  list(query: ListQuery): Promise<ResourceRow[]>;
+  /** Applies `changes` as a new "update" revision if the guard holds; null if it does not. */
+  update(change: GuardedChange, changes: ResourceChanges): Promise<ResourceRow | null>;
+  /** Marks the resource and its package files deleted (a "delete" revision each) and drops its lock; null if the guard fails. */
+  softDelete(change: GuardedChange): Promise<ResourceRow | null>;
+  /** Removes the resource, its files, revisions and locks for good; the blob keys they used, or null if unknown. */
+  purge(uid: string): Promise<{ uids: string[]; blobKeys: string[] } | null>;
+  revisions(uid: string): Promise<RevisionRow[]>;
+  revision(uid: string, revision: number): Promise<RevisionRow | null>;
+  /** How many rows (current or past revisions) point at a blob, so a blob is removed only when nothing does. */
   countByBlobKey(blobKey: string): Promise<number>;
+  locks: LockStore;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
 }
@@ -18,23 +81,183 @@ export interface ResourceStore {
 // biome-ignore lint: drizzle's result type differs per driver (libSQL ResultSet, D1Result); we never read it.
 export type AnySQLiteDatabase = BaseSQLiteDatabase<"async", any, Record<string, unknown>>;
 
-export function createResourceStore(db: AnySQLiteDatabase): ResourceStore {
-  return {
+/** libSQL's and D1's drizzle databases both have `batch` (one transaction); the base type does not. */
+export type BatchSQLiteDatabase = AnySQLiteDatabase & {
+  batch<T extends [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]>(queries: T): Promise<BatchResponse<T>>;
+};
+
+/** D1 binds at most 100 parameters per statement; multi-row inserts are chunked to stay under it. */
+const MAX_PARAMS_PER_STATEMENT = 100;
+const RESOURCE_COLUMNS = Object.keys(resources).length;
+const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_COLUMNS));
+
+export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
+  /** Copies the current state of the matching resources into `revisions` (revision numbers as stored). */
+  const snapshot = (action: RevisionAction, actor: string | null, now: number, where: SQL) =>
+    db
+      .insert(revisions)
+      .select(
+        sql`select ${resources.uid}, ${resources.revision}, ${action}, ${resources.name}, ${resources.author}, ${resources.mediaType}, ${resources.size}, ${resources.sha256}, ${resources.blobKey}, ${actor}, ${now} from ${resources} where ${where}`,
+      )
+      // Only when an earlier, committed change already wrote this revision number (then the guarded
+      // UPDATE in the same batch changed nothing): never a duplicate, never a failed batch.
+      .onConflictDoNothing();
+
+  const liveLock = (uid: string, lock: LockProof, now: number) =>
+    sql`exists (select 1 from ${locks} where ${locks.name} = ${uid} and ${locks.lockId} = ${lock.lockId} and ${locks.owner} = ${lock.owner} and ${locks.holder} is ${lock.holder} and ${locks.expiresAt} > ${now})`;
+
+  const guard = (c: GuardedChange) =>
+    and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision), isNull(resources.deletedAt), liveLock(c.uid, c.lock, c.now));
+
+  /** The row the guarded UPDATE produced: same uid, next revision, stamped in this batch. */
+  const justChanged = (c: GuardedChange, extra?: SQL) =>
+    and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision + 1), eq(resources.updatedAt, c.now), extra) as SQL;
+
+  const familyOf = (uid: string) => sql`(${resources.uid} = ${uid} or ${resources.parentUid} = ${uid})`;
+
+  const store: ResourceStore = {
+    async insertAll(rows) {
+      const first = rows[0];
+      if (!first) return [];
+      if (rows.some((r) => r.context !== first.context)) throw new TypeError("insertAll: rows must share one context");
+      const inserts = [];
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        inserts.push(db.insert(resources).values(rows.slice(i, i + ROWS_PER_INSERT)).returning());
+      }
+      const actor = first.owner ?? null;
+      const results = await db.batch([
+        ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
+        snapshot("create", actor, first.createdAt, eq(resources.context, first.context)),
+      ]);
+      return results.slice(0, inserts.length).flat() as ResourceRow[];
+    },
+
     async insert(row) {
-      const [inserted] = await db.insert(resources).values(row).returning();
+      const [inserted] = await store.insertAll([row]);
       if (!inserted) throw new Error("insert returned no row");
       return inserted;
     },
+
     async findByUid(uid) {
       const [row] = await db.select().from(resources).where(eq(resources.uid, uid)).limit(1);
       return row ?? null;
     },
-    async countByBlobKey(blobKey) {
-      const [result] = await db.select({ n: count() }).from(resources).where(eq(resources.blobKey, blobKey));
-      return result?.n ?? 0;
+
+    async findByUri(context, path) {
+      const [row] = await db
+        .select()
+        .from(resources)
+        .where(and(eq(resources.context, context), eq(resources.path, path)))
+        .limit(1);
+      return row ?? null;
     },
+
+    children(parentUid) {
+      return db
+        .select()
+        .from(resources)
+        .where(and(eq(resources.parentUid, parentUid), isNull(resources.deletedAt)))
+        .orderBy(asc(resources.path));
+    },
+
+    list(q) {
+      const essence = sql`lower(trim(substr(${resources.mediaType}, 1, instr(${resources.mediaType} || ';', ';') - 1)))`;
+      const conditions = [
+        eq(resources.tenantId, q.tenantId),
+        isNull(resources.deletedAt),
+        q.author === undefined ? undefined : eq(resources.author, q.author),
+        q.mediaType === undefined ? undefined : sql`${essence} = ${q.mediaType.toLowerCase()}`,
+        // substr() compares exactly (LIKE would be case-insensitive and treat % and _ as wildcards).
+        q.namePrefix === undefined ? undefined : sql`substr(${resources.name}, 1, ${q.namePrefix.length}) = ${q.namePrefix}`,
+        q.parentUid === undefined ? undefined : eq(resources.parentUid, q.parentUid),
+        q.createdFrom === undefined ? undefined : gte(resources.createdAt, q.createdFrom),
+        q.createdBefore === undefined ? undefined : lt(resources.createdAt, q.createdBefore),
+        q.after === undefined
+          ? undefined
+          : or(gt(resources.createdAt, q.after.createdAt), and(eq(resources.createdAt, q.after.createdAt), gt(resources.uid, q.after.uid))),
+      ];
+      return db
+        .select()
+        .from(resources)
+        .where(and(...conditions))
+        .orderBy(asc(resources.createdAt), asc(resources.uid))
+        .limit(q.limit);
+    },
+
+    async update(c, changes) {
+      const [updated] = await db.batch([
+        db
+          .update(resources)
+          .set({ ...changes, revision: c.expectedRevision + 1, updatedAt: c.now })
+          .where(guard(c))
+          .returning(),
+        snapshot("update", c.actor, c.now, justChanged(c)),
+      ]);
+      return updated[0] ?? null;
+    },
+
+    async softDelete(c) {
+      const parentDeleted = sql`exists (select 1 from ${resources} p where p.uid = ${c.uid} and p.revision = ${c.expectedRevision + 1} and p.deleted_at = ${c.now})`;
+      const liveChild = and(eq(resources.parentUid, c.uid), isNull(resources.deletedAt), parentDeleted);
+      const [deleted] = await db.batch([
+        db
+          .update(resources)
+          .set({ deletedAt: c.now, revision: c.expectedRevision + 1, updatedAt: c.now })
+          .where(guard(c))
+          .returning(),
+        snapshot("delete", c.actor, c.now, justChanged(c, eq(resources.deletedAt, c.now))),
+        // Files of a package go with it (the anchor left them served); each gets its own delete revision.
+        db
+          .update(resources)
+          .set({ deletedAt: c.now, revision: sql`${resources.revision} + 1`, updatedAt: c.now })
+          .where(liveChild),
+        snapshot("delete", c.actor, c.now, and(eq(resources.parentUid, c.uid), eq(resources.deletedAt, c.now)) as SQL),
+        // A deleted resource cannot be modified, so its lock has nothing left to protect.
+        db.delete(locks).where(and(eq(locks.name, c.uid), sql`exists (select 1 from ${resources} p where p.uid = ${c.uid} and p.deleted_at = ${c.now})`)),
+      ]);
+      return deleted[0] ?? null;
+    },
+
+    async purge(uid) {
+      const family = sql`(select ${resources.uid} from ${resources} where ${familyOf(uid)})`;
+      const [current, past, , , removed] = await db.batch([
+        db.selectDistinct({ key: resources.blobKey }).from(resources).where(familyOf(uid)),
+        db.selectDistinct({ key: revisions.blobKey }).from(revisions).where(sql`${revisions.resourceUid} in ${family}`),
+        db.delete(revisions).where(sql`${revisions.resourceUid} in ${family}`),
+        db.delete(locks).where(sql`${locks.name} in ${family}`),
+        db.delete(resources).where(familyOf(uid)).returning({ uid: resources.uid }),
+      ]);
+      if (removed.length === 0) return null;
+      const blobKeys = [...new Set([...current, ...past].map((r) => r.key))];
+      return { uids: removed.map((r) => r.uid), blobKeys };
+    },
+
+    revisions(uid) {
+      return db.select().from(revisions).where(eq(revisions.resourceUid, uid)).orderBy(asc(revisions.revision));
+    },
+
+    async revision(uid, revision) {
+      const [row] = await db
+        .select()
+        .from(revisions)
+        .where(and(eq(revisions.resourceUid, uid), eq(revisions.revision, revision)))
+        .limit(1);
+      return row ?? null;
+    },
+
+    async countByBlobKey(blobKey) {
+      const [current, past] = await db.batch([
+        db.select({ n: count() }).from(resources).where(eq(resources.blobKey, blobKey)),
+        db.select({ n: count() }).from(revisions).where(eq(revisions.blobKey, blobKey)),
+      ]);
+      return (current[0]?.n ?? 0) + (past[0]?.n ?? 0);
+    },
+
+    locks: createLockStore(db),
+
     async ping() {
       await db.select({ n: count() }).from(resources).limit(1);
     },
   };
+  return store;
 }

@@ -2,7 +2,7 @@
  * Drizzle tables for resource metadata. drizzle-kit generates the SQL migrations in ../../drizzle/
  * from this file (`npm run db:generate`); the same migrations apply to libSQL and D1.
  */
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const resources = sqliteTable(
   "resources",
@@ -11,6 +11,16 @@ export const resources = sqliteTable(
     uid: text("uid").primaryKey(),
     shortId: text("short_id").notNull(),
     tenantId: text("tenant_id").notNull(),
+    /**
+     * First segment of the resourceURI (`<context>/<path>`): the resource's own UID, or for a file
+     * extracted from a zip package the package's UID, so relative links between its files resolve.
+     */
+    context: text("context").notNull(),
+    /** Rest of the resourceURI: the name given at creation, or the entry path inside the package. Never changes. */
+    path: text("path").notNull(),
+    /** The package (zip) a file was extracted from; null for top-level resources. */
+    parentUid: text("parent_uid"),
+    /** Display and download name; updateResource may change it (the URI stays, as in the anchor). */
     name: text("name").notNull(),
     author: text("author").notNull(),
     mediaType: text("media_type").notNull(),
@@ -21,17 +31,74 @@ export const resources = sqliteTable(
     blobKey: text("blob_key").notNull(),
     /** Subject of the token that created the resource (null when auth is off). */
     owner: text("owner"),
+    /** Number of the latest row in `revisions` for this resource (1 after creation). */
+    revision: integer("revision").notNull().default(1),
     /** Epoch milliseconds. */
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** Set by deleteResource (soft delete): the row stays for its revisions, but is never served. */
+    deletedAt: integer("deleted_at"),
   },
   (t) => [
     uniqueIndex("resources_short_id_unique").on(t.shortId),
+    uniqueIndex("resources_context_path_unique").on(t.context, t.path),
     index("resources_tenant_created_idx").on(t.tenantId, t.createdAt),
     index("resources_blob_key_idx").on(t.blobKey),
+    index("resources_parent_idx").on(t.parentUid),
   ],
 );
 
 export type ResourceRow = typeof resources.$inferSelect;
 export type NewResourceRow = typeof resources.$inferInsert;
 
+export const REVISION_ACTIONS = ["create", "update", "delete"] as const;
+export type RevisionAction = (typeof REVISION_ACTIONS)[number];
+
+/**
+ * One row per state a resource has been in: created, each update, the delete. Each row keeps the
+ * content (blob key) of that state, so earlier content stays fetchable after an update.
+ */
+export const revisions = sqliteTable(
+  "revisions",
+  {
+    resourceUid: text("resource_uid").notNull(),
+    /** 1, 2, 3… per resource. */
+    revision: integer("revision").notNull(),
+    action: text("action", { enum: REVISION_ACTIONS }).notNull(),
+    name: text("name").notNull(),
+    author: text("author").notNull(),
+    mediaType: text("media_type").notNull(),
+    size: integer("size").notNull(),
+    sha256: text("sha256").notNull(),
+    blobKey: text("blob_key").notNull(),
+    /** Subject of the token that made the change (null when auth is off). */
+    actor: text("actor"),
+    /** Epoch milliseconds. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.resourceUid, t.revision] }), index("revisions_blob_key_idx").on(t.blobKey)],
+);
+
+export type RevisionRow = typeof revisions.$inferSelect;
+
+/**
+ * Locks, keyed by the locked name (a resource UID, or any string for the generic lock API). Kept in
+ * the database so they hold across processes and restarts; a lock past `expiresAt` is free.
+ */
+export const locks = sqliteTable(
+  "locks",
+  {
+  name: text("name").primaryKey(),
+  lockId: text("lock_id").notNull(),
+  /** The anchor's `lockOwner` / `author`: a label chosen by the client. */
+  owner: text("owner").notNull(),
+  /** Subject of the token that took the lock (null when auth is off): who may use it. */
+  holder: text("holder"),
+  /** Epoch milliseconds. */
+  expiresAt: integer("expires_at").notNull(),
+  createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("locks_expires_idx").on(t.expiresAt)],
+);
+
+export type LockRow = typeof locks.$inferSelect;

@@ -1,9 +1,43 @@
 /** Every route group starts from createRouter(): an OpenAPIHono whose validation errors are problems. */
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { AppEnv } from "../env.js";
-import { validationHook } from "../http-errors.js";
+import { problemResponses, validationHook } from "../http-errors.js";
+import { API_PREFIX } from "./meta.js";
 
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
+/** What a route group factory returns; its per-route types are not needed outside (no RPC client). */
+export type RouteGroup = OpenAPIHono<AppEnv>;
+
 /** Security requirement of protected routes: the bearer scheme, enforced only when auth is on. */
 export const BEARER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }];
+
+export interface JsonPostOptions<B extends z.ZodType, S extends number, E extends number> {
+  /** The anchor's verb, appended to API_PREFIX. */
+  verb: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  body: B;
+  /** The success status, and its JSON schema (none for 204). */
+  ok: { status: S; description: string; schema?: z.ZodType };
+  /** Problem statuses the route can produce (415 and 400 are always possible for a JSON body). */
+  errors: E[];
+}
+
+/** The anchor's RPC shape: POST `/cms/v1.0/<verb>` with a JSON body, bearer-protected. */
+export function jsonPost<B extends z.ZodType, S extends number, E extends number>(o: JsonPostOptions<B, S, E>) {
+  const ok = o.ok.schema
+    ? { description: o.ok.description, content: { "application/json": { schema: o.ok.schema } } }
+    : { description: o.ok.description };
+  return createRoute({
+    method: "post",
+    path: `${API_PREFIX}/${o.verb}`,
+    tags: [o.tag],
+    summary: o.summary,
+    ...(o.description ? { description: o.description } : {}),
+    security: BEARER_SECURITY,
+    request: { body: { required: true, content: { "application/json": { schema: o.body } } } },
+    responses: { [o.ok.status]: ok, ...problemResponses<E | 400 | 415>(400, 415, ...o.errors) } as Record<S | E | 400 | 415, typeof ok>,
+  });
+}

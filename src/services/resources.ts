@@ -1,131 +1,167 @@
 /**
- * Resource rules: ids, tenancy, and the all-or-nothing pairing of a metadata row with its blob.
- * A row is inserted only after its blob is durable; a failed insert removes a blob nothing uses.
+ * Resource rules: ids, tenancy, creating a resource (or a zip package with its files) from an
+ * external URI, inline bytes or an uploaded stream, and every read. Blobs are stored before rows;
+ * rows of one creation are inserted in one batch; whatever fails discards the blobs it stored.
  */
-import { assertTenant, type Principal } from "../auth/principal.js";
+import { assertCan, assertTenant, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
-import { type IdGenerator, SHORT_ID_PATTERN } from "../lib/ids.js";
-import type { BlobEntity, OpenBlob } from "../lib/serve-blob.js";
-import type { ResourceRow } from "../metadata/schema.js";
-import type { ResourceStore } from "../metadata/resource-store.js";
-import type { CreateResourceRequest } from "../routes/resources/schemas.js";
-import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
-import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
+import type { IdGenerator } from "../lib/ids.js";
+import { isZipMediaType } from "../lib/media-types.js";
+import type { ListQuery, ResourceStore } from "../metadata/resource-store.js";
+import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
+import type { ContentStore, StoredBlob } from "./content.js";
+import type { ContentSource } from "./content-source.js";
 import type { FetchOrigin } from "./origin.js";
+import type { PackageService } from "./packages.js";
+import { parseUid, toUid } from "./resource-ids.js";
 
 export interface ResourceServiceDeps {
-  blobs: BlobStore;
   store: ResourceStore;
+  content: ContentStore;
+  packages: PackageService;
   fetchOrigin: FetchOrigin;
   newShortId: IdGenerator;
   clock: () => Date;
-  maxResourceBytes: number;
 }
 
-export interface RegisterContext {
+export interface RequestContext {
   /** The caller: its subject is recorded as the owner; its tenants confine the request. */
   principal: Principal;
   signal?: AbortSignal;
 }
 
-export type ResourceService = ReturnType<typeof createResourceService>;
-
-export const toUid = (shortId: string, tenantId: string) => `${shortId}-${tenantId}`;
-
-/** Splits `<shortId>-<tenantId>`; null when the text cannot be a UID (so the caller answers 404). */
-export function parseUid(uid: string): { shortId: string; tenantId: string } | null {
-  const dash = uid.indexOf("-");
-  if (dash < 0) return null;
-  const shortId = uid.slice(0, dash);
-  const tenantId = uid.slice(dash + 1);
-  return SHORT_ID_PATTERN.test(shortId) && tenantId.length > 0 ? { shortId, tenantId } : null;
+export interface NewResource {
+  resourceAuthor: string;
+  resourceMediaType: string;
+  resourceName: string;
+  resourceTenantId: string;
 }
 
-const EXTERNAL_URI = "/body/resourceExternalURI";
+/** A created resource, or for a package its start page, with the package's other files. */
+export interface Created {
+  primary: ResourceRow;
+  /** null for a plain resource; the package's files other than the start page otherwise. */
+  files: ResourceRow[] | null;
+}
+
+export type ResourceService = ReturnType<typeof createResourceService>;
+
+const notFound = (what: string) => new ProblemError("NOT_FOUND", `resource ${what} not found`);
+
+/** A live row or 404: deleted resources are never served (the anchor kept serving them). */
+export const live = (row: ResourceRow | null, what: string): ResourceRow => {
+  if (!row) throw notFound(what);
+  if (row.deletedAt !== null) throw new ProblemError("NOT_FOUND", `resource ${what} was deleted`);
+  return row;
+};
+
+/** Tenant confinement, then the role and ownership rule for update/lock/unlock/delete. */
+export function assertMayModify(principal: Principal, row: ResourceRow): void {
+  assertTenant(principal, row.tenantId);
+  assertCan(principal, "modify", row.owner);
+}
 
 export function createResourceService(deps: ResourceServiceDeps) {
-  const { blobs, store, fetchOrigin, clock, maxResourceBytes } = deps;
+  const { store, content, packages, clock } = deps;
 
-  async function storeContent(tenantId: string, body: ReadableStream<Uint8Array>) {
-    const prefix = await tenantPrefix(tenantId);
-    try {
-      return await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
-        maxBytes: maxResourceBytes,
-      });
-    } catch (err) {
-      if (err instanceof StorageError && err.code === "TOO_LARGE") {
-        throw new ProblemError("PAYLOAD_TOO_LARGE", `the content exceeds the limit of ${maxResourceBytes} bytes`, {
-          errors: [{ pointer: EXTERNAL_URI, detail: `content larger than ${maxResourceBytes} bytes` }],
-          cause: err,
-        });
-      }
-      throw err;
+  async function open(source: ContentSource, signal?: AbortSignal) {
+    if (source.kind === "uri") {
+      const origin = await deps.fetchOrigin(source.uri, { signal });
+      return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI" };
     }
+    const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;
+    return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer };
   }
 
-  /** Removes a blob we just created if no row references it (it may be shared by identical content). */
-  async function discardIfUnreferenced(key: BlobKey) {
-    if ((await store.countByBlobKey(key)) === 0) await blobs.delete(key);
+  /** Checks the tenant of a UID before any lookup, so a confined caller learns nothing about others. */
+  async function lookup(uid: string, principal: Principal): Promise<ResourceRow | null> {
+    const parsed = parseUid(uid);
+    if (!parsed) return null;
+    assertTenant(principal, parsed.tenantId);
+    return store.findByUid(uid);
   }
 
   return {
-    async register(input: CreateResourceRequest, ctx: RegisterContext): Promise<ResourceRow> {
+    /** Opens the content for a new resource; a resource with a zip media type becomes a package. */
+    open,
+
+    async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
-      const origin = await fetchOrigin(input.resourceExternalURI, { signal: ctx.signal });
-      const blob = await storeContent(input.resourceTenantId, origin.body);
-      const shortId = deps.newShortId();
-      const now = clock().getTime();
+      const { body, externalUri, pointer } = await open(source, ctx.signal);
+      const stored: StoredBlob[] = [];
       try {
-        return await store.insert({
-          uid: toUid(shortId, input.resourceTenantId),
+        const blob = await content.put(input.resourceTenantId, body, pointer);
+        stored.push(blob);
+        const shortId = deps.newShortId();
+        const uid = toUid(shortId, input.resourceTenantId);
+        const now = clock().getTime();
+        const row = {
+          uid,
           shortId,
           tenantId: input.resourceTenantId,
+          context: uid,
+          path: input.resourceName,
+          parentUid: null,
           name: input.resourceName,
           author: input.resourceAuthor,
           mediaType: input.resourceMediaType,
-          externalUri: input.resourceExternalURI,
+          externalUri,
           size: blob.size,
           sha256: blob.sha256,
           blobKey: blob.key,
           owner: ctx.principal.subject,
           createdAt: now,
           updatedAt: now,
-        });
+        } satisfies NewResourceRow;
+        if (!isZipMediaType(row.mediaType)) return { primary: await store.insert(row), files: null };
+        const pkg = await packages.explode(row, pointer, stored);
+        const inserted = await store.insertAll([row, ...pkg.files]);
+        const files = inserted.filter((r) => r.parentUid === uid);
+        const start = files.find((r) => r.path === pkg.startPath) as ResourceRow;
+        // The anchor answers with the start page and lists the other files; getParentUuid gives the zip.
+        return { primary: start, files: files.filter((r) => r !== start) };
       } catch (err) {
-        if (blob.created) await discardIfUnreferenced(blob.key).catch(() => {});
+        await content.discard(stored);
         throw err;
       }
     },
 
-    /**
-     * The row for `uid` + `name`, or NOT_FOUND (also for a wrong name or a UID nobody registered).
-     * A caller confined to other tenants gets FORBIDDEN before any lookup, so nothing leaks.
-     */
-    async find(uid: string, name: string, principal: Principal): Promise<ResourceRow> {
-      const parsed = parseUid(uid);
+    /** The live resource at `<context>/<path>` (getData). */
+    async findByUri(context: string, path: string, principal: Principal): Promise<ResourceRow> {
+      const parsed = parseUid(context);
       if (parsed) assertTenant(principal, parsed.tenantId);
-      const row = parsed ? await store.findByUid(uid) : null;
-      if (!row || row.name !== name) throw new ProblemError("NOT_FOUND", `resource ${uid}/${name} not found`);
+      return live(parsed ? await store.findByUri(context, path) : null, `${context}/${path}`);
+    },
+
+    /** The live resource with this UID. */
+    async findByUid(uid: string, principal: Principal): Promise<ResourceRow> {
+      return live(await lookup(uid, principal), uid);
+    },
+
+    /** Any row with this UID, deleted or not (revision history). */
+    async findAnyByUid(uid: string, principal: Principal): Promise<ResourceRow> {
+      const row = await lookup(uid, principal);
+      if (!row) throw notFound(uid);
       return row;
     },
 
-    /** What serveBlob needs to answer GET/HEAD for a row. */
-    content(row: ResourceRow): { entity: BlobEntity; open: OpenBlob } {
-      return {
-        entity: {
-          size: row.size,
-          etag: `"${row.sha256}"`,
-          lastModified: new Date(row.updatedAt),
-          contentType: row.mediaType,
-          filename: row.name,
-        },
-        open: async (range) => {
-          const blob = await blobs.get(row.blobKey as BlobKey, range);
-          // A row without its blob is a server fault (the volume was tampered with), never bad input.
-          if (!blob) throw new Error(`blob ${row.blobKey} of resource ${row.uid} is missing`);
-          return blob.body;
-        },
-      };
+    /** The UID of the package a file came from; 404 for a top-level resource (the anchor failed with 500). */
+    async parentOf(uid: string, principal: Principal): Promise<string> {
+      const row = live(await lookup(uid, principal), uid);
+      if (!row.parentUid) throw new ProblemError("NOT_FOUND", `resource ${uid} has no parent: it is not part of a package`);
+      return row.parentUid;
+    },
+
+    /** A resource and, for a package, its live files. */
+    async query(uid: string, principal: Principal): Promise<{ row: ResourceRow; files: ResourceRow[] | null }> {
+      const row = live(await lookup(uid, principal), uid);
+      const files = await store.children(uid);
+      return { row, files: files.length > 0 || isZipMediaType(row.mediaType) ? files : null };
+    },
+
+    async list(query: ListQuery, principal: Principal): Promise<ResourceRow[]> {
+      assertTenant(principal, query.tenantId);
+      return store.list(query);
     },
   };
 }

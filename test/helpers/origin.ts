@@ -6,6 +6,7 @@
  *   /status/<code>           answers with that status
  *   /redirect/<hops>/<name>  redirects <hops> times, then to /bytes/<name>
  *   /stall                   sends headers and a few bytes, then nothing
+ *   /slow/<ms>/<name>        waits <ms>, then serves /bytes/<name>
  * Counts connections and records request headers so tests can prove what (never) arrived.
  */
 import { createServer, type IncomingHttpHeaders } from "node:http";
@@ -57,6 +58,9 @@ export async function startOrigin(host = "127.0.0.1"): Promise<Origin> {
     } else if (kind === "redirect") {
       const hops = Number(a);
       res.writeHead(302, { location: hops > 1 ? `/redirect/${hops - 1}/${b}` : `/bytes/${b}` }).end();
+    } else if (kind === "slow" && b && files.has(b)) {
+      const body = files.get(b) as Uint8Array;
+      setTimeout(() => res.writeHead(200, { "content-length": body.length }).end(body), Number(a));
     } else if (kind === "stall") {
       res.writeHead(200, { "content-type": "text/plain" });
       res.write("partial");

@@ -61,13 +61,13 @@ describe("explorer", () => {
     };
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(
-      expect.arrayContaining(["/apiversion", "/cms/v1.0/createResource", "/cms/v1.0/getData/{resourceUID}/{resourceName}"]),
+      expect.arrayContaining(["/apiversion", "/cms/v1.0/createResource", "/cms/v1.0/getData/{context}/{path}"]),
     );
     expect(Object.keys(doc.paths["/cms/v1.0/createResource"]?.post?.responses ?? {})).toEqual(
       expect.arrayContaining(["201", "400", "413", "415", "422", "502"]),
     );
     expect(doc.components.schemas.CreateResourceRequest?.required?.sort()).toEqual(
-      ["resourceAuthor", "resourceExternalURI", "resourceMediaType", "resourceName", "resourceTenantId"].sort(),
+      ["resourceAuthor", "resourceMediaType", "resourceName", "resourceTenantId"].sort(),
     );
   });
 

@@ -9,7 +9,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   origin = await startOrigin();
-  app = await startTestApp({ CMS_MAX_RESOURCE_BYTES: String(64 * 1024), CMS_FETCH_TIMEOUT_MS: "1500" });
+  app = await startTestApp({ CMS_MAX_RESOURCE_BYTES: String(64 * 1024), CMS_FETCH_TIMEOUT_MS: "1500", CMS_MAX_INLINE_BYTES: "16384" });
 });
 afterAll(async () => {
   await app.close();
@@ -82,7 +82,7 @@ describe("createResource validation", () => {
     const res = await post({ resourceAuthor: "" });
     const p = await problem(res);
     expect(p.errors?.map((e) => e.pointer).sort()).toEqual(
-      ["/json/resourceAuthor", "/json/resourceExternalURI", "/json/resourceMediaType", "/json/resourceName", "/json/resourceTenantId"].sort(),
+      ["/json/resourceAuthor", "/json/resourceBinary", "/json/resourceExternalURI", "/json/resourceMediaType", "/json/resourceName", "/json/resourceTenantId"].sort(),
     );
   });
 
@@ -109,7 +109,7 @@ describe("createResource validation", () => {
     expect((await problem(form)).code).toBe("UNSUPPORTED_MEDIA_TYPE");
   });
 
-  it("answers 413 for an oversized JSON body", async () => {
+  it("answers 413 for a JSON body past the inline-content allowance (CMS_MAX_INLINE_BYTES as base64 + 64 KiB)", async () => {
     const res = await post({ ...valid(), resourceAuthor: "x".repeat(100_000) });
     expect(res.status).toBe(413);
     expect((await problem(res)).code).toBe("PAYLOAD_TOO_LARGE");

@@ -1,21 +1,25 @@
-/** Route definitions (method, path, request, responses) for resources. No logic here. */
+/** Route definitions (method, path, request, responses) for creating, querying and listing resources. No logic here. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../http-errors.js";
 import { API_PREFIX } from "../meta.js";
+import { BEARER_SECURITY as security, jsonPost } from "../router.js";
 import {
   CreateDataLinkRequestSchema,
   CreateResourceRequestSchema,
   DataLinkSchema,
-  GetDataParamsSchema,
+  ListResourcesQuerySchema,
+  ResourcePageSchema,
+  ResourceQueryRequestSchema,
   ResourceSchema,
 } from "./schemas.js";
-import { BEARER_SECURITY as security } from "../router.js";
 
 export const createResource = createRoute({
   method: "post",
   path: `${API_PREFIX}/createResource`,
   tags: ["resources"],
-  summary: "Register a resource: download its content from resourceExternalURI and store it",
+  summary: "Register a resource: its content from resourceExternalURI (downloaded) or resourceBinary (base64)",
+  description:
+    "A media type ending in `zip` makes a package: every file becomes a resource under the zip's URI context, and the answer is the start page (root info.json `startpage`/`startPage`, else the SCORM imsmanifest.xml launch resource) with the other files in `resourcesList`.",
   security,
   request: {
     body: { required: true, content: { "application/json": { schema: CreateResourceRequestSchema } } },
@@ -30,25 +34,27 @@ export const createResource = createRoute({
   },
 });
 
-const binary = { schema: z.string().openapi({ format: "binary" }) };
+export const queryResource = jsonPost({
+  verb: "queryResource",
+  tag: "resources",
+  summary: "A resource by UID; for a package, its files in resourcesList",
+  body: ResourceQueryRequestSchema,
+  ok: { status: 200, description: "The resource", schema: ResourceSchema },
+  errors: [401, 403, 404],
+});
 
-const getDataResponses = {
-  200: { description: "The content", content: { "*/*": binary } },
-  206: { description: "Partial content (one range, or multipart/byteranges)", content: { "*/*": binary } },
-  304: { description: "Not modified" },
-  ...problemResponses(401, 403, 404, 412, 416),
-};
-
-export const getData = createRoute({
+export const listResources = createRoute({
   method: "get",
-  path: `${API_PREFIX}/getData/{resourceUID}/{resourceName}`,
+  path: `${API_PREFIX}/listResources`,
   tags: ["resources"],
-  summary: "Fetch a resource's content",
-  description:
-    "Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers.",
-  security: [...security, { signedLink: [] }],
-  request: { params: GetDataParamsSchema },
-  responses: getDataResponses,
+  summary: "A tenant's live resources, oldest first, filtered, one page at a time",
+  description: "Order is (createdAt, resourceUID): stable, so cursors never skip or repeat a resource while others are added.",
+  security,
+  request: { query: ListResourcesQuerySchema },
+  responses: {
+    200: { description: "One page", content: { "application/json": { schema: ResourcePageSchema } } },
+    ...problemResponses(400, 401, 403),
+  },
 });
 
 export const createDataLink = createRoute({

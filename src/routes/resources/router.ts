@@ -1,33 +1,14 @@
 /** Resource endpoints: thin handlers that call the resource service, behind the auth guards. */
 import type { Guards } from "../../auth/guards.js";
 import type { LinkSigner } from "../../auth/signed-links.js";
-import { serveBlob } from "../../lib/serve-blob.js";
-import type { ResourceRow } from "../../metadata/schema.js";
+import type { ContentSource } from "../../services/content-source.js";
+import { toContentSource } from "../../services/content-source.js";
+import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
-import { API_PREFIX } from "../meta.js";
 import { createRouter } from "../router.js";
 import * as contract from "./contract.js";
-import type { ResourceView } from "./schemas.js";
-
-export const toResourceView = (row: ResourceRow): ResourceView => ({
-  resourceUID: row.uid,
-  author: row.author,
-  resourceURI: `${row.uid}/${row.name}`,
-  resourcesList: null,
-  mediaType: row.mediaType,
-  size: row.size,
-  sha256: row.sha256,
-  createdAt: new Date(row.createdAt).toISOString(),
-});
-
-export const dataPath = (row: Pick<ResourceRow, "uid" | "name">) =>
-  `${API_PREFIX}/getData/${row.uid}/${encodeURIComponent(row.name)}`;
-
-/** `<uid>/<name>` → [uid, name]; the name may not contain `/`, so the first slash splits. */
-const splitResourceUri = (uri: string) => {
-  const slash = uri.indexOf("/");
-  return slash < 0 ? [uri, ""] : [uri.slice(0, slash), uri.slice(slash + 1)];
-};
+import { encodeCursor } from "./schemas.js";
+import { dataPath, toResourceItem, toResourceView } from "./views.js";
 
 export interface ResourceRouterDeps {
   resources: ResourceService;
@@ -36,29 +17,53 @@ export interface ResourceRouterDeps {
   clock: () => Date;
   /** Origin for absolute URLs (signed links); the request's own origin when unset. */
   publicUrl?: string;
+  /** CMS_MAX_INLINE_BYTES: largest decoded resourceBinary. */
+  maxInlineBytes: number;
 }
 
-export function createResourceRouter({ resources, guards, links, clock, publicUrl }: ResourceRouterDeps) {
+export function createResourceRouter({ resources, guards, links, clock, publicUrl, maxInlineBytes }: ResourceRouterDeps) {
   const router = createRouter();
-  router.use(`${API_PREFIX}/createResource`, ...guards.role("creator"));
-  router.use(`${API_PREFIX}/createDataLink`, ...guards.role("consumer"));
-  router.use(`${API_PREFIX}/getData/*`, ...guards.read);
+  router.use(contract.createResource.path, ...guards.role("creator"));
+  for (const route of [contract.createDataLink, contract.queryResource, contract.listResources]) {
+    router.use(route.path, ...guards.role("consumer"));
+  }
 
   return router
     .openapi(contract.createResource, async (c) => {
-      const row = await resources.register(c.req.valid("json"), { principal: c.get("principal"), signal: c.req.raw.signal });
-      return c.json(toResourceView(row), 201, { location: dataPath(row) });
+      const body = c.req.valid("json");
+      // The schema guarantees exactly one of resourceBinary and resourceExternalURI.
+      const source = toContentSource(body, maxInlineBytes) as ContentSource;
+      const created = await resources.create(body, source, { principal: c.get("principal"), signal: c.req.raw.signal });
+      return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
     })
-    .openapi(contract.getData, async (c) => {
-      const { resourceUID, resourceName } = c.req.valid("param");
-      const row = await resources.find(resourceUID, resourceName, c.get("principal"));
-      const { entity, open } = resources.content(row);
-      return (await serveBlob(c.req.raw, entity, open)) as never;
+    .openapi(contract.queryResource, async (c) => {
+      const { row, files } = await resources.query(c.req.valid("json").queryUID, c.get("principal"));
+      return c.json(toResourceView(row, files), 200);
+    })
+    .openapi(contract.listResources, async (c) => {
+      const q = c.req.valid("query");
+      const rows = await resources.list(
+        {
+          tenantId: q.resourceTenantId,
+          author: q.author,
+          mediaType: q.mediaType,
+          namePrefix: q.namePrefix,
+          parentUid: q.parentUID,
+          createdFrom: q.createdFrom,
+          createdBefore: q.createdBefore,
+          after: q.cursor,
+          limit: q.limit + 1,
+        },
+        c.get("principal"),
+      );
+      const page = rows.slice(0, q.limit);
+      const last = page.at(-1);
+      return c.json({ resources: page.map(toResourceItem), nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null }, 200);
     })
     .openapi(contract.createDataLink, async (c) => {
       const { resourceURI, expiresIn } = c.req.valid("json");
-      const [uid = "", name = ""] = splitResourceUri(resourceURI);
-      const row = await resources.find(uid, name, c.get("principal"));
+      const uri = parseUri(resourceURI);
+      const row = await resources.findByUri(uri?.context ?? "", uri?.path ?? "", c.get("principal"));
       const expires = Math.floor(clock().getTime() / 1000) + expiresIn;
       const path = dataPath(row);
       const query = await links.sign(path, expires);

@@ -1,5 +1,6 @@
 /** zod schemas for the resource endpoints. Types are inferred from these, never written twice. */
 import { z } from "@hono/zod-openapi";
+import { isBase64 } from "../../lib/base64.js";
 
 // C0 controls, DEL and C1 controls never belong in names, authors or anything echoed into headers.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
@@ -29,49 +30,104 @@ export const ResourceNameSchema = z
   .refine((s) => s !== "." && s !== "..", { message: "must not be '.' or '..'" })
   .openapi({ example: "logo.png", description: "A file name (no path separators), at most 255 bytes of UTF-8." });
 
+export const AuthorSchema = z
+  .string()
+  .min(1, { message: "must not be empty" })
+  .max(256, { message: "must be at most 256 characters" })
+  .refine((s) => !CONTROL_CHARS.test(s), { message: "must not contain control characters" })
+  .openapi({ example: "Test Author" });
+
+export const MediaTypeSchema = z
+  .string()
+  .max(255, { message: "must be at most 255 characters" })
+  .regex(MEDIA_TYPE, { message: "must be a media type per RFC 6838, e.g. image/png" })
+  .openapi({ example: "image/png" });
+
+export const ExternalUriSchema = z
+  .url({ protocol: /^https?$/, message: "must be an absolute http: or https: URL" })
+  .max(2048, { message: "must be at most 2048 characters" })
+  .openapi({ example: "https://example.org/logo.png", description: "Where the service downloads the content from." });
+
+// No regex here: a grouped base64 pattern overflows V8's regexp stack on megabytes of input.
+export const BinarySchema = z
+  .string()
+  .min(1, { message: "must not be empty" })
+  .refine(isBase64, { message: "must be standard base64" })
+  .openapi({
+    format: "byte",
+    description: "The content itself, base64-encoded (at most CMS_MAX_INLINE_BYTES decoded; use uploadResource for large files).",
+  });
+
+/** The anchor's clients (Jackson) send absent fields as `null`: null means "not given" everywhere. */
+export const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+export interface ContentFields {
+  resourceBinary?: string | null;
+  resourceExternalURI?: string | null;
+}
+
+/** At most one content source; with `required`, exactly one (the anchor's rule, as field errors). */
+const contentFieldsRule =
+  (required: boolean) =>
+  (value: ContentFields, ctx: z.RefinementCtx): void => {
+    const given = (["resourceBinary", "resourceExternalURI"] as const).filter((k) => value[k] != null);
+    if (given.length === 2) {
+      ctx.addIssue({ code: "custom", path: ["resourceBinary"], message: "give resourceBinary or resourceExternalURI, not both" });
+    } else if (given.length === 0 && required) {
+      for (const path of ["resourceBinary", "resourceExternalURI"]) {
+        ctx.addIssue({ code: "custom", path: [path], message: "one of resourceBinary or resourceExternalURI is required" });
+      }
+    }
+  };
+
+/** superRefine arguments: the rule also runs when other fields failed, so every bad field is named at once. */
+export const checkContentFields = (required: boolean) =>
+  [
+    contentFieldsRule(required),
+    { when: (payload: { value: unknown }) => typeof payload.value === "object" && payload.value !== null },
+  ] as const;
+
 export const CreateResourceRequestSchema = z
   .object({
-    resourceAuthor: z
-      .string()
-      .min(1, { message: "must not be empty" })
-      .max(256, { message: "must be at most 256 characters" })
-      .refine((s) => !CONTROL_CHARS.test(s), { message: "must not contain control characters" })
-      .openapi({ example: "Test Author" }),
-    resourceExternalURI: z
-      .url({ protocol: /^https?$/, message: "must be an absolute http: or https: URL" })
-      .max(2048, { message: "must be at most 2048 characters" })
-      .openapi({ example: "https://example.org/logo.png", description: "Where the service downloads the content from." }),
-    resourceMediaType: z
-      .string()
-      .max(255, { message: "must be at most 255 characters" })
-      .regex(MEDIA_TYPE, { message: "must be a media type per RFC 6838, e.g. image/png" })
-      .openapi({ example: "image/png" }),
+    resourceAuthor: AuthorSchema,
+    resourceExternalURI: optional(ExternalUriSchema),
+    resourceBinary: optional(BinarySchema),
+    resourceMediaType: MediaTypeSchema.openapi({
+      description: "Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode).",
+    }),
     resourceName: ResourceNameSchema,
     resourceTenantId: TenantIdSchema,
   })
-  .openapi("CreateResourceRequest");
+  .superRefine(...checkContentFields(true))
+  .openapi("CreateResourceRequest", { description: "Exactly one of resourceExternalURI and resourceBinary." });
 
 export type CreateResourceRequest = z.infer<typeof CreateResourceRequestSchema>;
 
+const ResourceFields = {
+  resourceUID: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
+  author: z.string(),
+  resourceURI: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png" }),
+  mediaType: z.string(),
+  size: z.number().int(),
+  sha256: z.string(),
+  createdAt: z.string().openapi({ format: "date-time" }),
+};
+
+export const ResourceItemSchema = z
+  .object({ ...ResourceFields, resourcesList: z.null() })
+  .openapi("ResourceItem");
+
 export const ResourceSchema = z
   .object({
-    resourceUID: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
-    author: z.string(),
-    resourceURI: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png" }),
-    resourcesList: z.array(z.unknown()).nullable().openapi({ description: "Children of a package; null otherwise." }),
-    mediaType: z.string(),
-    size: z.number().int(),
-    sha256: z.string(),
-    createdAt: z.string().openapi({ format: "date-time" }),
+    ...ResourceFields,
+    resourcesList: z
+      .array(ResourceItemSchema)
+      .nullable()
+      .openapi({ description: "For a package: its files (createResource: all but the start page). null otherwise." }),
   })
   .openapi("Resource");
 
 export type ResourceView = z.infer<typeof ResourceSchema>;
-
-export const GetDataParamsSchema = z.object({
-  resourceUID: z.string().openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
-  resourceName: z.string().openapi({ param: { name: "resourceName", in: "path" }, example: "logo.png" }),
-});
 
 export const MAX_LINK_SECONDS = 7 * 24 * 3600;
 
@@ -97,3 +153,76 @@ export const DataLinkSchema = z
     expires: z.string().openapi({ format: "date-time" }),
   })
   .openapi("DataLink");
+
+export const ResourceUidSchema = z
+  .string()
+  .min(1, { message: "must not be empty" })
+  .max(400, { message: "must be at most 400 characters" })
+  .openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" });
+
+/** The anchor's ResourceQueryDTO: only queryUID is used (the other fields were ignored there too). */
+export const ResourceQueryRequestSchema = z
+  .object({
+    queryUID: ResourceUidSchema,
+    queryResourceName: z.string().nullish().openapi({ description: "Ignored, as in the anchor; use listResources to filter." }),
+    queryResourceMediaType: z.string().nullish().openapi({ description: "Ignored, as in the anchor." }),
+    queryResourceAuthor: z.string().nullish().openapi({ description: "Ignored, as in the anchor." }),
+  })
+  .openapi("ResourceQuery");
+
+const utf8 = new TextEncoder();
+const base64url = (text: string) => btoa(String.fromCharCode(...utf8.encode(text))).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/** Opaque keyset cursor: the (createdAt, uid) of the last row of a page. */
+export const encodeCursor = (row: { createdAt: number; uid: string }) => base64url(JSON.stringify([row.createdAt, row.uid]));
+
+const CursorSchema = z
+  .string()
+  .max(600)
+  .transform((text, ctx) => {
+    try {
+      const bytes = Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
+      const [createdAt, uid] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
+      if (Number.isSafeInteger(createdAt) && typeof uid === "string") return { createdAt: createdAt as number, uid };
+    } catch {
+      // reported below
+    }
+    ctx.addIssue({ code: "custom", message: "is not a cursor returned by listResources" });
+    return z.NEVER;
+  })
+  .openapi({ type: "string", description: "`nextCursor` of the previous page." });
+
+const DateTimeSchema = z.iso
+  .datetime({ offset: true, message: "must be an ISO-8601 date-time, e.g. 2025-01-31T12:00:00Z" })
+  .transform((s) => Date.parse(s))
+  .openapi({ type: "string", format: "date-time" });
+
+export const MAX_PAGE_SIZE = 200;
+
+export const ListResourcesQuerySchema = z.object({
+  resourceTenantId: TenantIdSchema,
+  author: z.string().max(256).optional().openapi({ description: "Exact author." }),
+  mediaType: z
+    .string()
+    .max(255)
+    .optional()
+    .openapi({ description: "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`)." }),
+  namePrefix: z.string().min(1).max(1024).optional().openapi({ description: "Case-sensitive prefix of the resource name." }),
+  parentUID: z.string().max(400).optional().openapi({ description: "Only the files of this package." }),
+  createdFrom: DateTimeSchema.optional().openapi({ description: "Created at or after (inclusive)." }),
+  createdBefore: DateTimeSchema.optional().openapi({ description: "Created before (exclusive)." }),
+  limit: z.coerce
+    .number()
+    .int({ message: "must be an integer" })
+    .min(1, { message: "must be at least 1" })
+    .max(MAX_PAGE_SIZE, { message: `must be at most ${MAX_PAGE_SIZE}` })
+    .default(50),
+  cursor: CursorSchema.optional(),
+});
+
+export const ResourcePageSchema = z
+  .object({
+    resources: z.array(ResourceItemSchema),
+    nextCursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last page." }),
+  })
+  .openapi("ResourcePage");

@@ -1,0 +1,64 @@
+/**
+ * Media types by file extension, for files extracted from a zip package (the anchor asked Tika by
+ * name). Only what e-learning packages carry; anything else is application/octet-stream.
+ */
+const BY_EXTENSION: Record<string, string> = {
+  html: "text/html",
+  htm: "text/html",
+  xhtml: "application/xhtml+xml",
+  css: "text/css",
+  js: "text/javascript",
+  mjs: "text/javascript",
+  json: "application/json",
+  xml: "application/xml",
+  xsd: "application/xml",
+  txt: "text/plain",
+  csv: "text/csv",
+  md: "text/markdown",
+  svg: "image/svg+xml",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  avif: "image/avif",
+  ico: "image/vnd.microsoft.icon",
+  bmp: "image/bmp",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  ogg: "audio/ogg",
+  oga: "audio/ogg",
+  m4a: "audio/mp4",
+  mp4: "video/mp4",
+  m4v: "video/mp4",
+  webm: "video/webm",
+  ogv: "video/ogg",
+  vtt: "text/vtt",
+  pdf: "application/pdf",
+  zip: "application/zip",
+  woff: "font/woff",
+  woff2: "font/woff2",
+  ttf: "font/ttf",
+  otf: "font/otf",
+  eot: "application/vnd.ms-fontobject",
+  swf: "application/x-shockwave-flash",
+  wasm: "application/wasm",
+};
+
+export const DEFAULT_MEDIA_TYPE = "application/octet-stream";
+
+export function mediaTypeForPath(path: string): string {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  const dot = name.lastIndexOf(".");
+  if (dot <= 0) return DEFAULT_MEDIA_TYPE;
+  return BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? DEFAULT_MEDIA_TYPE;
+}
+
+/**
+ * The anchor explodes a resource whose declared type ends with "zip" (application/zip,
+ * multipart/x-zip); Windows' application/x-zip-compressed, which does not, is accepted too.
+ */
+export const isZipMediaType = (mediaType: string): boolean => {
+  const essence = mediaType.split(";")[0]?.trim().toLowerCase() ?? "";
+  return essence.endsWith("zip") || essence === "application/x-zip-compressed";
+};

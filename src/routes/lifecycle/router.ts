@@ -1,0 +1,84 @@
+/** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
+import type { Guards } from "../../auth/guards.js";
+import { serveBlob } from "../../lib/serve-blob.js";
+import type { RevisionRow } from "../../metadata/schema.js";
+import { toContentSource } from "../../services/content-source.js";
+import type { LifecycleService } from "../../services/lifecycle.js";
+import { toUri } from "../../services/resource-ids.js";
+import type { RevisionService } from "../../services/revisions.js";
+import { API_PREFIX } from "../meta.js";
+import { toResourceView } from "../resources/views.js";
+import { createRouter, type RouteGroup } from "../router.js";
+import * as contract from "./contract.js";
+
+export interface LifecycleRouterDeps {
+  lifecycle: LifecycleService;
+  revisions: RevisionService;
+  guards: Guards;
+  maxInlineBytes: number;
+}
+
+const toRevisionView = (row: RevisionRow) => ({
+  revision: row.revision,
+  action: row.action,
+  resourceName: row.name,
+  author: row.author,
+  mediaType: row.mediaType,
+  size: row.size,
+  sha256: row.sha256,
+  createdAt: new Date(row.createdAt).toISOString(),
+  dataURI: `${API_PREFIX}/getRevisionData/${row.resourceUid}/${row.revision}`,
+});
+
+export function createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }: LifecycleRouterDeps): RouteGroup {
+  const router = createRouter();
+  router.use(contract.updateResource.path, ...guards.role("creator"));
+  router.use(contract.deleteResource.path, ...guards.role("creator"));
+  router.use(contract.purgeResource.path, ...guards.role("admin"));
+  router.use(`${API_PREFIX}/getRevisions/*`, ...guards.role("consumer"));
+  router.use(`${API_PREFIX}/getRevisionData/*`, ...guards.read);
+
+  return router
+    .openapi(contract.updateResource, async (c) => {
+      const body = c.req.valid("json");
+      const claim = { name: body.resourceUID, owner: body.author, lockId: body.lockID };
+      const update = {
+        author: body.resourceAuthor,
+        name: body.resourceName,
+        mediaType: body.resourceMediaType,
+        source: toContentSource(body, maxInlineBytes),
+      };
+      const { row, lock } = await lifecycle.update(claim, update, { principal: c.get("principal"), signal: c.req.raw.signal });
+      return c.json(
+        {
+          resourceUID: row.uid,
+          author: row.author,
+          resourceURI: toUri(row),
+          resourcesList: null,
+          lockID: lock.lockId,
+          lockExpirationDate: new Date(lock.expiresAt).toISOString(),
+          resourceName: row.name,
+        },
+        200,
+      );
+    })
+    .openapi(contract.deleteResource, async (c) => {
+      const { resourceUID, author, lockID } = c.req.valid("json");
+      const row = await lifecycle.remove({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"));
+      return c.json(toResourceView(row), 200);
+    })
+    .openapi(contract.purgeResource, async (c) => {
+      const { uids, blobsRemoved } = await lifecycle.purge(c.req.valid("json").resourceUID, c.get("principal"));
+      return c.json({ purged: uids, blobsRemoved }, 200);
+    })
+    .openapi(contract.getRevisions, async (c) => {
+      const { resourceUID } = c.req.valid("param");
+      const rows = await revisions.list(resourceUID, c.get("principal"));
+      return c.json({ resourceUID, revisions: rows.map(toRevisionView) }, 200);
+    })
+    .openapi(contract.getRevisionData, async (c) => {
+      const { resourceUID, revision } = c.req.valid("param");
+      const { entity, open } = await revisions.content(resourceUID, revision, c.get("principal"));
+      return (await serveBlob(c.req.raw, entity, open)) as never;
+    });
+}

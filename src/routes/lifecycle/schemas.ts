@@ -1,0 +1,63 @@
+/** zod schemas for updateResource, deleteResource, the admin purge and revisions. */
+import { z } from "@hono/zod-openapi";
+import { LockedResourceRequestSchema } from "../locks/schemas.js";
+import {
+  AuthorSchema,
+  BinarySchema,
+  checkContentFields,
+  ExternalUriSchema,
+  MediaTypeSchema,
+  optional,
+  ResourceNameSchema,
+  ResourceUidSchema,
+} from "../resources/schemas.js";
+
+/**
+ * The anchor's UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
+ * and `resourceMediaType` replace what they name; at most one of the content fields replaces the content.
+ */
+export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
+  resourceAuthor: optional(AuthorSchema).openapi({ description: "New author; unchanged when absent." }),
+  resourceName: optional(ResourceNameSchema).openapi({ description: "New name (download name); the URI does not change." }),
+  resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type; unchanged when absent (the anchor re-sniffed it)." }),
+  resourceBinary: optional(BinarySchema),
+  resourceExternalURI: optional(ExternalUriSchema),
+})
+  .superRefine(...checkContentFields(false))
+  .openapi("UpdateResourceDTO");
+
+export const PurgeRequestSchema = z.object({ resourceUID: ResourceUidSchema }).openapi("PurgeRequest");
+
+export const PurgeResultSchema = z
+  .object({
+    purged: z.array(z.string()).openapi({ description: "UIDs removed: the resource and, for a package, its files." }),
+    blobsRemoved: z.number().int().openapi({ description: "Stored contents no longer referenced by anything, now deleted." }),
+  })
+  .openapi("PurgeResult");
+
+export const RevisionParamsSchema = z.object({
+  resourceUID: z.string().openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
+  revision: z.coerce
+    .number()
+    .int({ message: "must be an integer" })
+    .min(1, { message: "must be at least 1" })
+    .openapi({ param: { name: "revision", in: "path" }, example: 1 }),
+});
+
+export const RevisionSchema = z
+  .object({
+    revision: z.number().int(),
+    action: z.enum(["create", "update", "delete"]),
+    resourceName: z.string(),
+    author: z.string(),
+    mediaType: z.string(),
+    size: z.number().int(),
+    sha256: z.string(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    dataURI: z.string().openapi({ description: "Stable URL of this revision's content (while the resource is not deleted)." }),
+  })
+  .openapi("Revision");
+
+export const RevisionListSchema = z
+  .object({ resourceUID: z.string(), revisions: z.array(RevisionSchema) })
+  .openapi("RevisionList");

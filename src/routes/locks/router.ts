@@ -1,0 +1,69 @@
+/** Lock endpoints: thin handlers over the lock service, behind the auth guards. */
+import type { Guards } from "../../auth/guards.js";
+import type { Principal } from "../../auth/principal.js";
+import type { LockRow, ResourceRow } from "../../metadata/schema.js";
+import type { LockService } from "../../services/locks.js";
+import { toUri } from "../../services/resource-ids.js";
+import { createRouter, type RouteGroup } from "../router.js";
+import * as contract from "./contract.js";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+const toLockedResource = ({ row, lock }: { row: ResourceRow; lock: LockRow }) => ({
+  resourceUID: row.uid,
+  author: lock.owner,
+  resourceURI: toUri(row),
+  resourcesList: null,
+  lockID: lock.lockId,
+  lockExpirationDate: iso(lock.expiresAt),
+  resourceName: row.name,
+});
+
+/** The lockID is the key to the lock: shown only to its authenticated holder (the anchor showed it to anyone). */
+const toLock = (lock: LockRow, viewer?: Principal) => ({
+  lockID: !viewer || (lock.holder !== null && lock.holder === viewer.subject) ? lock.lockId : null,
+  lockOwner: lock.owner,
+  lockExpiration: iso(lock.expiresAt),
+  uid: lock.name,
+});
+
+export function createLockRouter({ locks, guards }: { locks: LockService; guards: Guards }): RouteGroup {
+  const router = createRouter();
+  for (const route of [contract.lockResourceDto, contract.unlockResourceDto, contract.renewResourceDtoLock, contract.lockName, contract.unlockName, contract.renewName]) {
+    router.use(route.path, ...guards.role("creator"));
+  }
+  router.use(contract.queryName.path, ...guards.role("consumer"));
+
+  return router
+    .openapi(contract.lockResourceDto, async (c) => {
+      const { resourceUID, author } = c.req.valid("json");
+      return c.json(toLockedResource(await locks.lockResource(resourceUID, author, c.get("principal"))), 200);
+    })
+    .openapi(contract.unlockResourceDto, async (c) => {
+      const { resourceUID, author, lockID } = c.req.valid("json");
+      await locks.unlockResource({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"));
+      return c.body(null, 204);
+    })
+    .openapi(contract.renewResourceDtoLock, async (c) => {
+      const { resourceUID, author, lockID } = c.req.valid("json");
+      return c.json(toLockedResource(await locks.renewResource({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"))), 200);
+    })
+    .openapi(contract.lockName, async (c) => {
+      const { uid, lockOwner, lockExpiration } = c.req.valid("json");
+      return c.json(toLock(await locks.lockName(uid, lockOwner, lockExpiration ?? undefined, c.get("principal"))), 200);
+    })
+    .openapi(contract.unlockName, async (c) => {
+      const { uid, lockID, lockOwner } = c.req.valid("json");
+      await locks.unlockName({ name: uid, lockId: lockID, owner: lockOwner }, c.get("principal"));
+      return c.body(null, 204);
+    })
+    .openapi(contract.renewName, async (c) => {
+      const { uid, lockID, lockOwner, lockExpiration } = c.req.valid("json");
+      const claim = { name: uid, lockId: lockID, owner: lockOwner };
+      return c.json(toLock(await locks.renewName(claim, lockExpiration ?? undefined, c.get("principal"))), 200);
+    })
+    .openapi(contract.queryName, async (c) => {
+      const principal = c.get("principal");
+      return c.json(toLock(await locks.queryName(c.req.valid("json").uid, principal), principal), 200);
+    });
+}

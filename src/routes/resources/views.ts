@@ -1,0 +1,28 @@
+/** Rows → the anchor's DTO shapes, and the getData path of a row. */
+import type { ResourceRow } from "../../metadata/schema.js";
+import { toUri } from "../../services/resource-ids.js";
+import { API_PREFIX } from "../meta.js";
+import type { ResourceView } from "./schemas.js";
+
+type ResourceItem = Omit<ResourceView, "resourcesList"> & { resourcesList: null };
+
+export const toResourceItem = (row: ResourceRow): ResourceItem => ({
+  resourceUID: row.uid,
+  author: row.author,
+  resourceURI: toUri(row),
+  resourcesList: null,
+  mediaType: row.mediaType,
+  size: row.size,
+  sha256: row.sha256,
+  createdAt: new Date(row.createdAt).toISOString(),
+});
+
+/** A resource with its package files (null when it is not a package). */
+export const toResourceView = (row: ResourceRow, files: ResourceRow[] | null = null): ResourceView => ({
+  ...toResourceItem(row),
+  resourcesList: files && files.map(toResourceItem),
+});
+
+/** Each path segment percent-encoded, so package files keep their `/` and relative links resolve. */
+export const dataPath = (row: Pick<ResourceRow, "context" | "path">) =>
+  `${API_PREFIX}/getData/${row.context}/${row.path.split("/").map(encodeURIComponent).join("/")}`;

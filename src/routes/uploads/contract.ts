@@ -1,0 +1,51 @@
+/**
+ * The streaming upload: multipart/form-data with the createResource metadata fields first and the
+ * file last. Documented here but served by a plain handler (routes/uploads/router.ts), because
+ * zod-openapi's form validator would read the whole body into memory.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { problemResponses } from "../../http-errors.js";
+import { API_PREFIX } from "../meta.js";
+import { BEARER_SECURITY } from "../router.js";
+import { AuthorSchema, MediaTypeSchema, ResourceNameSchema, ResourceSchema, TenantIdSchema } from "../resources/schemas.js";
+
+/** The metadata fields, validated once the file part arrives (name and type default from the file part). */
+export const UploadFieldsSchema = z.object({
+  resourceAuthor: AuthorSchema,
+  resourceMediaType: MediaTypeSchema,
+  resourceName: ResourceNameSchema,
+  resourceTenantId: TenantIdSchema,
+});
+
+export const UPLOAD_FIELDS = Object.keys(UploadFieldsSchema.shape);
+
+export const uploadResource = createRoute({
+  method: "post",
+  path: `${API_PREFIX}/uploadResource`,
+  tags: ["resources"],
+  summary: "Register a resource from a streamed multipart/form-data upload (large files)",
+  description:
+    "Send the fields first and the `file` part last; the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name and resourceMediaType to the part's Content-Type. Parts after the file are ignored. Zip packages are exploded as in createResource.",
+  security: BEARER_SECURITY,
+  request: {
+    body: {
+      required: true,
+      content: {
+        "multipart/form-data": {
+          schema: UploadFieldsSchema.partial({ resourceMediaType: true, resourceName: true }).extend({
+            file: z.string().openapi({ format: "binary" }),
+          }),
+          encoding: { file: { contentType: "*/*" } },
+        },
+      },
+    },
+  },
+  responses: {
+    201: {
+      description: "Created; `Location` is the content's getData URL",
+      headers: z.object({ Location: z.string() }),
+      content: { "application/json": { schema: ResourceSchema } },
+    },
+    ...problemResponses(400, 401, 403, 413, 415),
+  },
+});

@@ -1,0 +1,63 @@
+/** The streaming upload: multipart fields → validated metadata, the file part → storage as it arrives. */
+import type { Guards } from "../../auth/guards.js";
+import { ProblemError } from "../../errors.js";
+import { toFieldErrors } from "../../http-errors.js";
+import { type MultipartPart, parseMultipart, readText } from "../../lib/multipart.js";
+import type { ResourceService } from "../../services/resources.js";
+import { dataPath, toResourceView } from "../resources/views.js";
+import { createRouter, type RouteGroup } from "../router.js";
+import { UPLOAD_FIELDS, UploadFieldsSchema, uploadResource } from "./contract.js";
+
+export const FILE_FIELD = "file";
+const MAX_FIELD_BYTES = 4096;
+
+const badPart = (part: MultipartPart, detail: string) =>
+  new ProblemError("VALIDATION_FAILED", `invalid multipart part "${part.name}": ${detail}`, {
+    errors: [{ pointer: `/body/${part.name.replaceAll("~", "~0").replaceAll("/", "~1")}`, detail }],
+  });
+
+export function createUploadRouter({ resources, guards }: { resources: ResourceService; guards: Guards }): RouteGroup {
+  const router = createRouter();
+  router.use(uploadResource.path, ...guards.role("creator"));
+  router.openAPIRegistry.registerPath(uploadResource);
+
+  router.post(uploadResource.path, async (c) => {
+    const parts = parseMultipart(c.req.raw.body ?? new ReadableStream(), c.req.header("content-type") ?? "", {
+      maxParts: UPLOAD_FIELDS.length + 4,
+      maxFieldBytes: MAX_FIELD_BYTES,
+    });
+    const fields: Record<string, string> = {};
+    try {
+      for await (const part of parts) {
+        if (part.filename === null) {
+          if (!UPLOAD_FIELDS.includes(part.name)) throw badPart(part, `unknown field; expected ${UPLOAD_FIELDS.join(", ")} and ${FILE_FIELD}`);
+          if (part.name in fields) throw badPart(part, "given twice");
+          fields[part.name] = await readText(part, MAX_FIELD_BYTES);
+          continue;
+        }
+        if (part.name !== FILE_FIELD) throw badPart(part, `files go in the "${FILE_FIELD}" part`);
+        const parsed = UploadFieldsSchema.safeParse({
+          resourceName: part.filename || undefined,
+          resourceMediaType: part.contentType ?? "application/octet-stream",
+          ...fields,
+        });
+        if (!parsed.success) {
+          const errors = toFieldErrors(parsed.error, "body");
+          throw new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${errors.map((e) => e.pointer.slice(6)).join(", ")}`, { errors });
+        }
+        const created = await resources.create(parsed.data, { kind: "stream", body: part.body, pointer: `/body/${FILE_FIELD}` }, {
+          principal: c.get("principal"),
+          signal: c.req.raw.signal,
+        });
+        return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
+      }
+    } finally {
+      // Parts after the file (and everything after a failure) are not read: stop the source.
+      await parts.return?.();
+    }
+    throw new ProblemError("VALIDATION_FAILED", `the upload has no "${FILE_FIELD}" part`, {
+      errors: [{ pointer: `/body/${FILE_FIELD}`, detail: "a file part is required (after the fields)" }],
+    });
+  });
+  return router;
+}

@@ -1,0 +1,106 @@
+/**
+ * Changing and removing resources: updateResource (new content and/or author, name, media type as a
+ * new revision; UID and URI stay), deleteResource (soft, with a revision record) and the admin purge
+ * (rows, revisions and locks gone for good, then every blob nothing references any more).
+ */
+import { assertTenant, type Principal } from "../auth/principal.js";
+import { ProblemError } from "../errors.js";
+import type { GuardedChange, ResourceChanges, ResourceStore } from "../metadata/resource-store.js";
+import type { LockRow, ResourceRow } from "../metadata/schema.js";
+import type { ContentStore, StoredBlob } from "./content.js";
+import { type LockClaim, lockProblem } from "./locks.js";
+import type { ContentSource } from "./content-source.js";
+import { assertMayModify, type RequestContext, type ResourceService } from "./resources.js";
+
+export interface LifecycleServiceDeps {
+  store: ResourceStore;
+  content: ContentStore;
+  resources: ResourceService;
+  clock: () => Date;
+}
+
+export interface ResourceUpdate {
+  author?: string;
+  name?: string;
+  mediaType?: string;
+  /** New content; absent to change only the metadata. */
+  source?: ContentSource;
+}
+
+export type LifecycleService = ReturnType<typeof createLifecycleService>;
+
+export function createLifecycleService({ store, content, resources, clock }: LifecycleServiceDeps) {
+  /** The resource the caller may modify and its live lock, checked before any content is fetched. */
+  async function prepare(claim: LockClaim, principal: Principal) {
+    const row = await resources.findByUid(claim.name, principal);
+    assertMayModify(principal, row);
+    const now = clock().getTime();
+    const lock = await store.locks.find(claim.name, now);
+    const change: GuardedChange = {
+      uid: row.uid,
+      expectedRevision: row.revision,
+      lock: { lockId: claim.lockId, owner: claim.owner, holder: principal.subject },
+      actor: principal.subject,
+      now,
+    };
+    if (!lock || lock.lockId !== claim.lockId || lock.owner !== claim.owner || lock.holder !== principal.subject) {
+      throw await lockProblem(store, claim.name, change.lock, now);
+    }
+    return { row, lock, change };
+  }
+
+  /** Explains a guarded statement that changed nothing: deleted, lock lost, or a concurrent change. */
+  async function refused(change: GuardedChange): Promise<ProblemError> {
+    const current = await store.findByUid(change.uid);
+    if (!current || current.deletedAt !== null) return new ProblemError("NOT_FOUND", `resource ${change.uid} was deleted`);
+    return lockProblem(store, change.uid, change.lock, change.now);
+  }
+
+  return {
+    /**
+     * Needs the caller's live lock, which stays held. The previous content stays reachable as a
+     * revision. If anything fails the resource is unchanged and newly stored content is discarded.
+     */
+    async update(claim: LockClaim, update: ResourceUpdate, ctx: RequestContext): Promise<{ row: ResourceRow; lock: LockRow }> {
+      const { row, lock, change } = await prepare(claim, ctx.principal);
+      if (update.source && (await store.children(row.uid)).length > 0) {
+        // Re-exploding would replace every file's UID; the anchor silently left the old files in place.
+        throw new ProblemError("CONFLICT", `resource ${row.uid} is a package; create a new package instead of replacing its content`);
+      }
+      const stored: StoredBlob[] = [];
+      try {
+        const changes: ResourceChanges = { author: update.author, name: update.name, mediaType: update.mediaType };
+        if (update.source) {
+          const { body, externalUri, pointer } = await resources.open(update.source, ctx.signal);
+          const blob = await content.put(row.tenantId, body, pointer);
+          stored.push(blob);
+          Object.assign(changes, { size: blob.size, sha256: blob.sha256, blobKey: blob.key, externalUri });
+        }
+        // The lock was live when checked, but only the guarded statement decides (it may expire during a download).
+        const updated = await store.update({ ...change, now: clock().getTime() }, changes);
+        if (!updated) throw await refused({ ...change, now: clock().getTime() });
+        return { row: updated, lock };
+      } catch (err) {
+        await content.discard(stored);
+        throw err;
+      }
+    },
+
+    /** Soft delete: never served again, its package files with it; the lock is released. */
+    async remove(claim: LockClaim, principal: Principal): Promise<ResourceRow> {
+      const { change } = await prepare(claim, principal);
+      const deleted = await store.softDelete(change);
+      if (!deleted) throw await refused(change);
+      return deleted;
+    },
+
+    /** Admin only (the route's guard): removes a resource, deleted or not, with its files, for good. */
+    async purge(uid: string, principal: Principal): Promise<{ uids: string[]; blobsRemoved: number }> {
+      const row = await resources.findAnyByUid(uid, principal);
+      assertTenant(principal, row.tenantId);
+      const purged = await store.purge(row.uid);
+      if (!purged) throw new ProblemError("NOT_FOUND", `resource ${uid} not found`);
+      return { uids: purged.uids, blobsRemoved: await content.collect(purged.blobKeys) };
+    },
+  };
+}

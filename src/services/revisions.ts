@@ -1,0 +1,31 @@
+/**
+ * A resource's history: every revision (create, each update, the delete) with the content it had,
+ * fetchable by a stable URL for as long as the resource is not deleted (the anchor's archived
+ * content was unreachable, §3.10).
+ */
+import type { Principal } from "../auth/principal.js";
+import { ProblemError } from "../errors.js";
+import type { ResourceStore } from "../metadata/resource-store.js";
+import type { RevisionRow } from "../metadata/schema.js";
+import type { ContentStore } from "./content.js";
+import type { ResourceService } from "./resources.js";
+
+export type RevisionService = ReturnType<typeof createRevisionService>;
+
+export function createRevisionService({ store, content, resources }: { store: ResourceStore; content: ContentStore; resources: ResourceService }) {
+  return {
+    /** Every revision, oldest first; also for a deleted resource, whose last revision records the delete. */
+    async list(uid: string, principal: Principal): Promise<RevisionRow[]> {
+      const row = await resources.findAnyByUid(uid, principal);
+      return store.revisions(row.uid);
+    },
+
+    /** The content of one revision, ready for serveBlob; 404 once the resource is deleted. */
+    async content(uid: string, revision: number, principal: Principal) {
+      const row = await resources.findByUid(uid, principal);
+      const found = await store.revision(row.uid, revision);
+      if (!found) throw new ProblemError("NOT_FOUND", `resource ${uid} has no revision ${revision}`);
+      return content.serve({ ...found, updatedAt: found.createdAt });
+    },
+  };
+}
