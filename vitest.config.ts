@@ -1,13 +1,24 @@
 // Tool config: vitest expects a default export.
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { SummaryReporter } from "./test/helpers/summary-reporter.js";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    pool: "forks",
     reporters: ["default", new SummaryReporter()],
+    // One run, one summary line: Node-side tests in forks, and test/workers/ inside workerd.
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/workers/**"],
+          pool: "forks",
+        },
+      },
+      "./vitest.workers.config.ts",
+    ],
   },
 });

@@ -18,6 +18,7 @@ import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import { createResourceStore } from "../metadata/resource-store.js";
 import { createFsBlobStore } from "../storage/drivers/fs.js";
+import { createS3BlobStore } from "../storage/drivers/s3.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { nodeToWebStream } from "./node-streams.js";
 
@@ -28,13 +29,31 @@ export async function openDatabase(config: Pick<Config, "CMS_DATABASE_URL" | "CM
   if (url.startsWith("file:")) await mkdir(dirname(resolve(url.slice("file:".length))), { recursive: true });
   const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
   if (url.startsWith("file:")) {
-    // WAL lets readers proceed during writes; busy_timeout makes writers from several processes wait, not fail.
-    await client.execute("PRAGMA journal_mode = WAL");
+    // busy_timeout makes writers from several processes wait, not fail (set first: switching to WAL
+    // takes a write lock too); WAL lets readers proceed during writes.
     await client.execute("PRAGMA busy_timeout = 5000");
+    await client.execute("PRAGMA journal_mode = WAL");
   }
   const db = drizzle(client);
-  await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  await migrateShared(db);
   return { db, close: () => client.close() };
+}
+
+/**
+ * Instances started together on a fresh database race to migrate it: the loser's migration fails
+ * ("table … already exists", or SQLITE_BUSY) and is rolled back. Retrying finds the winner's
+ * migrations recorded and applies only what is still missing.
+ */
+async function migrateShared(db: ReturnType<typeof drizzle>, attempts = 5) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      return;
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt + Math.random() * 100));
+    }
+  }
 }
 
 const swaggerDist = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
@@ -51,7 +70,17 @@ export async function readSwaggerAsset(file: string) {
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
 export async function createServerDeps(config: Config, logger: Logger): Promise<AppDeps & { close(): Promise<void> }> {
-  const blobs = await createFsBlobStore({ root: config.CMS_VOLUME });
+  const blobs =
+    config.CMS_STORAGE === "s3"
+      ? createS3BlobStore({
+          endpoint: config.CMS_S3_ENDPOINT as string,
+          bucket: config.CMS_S3_BUCKET as string,
+          region: config.CMS_S3_REGION,
+          accessKeyId: config.CMS_S3_ACCESS_KEY_ID as string,
+          secretAccessKey: config.CMS_S3_SECRET_ACCESS_KEY as string,
+          prefix: config.CMS_S3_PREFIX,
+        })
+      : await createFsBlobStore({ root: config.CMS_VOLUME });
   await blobs.check();
   const database = await openDatabase(config);
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {

@@ -1,0 +1,15 @@
+// Copies the Swagger UI files the explorer serves into public/vendor/swagger-ui-dist/, for the
+// Workers assets binding (Node and Bun read them from node_modules). public/ is generated.
+import { copyFile, mkdir } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+// The allow-list of src/routes/explorer/index.ts: nothing else is ever served.
+const FILES = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon-16x16.png", "favicon-32x32.png"];
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const dist = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+const target = join(root, "public", "vendor", "swagger-ui-dist");
+await mkdir(target, { recursive: true });
+for (const file of FILES) await copyFile(join(dist, file), join(target, file));

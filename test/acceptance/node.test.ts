@@ -1,0 +1,8 @@
+/** The HTTP acceptance suite on Node: the app served in-process by @hono/node-server, fs + libSQL file. */
+import { startTestApp } from "../helpers/test-app.js";
+import { describeAcceptance } from "./suite.js";
+
+describeAcceptance("node", async () => {
+  const app = await startTestApp({ CMS_LOG_LEVEL: "warn" });
+  return { baseUrl: app.baseUrl, close: () => app.close() };
+});

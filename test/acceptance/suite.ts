@@ -1,0 +1,264 @@
+/**
+ * The HTTP acceptance suite every runtime must pass unchanged (Node, Bun, workerd): plain HTTP
+ * against a started target, no access to its deps. The target must allow fetching the loopback
+ * origin (CMS_FETCH_ALLOW_PRIVATE=true); SSRF refusal differs per runtime and is tested per runtime.
+ */
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
+
+export interface AcceptanceTarget {
+  /** `http://127.0.0.1:<port>`, no trailing slash. */
+  baseUrl: string;
+  /** Stops the target and removes whatever it created (temp dirs, processes). */
+  close(): Promise<void>;
+}
+
+const MiB = 1024 * 1024;
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+const json = (body: unknown): RequestInit => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify(body),
+});
+
+interface Problem {
+  type: string;
+  status: number;
+  code: string;
+  detail: string;
+  errors?: { pointer: string; detail: string }[];
+}
+
+async function problem(res: Response): Promise<Problem> {
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+  const body = (await res.json()) as Problem;
+  expect(body.status).toBe(res.status);
+  return body;
+}
+
+export function describeAcceptance(name: string, startTarget: () => Promise<AcceptanceTarget>) {
+  describe(`HTTP acceptance: ${name}`, () => {
+    let origin: Origin;
+    let target: AcceptanceTarget;
+    const url = (path: string) => `${target.baseUrl}${path}`;
+
+    beforeAll(async () => {
+      origin = await startOrigin();
+      target = await startTarget();
+    });
+    afterAll(async () => {
+      await target?.close();
+      await origin?.close();
+    });
+
+    const create = (fields: Record<string, unknown>) =>
+      fetch(
+        url("/cms/v1.0/createResource"),
+        json({
+          resourceAuthor: "Test Author",
+          resourceMediaType: "application/pdf",
+          resourceName: "doc.pdf",
+          resourceTenantId: "accept",
+          ...fields,
+        }),
+      );
+
+    describe("meta", () => {
+      it("answers /apiversion with exactly the anchor's text", async () => {
+        const res = await fetch(url("/apiversion"), { headers: { accept: "application/json" } });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+        expect(await res.text()).toBe('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
+      });
+
+      it("is ready: its database and its blob store are usable", async () => {
+        const res = await fetch(url("/readyz"));
+        expect(await res.json()).toEqual({ status: "ok", checks: { database: "ok", storage: "ok" } });
+        expect(res.status).toBe(200);
+      });
+
+      it("answers an unknown route with a 404 problem and a request id", async () => {
+        const res = await fetch(url("/nope"));
+        expect(res.status).toBe(404);
+        expect(await problem(res)).toMatchObject({ code: "NOT_FOUND", type: "/problems/not-found" });
+        expect(res.headers.get("x-request-id")).toBeTruthy();
+      });
+
+      it("answers a wrong method with 405 and Allow", async () => {
+        const res = await fetch(url("/cms/v1.0/createResource"));
+        expect(res.status).toBe(405);
+        expect(res.headers.get("allow")).toBe("POST");
+        expect((await problem(res)).code).toBe("METHOD_NOT_ALLOWED");
+      });
+    });
+
+    describe("createResource → getData", () => {
+      const bytes = patternBytes(0, 10_000);
+      const name = "Résumé final.pdf";
+      let created: Response;
+      let body: Record<string, unknown>;
+      let path: string;
+
+      beforeAll(async () => {
+        created = await create({ resourceExternalURI: origin.put("accept-doc", bytes), resourceName: name });
+        body = (await created.json()) as Record<string, unknown>;
+        path = `/cms/v1.0/getData/${body.resourceUID}/${encodeURIComponent(name)}`;
+      });
+
+      it("answers 201 with the resource and its Location", () => {
+        expect(created.status).toBe(201);
+        const uid = body.resourceUID as string;
+        expect(uid).toMatch(/^[0-9a-hjkmnp-tv-z]{30}-accept$/);
+        expect(body).toMatchObject({
+          resourceUID: uid,
+          author: "Test Author",
+          resourceURI: `${uid}/${name}`,
+          resourcesList: null,
+          mediaType: "application/pdf",
+          size: 10_000,
+          sha256: sha256(bytes),
+          createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        });
+        expect(created.headers.get("location")).toBe(path);
+      });
+
+      it("streams the content with its headers", async () => {
+        const res = await fetch(url(path));
+        expect(res.status).toBe(200);
+        expect(sha256(new Uint8Array(await res.arrayBuffer()))).toBe(sha256(bytes));
+        expect(res.headers.get("content-type")).toBe("application/pdf");
+        expect(res.headers.get("content-length")).toBe("10000");
+        expect(res.headers.get("etag")).toBe(`"${sha256(bytes)}"`);
+        expect(res.headers.get("accept-ranges")).toBe("bytes");
+        expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(new Date(res.headers.get("last-modified") as string).getTime()).toBeGreaterThan(0);
+        expect(res.headers.get("content-disposition")).toContain("filename*=UTF-8''R%C3%A9sum%C3%A9%20final.pdf");
+      });
+
+      it("answers HEAD with the same headers and no body", async () => {
+        const res = await fetch(url(path), { method: "HEAD" });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-length")).toBe("10000");
+        expect(res.headers.get("etag")).toBe(`"${sha256(bytes)}"`);
+        expect((await res.arrayBuffer()).byteLength).toBe(0);
+      });
+
+      it("serves a range, a suffix range and multiple ranges", async () => {
+        const one = await fetch(url(path), { headers: { range: "bytes=100-199" } });
+        expect(one.status).toBe(206);
+        expect(one.headers.get("content-range")).toBe("bytes 100-199/10000");
+        expect(new Uint8Array(await one.arrayBuffer())).toEqual(bytes.slice(100, 200));
+
+        const suffix = await fetch(url(path), { headers: { range: "bytes=-10" } });
+        expect(suffix.status).toBe(206);
+        expect(new Uint8Array(await suffix.arrayBuffer())).toEqual(bytes.slice(9990));
+
+        const many = await fetch(url(path), { headers: { range: "bytes=0-9,-10" } });
+        expect(many.status).toBe(206);
+        expect(many.headers.get("content-type")).toMatch(/^multipart\/byteranges; boundary=/);
+        const text = Buffer.from(await many.arrayBuffer()).toString("latin1");
+        expect(text).toContain("Content-Range: bytes 0-9/10000");
+        expect(text).toContain("Content-Range: bytes 9990-9999/10000");
+      });
+
+      it("answers 304, 412 and 416 to conditional and unsatisfiable requests", async () => {
+        const etag = `"${sha256(bytes)}"`;
+        const cached = await fetch(url(path), { headers: { "if-none-match": etag } });
+        expect(cached.status).toBe(304);
+        expect(cached.headers.get("etag")).toBe(etag);
+
+        const stale = await fetch(url(path), { headers: { "if-match": '"nope"' } });
+        expect(stale.status).toBe(412);
+        expect((await problem(stale)).code).toBe("PRECONDITION_FAILED");
+
+        const past = await fetch(url(path), { headers: { range: "bytes=20000-" } });
+        expect(past.status).toBe(416);
+        expect(past.headers.get("content-range")).toBe("bytes */10000");
+        expect((await problem(past)).code).toBe("RANGE_NOT_SATISFIABLE");
+      });
+
+      it("answers 404 for an unknown UID, another tenant's UID and a wrong name", async () => {
+        const uid = body.resourceUID as string;
+        const shortId = uid.slice(0, uid.indexOf("-"));
+        for (const wrong of [
+          `/cms/v1.0/getData/${"0".repeat(30)}-accept/${encodeURIComponent(name)}`,
+          `/cms/v1.0/getData/${shortId}-other/${encodeURIComponent(name)}`,
+          `/cms/v1.0/getData/${uid}/other.pdf`,
+        ]) {
+          const res = await fetch(url(wrong));
+          expect(res.status, wrong).toBe(404);
+          expect((await problem(res)).code).toBe("NOT_FOUND");
+        }
+      });
+
+      it("hands out a signed link that serves the content", async () => {
+        const res = await fetch(url("/cms/v1.0/createDataLink"), json({ resourceURI: body.resourceURI, expiresIn: 60 }));
+        expect(res.status).toBe(200);
+        const link = (await res.json()) as { url: string };
+        const signed = new URL(link.url);
+        expect(signed.searchParams.get("signature")).toBeTruthy();
+        const data = await fetch(url(`${signed.pathname}${signed.search}`));
+        expect(data.status).toBe(200);
+        expect(sha256(new Uint8Array(await data.arrayBuffer()))).toBe(sha256(bytes));
+      });
+    });
+
+    it("streams a 12 MiB resource in and out (multipart upload on object stores)", async () => {
+      const size = 12 * MiB;
+      const res = await create({ resourceExternalURI: origin.url(`/gen/${size}`), resourceName: "big.bin", resourceMediaType: "application/octet-stream" });
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as { resourceURI: string; size: number; sha256: string };
+      const expected = patternBytes(0, size);
+      expect(created.size).toBe(size);
+      expect(created.sha256).toBe(sha256(expected));
+      const data = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`));
+      expect(data.headers.get("content-length")).toBe(String(size));
+      expect(sha256(new Uint8Array(await data.arrayBuffer()))).toBe(created.sha256);
+      const tail = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`), { headers: { range: `bytes=${size - 5 * MiB - 3}-` } });
+      expect(tail.status).toBe(206);
+      expect(sha256(new Uint8Array(await tail.arrayBuffer()))).toBe(sha256(expected.subarray(size - 5 * MiB - 3)));
+    });
+
+    it("rejects invalid fields with a 400 problem naming each of them", async () => {
+      const res = await create({ resourceExternalURI: origin.put("unused", "x"), resourceName: "../etc/passwd", resourceTenantId: "a/b" });
+      expect(res.status).toBe(400);
+      const p = await problem(res);
+      expect(p.code).toBe("VALIDATION_FAILED");
+      const pointers = p.errors?.map((e) => e.pointer) ?? [];
+      expect(pointers).toEqual(expect.arrayContaining(["/json/resourceName", "/json/resourceTenantId"]));
+      expect(p.detail).toContain("resourceName");
+    });
+
+    it("refuses a body that is not JSON with 415", async () => {
+      const res = await fetch(url("/cms/v1.0/createResource"), { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" });
+      expect(res.status).toBe(415);
+      expect((await problem(res)).code).toBe("UNSUPPORTED_MEDIA_TYPE");
+    });
+
+    describe("explorer", () => {
+      it("serves the OpenAPI 3.1 document", async () => {
+        const res = await fetch(url("/openapi.json"));
+        expect(res.status).toBe(200);
+        const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+        expect(doc.openapi).toBe("3.1.0");
+        expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/apiversion", "/cms/v1.0/createResource"]));
+      });
+
+      it("serves Swagger UI with its self-hosted assets", async () => {
+        const res = await fetch(url("/swagger-ui.html"));
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+        const html = await res.text();
+        const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string);
+        expect(assets).toEqual(expect.arrayContaining(["/vendor/swagger-ui-dist/swagger-ui-bundle.js", "/vendor/swagger-ui-dist/swagger-ui.css"]));
+        for (const asset of assets) {
+          const a = await fetch(url(asset));
+          expect(a.status, asset).toBe(200);
+          expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(500);
+        }
+        expect((await fetch(url("/vendor/swagger-ui-dist/package.json"))).status).toBe(404);
+      });
+    });
+  });
+}

@@ -1,0 +1,28 @@
+// Tool config: vitest expects a default export. Tests under test/workers/ run inside workerd
+// (@cloudflare/vitest-pool-workers), with the bindings of wrangler.toml simulated by Miniflare.
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { defineConfig } from "vitest/config";
+import { SummaryReporter } from "./test/helpers/summary-reporter.js";
+
+// The pool reads wrangler.toml, whose [assets] directory must exist; `wrangler dev`/`deploy` make it
+// through [build], the pool does not. Cheap (four file copies), so done on every run.
+execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/vendor-swagger.mjs", import.meta.url))], { stdio: "inherit" });
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: { bindings: { CMS_LOG_LEVEL: "warn", CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!" } },
+    }),
+  ],
+  test: {
+    name: "workers",
+    include: ["test/workers/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // Used when this config runs alone (`vitest run -c vitest.workers.config.ts`); vitest.config.ts runs it as a project.
+    reporters: ["default", new SummaryReporter()],
+  },
+});
