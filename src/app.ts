@@ -18,7 +18,7 @@ import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
 import { requestContext } from "./middleware/request-context.js";
 import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
-import { createDataRouter } from "./routes/data/router.js";
+import { createDataRouter } from "./routes/retrieval/router.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
 import { API_PREFIX, createMetaRouter } from "./routes/meta.js";
