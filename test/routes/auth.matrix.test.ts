@@ -3,9 +3,12 @@
  * tenant confinement from the token's `tenants` claim, signed links and CMS_PUBLIC_READ.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Role } from "../../src/auth/principal.js";
 import { createLinkSigner } from "../../src/auth/signed-links.js";
 import { type AuthStack, bearer, LINK_SECRET, startAuthStack } from "../helpers/auth-stack.js";
+import { API, base64, form, utf8 } from "../helpers/cms-client.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
+import { scormZip } from "../helpers/packages.js";
 
 let stack: AuthStack;
 let origin: Origin;
@@ -24,12 +27,12 @@ afterAll(async () => {
 });
 afterEach(() => expect(stack.app.unhandledErrors()).toEqual([]));
 
+/** Any request, with the bearer token when there is one. */
+const send = (token: string | null, method: string, path: string, body?: BodyInit, headers: Record<string, string> = {}) =>
+  fetch(stack.app.url(path), { method, headers: { ...(token ? bearer(token) : {}), ...headers }, body });
+
 const call = (token: string | null, method: string, path: string, body?: unknown) =>
-  fetch(stack.app.url(path), {
-    method,
-    headers: { ...(token ? bearer(token) : {}), ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
+  send(token, method, path, body ? JSON.stringify(body) : undefined, body ? { "content-type": "application/json" } : {});
 
 const createBody = (tenant = "t1", name = "m.txt") => ({
   resourceAuthor: "matrix",
@@ -45,55 +48,268 @@ async function createAs(user: string, tenant = "t1", name = "m.txt") {
   return (await res.json()) as { resourceURI: string; resourceUID: string };
 }
 
-describe("permission matrix: endpoint × role (own and other owner's resources)", () => {
-  // Expected status per user, for a resource the caller created ("own") and one the admin created ("other").
-  type Case = { name: string; run: (token: string, target: { resourceURI: string }) => Promise<Response>; expect: Record<User, number> };
-  const cases: Case[] = [
-    { name: "GET /apiversion", run: (t) => call(t, "GET", "/apiversion"), expect: { "cms-admin": 200, "cms-creator": 200, "cms-consumer": 200, "no-roles": 403 } },
-    {
-      name: "POST createResource",
-      run: (t) => call(t, "POST", "/cms/v1.0/createResource", createBody()),
-      expect: { "cms-admin": 201, "cms-creator": 201, "cms-consumer": 403, "no-roles": 403 },
-    },
-    {
-      name: "GET getData",
-      run: (t, r) => call(t, "GET", `/cms/v1.0/getData/${r.resourceURI}`),
-      expect: { "cms-admin": 200, "cms-creator": 200, "cms-consumer": 200, "no-roles": 403 },
-    },
-    {
-      name: "HEAD getData",
-      run: (t, r) => call(t, "HEAD", `/cms/v1.0/getData/${r.resourceURI}`),
-      expect: { "cms-admin": 200, "cms-creator": 200, "cms-consumer": 200, "no-roles": 403 },
-    },
-    {
-      name: "POST createDataLink",
-      run: (t, r) => call(t, "POST", "/cms/v1.0/createDataLink", { resourceURI: r.resourceURI }),
-      expect: { "cms-admin": 200, "cms-creator": 200, "cms-consumer": 200, "no-roles": 403 },
-    },
-  ];
+// ---- the permission matrix ----
 
-  let adminOwned: { resourceURI: string };
-  let creatorOwned: { resourceURI: string };
+/** The callers: the three roles, a valid token without any role, and no token at all. */
+const WHO = ["admin", "creator", "consumer", "none", "anonymous"] as const;
+type Who = (typeof WHO)[number];
+type Statuses = Record<Who, number>;
+/**
+ * Whose resource a cell acts on: `own` = created by cms-creator (the creator's own), `other` = created
+ * by cms-admin (someone else's, for the creator). `any` = the endpoint takes no existing resource.
+ */
+type Owner = "own" | "other";
+/** `needs`: the role the route requires (its guard answers 403 insufficient_scope without it). */
+type Row = { needs: Role } & ({ own: Statuses; other: Statuses } | { any: Statuses });
+
+/**
+ * THE MATRIX: expected status per endpoint × caller × owner. Named locks (lockResource & co.) are taken
+ * on the resource's UID, so they follow the resource's owner. Columns: admin, creator, consumer,
+ * none (token without roles), anonymous (no token).
+ */
+// prettier-ignore
+const MATRIX = {
+  "GET /apiversion":                          { needs: "consumer", any:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST createResource (resourceExternalURI)":{ needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
+  "POST createResource (resourceBinary)":     { needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
+  "POST uploadResource":                      { needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
+  "GET listResources":                        { needs: "consumer", any:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST queryResource":                       { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST createDataLink":                      { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "GET getData":                              { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "HEAD getData":                             { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "GET getMultiPartData":                     { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "GET getDataUuid":                          { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST getData":                             { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST getParentUuid":                       { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST updateResource":                      { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST deleteResource":                      { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST purgeResource":                       { needs: "admin",    own:   { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "GET getRevisions":                         { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "GET getRevisionData":                      { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST lockResourceDTO":                     { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST unlockResourceDTO":                   { needs: "creator",  own:   { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST renewResourceDtoLock":                { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST lockResource":                        { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST unlockResource":                      { needs: "creator",  own:   { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST renewResourceLock":                   { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST queryResourceLock":                   { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+} satisfies Record<string, Row>;
+type Endpoint = keyof typeof MATRIX;
+
+const USER_OF: Record<Who, User | null> = { admin: "cms-admin", creator: "cms-creator", consumer: "cms-consumer", none: "no-roles", anonymous: null };
+const ROLES_OF: Record<Who, readonly Role[]> = { admin: ["admin", "creator", "consumer"], creator: ["creator", "consumer"], consumer: ["consumer"], none: [], anonymous: [] };
+const OWNER_OF: Record<Owner, Who> = { own: "creator", other: "admin" };
+const tokenOf = (who: Who) => (USER_OF[who] ? (tokens[USER_OF[who]] as string) : null);
+
+/** What a cell acts on: a resource, maybe a live lock on it, maybe a file of a package (getParentUuid). */
+interface Target {
+  uid: string;
+  uri: string;
+  lock?: { lockID: string; author: string };
+  fileUid?: string;
+}
+interface Cell {
+  who: Who;
+  owner: Owner | "any";
+  expected: number;
+}
+
+interface Operation {
+  /** As documented in /openapi.json (HEAD: the GET route it shares). */
+  method: "GET" | "HEAD" | "POST";
+  path: string;
+  /** Fresh state for one cell of a mutating endpoint; read-only endpoints share one resource per owner. */
+  prepare?: (cell: Cell & { owner: Owner }) => Promise<Target>;
+  send: (token: string | null, target: Target) => Promise<Response>;
+}
+
+const ownerToken = (owner: Owner) => tokenOf(OWNER_OF[owner]);
+
+async function freshResource(owner: Owner, fields: Record<string, unknown> = {}): Promise<Target> {
+  const res = await call(ownerToken(owner), "POST", `${API}/createResource`, {
+    resourceAuthor: "matrix",
+    resourceMediaType: "text/plain",
+    resourceName: "cell.txt",
+    resourceTenantId: "t1",
+    resourceBinary: base64(`a resource of ${owner}`),
+    ...fields,
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  const { resourceUID, resourceURI } = (await res.json()) as { resourceUID: string; resourceURI: string };
+  return { uid: resourceUID, uri: resourceURI };
+}
+
+async function lockedBy(who: Who, target: Target): Promise<Target> {
+  const res = await call(tokenOf(who), "POST", `${API}/lockResourceDTO`, { resourceUID: target.uid, author: `lock of ${who}` });
+  expect(res.status, `${who} locking: ${await res.clone().text()}`).toBe(200);
+  const { lockID, author } = (await res.json()) as { lockID: string; author: string };
+  return { ...target, lock: { lockID, author } };
+}
+
+/** The caller's own lock where the cell expects success; the owner's where it expects a refusal. */
+const lockForCell = async (cell: Cell & { owner: Owner }) =>
+  lockedBy(cell.expected < 300 ? cell.who : OWNER_OF[cell.owner], await freshResource(cell.owner));
+/** Always the owner's lock: an admin releasing the creator's lock is the force-unlock. */
+const ownersLock = async (cell: Cell & { owner: Owner }) => lockedBy(OWNER_OF[cell.owner], await freshResource(cell.owner));
+const unlocked = (cell: Cell & { owner: Owner }) => freshResource(cell.owner);
+
+const post = (verb: string, body: (t: Target) => unknown) => (token: string | null, t: Target) => call(token, "POST", `${API}/${verb}`, body(t));
+const get = (path: (t: Target) => string, method = "GET") => (token: string | null, t: Target) => send(token, method, `${API}/${path(t)}`);
+const lockClaim = (t: Target) => ({ resourceUID: t.uid, ...(t.lock as { lockID: string; author: string }) });
+const nameClaim = (t: Target) => ({ uid: t.uid, lockID: t.lock?.lockID, lockOwner: t.lock?.author });
+
+const OPERATIONS: Record<Endpoint, Operation> = {
+  "GET /apiversion": { method: "GET", path: "/apiversion", send: (token) => send(token, "GET", "/apiversion") },
+  "POST createResource (resourceExternalURI)": {
+    method: "POST",
+    path: `${API}/createResource`,
+    send: (token) => call(token, "POST", `${API}/createResource`, createBody("t1", "by-uri.txt")),
+  },
+  "POST createResource (resourceBinary)": {
+    method: "POST",
+    path: `${API}/createResource`,
+    send: post("createResource", () => ({ resourceAuthor: "matrix", resourceMediaType: "text/plain", resourceName: "inline.txt", resourceTenantId: "t1", resourceBinary: base64("inline") })),
+  },
+  "POST uploadResource": {
+    method: "POST",
+    path: `${API}/uploadResource`,
+    send: (token) =>
+      send(token, "POST", `${API}/uploadResource`, form({ resourceAuthor: "matrix", resourceTenantId: "t1" }, { bytes: utf8("uploaded"), name: "u.txt", type: "text/plain" })),
+  },
+  "GET listResources": { method: "GET", path: `${API}/listResources`, send: get(() => "listResources?resourceTenantId=t1") },
+  "POST queryResource": { method: "POST", path: `${API}/queryResource`, send: post("queryResource", (t) => ({ queryUID: t.uid })) },
+  "POST createDataLink": { method: "POST", path: `${API}/createDataLink`, send: post("createDataLink", (t) => ({ resourceURI: t.uri })) },
+  "GET getData": { method: "GET", path: `${API}/getData/{context}/{path}`, send: get((t) => `getData/${t.uri}`) },
+  "HEAD getData": { method: "HEAD", path: `${API}/getData/{context}/{path}`, send: get((t) => `getData/${t.uri}`, "HEAD") },
+  "GET getMultiPartData": { method: "GET", path: `${API}/getMultiPartData/{context}/{path}`, send: get((t) => `getMultiPartData/${t.uri}`) },
+  "GET getDataUuid": { method: "GET", path: `${API}/getDataUuid/{resourceUID}`, send: get((t) => `getDataUuid/${t.uid}`) },
+  "POST getData": { method: "POST", path: `${API}/getData`, send: post("getData", (t) => ({ resourceUID: t.uid })) },
+  "POST getParentUuid": {
+    method: "POST",
+    path: `${API}/getParentUuid`,
+    send: (token, t) => send(token, "POST", `${API}/getParentUuid`, t.fileUid, { "content-type": "text/plain" }),
+  },
+  "POST updateResource": {
+    method: "POST",
+    path: `${API}/updateResource`,
+    prepare: lockForCell,
+    send: post("updateResource", (t) => ({ ...lockClaim(t), resourceAuthor: "updated", resourceBinary: base64("updated content") })),
+  },
+  "POST deleteResource": { method: "POST", path: `${API}/deleteResource`, prepare: lockForCell, send: post("deleteResource", lockClaim) },
+  "POST purgeResource": { method: "POST", path: `${API}/purgeResource`, prepare: unlocked, send: post("purgeResource", (t) => ({ resourceUID: t.uid })) },
+  "GET getRevisions": { method: "GET", path: `${API}/getRevisions/{resourceUID}`, send: get((t) => `getRevisions/${t.uid}`) },
+  "GET getRevisionData": { method: "GET", path: `${API}/getRevisionData/{resourceUID}/{revision}`, send: get((t) => `getRevisionData/${t.uid}/1`) },
+  "POST lockResourceDTO": {
+    method: "POST",
+    path: `${API}/lockResourceDTO`,
+    prepare: unlocked,
+    send: post("lockResourceDTO", (t) => ({ resourceUID: t.uid, author: "matrix" })),
+  },
+  "POST unlockResourceDTO": { method: "POST", path: `${API}/unlockResourceDTO`, prepare: ownersLock, send: post("unlockResourceDTO", lockClaim) },
+  "POST renewResourceDtoLock": { method: "POST", path: `${API}/renewResourceDtoLock`, prepare: lockForCell, send: post("renewResourceDtoLock", lockClaim) },
+  "POST lockResource": { method: "POST", path: `${API}/lockResource`, prepare: unlocked, send: post("lockResource", (t) => ({ uid: t.uid, lockOwner: "matrix" })) },
+  "POST unlockResource": { method: "POST", path: `${API}/unlockResource`, prepare: ownersLock, send: post("unlockResource", nameClaim) },
+  "POST renewResourceLock": { method: "POST", path: `${API}/renewResourceLock`, prepare: lockForCell, send: post("renewResourceLock", nameClaim) },
+  "POST queryResourceLock": { method: "POST", path: `${API}/queryResourceLock`, send: post("queryResourceLock", (t) => ({ uid: t.uid })) },
+};
+
+/** How a refusal must look: the problem code, and the RFC 6750 challenge (insufficient_scope only for a missing role). */
+function refusalMistakes(cell: Cell, needs: Role, res: Response, text: string): string[] {
+  const at = `${cell.who}/${cell.owner}`;
+  const mistakes: string[] = [];
+  const type = res.headers.get("content-type");
+  const challenge = res.headers.get("www-authenticate");
+  const code = res.status >= 400 && text ? (JSON.parse(text) as { code?: string }).code : undefined;
+  if (res.status === 401) {
+    if (type !== "application/problem+json") mistakes.push(`${at}: 401 content-type ${type}`);
+    if (text && code !== "UNAUTHENTICATED") mistakes.push(`${at}: 401 code ${code}`);
+    if (challenge !== 'Bearer realm="CMS"') mistakes.push(`${at}: 401 challenge ${challenge}`);
+  } else if (res.status === 403) {
+    if (type !== "application/problem+json") mistakes.push(`${at}: 403 content-type ${type}`);
+    if (text && code !== "FORBIDDEN") mistakes.push(`${at}: 403 code ${code}`);
+    const roleMissing = !ROLES_OF[cell.who].includes(needs);
+    if (roleMissing && !challenge?.includes('error="insufficient_scope"')) mistakes.push(`${at}: 403 without insufficient_scope (${challenge})`);
+    if (!roleMissing && challenge !== null) mistakes.push(`${at}: ownership 403 with a challenge (${challenge})`);
+  } else if (res.status < 300 && type === "application/problem+json") {
+    mistakes.push(`${at}: ${res.status} with a problem body`);
+  }
+  return mistakes;
+}
+
+describe("permission matrix: every endpoint × caller × own/other resource", () => {
+  const shared = {} as Record<Owner, Target>;
   beforeAll(async () => {
-    adminOwned = await createAs("cms-admin", "t1", "admin.txt");
-    creatorOwned = await createAs("cms-creator", "t1", "creator.txt");
+    // Read-only endpoints share, per owner: a resource (locked by its owner, for queryResourceLock) and a package file.
+    await Promise.all(
+      (["own", "other"] as const).map(async (owner) => {
+        const [resource, pkg] = await Promise.all([
+          freshResource(owner).then((t) => lockedBy(OWNER_OF[owner], t)),
+          scormZip().then((zip) => freshResource(owner, { resourceName: "p.zip", resourceMediaType: "application/zip", resourceBinary: base64(zip) })),
+        ]);
+        shared[owner] = { ...resource, fileUid: pkg.uid };
+      }),
+    );
   });
 
-  for (const c of cases) {
-    for (const user of USERS) {
-      it(`${c.name} as ${user} → ${c.expect[user]} on own and other's resources`, async () => {
-        for (const target of [creatorOwned, adminOwned]) {
-          const res = await c.run(tokens[user] as string, target);
-          expect(res.status).toBe(c.expect[user]);
-          if (res.status === 403) {
-            expect(res.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
-            expect(res.headers.get("content-type")).toBe("application/problem+json");
-            if (!c.name.startsWith("HEAD")) expect(await res.json()).toMatchObject({ code: "FORBIDDEN" });
-          }
-        }
-      });
-    }
+  for (const [endpoint, row] of Object.entries(MATRIX) as [Endpoint, Row][]) {
+    it(`${endpoint} (route needs ${row.needs})`, async () => {
+      const operation = OPERATIONS[endpoint];
+      const expected: Partial<Record<Owner | "any", Statuses>> = "any" in row ? { any: row.any } : { own: row.own, other: row.other };
+      const cells: Cell[] = Object.entries(expected).flatMap(([owner, statuses]) =>
+        WHO.map((who) => ({ who, owner: owner as Owner | "any", expected: statuses[who] })),
+      );
+      // Every cell concurrently, each on its own fresh state where the endpoint changes something.
+      const settled = await Promise.allSettled(
+        cells.map(async (cell) => {
+          const target: Target =
+            cell.owner === "any" ? { uid: "", uri: "" } : operation.prepare ? await operation.prepare({ ...cell, owner: cell.owner }) : shared[cell.owner];
+          const res = await operation.send(tokenOf(cell.who), target);
+          return { cell, res, text: await res.text() };
+        }),
+      );
+      const failed = settled.find((s) => s.status === "rejected");
+      if (failed) throw failed.reason;
+      const results = settled.map((s) => (s as PromiseFulfilledResult<{ cell: Cell; res: Response; text: string }>).value);
+
+      const actual = Object.fromEntries(
+        Object.keys(expected).map((owner) => [owner, Object.fromEntries(results.filter((r) => r.cell.owner === owner).map((r) => [r.cell.who, r.res.status]))]),
+      );
+      const unexpected = results.filter((r) => r.res.status !== r.cell.expected).map((r) => `${r.cell.who}/${r.cell.owner}: ${r.res.status} ${r.text.slice(0, 200)}`);
+      expect(actual, unexpected.join("\n")).toEqual(expected);
+      expect(results.flatMap((r) => refusalMistakes(r.cell, row.needs, r.res, r.text))).toEqual([]);
+    });
   }
+
+  it("covers every protected operation in /openapi.json (and only /healthz, /readyz are public)", async () => {
+    const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, isProtected: (op.security?.length ?? 0) > 0 })),
+    );
+    const covered = new Set(Object.values(OPERATIONS).map((o) => `${o.method === "HEAD" ? "GET" : o.method} ${o.path}`));
+    expect([...covered].sort()).toEqual(documented.filter((o) => o.isProtected).map((o) => o.key).sort());
+    expect(documented.filter((o) => !o.isProtected).map((o) => o.key).sort()).toEqual(["GET /healthz", "GET /readyz"]);
+  });
 
   it("records the token's subject as owner, never a request field", async () => {
     const res = await call(tokens["cms-creator"] as string, "POST", "/cms/v1.0/createResource", { ...createBody("t1", "own.txt"), owner: "cms-admin" });
