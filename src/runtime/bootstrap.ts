@@ -1,7 +1,9 @@
 /**
- * Start-up shared by the Node and Bun entry points: environment → config → deps → app, and the
- * one-line fatal report (exit code 1) when a setting, the volume or the database is unusable.
+ * Start-up shared by the Node and Bun entry points: environment → config → deps → app, serving it
+ * with @hono/node-server, and the one-line fatal report (exit code 1) when a setting, the volume,
+ * the database or the listening address is unusable.
  */
+import { serve } from "@hono/node-server";
 import { createApp } from "../app.js";
 import { ConfigError, parseConfig } from "../config.js";
 import { createJsonLogger } from "../lib/logger.js";
@@ -45,4 +47,14 @@ export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promi
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+}
+
+/** Serves the app through node:http (Node's, or Bun's own), logs "listening" and stops on signals. */
+export function serveNode(started: Bootstrapped, runtime: string) {
+  const { config } = started;
+  const server = serve({ fetch: started.app.fetch, port: config.CMS_PORT, hostname: config.CMS_HOST }, (info) =>
+    logListening(started, `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`, runtime),
+  );
+  server.on("error", (err: NodeJS.ErrnoException) => fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${err.code ?? err.message}`)));
+  stopOnSignals(started, () => new Promise((resolve) => server.close(() => resolve())));
 }

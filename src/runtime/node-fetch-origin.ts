@@ -6,9 +6,9 @@ import dns, { type LookupAddress, type LookupAllOptions } from "node:dns";
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
-import { ProblemError, type ProblemCode } from "../errors.js";
 import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "../lib/ip-address.js";
 import type { FetchOrigin, OriginResponse } from "../services/origin.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (
@@ -61,12 +61,6 @@ export interface NodeFetchOriginOptions {
   isAllowedAddress?: (address: string) => boolean;
 }
 
-const FIELD = "/body/resourceExternalURI";
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
-const problem = (code: ProblemCode, detail: string, cause?: unknown) =>
-  new ProblemError(code, detail, { errors: [{ pointer: FIELD, detail }], cause });
-
 interface Target {
   url: URL;
   /** Host without IPv6 brackets, as resolved and as sent in SNI. */
@@ -93,26 +87,6 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       "ORIGIN_REFUSED",
       `resourceExternalURI host ${shown} is not allowed: ${why ?? "refused by address policy"}`,
     );
-  };
-
-  /** Scheme, credentials and host checks; throws ORIGIN_REFUSED. */
-  const validateUrl = (raw: string | URL): URL => {
-    let url: URL;
-    try {
-      // WHATWG parsing normalises 2130706433, 0x7f.1, 0177.0.0.1, 127.1 … to dotted decimal.
-      url = new URL(raw);
-    } catch {
-      throw problem("ORIGIN_REFUSED", "resourceExternalURI is not a valid absolute URL");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw problem("ORIGIN_REFUSED", `resourceExternalURI scheme ${url.protocol} is not allowed (only http: and https:)`);
-    }
-    if (url.username !== "" || url.password !== "") {
-      throw problem("ORIGIN_REFUSED", "resourceExternalURI must not contain credentials (userinfo)");
-    }
-    if (url.hostname === "") throw problem("ORIGIN_REFUSED", "resourceExternalURI has no host");
-    if (url.port === "0") throw problem("ORIGIN_REFUSED", "resourceExternalURI port 0 is not allowed");
-    return url;
   };
 
   /** Resolves the host once and checks every address; throws ORIGIN_REFUSED before any connection. */
@@ -229,57 +203,25 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       req.end();
     });
 
-  return async (rawUrl, fetchOptions = {}) => {
-    const external = fetchOptions.signal;
-    external?.throwIfAborted();
-    // One controller for the whole fetch: aborted by the caller or by the total timeout, body included.
-    const controller = new AbortController();
-    const onExternalAbort = () => controller.abort(external?.reason);
-    external?.addEventListener("abort", onExternalAbort, { once: true });
-    const totalTimer = setTimeout(
-      () => controller.abort(problem("ORIGIN_TIMEOUT", `resourceExternalURI was not fetched within ${totalTimeoutMs} ms`)),
-      totalTimeoutMs,
-    );
-    const dispose = () => {
-      clearTimeout(totalTimer);
-      external?.removeEventListener("abort", onExternalAbort);
-    };
-
-    try {
-      let url = validateUrl(rawUrl);
-      for (let hop = 0; ; hop++) {
-        const target = await resolveTarget(url, controller.signal);
-        controller.signal.throwIfAborted();
-        const res = await request(target, controller.signal);
-        const status = res.statusCode ?? 0;
-        const location = res.headers.location;
-        if (REDIRECT_STATUSES.has(status) && location !== undefined) {
+  return followRedirects({
+    totalTimeoutMs,
+    maxRedirects,
+    validateUrl: parseOriginUrl,
+    hop: async (url, signal) => {
+      const target = await resolveTarget(url, signal);
+      signal.throwIfAborted();
+      const res = await request(target, signal);
+      return {
+        status: res.statusCode ?? 0,
+        statusText: res.statusMessage,
+        location: res.headers.location ?? null,
+        discard: () => {
           res.destroy();
-          if (hop >= maxRedirects) {
-            throw problem("ORIGIN_FAILED", `resourceExternalURI redirected more than ${maxRedirects} times`);
-          }
-          // Relative Locations resolve against the current URL; the next hop is validated like the first.
-          let next: URL;
-          try {
-            next = new URL(location, url);
-          } catch {
-            throw problem("ORIGIN_FAILED", `resourceExternalURI redirected to an invalid Location`);
-          }
-          url = validateUrl(next);
-          continue;
-        }
-        if (status < 200 || status > 299) {
-          res.destroy();
-          const text = res.statusMessage ? ` ${res.statusMessage}` : "";
-          throw problem("ORIGIN_FAILED", `resourceExternalURI origin answered ${status}${text}`);
-        }
-        return toOriginResponse(res, url, controller.signal, idleTimeoutMs, dispose);
-      }
-    } catch (err) {
-      dispose();
-      throw err;
-    }
-  };
+        },
+        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose),
+      };
+    },
+  });
 }
 
 function toOriginResponse(
@@ -289,12 +231,10 @@ function toOriginResponse(
   idleTimeoutMs: number,
   dispose: () => void,
 ): OriginResponse {
-  const rawLength = res.headers["content-length"];
-  const contentLength = rawLength !== undefined && /^\d+$/.test(rawLength) ? Number(rawLength) : null;
   return {
     body: bodyStream(res, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers["content-type"] ?? null,
-    contentLength: Number.isSafeInteger(contentLength) ? contentLength : null,
+    contentLength: parseContentLength(res.headers["content-length"]),
     url: url.href,
   };
 }

@@ -11,14 +11,12 @@ import { createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import type { AppDeps } from "../app.js";
-import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
-import { createTokenVerifier } from "../auth/verify-token.js";
 import type { Config } from "../config.js";
-import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import { createResourceStore } from "../metadata/resource-store.js";
 import { createFsBlobStore } from "../storage/drivers/fs.js";
 import { createS3BlobStore } from "../storage/drivers/s3.js";
+import { createAppDeps } from "./app-deps.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { nodeToWebStream } from "./node-streams.js";
 
@@ -86,27 +84,11 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
   }
-  return {
-    config,
+  const deps = await createAppDeps(config, logger, {
     blobs,
     store: createResourceStore(database.db),
-    fetchOrigin: createNodeFetchOrigin({
-      allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
-      totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS,
-    }),
-    verifier: config.CMS_AUTH_ENABLED
-      ? createTokenVerifier({
-          issuer: config.CMS_AUTH_ISSUER as string,
-          clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
-          jwksUrl: config.CMS_AUTH_JWKS_URL,
-          cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
-        })
-      : null,
-    links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
-    newShortId: () => createShortId(),
-    clock: () => new Date(),
-    logger,
+    createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
-    close: async () => database.close(),
-  };
+  });
+  return { ...deps, close: async () => database.close() };
 }

@@ -4,14 +4,12 @@
  * when `CMS_DATABASE_URL` names one. Web APIs only.
  */
 import { createApp, type App, type AppDeps } from "../app.js";
-import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
-import { createTokenVerifier } from "../auth/verify-token.js";
 import { type Config, ConfigError, parseConfig } from "../config.js";
 import { ProblemError, problemResponse } from "../errors.js";
-import { createShortId } from "../lib/ids.js";
 import { createJsonLogger, type Logger } from "../lib/logger.js";
 import { type BatchSQLiteDatabase, createResourceStore } from "../metadata/resource-store.js";
 import { createR2BlobStore, type R2BucketLike } from "../storage/drivers/r2.js";
+import { createAppDeps } from "./app-deps.js";
 import { createWorkerFetchOrigin } from "./worker-fetch-origin.js";
 
 /** The bindings this Worker uses (see wrangler.toml); vars and secrets arrive as strings beside them. */
@@ -63,26 +61,10 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
     logger.warn("CMS_LINK_SECRET is not set: signed links work only on the isolate that made them (wrangler secret put CMS_LINK_SECRET)");
   }
   const assets = env.ASSETS;
-  return {
-    config,
+  return createAppDeps(config, logger, {
     blobs: createR2BlobStore(env.BLOBS),
     store: createResourceStore(db),
-    fetchOrigin: createWorkerFetchOrigin({
-      allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
-      totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS,
-    }),
-    verifier: config.CMS_AUTH_ENABLED
-      ? createTokenVerifier({
-          issuer: config.CMS_AUTH_ISSUER as string,
-          clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
-          jwksUrl: config.CMS_AUTH_JWKS_URL,
-          cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
-        })
-      : null,
-    links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
-    newShortId: () => createShortId(),
-    clock: () => new Date(),
-    logger,
+    createFetchOrigin: createWorkerFetchOrigin,
     readAsset: async (file) => {
       if (!assets) return null;
       // The explorer route allow-lists `file`; the host is irrelevant to the assets binding.
@@ -91,7 +73,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
       await res.body?.cancel();
       return null;
     },
-  };
+  });
 }
 
 type Built = { app: App } | { misconfigured: ProblemError };

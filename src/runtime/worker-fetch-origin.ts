@@ -3,9 +3,10 @@
  * hand so every hop is checked. Workers cannot resolve names before connecting, so the policy is
  * by URL: IP literals in any spelling and private names are refused outright.
  */
-import { ProblemError, type ProblemCode } from "../errors.js";
+import { ProblemError } from "../errors.js";
 import { ipVersion, unbracket } from "../lib/ip-address.js";
 import type { FetchOrigin, OriginResponse } from "../services/origin.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
 
 export interface WorkerFetchOriginOptions {
   /**
@@ -41,9 +42,6 @@ export interface WorkerFetchOriginOptions {
   fetch?: typeof fetch;
 }
 
-const FIELD = "/body/resourceExternalURI";
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-
 /**
  * Special-use and internal DNS suffixes (RFC 6761, RFC 6762 `.local`, `.arpa` incl. RFC 8375 `.home.arpa`,
  * ICANN's reserved `.internal`) and common private conventions. A single-label name (no dot) is
@@ -64,9 +62,6 @@ const PRIVATE_SUFFIXES = [
   "example",
   "onion",
 ];
-
-const problem = (code: ProblemCode, detail: string, cause?: unknown) =>
-  new ProblemError(code, detail, { errors: [{ pointer: FIELD, detail }], cause });
 
 /** Why `hostname` (as `new URL` normalised it) is refused by name, or null when it is a public DNS name. */
 export function privateHostReason(hostname: string): string | null {
@@ -89,21 +84,9 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
   const userAgent = options.userAgent ?? "content-resource-service";
   const fetchHop = options.fetch ?? ((input, init) => fetch(input, init));
 
+  /** The shared URL checks, then the by-name policy: Workers cannot check addresses before connecting. */
   const validateUrl = (raw: string | URL): URL => {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw problem("ORIGIN_REFUSED", "resourceExternalURI is not a valid absolute URL");
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw problem("ORIGIN_REFUSED", `resourceExternalURI scheme ${url.protocol} is not allowed (only http: and https:)`);
-    }
-    if (url.username !== "" || url.password !== "") {
-      throw problem("ORIGIN_REFUSED", "resourceExternalURI must not contain credentials (userinfo)");
-    }
-    if (url.hostname === "") throw problem("ORIGIN_REFUSED", "resourceExternalURI has no host");
-    if (url.port === "0") throw problem("ORIGIN_REFUSED", "resourceExternalURI port 0 is not allowed");
+    const url = parseOriginUrl(raw);
     const why = allowPrivate ? null : privateHostReason(url.hostname);
     if (why) throw problem("ORIGIN_REFUSED", `resourceExternalURI host ${url.hostname} is not allowed: ${why}`);
     return url;
@@ -138,63 +121,28 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
     }
   };
 
-  return async (rawUrl, fetchOptions = {}) => {
-    const external = fetchOptions.signal;
-    external?.throwIfAborted();
-    // One controller for the whole fetch: aborted by the caller or by the total timeout, body included.
-    const controller = new AbortController();
-    const onExternalAbort = () => controller.abort(external?.reason);
-    external?.addEventListener("abort", onExternalAbort, { once: true });
-    const totalTimer = setTimeout(
-      () => controller.abort(problem("ORIGIN_TIMEOUT", `resourceExternalURI was not fetched within ${totalTimeoutMs} ms`)),
-      totalTimeoutMs,
-    );
-    const dispose = () => {
-      clearTimeout(totalTimer);
-      external?.removeEventListener("abort", onExternalAbort);
-    };
-
-    try {
-      let url = validateUrl(rawUrl);
-      for (let hop = 0; ; hop++) {
-        const res = await request(url, controller.signal);
-        const location = res.headers.get("location");
-        if (REDIRECT_STATUSES.has(res.status) && location !== null) {
-          await res.body?.cancel().catch(() => {});
-          if (hop >= maxRedirects) {
-            throw problem("ORIGIN_FAILED", `resourceExternalURI redirected more than ${maxRedirects} times`);
-          }
-          // Relative Locations resolve against the current URL; the next hop is validated like the first.
-          let next: URL;
-          try {
-            next = new URL(location, url);
-          } catch {
-            throw problem("ORIGIN_FAILED", "resourceExternalURI redirected to an invalid Location");
-          }
-          url = validateUrl(next);
-          continue;
-        }
-        if (res.status < 200 || res.status > 299) {
-          await res.body?.cancel().catch(() => {});
-          const text = res.statusText ? ` ${res.statusText}` : "";
-          throw problem("ORIGIN_FAILED", `resourceExternalURI origin answered ${res.status}${text}`);
-        }
-        return toOriginResponse(res, url, controller.signal, idleTimeoutMs, dispose);
-      }
-    } catch (err) {
-      dispose();
-      throw err;
-    }
-  };
+  return followRedirects({
+    totalTimeoutMs,
+    maxRedirects,
+    validateUrl,
+    hop: async (url, signal) => {
+      const res = await request(url, signal);
+      return {
+        status: res.status,
+        statusText: res.statusText,
+        location: res.headers.get("location"),
+        discard: () => res.body?.cancel().catch(() => {}),
+        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose),
+      };
+    },
+  });
 }
 
 function toOriginResponse(res: Response, url: URL, signal: AbortSignal, idleTimeoutMs: number, dispose: () => void): OriginResponse {
-  const rawLength = res.headers.get("content-length");
-  const contentLength = rawLength !== null && /^\d+$/.test(rawLength) ? Number(rawLength) : null;
   return {
     body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers.get("content-type"),
-    contentLength: contentLength !== null && Number.isSafeInteger(contentLength) ? contentLength : null,
+    contentLength: parseContentLength(res.headers.get("content-length")),
     url: url.href,
   };
 }

@@ -44,6 +44,15 @@ export function parseBlobKey(raw: string): BlobKey {
   return raw as BlobKey;
 }
 
+/** `parseBlobKey`, or null for a name that is not a valid key (listing skips foreign objects and files). */
+export function tryParseBlobKey(raw: string): BlobKey | null {
+  try {
+    return parseBlobKey(raw);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Validates a `list()` prefix: empty (everything), or a key prefix that may end in `/` or stop
  * mid-segment (`t/ab`). Same character rules as keys. Throws StorageError INVALID_KEY.

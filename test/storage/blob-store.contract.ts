@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type BlobKey, type BlobStore, type StorageErrorCode } from "../../src/storage/blob-store.js";
 import { contentKeyUnder, parseBlobKey, tenantPrefix } from "../../src/storage/keys.js";
+import { pattern, patternByte, streamOf } from "../helpers/streams.js";
 
 export interface BlobStoreFixture {
   store: BlobStore;
@@ -22,26 +23,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const toHex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 async function sha256Hex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-}
-
-/** A deterministic, non-repeating-looking byte pattern, so misplaced chunks are detected. */
-const patternByte = (i: number) => (i * 131 + (i >>> 11) * 7 + (i >>> 19)) & 0xff;
-function pattern(offset: number, length: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = patternByte(offset + i);
-  return bytes;
-}
-
-/** A stream that hands out the given chunks one pull at a time. */
-function streamOf(...chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks[i++];
-      if (chunk) controller.enqueue(chunk);
-      else controller.close();
-    },
-  });
 }
 
 /** `total` bytes of `pattern`, generated chunk by chunk on demand (never held in memory at once). */

@@ -14,7 +14,9 @@ import {
   type ByteRange,
   type PutOptions,
 } from "../blob-store.js";
-import { isSha256Hex, parseBlobKey, parseKeyPrefix } from "../keys.js";
+import { ioWrappers } from "../io-errors.js";
+import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
+import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 
 export const DRIVER = "fs";
 
@@ -59,19 +61,8 @@ const noop = () => {};
 /** ENOENT, or ENOTDIR when a path component is a file (key `a/b` while `a` is a blob). */
 const isMissing = (err: unknown) => errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR";
 
-/** Wraps a filesystem failure; StorageErrors (already meaningful) pass through unchanged. */
-function ioError(operation: string, err: unknown): StorageError {
-  if (err instanceof StorageError) return err;
-  return new StorageError(DRIVER, "IO", `${operation} failed: ${describe(err)}`, { cause: err });
-}
-
-async function io<T>(operation: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw ioError(operation, err);
-  }
-}
+/** Filesystem failures as StorageError IO, naming the errno code when there is one. */
+const { ioError, io } = ioWrappers(DRIVER, describe);
 
 async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
   let offset = 0;
@@ -180,13 +171,7 @@ class FsStore implements FsBlobStore {
   }
 
   async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
-    let target: string;
-    try {
-      target = this.#pathOf(key);
-    } catch (err) {
-      body.cancel(err).catch(noop);
-      throw err;
-    }
+    const target = targetOrCancel(body, () => this.#pathOf(key));
     const temp = await this.#writeTemp(body, options);
     try {
       await this.#commit(temp.path, target);
@@ -203,25 +188,17 @@ class FsStore implements FsBlobStore {
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
     const temp = await this.#writeTemp(body, options);
-    try {
-      const key = parseBlobKey(keyFor(temp.info));
-      const target = this.#pathOf(key);
-      // Same key means same content: keep the existing file. Two concurrent first uploads may both
-      // rename (both report created); the content is identical, so that race is harmless.
-      const existing = await stat(target).catch((err: unknown) => {
-        if (isMissing(err)) return null;
-        throw ioError("stat blob", err);
-      });
-      if (existing?.isFile()) {
-        await this.#discard(temp.path);
-        return { ...temp.info, key, created: false };
-      }
-      await this.#commit(temp.path, target);
-      return { ...temp.info, key, created: true };
-    } catch (err) {
-      await this.#discard(temp.path);
-      throw err;
-    }
+    return commitContentAddressed(temp.info, keyFor, {
+      exists: async (key) => {
+        const existing = await stat(this.#pathOf(key)).catch((err: unknown) => {
+          if (isMissing(err)) return null;
+          throw ioError("stat blob", err);
+        });
+        return existing?.isFile() ?? false;
+      },
+      commit: (key) => this.#commit(temp.path, this.#pathOf(key)),
+      discard: () => this.#discard(temp.path),
+    });
   }
 
   async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
@@ -347,19 +324,15 @@ class FsStore implements FsBlobStore {
           break;
         }
         const chunk = read.value;
-        if (!(chunk instanceof Uint8Array)) throw new TypeError("blob body chunks must be Uint8Array");
-        if (maxBytes !== undefined && size + chunk.byteLength > maxBytes) {
-          throw new StorageError(DRIVER, "TOO_LARGE", `upload exceeds the limit of ${maxBytes} bytes`);
-        }
+        checkChunk(chunk);
+        checkLimit(DRIVER, maxBytes, size, chunk.byteLength);
         hash.update(chunk);
         const fileHandle = handle;
         await io("write temp file", () => writeFully(fileHandle, chunk, HEADER_LENGTH + size));
         size += chunk.byteLength;
       }
       const sha256 = hash.digest("hex");
-      if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== sha256) {
-        throw new StorageError(DRIVER, "HASH_MISMATCH", `content hashes to ${sha256}, expected ${expectedSha256}`);
-      }
+      checkHash(DRIVER, sha256, expectedSha256);
       const header = new TextEncoder().encode(`${HEADER_PREFIX}${sha256}\n`);
       const fileHandle = handle;
       await io("write temp file", () => writeFully(fileHandle, header, 0));
@@ -438,13 +411,7 @@ class FsStore implements FsBlobStore {
         if (asPrefix.startsWith(prefix) || prefix.startsWith(asPrefix)) yield* this.#walk(key, prefix);
       } else if (entry.isFile() && key.startsWith(prefix)) {
         // Skip stray files whose names are not valid keys (never written by this driver).
-        const valid = (() => {
-          try {
-            return parseBlobKey(key);
-          } catch {
-            return null;
-          }
-        })();
+        const valid = tryParseBlobKey(key);
         if (valid) yield valid;
       }
     }

@@ -2,16 +2,9 @@
  * In-memory blob driver for tests and local development: the same contract as the fs driver, Web
  * APIs only. Everything lives in the heap, so it is not for production data.
  */
-import {
-  StorageError,
-  type BlobInfo,
-  type BlobKey,
-  type BlobObject,
-  type BlobStore,
-  type ByteRange,
-  type PutOptions,
-} from "../blob-store.js";
+import type { BlobInfo, BlobKey, BlobObject, BlobStore, ByteRange, PutOptions } from "../blob-store.js";
 import { parseBlobKey, parseKeyPrefix } from "../keys.js";
+import { checkChunk, checkHash, checkLimit, targetOrCancel } from "../put-checks.js";
 
 export const DRIVER = "memory";
 
@@ -45,13 +38,10 @@ async function ingest(body: ReadableStream<Uint8Array>, options: PutOptions): Pr
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    if (!(value instanceof Uint8Array)) {
-      const err = new TypeError("blob body chunks must be Uint8Array");
-      reader.cancel(err).catch(noop);
-      throw err;
-    }
-    if (maxBytes !== undefined && size + value.byteLength > maxBytes) {
-      const err = new StorageError(DRIVER, "TOO_LARGE", `upload exceeds the limit of ${maxBytes} bytes`);
+    try {
+      checkChunk(value);
+      checkLimit(DRIVER, maxBytes, size, value.byteLength);
+    } catch (err) {
       reader.cancel(err).catch(noop);
       throw err;
     }
@@ -65,9 +55,7 @@ async function ingest(body: ReadableStream<Uint8Array>, options: PutOptions): Pr
     offset += chunk.byteLength;
   }
   const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-  if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== sha256) {
-    throw new StorageError(DRIVER, "HASH_MISMATCH", `content hashes to ${sha256}, expected ${expectedSha256}`);
-  }
+  checkHash(DRIVER, sha256, expectedSha256);
   return { bytes, size, sha256 };
 }
 
@@ -97,13 +85,7 @@ export function createMemoryBlobStore(): BlobStore {
     driver: DRIVER,
 
     async put(key, body, options = {}) {
-      let valid: BlobKey;
-      try {
-        valid = parseBlobKey(key);
-      } catch (err) {
-        body.cancel(err).catch(noop);
-        throw err;
-      }
+      const valid = targetOrCancel(body, () => parseBlobKey(key));
       const blob = await ingest(body, options);
       blobs.set(valid, blob); // one synchronous swap: readers see old or new, never a mix
       return info(blob);

@@ -13,7 +13,9 @@ import {
   type ByteRange,
   type PutOptions,
 } from "../blob-store.js";
-import { isSha256Hex, parseBlobKey, parseKeyPrefix } from "../keys.js";
+import { ioWrappers } from "../io-errors.js";
+import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
+import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 
 export const DRIVER = "r2";
 
@@ -90,19 +92,8 @@ const noop = () => {};
 
 const describe = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
-/** Wraps an R2 failure; StorageErrors (already meaningful) pass through unchanged. */
-function ioError(operation: string, err: unknown): StorageError {
-  if (err instanceof StorageError) return err;
-  return new StorageError(DRIVER, "IO", `${operation} failed: ${describe(err)}`, { cause: err });
-}
-
-async function io<T>(operation: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw ioError(operation, err);
-  }
-}
+/** R2 failures as StorageError IO. */
+const { ioError, io } = ioWrappers(DRIVER, describe);
 
 function checkRangeShape({ start, end }: ByteRange): void {
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
@@ -135,18 +126,12 @@ class R2Store implements BlobStore {
   }
 
   async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
-    let target: BlobKey;
-    try {
-      target = parseBlobKey(key);
-    } catch (err) {
-      body.cancel(err).catch(noop);
-      throw err;
-    }
+    const target = targetOrCancel(body, () => parseBlobKey(key));
     const data = await this.#ingest(body, options);
     try {
       await this.#store(target, data);
     } finally {
-      if (data.temp) await this.#bucket.delete(data.temp).catch(noop);
+      await this.#dropTemp(data);
     }
     return data.info;
   }
@@ -157,16 +142,14 @@ class R2Store implements BlobStore {
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
     const data = await this.#ingest(body, options);
-    try {
-      const key = parseBlobKey(keyFor(data.info));
-      // Same key means same content: keep the existing object. Two concurrent first uploads may both
-      // write (both report created); the content is identical, so that race is harmless.
-      if (await io("head", () => this.#bucket.head(key))) return { ...data.info, key, created: false };
-      await this.#store(key, data);
-      return { ...data.info, key, created: true };
-    } finally {
-      if (data.temp) await this.#bucket.delete(data.temp).catch(noop);
-    }
+    return commitContentAddressed(data.info, keyFor, {
+      exists: async (key) => (await io("head", () => this.#bucket.head(key))) != null,
+      commit: async (key) => {
+        await this.#store(key, data);
+        await this.#dropTemp(data);
+      },
+      discard: () => this.#dropTemp(data),
+    });
   }
 
   async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
@@ -211,13 +194,7 @@ class R2Store implements BlobStore {
       for (const { key } of page.objects) {
         // Temp objects and foreign keys (not valid blob keys) are never listed.
         if (key.startsWith(TEMP_PREFIX)) continue;
-        const valid = (() => {
-          try {
-            return parseBlobKey(key);
-          } catch {
-            return null;
-          }
-        })();
+        const valid = tryParseBlobKey(key);
         if (valid) yield valid;
       }
       cursor = page.truncated ? page.cursor : undefined;
@@ -240,6 +217,11 @@ class R2Store implements BlobStore {
       throw new StorageError(DRIVER, "IO", `object ${object.key} has no valid sha256 metadata (not written by this driver?)`);
     }
     return { size: object.size, sha256 };
+  }
+
+  /** Deletes the temp object of a large upload, if any; failures are left to the `.tmp/` lifecycle rule. */
+  async #dropTemp(data: Ingested): Promise<void> {
+    if (data.temp) await this.#bucket.delete(data.temp).catch(noop);
   }
 
   /** Writes ingested content to `key` with its hash as metadata; R2 verifies the hash on single puts. */
@@ -312,10 +294,8 @@ class R2Store implements BlobStore {
           break;
         }
         const chunk = read.value;
-        if (!(chunk instanceof Uint8Array)) throw new TypeError("blob body chunks must be Uint8Array");
-        if (maxBytes !== undefined && size + chunk.byteLength > maxBytes) {
-          throw new StorageError(DRIVER, "TOO_LARGE", `upload exceeds the limit of ${maxBytes} bytes`);
-        }
+        checkChunk(chunk);
+        checkLimit(DRIVER, maxBytes, size, chunk.byteLength);
         hash.update(chunk);
         size += chunk.byteLength;
         for (let offset = 0; offset < chunk.byteLength; ) {
@@ -332,9 +312,7 @@ class R2Store implements BlobStore {
         }
       }
       const info = { size, sha256: hash.hex() };
-      if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== info.sha256) {
-        throw new StorageError(DRIVER, "HASH_MISMATCH", `content hashes to ${info.sha256}, expected ${expectedSha256}`);
-      }
+      checkHash(DRIVER, info.sha256, expectedSha256);
       if (!upload) return { info, bytes: part.subarray(0, filled) };
       await flush(part.subarray(0, filled));
       const finished = upload;

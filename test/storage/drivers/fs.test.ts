@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type BlobKey } from "../../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../../src/storage/drivers/fs.js";
 import { contentKey, contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
+import { streamOf } from "../../helpers/streams.js";
 import { describeBlobStore } from "../blob-store.contract.js";
 
 const KiB = 1024;
@@ -20,17 +21,6 @@ describeBlobStore("fs", async () => {
   const root = await makeRoot();
   return { store: await createFsBlobStore({ root }), cleanup: () => rm(root, { recursive: true, force: true }) };
 });
-
-function streamOf(...chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks[i++];
-      if (chunk) controller.enqueue(chunk);
-      else controller.close();
-    },
-  });
-}
 
 /** `total` bytes in `chunkSize` chunks, produced only when pulled. */
 function zeros(total: number, chunkSize: number): ReadableStream<Uint8Array> {

@@ -10,6 +10,7 @@ import { StorageError, type BlobKey, type BlobStore, type StorageErrorCode } fro
 import { createS3BlobStore, S3ResponseError, type FetchLike, type S3BlobStoreOptions } from "../../../src/storage/drivers/s3.js";
 import { contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { startS3Server, S3RVER_ACCESS_KEY_ID, type S3TestServer } from "../../helpers/s3-server.js";
+import { pattern, patternByte, streamOf } from "../../helpers/streams.js";
 import { describeBlobStore } from "../blob-store.contract.js";
 
 const KiB = 1024;
@@ -70,13 +71,7 @@ const isAbort = (c: Call) => c.method === "DELETE" && c.url.searchParams.has("up
 const isCopy = (c: Call) => c.method === "PUT" && c.headers.has("x-amz-copy-source");
 const isPutObject = (c: Call) => c.method === "PUT" && !isPart(c) && !isCopy(c);
 
-/** Deterministic bytes by absolute offset, so misplaced parts are detected. */
-const patternByte = (i: number) => (i * 131 + (i >>> 13) * 7) & 0xff;
-function pattern(offset: number, length: number): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) bytes[i] = patternByte(offset + i);
-  return bytes;
-}
+/** SHA-256 of the first `total` pattern bytes, hashed a MiB at a time. */
 function patternSha256(total: number): string {
   const hash = createHash("sha256");
   for (let offset = 0; offset < total; offset += MiB) hash.update(pattern(offset, Math.min(MiB, total - offset)));
@@ -121,17 +116,6 @@ function lazySource(total: number, chunk = 256 * KiB, onPull?: (pulled: number) 
       return cancelled;
     },
   };
-}
-
-function streamOf(...chunks: Uint8Array[]): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const chunk = chunks[i++];
-      if (chunk) controller.enqueue(chunk);
-      else controller.close();
-    },
-  });
 }
 
 /** Index of the first byte of `stream` that differs from the pattern at `offset` (-1: none) and the length. */

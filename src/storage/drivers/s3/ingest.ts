@@ -3,7 +3,8 @@
  * byte limit as chunks arrive, so nothing beyond one part plus one chunk is ever buffered.
  */
 import { Sha256 } from "../../../lib/sha256.js";
-import { StorageError, type BlobInfo } from "../../blob-store.js";
+import type { BlobInfo, StorageError } from "../../blob-store.js";
+import { checkChunk, checkHash } from "../../put-checks.js";
 import { DRIVER } from "./errors.js";
 
 const noop = () => {};
@@ -94,9 +95,7 @@ export class MeteredBody {
   finish(expectedSha256?: string): BlobInfo {
     if (!this.#eof) throw new Error("MeteredBody.finish() before the body ended");
     const info = { size: this.#hash.length, sha256: this.#hash.hex() };
-    if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== info.sha256) {
-      throw new StorageError(DRIVER, "HASH_MISMATCH", `content hashes to ${info.sha256}, expected ${expectedSha256}`);
-    }
+    checkHash(DRIVER, info.sha256, expectedSha256);
     return info;
   }
 
@@ -121,7 +120,7 @@ export class MeteredBody {
       return undefined;
     }
     const chunk = read.value;
-    if (!(chunk instanceof Uint8Array)) throw new TypeError("blob body chunks must be Uint8Array");
+    checkChunk(chunk);
     if (this.#hash.length + chunk.byteLength > this.#limit) throw this.#tooLarge();
     this.#hash.update(chunk);
     return chunk;

@@ -12,7 +12,8 @@ import {
   type ByteRange,
   type PutOptions,
 } from "../../blob-store.js";
-import { parseBlobKey, parseKeyPrefix } from "../../keys.js";
+import { parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../../keys.js";
+import { commitContentAddressed, targetOrCancel } from "../../put-checks.js";
 import type { S3Client } from "./client.js";
 import { DRIVER } from "./errors.js";
 import { infoFromHead, objectFromGet, SHA256_META } from "./read.js";
@@ -29,8 +30,6 @@ export interface S3StoreSettings {
   maxConcurrentParts: number;
 }
 
-const noop = () => {};
-
 export class S3Store implements BlobStore {
   readonly driver = DRIVER;
   readonly #client: S3Client;
@@ -46,13 +45,7 @@ export class S3Store implements BlobStore {
   }
 
   async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
-    let target: string;
-    try {
-      target = this.#objectKey(key);
-    } catch (err) {
-      body.cancel(err).catch(noop);
-      throw err;
-    }
+    const target = targetOrCancel(body, () => this.#objectKey(key));
     const staged = await this.#stage(body, options);
     await this.#commit(staged, target);
     return staged.info;
@@ -69,19 +62,11 @@ export class S3Store implements BlobStore {
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
     const staged = await this.#stage(body, options);
-    try {
-      const key = parseBlobKey(keyFor(staged.info));
-      const target = this.#objectKey(key);
-      if (await this.#head(target)) {
-        await this.#discard(staged);
-        return { ...staged.info, key, created: false };
-      }
-      await this.#commit(staged, target);
-      return { ...staged.info, key, created: true };
-    } catch (err) {
-      await this.#discard(staged);
-      throw err;
-    }
+    return commitContentAddressed(staged.info, keyFor, {
+      exists: async (key) => (await this.#head(this.#objectKey(key))) !== null,
+      commit: (key) => this.#commit(staged, this.#objectKey(key)),
+      discard: () => this.#discard(staged),
+    });
   }
 
   async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
@@ -127,7 +112,7 @@ export class S3Store implements BlobStore {
       for (const fullKey of xmlTexts(xml, "Key")) {
         if (!fullKey.startsWith(this.#prefix)) continue;
         // `.tmp/` entries and foreign objects whose names are not valid keys are skipped.
-        const key = tryParseKey(fullKey.slice(this.#prefix.length));
+        const key = tryParseBlobKey(fullKey.slice(this.#prefix.length));
         if (key) yield key;
       }
       if (xmlText(xml, "IsTruncated") !== "true") return;
@@ -213,13 +198,5 @@ export class S3Store implements BlobStore {
     const response = await this.#client.send("HeadObject", { method: "HEAD", key: fullKey, allow: [404] });
     await response.body?.cancel();
     return response.status === 404 ? null : infoFromHead(response);
-  }
-}
-
-function tryParseKey(raw: string): BlobKey | null {
-  try {
-    return parseBlobKey(raw);
-  } catch {
-    return null;
   }
 }

@@ -1,0 +1,42 @@
+/**
+ * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock), so
+ * server-deps.ts and worker-deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
+ */
+import type { AppDeps } from "../app.js";
+import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
+import { createTokenVerifier } from "../auth/verify-token.js";
+import type { Config } from "../config.js";
+import { createShortId } from "../lib/ids.js";
+import type { Logger } from "../lib/logger.js";
+import type { FetchOrigin } from "../services/origin.js";
+
+/** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
+export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset"> {
+  createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
+}
+
+/** Completes the runtime's parts into everything createApp needs. */
+export async function createAppDeps(config: Config, logger: Logger, runtime: RuntimeDeps): Promise<AppDeps> {
+  return {
+    config,
+    blobs: runtime.blobs,
+    store: runtime.store,
+    fetchOrigin: runtime.createFetchOrigin({
+      allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
+      totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS,
+    }),
+    verifier: config.CMS_AUTH_ENABLED
+      ? createTokenVerifier({
+          issuer: config.CMS_AUTH_ISSUER as string,
+          clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
+          jwksUrl: config.CMS_AUTH_JWKS_URL,
+          cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
+        })
+      : null,
+    links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
+    newShortId: () => createShortId(),
+    clock: () => new Date(),
+    logger,
+    readAsset: runtime.readAsset,
+  };
+}
