@@ -100,6 +100,9 @@ export function createApp(deps: AppDeps) {
   ]);
   const jsonLimit = limitTo(MAX_JSON_BODY_BYTES, "JSON request bodies");
   app.use((c, next) => {
+    // GET/HEAD carry no body; checking one anyway makes @hono/node-server build a full Request
+    // (AbortController included) on the hottest path, getData.
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const limit = bodyLimits.get(c.req.path);
     return limit === null ? next() : (limit ?? jsonLimit)(c, next);
   });

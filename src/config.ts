@@ -60,6 +60,10 @@ export const ConfigSchema = z
   CMS_ZIP_MAX_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
   /** Highest expansion ratio (uncompressed/compressed) of a package and of each file in it. */
   CMS_ZIP_MAX_RATIO: integer(100, 1, 100_000),
+  /** Memory for an LRU of small blobs served without touching storage (0 = off). */
+  CMS_BLOB_CACHE_BYTES: integer(64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+  /** Only blobs up to this size enter that cache. */
+  CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
   /** Total time allowed for one external fetch, body included. */
   CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   /** Allow external URIs resolving to loopback/private addresses (development and tests only). */

@@ -92,6 +92,13 @@ const RESOURCE_COLUMNS = Object.keys(resources).length;
 const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_COLUMNS));
 
 export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
+  // getData's lookup runs on every read: built and prepared once instead of per request.
+  const findByUriQuery = db
+    .select()
+    .from(resources)
+    .where(and(eq(resources.context, sql.placeholder("context")), eq(resources.path, sql.placeholder("path"))))
+    .limit(1)
+    .prepare();
   /** Copies the current state of the matching resources into `revisions` (revision numbers as stored). */
   const snapshot = (action: RevisionAction, actor: string | null, now: number, where: SQL) =>
     db
@@ -144,11 +151,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
     },
 
     async findByUri(context, path) {
-      const [row] = await db
-        .select()
-        .from(resources)
-        .where(and(eq(resources.context, context), eq(resources.path, path)))
-        .limit(1);
+      const [row] = await findByUriQuery.execute({ context, path });
       return row ?? null;
     },
 

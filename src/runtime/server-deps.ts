@@ -14,10 +14,12 @@ import type { AppDeps } from "../app.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../lib/logger.js";
 import { createResourceStore } from "../metadata/resource-store.js";
+import { createCachedBlobStore } from "../storage/drivers/cached.js";
 import { createFsBlobStore } from "../storage/drivers/fs.js";
 import { createS3BlobStore } from "../storage/drivers/s3.js";
 import { createAppDeps } from "./app-deps.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
+import { withPreparedUriLookup } from "./prepared-lookup.js";
 import { nodeToWebStream } from "./node-streams.js";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
@@ -68,7 +70,7 @@ export async function readSwaggerAsset(file: string) {
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
 export async function createServerDeps(config: Config, logger: Logger): Promise<AppDeps & { close(): Promise<void> }> {
-  const blobs =
+  const storage =
     config.CMS_STORAGE === "s3"
       ? createS3BlobStore({
           endpoint: config.CMS_S3_ENDPOINT as string,
@@ -79,16 +81,30 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
           prefix: config.CMS_S3_PREFIX,
         })
       : await createFsBlobStore({ root: config.CMS_VOLUME });
-  await blobs.check();
+  await storage.check();
+  // Content-addressed blobs never change, so hot small ones can be served from memory.
+  const blobs =
+    config.CMS_BLOB_CACHE_BYTES > 0
+      ? createCachedBlobStore(storage, { maxBytes: config.CMS_BLOB_CACHE_BYTES, maxEntryBytes: config.CMS_BLOB_CACHE_ENTRY_BYTES })
+      : storage;
   const database = await openDatabase(config);
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
   }
+  const resourceStore = createResourceStore(database.db);
+  const url = config.CMS_DATABASE_URL;
+  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length)) : null;
   const deps = await createAppDeps(config, logger, {
     blobs,
-    store: createResourceStore(database.db),
+    store: store ?? resourceStore,
     createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
   });
-  return { ...deps, close: async () => database.close() };
+  return {
+    ...deps,
+    close: async () => {
+      store?.close();
+      database.close();
+    },
+  };
 }

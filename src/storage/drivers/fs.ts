@@ -20,6 +20,9 @@ import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCanc
 
 export const DRIVER = "fs";
 
+/** Size of the writes the fs driver makes while storing a stream. */
+const WRITE_BATCH_BYTES = 256 * 1024;
+
 /**
  * Every blob file starts with this fixed-length header line holding the content's SHA-256, written
  * at put time. Keeping the hash inside the file (rather than a sidecar or the key) means it is
@@ -314,6 +317,19 @@ class FsStore implements FsBlobStore {
       handle = await io("create temp file", () => open(tempPath, "wx"));
       const hash = createHash("sha256");
       let size = 0;
+      // Socket reads arrive in 16–64 KiB chunks; each file write is a thread-pool round trip, so
+      // small chunks are gathered into writes of WRITE_BATCH_BYTES (memory stays bounded by it).
+      let pending: Uint8Array[] = [];
+      let pendingBytes = 0;
+      const flush = async () => {
+        if (pendingBytes === 0) return;
+        const batch = pending.length === 1 ? (pending[0] as Uint8Array) : Buffer.concat(pending, pendingBytes);
+        const fileHandle = handle as FileHandle;
+        const at = HEADER_LENGTH + size - pendingBytes;
+        pending = [];
+        pendingBytes = 0;
+        await io("write temp file", () => writeFully(fileHandle, batch, at));
+      };
       for (;;) {
         const read = await reader.read().catch((err: unknown) => {
           bodyFinished = true; // errored: nothing to cancel, and the caller gets its own error back
@@ -327,10 +343,13 @@ class FsStore implements FsBlobStore {
         checkChunk(chunk);
         checkLimit(DRIVER, maxBytes, size, chunk.byteLength);
         hash.update(chunk);
-        const fileHandle = handle;
-        await io("write temp file", () => writeFully(fileHandle, chunk, HEADER_LENGTH + size));
+        // Copied: the producer may reuse its buffer once read() returns the next chunk.
+        pending.push(pendingBytes + chunk.byteLength < WRITE_BATCH_BYTES ? chunk.slice() : chunk);
+        pendingBytes += chunk.byteLength;
         size += chunk.byteLength;
+        if (pendingBytes >= WRITE_BATCH_BYTES) await flush();
       }
+      await flush();
       const sha256 = hash.digest("hex");
       checkHash(DRIVER, sha256, expectedSha256);
       const header = new TextEncoder().encode(`${HEADER_PREFIX}${sha256}\n`);
