@@ -17,7 +17,18 @@ export interface BlobEntity {
 }
 
 /** Opens the blob, or just `range` of it, as a stream. Only called when content is actually sent. */
-export type OpenBlob = (range?: ByteRange) => Promise<ReadableStream<Uint8Array>>;
+/** The content (or one range of it): a stream, or bytes already in memory. */
+export type OpenBlob = (range?: ByteRange) => Promise<ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer>>;
+
+const toStream = (body: ReadableStream<Uint8Array> | Uint8Array): ReadableStream<Uint8Array> =>
+  body instanceof Uint8Array
+    ? new ReadableStream<Uint8Array>({
+        start(controller) {
+          if (body.byteLength > 0) controller.enqueue(body.slice());
+          controller.close();
+        },
+      })
+    : body;
 
 /**
  * Used unless `extraHeaders` sets Cache-Control: any cache may keep only a private copy and must
@@ -311,7 +322,7 @@ function partsStream(
             controller.close();
             return;
           }
-          reader = (await open(part.range)).getReader();
+          reader = toStream(await open(part.range)).getReader();
           remaining = part.range.end - part.range.start + 1;
           controller.enqueue(part.head);
           return;

@@ -23,6 +23,12 @@ export interface BlobInfo {
 export interface BlobObject extends BlobInfo {
   /** The requested range (or whole blob), streamed. */
   body: ReadableStream<Uint8Array>;
+  /**
+   * The same bytes, when the driver already holds them in memory (the small-blob cache). Callers
+   * may answer with them directly instead of the stream: a Uint8Array response body skips the Web
+   * stream machinery, which dominates the cost of serving small files.
+   */
+  bytes?: Uint8Array<ArrayBuffer>;
 }
 
 export interface PutOptions {

@@ -589,3 +589,31 @@ describe("HTTP-date", () => {
     expect(formatHttpDate(new Date(Date.UTC(1994, 10, 6, 8, 49, 37, 999)))).toBe("Sun, 06 Nov 1994 08:49:37 GMT");
   });
 });
+
+describe("content already in memory (OpenBlob returning bytes)", () => {
+  const openBytes: OpenBlob = async (range) => (range ? DATA.slice(range.start, range.end + 1) : DATA.slice());
+  const get = (headers: Record<string, string> = {}) =>
+    serveBlob(new Request("http://cms.test/x", { headers }), entity(), openBytes);
+
+  it("answers the whole content and a single range from the bytes", async () => {
+    const full = await get();
+    expect(full.status).toBe(200);
+    expect(full.headers.get("content-length")).toBe("100");
+    expect(new Uint8Array(await full.arrayBuffer())).toEqual(DATA);
+
+    const part = await get({ range: "bytes=10-19" });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe("bytes 10-19/100");
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(DATA.slice(10, 20));
+  });
+
+  it("builds multipart/byteranges from byte parts with an exact Content-Length", async () => {
+    const res = await get({ range: "bytes=0-4,90-99" });
+    expect(res.status).toBe(206);
+    const body = new Uint8Array(await res.arrayBuffer());
+    expect(String(body.byteLength)).toBe(res.headers.get("content-length"));
+    const text = new TextDecoder("latin1").decode(body);
+    expect(text).toContain("Content-Range: bytes 0-4/100");
+    expect(text).toContain("Content-Range: bytes 90-99/100");
+  });
+});

@@ -33,7 +33,7 @@ export interface CachedBlobStore extends BlobStore {
 }
 
 interface Entry extends BlobInfo {
-  bytes: Uint8Array;
+  bytes: Uint8Array<ArrayBuffer>;
 }
 
 const noop = () => {};
@@ -61,7 +61,7 @@ function bytesStream(bytes: Uint8Array, start: number, end: number): ReadableStr
 }
 
 /** Reads a whole (small) body; null if it did not have exactly `size` bytes (then nothing is cached). */
-async function readExactly(body: ReadableStream<Uint8Array>, size: number): Promise<Uint8Array | null> {
+async function readExactly(body: ReadableStream<Uint8Array>, size: number): Promise<Uint8Array<ArrayBuffer> | null> {
   const out = new Uint8Array(size);
   let offset = 0;
   const reader = body.getReader();
@@ -170,7 +170,8 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
     if (range) checkRange(range, entry.size);
     const start = range?.start ?? 0;
     const end = range ? range.end + 1 : entry.size;
-    return { size: entry.size, sha256: entry.sha256, body: bytesStream(entry.bytes, start, end) };
+    // `bytes` is a view, not a copy: response bodies only read it (the stream hands out copies).
+    return { size: entry.size, sha256: entry.sha256, body: bytesStream(entry.bytes, start, end), bytes: entry.bytes.subarray(start, end) };
   }
 
   /** Runs a write, invalidating `key` before and after it (also when it fails). */
