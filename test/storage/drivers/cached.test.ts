@@ -136,6 +136,30 @@ describe("cached blob store", () => {
     expect(new TextDecoder().decode(blob!.bytes)).toBe("234");
   });
 
+  it("hands out the cached bytes beside the stream, for the whole blob and for ranges", async () => {
+    const store = createCachedBlobStore(createMemoryBlobStore(), { maxBytes: MiB, maxEntryBytes: 64 * KiB });
+    const k = key("bytes");
+    await store.put(k, streamOf(bytesOf("0123456789")));
+    const first = await store.get(k); // the miss that fills the cache
+    expect(new TextDecoder().decode(first!.bytes)).toBe("0123456789");
+    expect(new TextDecoder().decode(await readAll(first!.body))).toBe("0123456789");
+    const whole = await store.get(k);
+    expect(new TextDecoder().decode(whole!.bytes)).toBe("0123456789");
+    await whole!.body.cancel();
+    const part = await store.get(k, { start: 3, end: 5 });
+    expect(new TextDecoder().decode(part!.bytes)).toBe("345");
+    expect(new TextDecoder().decode(await readAll(part!.body))).toBe("345");
+  });
+
+  it("has no bytes for blobs it passes through", async () => {
+    const store = createCachedBlobStore(createMemoryBlobStore(), { maxBytes: MiB, maxEntryBytes: 4 });
+    const k = key("bytes/large");
+    await store.put(k, streamOf(bytesOf("too large to cache")));
+    const blob = await store.get(k);
+    expect(blob!.bytes).toBeUndefined();
+    expect(new TextDecoder().decode(await readAll(blob!.body))).toBe("too large to cache");
+  });
+
   it("rejects ranges outside a cached blob like the drivers do", async () => {
     const store = createCachedBlobStore(createMemoryBlobStore(), { maxBytes: MiB, maxEntryBytes: 64 * KiB });
     const k = key("short");

@@ -1,0 +1,218 @@
+/**
+ * CPU profile of the service under one load, for "a target is missed: what does the profile say?".
+ *
+ *   node --import tsx bench/profile.ts small  [--nocache] [--bun] [--seconds=8]
+ *   node --import tsx bench/profile.ts range | large | ingest
+ *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
+ *
+ * Starts the service with `--cpu-prof` (Node) or `--cpu-prof` (Bun ≥ 1.3 writes the same format),
+ * drives it with wrk (or createResource calls for `ingest`), stops it, and prints self time by
+ * bucket (our src files, each package, Node internals, GC, idle) and the top functions, plus
+ * inclusive time of the src functions. The .cpuprofile stays in bench/.work/profiles/ for DevTools.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Context, createResource, getDataPath, prepareFixtures } from "./lib/context.js";
+import { startNginx } from "./lib/nginx.js";
+import { installExitHooks, startServer, stopAll } from "./lib/proc.js";
+import { ensureBun } from "./lib/setup.js";
+import { KiB, fmt, log } from "./lib/util.js";
+import { rangeLua, runWrk } from "./lib/wrk.js";
+import { postAll } from "./scenarios/ingest.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+function bucketOf(url: string, name: string): string {
+  if (!url) return name.startsWith("(") ? name : "(native/builtin)";
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nm) return nm[1] as string;
+  if (url.startsWith("node:")) return "node:internal";
+  const src = /\/(src|bench)\/(.*)$/.exec(url);
+  if (src) return `${src[1]}/${src[2]}`;
+  return url;
+}
+
+/** bucket:line:column (tsx-compiled files report positions in the compiled code). */
+const where = (f: ProfileNode["callFrame"]) => `${bucketOf(f.url, f.functionName)}${f.url ? `:${f.lineNumber + 1}:${f.columnNumber + 1}` : ""}`;
+
+export function summarizeProfile(profile: CpuProfile, top = 25): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const idle = [...self].filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)").reduce((a, [, t]) => a + t, 0);
+  const busy = total - idle;
+  const buckets = new Map<string, number>();
+  const functions = new Map<string, number>();
+  for (const [id, t] of self) {
+    const node = byId.get(id);
+    if (!node) continue;
+    const { functionName, url } = node.callFrame;
+    if (functionName === "(idle)") continue;
+    const bucket = bucketOf(url, functionName);
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + t);
+    const key = `${functionName || "(anonymous)"}  ${where(node.callFrame)}`;
+    functions.set(key, (functions.get(key) ?? 0) + t);
+  }
+  // Inclusive time per src function (counted once per stack, so recursion does not inflate it).
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const inclusive = new Map<string, number>();
+  for (const [id, t] of self) {
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const f = byId.get(cur)?.callFrame;
+      if (!f || !/\/src\//.test(f.url)) continue;
+      const key = `${f.functionName || "(anonymous)"}  ${where(f)}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + t);
+    }
+  }
+  const pct = (t: number) => `${((100 * t) / busy).toFixed(1).padStart(5)}%`;
+  const list = (m: Map<string, number>, n: number) =>
+    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, t]) => `  ${pct(t)}  ${k}`).join("\n");
+  return [
+    `busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s profiled (percentages are of busy time)`,
+    "self time by bucket:",
+    list(buckets, 20),
+    "top functions (self):",
+    list(functions, top),
+    "src functions (inclusive):",
+    list(inclusive, 20),
+  ].join("\n");
+}
+
+/** The heaviest call paths (8 frames up) leading to `name`, with inclusive time. */
+export function callers(profile: CpuProfile, name: string, top = 6): string {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const self = new Map<number, number>();
+  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  const inclusive = (id: number): number => (self.get(id) ?? 0) + (byId.get(id)?.children ?? []).reduce((sum, c) => sum + inclusive(c), 0);
+  const paths = new Map<string, number>();
+  for (const n of profile.nodes) {
+    if (n.callFrame.functionName !== name) continue;
+    const chain: string[] = [];
+    for (let cur = parent.get(n.id); cur !== undefined && chain.length < 8; cur = parent.get(cur)) {
+      const f = byId.get(cur)?.callFrame;
+      if (f) chain.push(`${f.functionName || "(anonymous)"} ${where(f)}`);
+    }
+    const key = chain.join("\n      < ");
+    paths.set(key, (paths.get(key) ?? 0) + inclusive(n.id));
+  }
+  return [...paths]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([k, t]) => `${(t / 1000).toFixed(0).padStart(6)} ms  ${name}\n      < ${k}`)
+    .join("\n");
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === "callers" && args[1] && args[2]) {
+    process.stdout.write(`${callers(JSON.parse(readFileSync(args[1], "utf8")) as CpuProfile, args[2])}\n`);
+    return;
+  }
+  const scenario = args.find((a) => !a.startsWith("--")) ?? "small";
+  const noCache = args.includes("--nocache");
+  const onBun = args.includes("--bun");
+  const seconds = Number(args.find((a) => a.startsWith("--seconds="))?.split("=")[1] ?? 8);
+  installExitHooks();
+  const work = path.join(ROOT, "bench/.work");
+  const profiles = path.join(work, "profiles", `${scenario}${noCache ? "-nocache" : ""}${onBun ? "-bun" : ""}-${Date.now()}`);
+  mkdirSync(profiles, { recursive: true });
+  const fixtures = prepareFixtures(work, true);
+  const nginx = await startNginx({ root: fixtures.dir, workDir: work, name: "profile" });
+  const bun = onBun ? ensureBun(ROOT) : null;
+  const ctx: Context = { root: ROOT, work, options: { quick: true, runs: 1, duration: seconds, warmup: 2, only: null, keep: true }, bun, fixtures, nginx };
+  const dataDir = path.join(work, "profile-data");
+  rmSync(dataDir, { recursive: true, force: true });
+  mkdirSync(dataDir, { recursive: true });
+  const entry = onBun ? "src/bun.ts" : "bench/servers/node-entry.ts";
+  const server = await startServer({
+    name: "app",
+    command: onBun ? (bun as string) : process.execPath,
+    args: onBun ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`, entry] : ["--cpu-prof", `--cpu-prof-dir=${profiles}`, "--import", "tsx", entry],
+    cwd: ROOT,
+    env: {
+      CMS_VOLUME: path.join(dataDir, "volume"),
+      CMS_DATABASE_URL: `file:${path.join(dataDir, "cms.db")}`,
+      CMS_FETCH_ALLOW_PRIVATE: "true",
+      CMS_FETCH_TIMEOUT_MS: "600000",
+      CMS_LOG_LEVEL: process.env.CMS_LOG_LEVEL ?? "info",
+      ...(noCache ? { CMS_BLOB_CACHE_BYTES: "0" } : {}),
+    },
+    timeoutMs: 60_000,
+  });
+  try {
+    if (scenario === "ingest") {
+      const bodies = (tenant: string, n: number) =>
+        Array.from({ length: n }, (_, i) =>
+          JSON.stringify({
+            resourceAuthor: "bench",
+            resourceExternalURI: `${nginx.url}/ingest/o-${i}.bin`,
+            resourceMediaType: "application/octet-stream",
+            resourceName: "o.bin",
+            resourceTenantId: tenant,
+          }),
+        );
+      await postAll(`${server.url}/cms/v1.0/createResource`, bodies("warm", 16), 4);
+      // Rounds of distinct objects (a new tenant each round) until `seconds` have passed.
+      let objects = 0;
+      let elapsed = 0;
+      let failures = 0;
+      for (let round = 0; elapsed < seconds && round < 100; round++) {
+        const r = await postAll(`${server.url}/cms/v1.0/createResource`, bodies(`measured${round}`, fixtures.ingestCount), 4);
+        objects += fixtures.ingestCount;
+        elapsed += r.elapsedSec;
+        failures += r.failures;
+      }
+      log(`ingest: ${fmt(objects / elapsed)} objects/s, ${failures} failures`);
+    } else {
+      const file = scenario === "small" ? fixtures.small : fixtures.large;
+      const created = await createResource(server.url, `${nginx.url}/${file.name}`, file.name, "bench");
+      const url = `${server.url}${getDataPath(created.resourceURI)}`;
+      const plan =
+        scenario === "small"
+          ? { connections: 64 }
+          : scenario === "range"
+            ? { connections: 64, lua: rangeLua(file.size, 64 * KiB) }
+            : { connections: 1, timeoutSec: 120 };
+      await runWrk({ url, durationSec: 2, workDir: work, ...plan });
+      const r = await runWrk({ url, durationSec: seconds, workDir: work, cpuSeconds: server.cpuSeconds, ...plan });
+      log(`${scenario}: ${fmt(r.rps)} req/s, ${fmt(r.mbps)} MB/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, server CPU ${fmt(r.serverCpu, 2)}`);
+    }
+  } finally {
+    await server.stop();
+    await stopAll();
+  }
+  // tsx's loader thread writes a profile too; the main thread's is the big one.
+  const file = readdirSync(profiles)
+    .filter((f) => f.endsWith(".cpuprofile"))
+    .sort((a, b) => statSync(path.join(profiles, b)).size - statSync(path.join(profiles, a)).size)[0];
+  if (!file) throw new Error(`no .cpuprofile written in ${profiles}`);
+  const profile = JSON.parse(readFileSync(path.join(profiles, file), "utf8")) as CpuProfile;
+  process.stdout.write(`${summarizeProfile(profile)}\nprofile: ${path.relative(ROOT, path.join(profiles, file))}\n`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  main().catch(async (err: unknown) => {
+    process.stderr.write(`profile failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    await stopAll();
+    process.exit(1);
+  });
+}

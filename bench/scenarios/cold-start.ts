@@ -1,0 +1,121 @@
+/**
+ * Scenario 5: cold start, process spawn → first 200 on /apiversion, on an existing volume and
+ * database (a restart). Node as shipped (`node --import tsx src/node.ts`), Node from a bench-only
+ * esbuild bundle (what a build step would give), Bun (`bun src/bun.ts`), and the bare runtimes'
+ * own floor (a node:http / Bun.serve one-liner).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, rmSync } from "node:fs";
+import path from "node:path";
+import { type Context, nodeBundle } from "../lib/context.js";
+import { table } from "../lib/measure.js";
+import type { Report } from "../lib/report.js";
+import { fmtRatio, freePort, fmtSummary, http, interleave, log, sleep, summarize } from "../lib/util.js";
+
+interface Variant {
+  name: string;
+  what: string;
+  command: string;
+  args: string[];
+}
+
+const BARE_NODE = `require("node:http").createServer((q, s) => s.end("{}")).listen(+process.env.PORT, "127.0.0.1")`;
+const BARE_BUN = `Bun.serve({ hostname: "127.0.0.1", port: +process.env.PORT, fetch: () => new Response("{}") })`;
+
+/** Spawns, polls /apiversion every 2 ms, returns ms from spawn to the first 200; kills the process. */
+async function timeToFirst200(variant: Variant, env: Record<string, string>, cwd: string): Promise<number> {
+  const port = await freePort();
+  const started = performance.now();
+  const child: ChildProcess = spawn(variant.command, variant.args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env, PORT: String(port), CMS_PORT: String(port), CMS_HOST: "127.0.0.1" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  try {
+    const deadline = started + 30_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${variant.name} exited (${child.exitCode}): ${stderr}`);
+      try {
+        const res = await http(`http://127.0.0.1:${port}/apiversion`, { timeoutMs: 5000 });
+        if (res.status === 200) return performance.now() - started;
+      } catch {
+        // not listening yet
+      }
+      if (performance.now() > deadline) throw new Error(`${variant.name}: no 200 within 30 s: ${stderr}`);
+      await sleep(2);
+    }
+  } finally {
+    child.kill("SIGKILL");
+    await Promise.race([exited, sleep(5000)]);
+  }
+}
+
+export async function coldStart(ctx: Context, report: Report): Promise<void> {
+  const runs = Math.max(5, ctx.options.runs * 2);
+  const dir = path.join(ctx.work, "cold");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const env = {
+    CMS_VOLUME: path.join(dir, "volume"),
+    CMS_DATABASE_URL: `file:${path.join(dir, "cms.db")}`,
+    CMS_LOG_LEVEL: "info",
+  };
+  const bundle = await nodeBundle(ctx);
+  const bundleAll = await nodeBundle(ctx, { all: true });
+  const variants: Variant[] = [
+    { name: "node-tsx", what: "`node --import tsx src/node.ts` (as shipped: `npm start`)", command: process.execPath, args: ["--import", "tsx", "src/node.ts"] },
+    ...(bundle ? [{ name: "node-bundle", what: "`node bench/.work/node.mjs` (esbuild bundle of src/node.ts, packages external)", command: process.execPath, args: [bundle] }] : []),
+    ...(bundleAll ? [{ name: "node-bundle-all", what: "`node bench/.work/node-all.mjs` (esbuild bundle with the packages too, except libSQL's native addon)", command: process.execPath, args: [bundleAll] }] : []),
+    ...(ctx.bun ? [{ name: "bun", what: "`bun src/bun.ts`", command: ctx.bun, args: ["src/bun.ts"] }] : []),
+    { name: "bare-node", what: "node:http one-liner (runtime floor)", command: process.execPath, args: ["-e", BARE_NODE] },
+    ...(ctx.bun ? [{ name: "bare-bun", what: "Bun.serve one-liner (runtime floor)", command: ctx.bun, args: ["-e", BARE_BUN] }] : []),
+  ];
+  log(`scenario 5/6: cold start, ${variants.length} variants × ${runs} runs`);
+  // The first start creates and migrates the database; measured starts are restarts, as in production.
+  for (const v of [...variants]) {
+    try {
+      await timeToFirst200(v, env, ctx.root);
+    } catch (err) {
+      log(`  ${v.name} does not start, dropped: ${(err as Error).message.slice(0, 300)}`);
+      variants.splice(variants.indexOf(v), 1);
+    }
+  }
+  const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  await interleave(variants, runs, async (v, run) => {
+    try {
+      (times.get(v.name) as number[])[run] = await timeToFirst200(v, env, ctx.root);
+    } catch (err) {
+      // e.g. stopped by another suite's cleanup on a shared machine: lose the run, not the scenario.
+      log(`  ${v.name} run ${run + 1} skipped: ${(err as Error).message.slice(0, 300)}`);
+    }
+  });
+  for (const v of variants) log(`  ${v.name.padEnd(12)} ${fmtSummary(summarize(times.get(v.name) ?? []))} ms`);
+  report.raw.coldStart = Object.fromEntries(times);
+  const ms = (s: ReturnType<typeof summarize>) => `${fmtSummary(s)} ms`;
+  report.check("5 cold start", "Node as shipped (tsx): spawn → first 200 /apiversion", summarize(times.get("node-tsx") ?? []), ms, "< 300 ms", (m) => m < 300);
+  if (times.has("node-bundle")) {
+    report.check("5 cold start", "Node from an esbuild bundle (bench-only build)", summarize(times.get("node-bundle") ?? []), ms, "(what a build step gives)", null);
+  }
+  if (times.has("node-bundle-all")) {
+    report.check("5 cold start", "Node from an esbuild bundle incl. packages (bench-only build)", summarize(times.get("node-bundle-all") ?? []), ms, "(what a build step gives)", null);
+  }
+  if (times.has("bun")) report.check("5 cold start", "Bun: spawn → first 200", summarize(times.get("bun") ?? []), ms, "(reported)", null);
+  const perRun = (a: string, b: string) => summarize((times.get(a) ?? []).map((t, i) => t / (times.get(b)?.[i] ?? Number.NaN)));
+  report.delta("cold start: `node-bundle` / `node-tsx`", perRun("node-bundle", "node-tsx"), "esbuild bundle, packages external (lower is better)", fmtRatio);
+  report.delta("cold start: `node-bundle-all` / `node-tsx`", perRun("node-bundle-all", "node-tsx"), "esbuild bundle incl. packages (lower is better)", fmtRatio);
+  report.section(
+    "5. Cold start",
+    [
+      `Time from spawn() to the first 200 on /apiversion (polled every 2 ms), ${runs} interleaved runs each, on an existing volume and database.`,
+      "",
+      table(
+        ["variant", "ms to first 200", "what"],
+        variants.map((v) => [`\`${v.name}\``, fmtSummary(summarize(times.get(v.name) ?? [])), v.what]),
+      ),
+    ].join("\n"),
+  );
+  rmSync(dir, { recursive: true, force: true });
+}

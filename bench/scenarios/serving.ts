@@ -1,0 +1,305 @@
+/**
+ * Scenarios 1, 2 and 6: serving through getData on Node and Bun, against nginx (the machine's
+ * practical limit) and bare runtime servers (the runtime's own limit), all interleaved.
+ */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import {
+  type AppVariant,
+  type Context,
+  type Created,
+  appName,
+  createResource,
+  getDataPath,
+  sliceSha256,
+  startApp,
+  startBare,
+  verifyAll,
+} from "../lib/context.js";
+import { type Sample, type WrkTarget, fmtRatio, measureInterleaved, metric, ratio, table, wrkTable } from "../lib/measure.js";
+import { type Server, startServer } from "../lib/proc.js";
+import type { Report } from "../lib/report.js";
+import { KiB, fmtSummary, log } from "../lib/util.js";
+import { rangeLua } from "../lib/wrk.js";
+
+interface ServeData {
+  volume: string;
+  database: string;
+  small: Created;
+  large: Created;
+}
+
+let serveData: ServeData | null = null;
+
+/** One volume + database holding the 4 KiB and 256 MiB resources, shared by every app server (read-only use). */
+async function prepareServeData(ctx: Context): Promise<ServeData> {
+  if (serveData) return serveData;
+  const dir = path.join(ctx.work, "serve");
+  mkdirSync(dir, { recursive: true });
+  const data = { volume: path.join(dir, "volume"), database: path.join(dir, `cms-${Date.now()}.db`) };
+  const logFile = path.join(dir, "prepare.log");
+  const app = await startApp(ctx, { runtime: "node" }, data, logFile);
+  try {
+    const small = await createResource(app.url, `${ctx.nginx.url}/${ctx.fixtures.small.name}`, "small.bin", "bench", logFile);
+    const large = await createResource(app.url, `${ctx.nginx.url}/${ctx.fixtures.large.name}`, "large.bin", "bench", logFile);
+    serveData = { ...data, small, large };
+    return serveData;
+  } finally {
+    await app.stop();
+  }
+}
+
+function appVariants(ctx: Context, variants: AppVariant[]): AppVariant[] {
+  return variants.filter((v) => v.runtime === "node" || ctx.bun !== null);
+}
+
+async function startAll(starters: (() => Promise<Server>)[]): Promise<Server[]> {
+  const servers: Server[] = [];
+  try {
+    // One at a time: start-up is CPU-heavy and the machine has 2 cores.
+    for (const start of starters) servers.push(await start());
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.stop()));
+    throw err;
+  }
+  return servers;
+}
+
+const pickRps = (s: Sample) => s.rps;
+const pickMbps = (s: Sample) => s.mbps;
+
+/** Ratio table rows: each `[numerator, denominator]` pair, per run. */
+function ratioTable(samples: Map<string, Sample[]>, pairs: [string, string][], pick: (s: Sample) => number, unit: string): string {
+  const rows = pairs
+    .filter(([a, b]) => samples.has(a) && samples.has(b))
+    .map(([a, b]) => [`\`${a}\` / \`${b}\``, fmtRatio(ratio(samples.get(a), samples.get(b), pick))]);
+  return table(["what", `${unit} ratio`], rows);
+}
+
+export async function smallFiles(ctx: Context, report: Report): Promise<void> {
+  const data = await prepareServeData(ctx);
+  const { small } = ctx.fixtures;
+  const variants = appVariants(ctx, [
+    { runtime: "node" },
+    { runtime: "node", logLevel: "warn" },
+    { runtime: "node", noCache: true },
+    { runtime: "bun" },
+    { runtime: "bun", noCache: true },
+  ]);
+  log("scenario 1/6: small files (4 KiB) — starting servers");
+  const servers = await startAll([
+    () => startBare(ctx, "node", { BARE_MODE: "mem", FILE: small.path }, "node-mem"),
+    () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: small.path }, "node-fs"),
+    () =>
+      startServer({
+        name: "hono-static",
+        command: process.execPath,
+        args: [path.join(ctx.root, "bench/servers/hono-static.mjs")],
+        cwd: ctx.root,
+        env: { STATIC_ROOT: ctx.fixtures.dir },
+      }),
+    ...(ctx.bun ? [() => startBare(ctx, "bun", { BARE_MODE: "mem", FILE: small.path }, "bun-mem")] : []),
+    ...variants.map((v) => () => startApp(ctx, v, data)),
+  ]);
+  try {
+    const byName = new Map(servers.map((s) => [s.name, s]));
+    const appPath = getDataPath(data.small.resourceURI);
+    const targets: WrkTarget[] = [
+      { name: "nginx", url: `${ctx.nginx.url}/${small.name}`, server: ctx.nginx },
+      { name: "node-mem", url: `${byName.get("node-mem")?.url}/f`, server: byName.get("node-mem") as Server },
+      { name: "node-fs", url: `${byName.get("node-fs")?.url}/f`, server: byName.get("node-fs") as Server },
+      { name: "hono-static", url: `${byName.get("hono-static")?.url}/${small.name}`, server: byName.get("hono-static") as Server },
+      ...(byName.has("bun-mem") ? [{ name: "bun-mem", url: `${byName.get("bun-mem")?.url}/f`, server: byName.get("bun-mem") as Server }] : []),
+      ...variants.map((v) => {
+        const server = byName.get(appName(v)) as Server;
+        return { name: appName(v), url: `${server.url}${appPath}`, server };
+      }),
+    ];
+    const checked = await verifyAll(targets, { sha256: small.sha256 });
+    log(`scenario 1/6: measuring ${checked.passed.length} servers × ${ctx.options.runs} runs`);
+    const samples = await measureInterleaved(checked.passed, {
+      connections: 64,
+      durationSec: ctx.options.duration,
+      warmupSec: ctx.options.warmup,
+      runs: ctx.options.runs,
+      workDir: ctx.work,
+    });
+    report.raw.smallFiles = Object.fromEntries(samples);
+
+    const pairs: [string, string][] = [];
+    for (const v of variants) {
+      const name = appName(v);
+      if (v.runtime === "node") pairs.push([name, "node-mem"], [name, "hono-static"], [name, "nginx"]);
+      else pairs.push([name, "nginx"], [name, "bun-mem"]);
+    }
+    pairs.push(["node-mem", "nginx"], ["node-fs", "nginx"], ["hono-static", "nginx"], ["bun-mem", "nginx"]);
+
+    for (const [name, label] of [
+      ["app", "app (as shipped)"],
+    ] as const) {
+      if (!samples.has(name)) continue;
+      report.check("1 small files", `${label}: req/s vs bare in-memory Node`, ratio(samples.get(name), samples.get("node-mem"), pickRps), fmtRatio, "≥ 0.8×", (m) => m >= 0.8);
+      report.check("1 small files", `${label}: req/s vs hono serveStatic`, ratio(samples.get(name), samples.get("hono-static"), pickRps), fmtRatio, "≥ 2×", (m) => m >= 2);
+    }
+    for (const [name, label] of [
+      ["bun-app", "Bun app (as shipped)"],
+    ] as const) {
+      if (!samples.has(name)) continue;
+      report.check("6 Bun", `${label}: small-file req/s vs nginx`, ratio(samples.get(name), samples.get("nginx"), pickRps), fmtRatio, "≥ 0.6×", (m) => m >= 0.6);
+    }
+
+    const rpsRatio = (a: string, b: string) => ratio(samples.get(a), samples.get(b), pickRps);
+    report.delta("small files req/s, Node: `app` / `app-nocache`", rpsRatio("app", "app-nocache"), "the small-blob cache (CMS_BLOB_CACHE_BYTES > 0)", fmtRatio);
+    report.delta("small files p99, Node: `app` / `app-nocache`", ratio(samples.get("app"), samples.get("app-nocache"), (x) => x.p99Ms), "the small-blob cache (lower is better)", fmtRatio);
+    report.delta("small files req/s, Node: `app@warn` / `app`", rpsRatio("app@warn", "app"), "no access-log line (CMS_LOG_LEVEL=warn)", fmtRatio);
+    report.delta("small files req/s, Bun: `bun-app` / `bun-app-nocache`", rpsRatio("bun-app", "bun-app-nocache"), "the small-blob cache", fmtRatio);
+    report.section(
+      "1. Small files (4 KiB) through getData — and 6. the same on Bun",
+      [
+        `64 keep-alive connections, ${ctx.options.duration} s per run, GET of one 4 KiB file. \`app\` is the real service (\`node --import tsx src/node.ts\` via bench/servers/node-entry.ts,`,
+        "default log level `info`: one JSON access-log line per request, written to /dev/null); `app@warn` is the same with",
+        "`CMS_LOG_LEVEL=warn` (no access log) to show the log's cost; `-nocache` is the same with the small-blob",
+        "cache switched off (`CMS_BLOB_CACHE_BYTES=0`) to show what the cache gains.",
+        "",
+        checked.note,
+        wrkTable(samples, {
+          nginx: "nginx 1 worker, sendfile, file opened per request",
+          "node-mem": "bare node:http, bytes in memory",
+          "node-fs": "bare node:http, fs.createReadStream per request",
+          "hono-static": "@hono/node-server serveStatic",
+          "bun-mem": "bare Bun.serve, bytes in memory",
+          app: "the service, Node",
+          "app@warn": "the service, Node, no access log",
+          "app-nocache": "the service, Node, blob cache off",
+          "bun-app": "the service, Bun",
+          "bun-app-nocache": "the service, Bun, blob cache off",
+        }),
+        "",
+        ratioTable(samples, pairs, pickRps, "req/s"),
+      ].join("\n"),
+    );
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}
+
+export async function largeFile(ctx: Context, report: Report): Promise<void> {
+  const data = await prepareServeData(ctx);
+  const { large } = ctx.fixtures;
+  const variants = appVariants(ctx, [{ runtime: "node" }, { runtime: "node", bundled: true }, { runtime: "bun" }]);
+  log("scenario 2/6: large file (256 MiB) — starting servers");
+  const servers = await startAll([
+    () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: large.path }, "node-stream"),
+    ...(ctx.bun ? [() => startBare(ctx, "bun", { BARE_MODE: "file", FILE: large.path }, "bun-file")] : []),
+    ...variants.map((v) => () => startApp(ctx, v, data)),
+  ]);
+  try {
+    const byName = new Map(servers.map((s) => [s.name, s]));
+    const appPath = getDataPath(data.large.resourceURI);
+    const full: WrkTarget[] = [
+      { name: "nginx", url: `${ctx.nginx.url}/${large.name}`, server: ctx.nginx },
+      { name: "node-stream", url: `${byName.get("node-stream")?.url}/f`, server: byName.get("node-stream") as Server },
+      ...(byName.has("bun-file") ? [{ name: "bun-file", url: `${byName.get("bun-file")?.url}/f`, server: byName.get("bun-file") as Server }] : []),
+      ...variants.map((v) => {
+        const server = byName.get(appName(v)) as Server;
+        return { name: appName(v), url: `${server.url}${appPath}`, server };
+      }),
+    ];
+    const checkedFull = await verifyAll(full, { sha256: large.sha256 });
+    log(`scenario 2/6: full downloads, ${checkedFull.passed.length} servers × ${ctx.options.runs} runs`);
+    const downloads = await measureInterleaved(checkedFull.passed, {
+      connections: 1,
+      durationSec: ctx.options.duration + 2,
+      warmupSec: ctx.options.warmup,
+      runs: ctx.options.runs,
+      timeoutSec: 120,
+      workDir: ctx.work,
+    });
+    report.raw.largeFile = Object.fromEntries(downloads);
+
+    // Range-heavy: random 64 KiB ranges, the same seeded sequence for every server.
+    // Bun.file in a fetch handler ignores Range, and app-bundle only differs from app at start-up.
+    const probe = { start: 123_457, end: 123_457 + 64 * KiB - 1 };
+    const checkedRanges = await verifyAll(
+      full.filter((t) => t.name !== "bun-file" && t.name !== "app-bundle").map((t) => ({ ...t, name: t.name === "node-stream" ? "node-range" : t.name })),
+      { sha256: sliceSha256(large.path, probe.start, probe.end), status: 206, range: `bytes=${probe.start}-${probe.end}` },
+    );
+    log(`scenario 2/6: random 64 KiB ranges, ${checkedRanges.passed.length} servers × ${ctx.options.runs} runs`);
+    const ranges = await measureInterleaved(
+      checkedRanges.passed,
+      {
+        connections: 64,
+        durationSec: ctx.options.duration,
+        warmupSec: ctx.options.warmup,
+        runs: ctx.options.runs,
+        lua: rangeLua(large.size, 64 * KiB),
+        workDir: ctx.work,
+      },
+    );
+    report.raw.ranges = Object.fromEntries(ranges);
+
+    report.check("2 large file", "app: MB/s vs bare Node stream", ratio(downloads.get("app"), downloads.get("node-stream"), pickMbps), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
+    report.check("2 large file", "app: peak RSS while streaming", metric(downloads.get("app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "< 100 MiB", (m) => m < 100);
+    report.check("2 large file", "app: RSS before streaming (idle, after warm-up)", metric(downloads.get("app"), (s) => s.rssBeforeMiB), (s) => `${fmtSummary(s)} MiB`, "(context: the baseline)", null);
+    if (downloads.has("app-bundle")) {
+      report.check("2 large file", "app from an esbuild bundle (no tsx): peak RSS while streaming", metric(downloads.get("app-bundle"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "< 100 MiB", (m) => m < 100);
+    }
+    report.check("2 large file", "app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("app"), ranges.get("nginx"), pickRps), fmtRatio, "(no target; reported)", null);
+    if (downloads.has("bun-app")) {
+      report.check("6 Bun", "Bun app: large-file MB/s vs bare Bun (Bun.file)", ratio(downloads.get("bun-app"), downloads.get("bun-file"), pickMbps), fmtRatio, "(reported)", null);
+      report.check("6 Bun", "Bun app: peak RSS while streaming", metric(downloads.get("bun-app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "(no target on Bun; Node's is < 100 MiB)", null);
+    }
+    report.delta("peak RSS streaming 256 MiB: `app-bundle` / `app`", ratio(downloads.get("app-bundle"), downloads.get("app"), (x) => x.peakRssMiB), "esbuild bundle instead of tsx (lower is better)", fmtRatio);
+    const fullPairs: [string, string][] = [
+      ["app", "node-stream"],
+      ["app", "nginx"],
+      ["node-stream", "nginx"],
+      ["bun-app", "bun-file"],
+      ["bun-app", "nginx"],
+      ["bun-file", "nginx"],
+    ];
+    const rangePairs: [string, string][] = [
+      ["app", "nginx"],
+      ["app", "node-range"],
+      ["node-range", "nginx"],
+      ["bun-app", "nginx"],
+    ];
+    report.section(
+      "2. Large file (256 MiB) through getData — and 6. the same on Bun",
+      [
+        `Full downloads: one connection, back-to-back GETs of the whole 256 MiB file for ${ctx.options.duration + 2} s per run (page cache warm).`,
+        "MB/s counts response bytes (10^6 B/s). Peak RSS is the server's VmHWM during the run (reset before each run).",
+        "",
+        checkedFull.note,
+        wrkTable(
+          downloads,
+          {
+            nginx: "nginx, sendfile",
+            "node-stream": "bare node:http, fs.createReadStream().pipe(res)",
+            "bun-file": "bare Bun.serve, new Response(Bun.file())",
+            app: "the service, Node",
+            "app-bundle": "the service, Node, esbuild bundle instead of tsx (bench-only build)",
+            "bun-app": "the service, Bun",
+          },
+          { mbps: true, rps: false },
+        ),
+        "",
+        ratioTable(downloads, fullPairs, pickMbps, "MB/s"),
+        "",
+        `Range-heavy (video seeking): 64 connections, each GET asks for a random 64 KiB range of the 256 MiB file (same seeded sequence for every server), ${ctx.options.duration} s per run.`,
+        "",
+        checkedRanges.note,
+        wrkTable(ranges, {
+          nginx: "nginx, sendfile",
+          "node-range": "bare node:http, fs.createReadStream({start,end})",
+          app: "the service, Node",
+          "bun-app": "the service, Bun",
+        }, { mbps: true }),
+        "",
+        ratioTable(ranges, rangePairs, pickRps, "req/s"),
+      ].join("\n"),
+    );
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+}

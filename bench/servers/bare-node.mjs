@@ -1,0 +1,104 @@
+// Reference: a bare node:http server, no framework. Plain JS (no loader), so it measures the runtime.
+//   BARE_MODE=mem     FILE read once at start, every GET answered from memory (Range supported)
+//   BARE_MODE=fs      every GET opens FILE and streams it with fs.createReadStream (Range supported)
+//   BARE_MODE=ingest  POST {resourceExternalURI}: fetch → file (INGEST_DIR); INGEST_DURABLE=1 also
+//                     hashes (SHA-256), fsyncs, renames into place and fsyncs the directory, the
+//                     minimum of a crash-safe store (the fs blob store does this too)
+// GET /healthz answers 200. Listens on 127.0.0.1:$PORT.
+import { createHash, randomUUID } from "node:crypto";
+import { createReadStream, createWriteStream, readFileSync, statSync } from "node:fs";
+import { mkdir, open, rename } from "node:fs/promises";
+import { createServer } from "node:http";
+import path from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+
+const mode = process.env.BARE_MODE ?? "mem";
+const file = process.env.FILE ?? "";
+const size = file ? statSync(file).size : 0;
+const memory = mode === "mem" && file ? readFileSync(file) : null;
+const headers = { "content-type": "application/octet-stream", "accept-ranges": "bytes" };
+
+/** Single `bytes=a-b` / `bytes=a-` / `bytes=-n` range, or null (serve everything). */
+function parseRange(value) {
+  const m = /^bytes=(\d*)-(\d*)$/.exec(value ?? "");
+  if (!m || (m[1] === "" && m[2] === "")) return null;
+  if (m[1] === "") return { start: Math.max(0, size - Number(m[2])), end: size - 1 };
+  return { start: Number(m[1]), end: m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1) };
+}
+
+async function ingest(req, res) {
+  let json = "";
+  for await (const chunk of req) json += chunk;
+  const { resourceExternalURI } = JSON.parse(json);
+  const origin = await fetch(resourceExternalURI);
+  if (!origin.ok || !origin.body) throw new Error(`origin answered ${origin.status}`);
+  const dir = process.env.INGEST_DIR;
+  const temp = path.join(dir, `${randomUUID()}.part`);
+  let bytes = 0;
+  if (process.env.INGEST_DURABLE === "1") {
+    const hash = createHash("sha256");
+    const count = new Transform({
+      transform(chunk, _enc, cb) {
+        hash.update(chunk);
+        bytes += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    await pipeline(Readable.fromWeb(origin.body), count, createWriteStream(temp));
+    const sha256 = hash.digest("hex");
+    const handle = await open(temp, "r+");
+    await handle.sync();
+    await handle.close();
+    const target = path.join(dir, sha256.slice(0, 2), sha256);
+    await mkdir(path.dirname(target), { recursive: true });
+    await rename(temp, target);
+    const parent = await open(path.dirname(target), "r");
+    await parent.sync();
+    await parent.close();
+  } else {
+    const count = new Transform({
+      transform(chunk, _enc, cb) {
+        bytes += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    await pipeline(Readable.fromWeb(origin.body), count, createWriteStream(temp));
+  }
+  const body = JSON.stringify({ size: bytes });
+  res.writeHead(201, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+  res.end(body);
+}
+
+const server = createServer((req, res) => {
+  if (req.url === "/healthz") {
+    res.writeHead(200, { "content-type": "text/plain", "content-length": 2 });
+    res.end("ok");
+    return;
+  }
+  if (mode === "ingest") {
+    ingest(req, res).catch((err) => {
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.end(String(err));
+    });
+    return;
+  }
+  const range = parseRange(req.headers.range);
+  const start = range ? range.start : 0;
+  const end = range ? range.end : size - 1;
+  res.writeHead(range ? 206 : 200, {
+    ...headers,
+    "content-length": end - start + 1,
+    ...(range ? { "content-range": `bytes ${start}-${end}/${size}` } : {}),
+  });
+  if (memory) {
+    res.end(range ? memory.subarray(start, end + 1) : memory);
+    return;
+  }
+  const stream = createReadStream(file, { start, end });
+  stream.on("error", () => res.destroy());
+  stream.pipe(res);
+});
+server.listen(Number(process.env.PORT ?? 0), "127.0.0.1");
+process.once("SIGTERM", () => process.exit(0));
+process.once("SIGINT", () => process.exit(0));
