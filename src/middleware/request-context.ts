@@ -18,11 +18,10 @@ export function requestContext(logger: Logger, now: () => number = () => perform
     c.set("logger", logger);
     await next();
     c.header("x-request-id", requestId);
-    const url = new URL(c.req.url);
     logger.info("request", {
       requestId,
       method: c.req.method,
-      path: url.pathname,
+      path: c.req.path, // already parsed by the router; a new URL per request shows in profiles
       status: c.res.status,
       durationMs: Math.round((now() - started) * 100) / 100,
       length: Number(c.res.headers.get("content-length") ?? 0) || undefined,
