@@ -9,20 +9,11 @@ import {
   principalFromClaims,
   type Role,
 } from "../../src/auth/principal.js";
-import { ProblemError } from "../../src/errors.js";
+import { thrownProblem } from "../helpers/problems.js";
 
 const mapping = { clientId: "cms-server" };
 const rolesOf = (p: Principal) => [...p.roles].sort();
 
-function thrown(fn: () => unknown): ProblemError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ProblemError);
-    return err as ProblemError;
-  }
-  throw new Error("expected a ProblemError");
-}
 
 const principal = (roles: Role[], subject = "alice", tenants: string[] | null = null): Principal => ({
   subject,
@@ -73,7 +64,7 @@ describe("principalFromClaims", () => {
 
   it("requires a non-empty string sub (401 invalid_token)", () => {
     for (const sub of [undefined, "", 7]) {
-      const err = thrown(() => principalFromClaims({ sub, realm_access: { roles: ["admin"] } }, mapping));
+      const err = thrownProblem(() => principalFromClaims({ sub, realm_access: { roles: ["admin"] } }, mapping));
       expect(err.code).toBe("UNAUTHENTICATED");
       expect(err.headers?.["www-authenticate"]).toMatch(/^Bearer realm="CMS", error="invalid_token"/);
     }
@@ -91,7 +82,7 @@ describe("principalFromClaims", () => {
 
   it("refuses a malformed tenant claim instead of treating it as unrestricted", () => {
     for (const tenants of [null, 5, {}, [1], [""], ["ok", null]]) {
-      expect(thrown(() => principalFromClaims({ sub: "x", tenants }, mapping)).code).toBe("UNAUTHENTICATED");
+      expect(thrownProblem(() => principalFromClaims({ sub: "x", tenants }, mapping)).code).toBe("UNAUTHENTICATED");
     }
   });
 });
@@ -126,12 +117,12 @@ describe("can / assertCan", () => {
   });
 
   it("assertCan: insufficient_scope when a role is missing, plain 403 for someone else's resource", () => {
-    const missingRole = thrown(() => assertCan(principal(["consumer"]), "create"));
+    const missingRole = thrownProblem(() => assertCan(principal(["consumer"]), "create"));
     expect(missingRole.status).toBe(403);
     expect(missingRole.headers?.["www-authenticate"]).toBe(
       'Bearer realm="CMS", error="insufficient_scope", error_description="the creator role is required"',
     );
-    const notOwner = thrown(() => assertCan(principal(["creator", "consumer"]), "modify", "bob"));
+    const notOwner = thrownProblem(() => assertCan(principal(["creator", "consumer"]), "modify", "bob"));
     expect(notOwner.code).toBe("FORBIDDEN");
     expect(notOwner.headers?.["www-authenticate"]).toBeUndefined();
     expect(() => assertCan(principal(["creator", "consumer"]), "modify", "alice")).not.toThrow();
@@ -142,10 +133,10 @@ describe("assertTenant", () => {
   it("confines a tenant-bound caller to its tenants (403 otherwise)", () => {
     const p = principal(["admin", "creator", "consumer"], "alice", ["t1", "t2"]);
     expect(() => assertTenant(p, "t2")).not.toThrow();
-    const err = thrown(() => assertTenant(p, "t3"));
+    const err = thrownProblem(() => assertTenant(p, "t3"));
     expect(err.code).toBe("FORBIDDEN");
     expect(err.status).toBe(403);
-    expect(thrown(() => assertTenant(principal(["consumer"], "a", []), "t1")).code).toBe("FORBIDDEN");
+    expect(thrownProblem(() => assertTenant(principal(["consumer"], "a", []), "t1")).code).toBe("FORBIDDEN");
     expect(() => assertTenant(principal(["consumer"]), "whatever")).not.toThrow();
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProblemError } from "../../src/errors.js";
 import { type MultipartLimits, type MultipartPart, parseMultipart, readText } from "../../src/lib/multipart.js";
+import { thrownProblem } from "../helpers/problems.js";
 
 const enc = new TextEncoder();
 const CT = (boundary: string) => `multipart/form-data; boundary=${boundary}`;
@@ -82,15 +83,6 @@ async function problem(promise: Promise<unknown>): Promise<ProblemError> {
   return err as ProblemError;
 }
 
-function problemSync(fn: () => unknown): ProblemError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ProblemError);
-    return err as ProblemError;
-  }
-  throw new Error("expected a ProblemError");
-}
 
 const text = (body: number[]) => new TextDecoder().decode(new Uint8Array(body));
 
@@ -234,13 +226,13 @@ describe("parseMultipart: Content-Type", () => {
     ["malformed parameters", "multipart/form-data; boundary"],
   ])("rejects a %s with 400 before reading the body", (_, contentType) => {
     const { stream, stats } = source(enc.encode("--b--"), []);
-    expect(problemSync(() => parseMultipart(stream, contentType))).toMatchObject({ code: "VALIDATION_FAILED", status: 400 });
+    expect(thrownProblem(() => parseMultipart(stream, contentType))).toMatchObject({ code: "VALIDATION_FAILED", status: 400 });
     expect(stats.pulled).toBe(0);
     expect(stream.locked).toBe(false);
   });
 
   it.each(["", "application/json", "multipart/mixed; boundary=b", "text/plain; boundary=b"])("rejects %j with 415", (contentType) => {
-    expect(problemSync(() => parseMultipart(source(new Uint8Array(), []).stream, contentType))).toMatchObject({
+    expect(thrownProblem(() => parseMultipart(source(new Uint8Array(), []).stream, contentType))).toMatchObject({
       code: "UNSUPPORTED_MEDIA_TYPE",
       status: 415,
     });
