@@ -4,7 +4,6 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
-import { cors } from "hono/cors";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { createGuards } from "./auth/guards.js";
 import type { LinkSigner } from "./auth/signed-links.js";
@@ -16,6 +15,7 @@ import { notFound, onError, onMethodNotAllowed, validationHook } from "./http-er
 import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
+import { cors } from "./middleware/cors.js";
 import { requestContext } from "./middleware/request-context.js";
 import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
 import { createDataRouter } from "./routes/retrieval/router.js";
@@ -81,10 +81,9 @@ export function createApp(deps: AppDeps) {
   app.use(requestContext(deps.logger));
   // Wraps everything after it: a known path with another method answers 405 + Allow, not 404.
   app.use(methodNotAllowed({ app, onMethodNotAllowed }));
-  // Bearer tokens are not ambient credentials, so any origin may call the API (as the anchor allowed).
   app.use(
     cors({
-      origin: "*",
+      allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"],
       allowHeaders: ["Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Range", "X-Request-Id"],
       exposeHeaders: ["Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "WWW-Authenticate", "X-Request-Id"],
       maxAge: 600,

@@ -15,6 +15,8 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
 
 export function contentDisposition(filename: string, type: DispositionType = "inline"): string {
+  // The common case, a plain token name ("report.pdf"), needs no escaping at all.
+  if (TOKEN.test(filename) && !PERCENT_ESCAPE.test(filename)) return `${type}; filename="${filename}"`;
   const name = filename.replace(CONTROL, "_");
   if (name === "") return type;
   const params = [`filename="${asciiFallback(name)}"`];

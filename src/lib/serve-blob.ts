@@ -39,18 +39,30 @@ export const DEFAULT_CACHE_CONTROL = "private, no-cache";
 // Headers a 304 must carry if a 200 would have (§15.4.5), plus Last-Modified for revalidation.
 const NOT_MODIFIED_HEADERS = ["cache-control", "content-location", "date", "etag", "expires", "last-modified", "vary"];
 
+/** Response header fields by lowercase name. */
+export type ResponseHeaders = Record<string, string>;
+
 /**
- * Answers GET or HEAD for `entity`. 304 is returned; 412 and 416 are thrown as `ProblemError`s for
- * the app's problem renderer. `extraHeaders` override the defaults (Cache-Control, Content-Disposition…)
- * but never the framing headers (Content-Length, Content-Range, multipart Content-Type).
+ * How to answer a GET or HEAD for an entity, decided from the request's header fields alone — the
+ * whole of RFC 9110 §13–14 with no I/O, so every way of sending a response shares it.
  */
-export async function serveBlob(
-  request: Request,
+export type BlobAnswer =
+  | { status: 200 | 304; headers: ResponseHeaders; range?: undefined; multipart?: undefined }
+  | { status: 206; headers: ResponseHeaders; range: ByteRange; multipart?: undefined }
+  | { status: 206; headers: ResponseHeaders; range?: undefined; multipart: Multipart };
+
+/**
+ * Decides the answer for `method` (GET or HEAD) on `entity`. 412 and 416 are thrown as
+ * `ProblemError`s for the app's problem renderer. `extraHeaders` (lowercase names) override the
+ * defaults (Cache-Control, Content-Disposition…) but never the framing headers (Content-Length,
+ * Content-Range, multipart Content-Type). A GET sends the body of a 200 or 206; HEAD and 304 never do.
+ */
+export function answerBlob(
+  method: string,
+  requestHeader: (name: string) => string | null | undefined,
   entity: BlobEntity,
-  open: OpenBlob,
-  extraHeaders?: HeadersInit,
-): Promise<Response> {
-  const method = request.method;
+  extraHeaders?: ResponseHeaders,
+): BlobAnswer {
   if (method !== "GET" && method !== "HEAD") {
     throw new ProblemError("METHOD_NOT_ALLOWED", `${method} is not supported here`, { headers: { allow: "GET, HEAD" } });
   }
@@ -61,26 +73,25 @@ export async function serveBlob(
     : undefined;
   const headers = representationHeaders(entity, lastModified, extraHeaders);
 
-  const outcome = evaluatePreconditions(request.headers, etag, lastModified);
+  const outcome = evaluatePreconditions(requestHeader, etag, lastModified);
   if (outcome.kind === "failed") {
     throw new ProblemError("PRECONDITION_FAILED", outcome.detail, { headers: { etag: entity.etag } });
   }
   if (outcome.kind === "not-modified") {
-    const kept = new Headers();
+    const kept: ResponseHeaders = {};
     for (const name of NOT_MODIFIED_HEADERS) {
-      const value = headers.get(name);
-      if (value !== null) kept.set(name, value);
+      const value = headers[name];
+      if (value !== undefined) kept[name] = value;
     }
-    return new Response(null, { status: 304, headers: kept });
+    return { status: 304, headers: kept };
   }
 
   // Range handling is defined for GET only; a server MUST ignore it on other methods (§14.2), HEAD included.
-  const rangeHeader = method === "GET" ? request.headers.get("range") : null;
+  const rangeHeader = method === "GET" ? (requestHeader("range") ?? null) : null;
   const ranges: RangeResult =
-    rangeHeader !== null && ifRangeAllows(request.headers.get("if-range"), etag, lastModified)
+    rangeHeader !== null && ifRangeAllows(requestHeader("if-range") ?? null, etag, lastModified)
       ? parseRange(rangeHeader, entity.size)
       : { kind: "ignore", reason: "absent" };
-  const send = method === "GET";
 
   if (ranges.kind === "unsatisfiable") {
     throw new ProblemError("RANGE_NOT_SATISFIABLE", `No requested range overlaps the ${entity.size} bytes available`, {
@@ -88,38 +99,47 @@ export async function serveBlob(
     });
   }
   if (ranges.kind === "ignore") {
-    headers.set("content-length", String(entity.size));
-    // An empty blob has nothing to stream, so storage isn't touched.
-    const body = send && entity.size > 0 ? await open() : null;
-    return new Response(body, { status: 200, headers });
+    headers["content-length"] = String(entity.size);
+    return { status: 200, headers };
   }
   const [first, ...rest] = ranges.ranges;
   if (first && rest.length === 0) {
-    headers.set("content-range", contentRange(first, entity.size));
-    headers.set("content-length", String(first.end - first.start + 1));
-    return new Response(send ? await open(first) : null, { status: 206, headers });
+    headers["content-range"] = contentRange(first, entity.size);
+    headers["content-length"] = String(first.end - first.start + 1);
+    return { status: 206, headers, range: first };
   }
   const multipart = multipartByteranges(ranges.ranges, entity.size, safeMediaType(entity.contentType));
-  headers.set("content-type", `multipart/byteranges; boundary=${multipart.boundary}`);
-  headers.set("content-length", String(multipart.length));
-  return new Response(send ? multipart.stream(open) : null, { status: 206, headers });
+  headers["content-type"] = `multipart/byteranges; boundary=${multipart.boundary}`;
+  headers["content-length"] = String(multipart.length);
+  return { status: 206, headers, multipart };
 }
 
-function representationHeaders(entity: BlobEntity, lastModified: number | undefined, extra?: HeadersInit): Headers {
-  const headers = new Headers({
+/** Answers GET or HEAD for `entity` with a Web Response (see `answerBlob`). */
+export async function serveBlob(
+  request: Request,
+  entity: BlobEntity,
+  open: OpenBlob,
+  extraHeaders?: ResponseHeaders,
+): Promise<Response> {
+  const { status, headers, range, multipart } = answerBlob(request.method, (name) => request.headers.get(name), entity, extraHeaders);
+  const send = request.method === "GET" && status !== 304;
+  if (multipart) return new Response(send ? multipart.stream(open) : null, { status, headers });
+  // An empty blob has nothing to stream, so storage isn't touched.
+  const body = send && (range || entity.size > 0) ? await open(range) : null;
+  return new Response(body, { status, headers });
+}
+
+function representationHeaders(entity: BlobEntity, lastModified: number | undefined, extra?: ResponseHeaders): ResponseHeaders {
+  const headers: ResponseHeaders = {
     "accept-ranges": "bytes",
     etag: entity.etag,
     "content-type": safeMediaType(entity.contentType),
     "content-disposition": contentDisposition(entity.filename, "inline"),
     "x-content-type-options": "nosniff",
     "cache-control": DEFAULT_CACHE_CONTROL,
-  });
-  if (lastModified !== undefined) headers.set("last-modified", formatHttpDate(new Date(lastModified)));
-  if (extra) {
-    const overrides = new Headers(extra);
-    for (const name of new Set(overrides.keys())) headers.delete(name);
-    overrides.forEach((value, name) => headers.append(name, value));
-  }
+  };
+  if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
+  if (extra) for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
   return headers;
 }
 
@@ -171,23 +191,27 @@ function listMatches(value: string, current: ETag, compare: (a: ETag, b: ETag) =
 }
 
 /** §13.2.2 steps 1–4, in order. Only GET and HEAD reach here, so a matching If-None-Match is a 304. */
-function evaluatePreconditions(request: Headers, etag: ETag, lastModified: number | undefined): Outcome {
-  const ifMatch = request.get("if-match");
+function evaluatePreconditions(
+  header: (name: string) => string | null | undefined,
+  etag: ETag,
+  lastModified: number | undefined,
+): Outcome {
+  const ifMatch = header("if-match") ?? null;
   if (ifMatch !== null) {
     if (!listMatches(ifMatch, etag, strongMatch)) return { kind: "failed", detail: "If-Match does not match the current ETag" };
   } else {
     // §13.1.4: only consulted without If-Match; an invalid date is ignored.
-    const since = parseHttpDate(request.get("if-unmodified-since"));
+    const since = parseHttpDate(header("if-unmodified-since"));
     if (since && lastModified !== undefined && lastModified > since.getTime()) {
       return { kind: "failed", detail: "The resource was modified after If-Unmodified-Since" };
     }
   }
-  const ifNoneMatch = request.get("if-none-match");
+  const ifNoneMatch = header("if-none-match") ?? null;
   if (ifNoneMatch !== null) {
     if (listMatches(ifNoneMatch, etag, weakMatch)) return { kind: "not-modified" };
   } else {
     // §13.1.3: only consulted without If-None-Match; an invalid date (or a list of them) is ignored.
-    const since = parseHttpDate(request.get("if-modified-since"));
+    const since = parseHttpDate(header("if-modified-since"));
     if (since && lastModified !== undefined && lastModified <= since.getTime()) return { kind: "not-modified" };
   }
   return { kind: "proceed" };
@@ -254,7 +278,7 @@ export const formatHttpDate = (date: Date) => new Date(Math.floor(date.getTime()
 
 // ---- multipart/byteranges (RFC 9110 §14.6) ----
 
-interface Multipart {
+export interface Multipart {
   boundary: string;
   /** Exact byte length of the body. */
   length: number;

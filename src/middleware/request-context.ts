@@ -17,7 +17,8 @@ export function requestContext(logger: Logger, now: () => number = () => perform
     c.set("requestId", requestId);
     c.set("logger", logger);
     await next();
-    c.header("x-request-id", requestId);
+    // On the response itself: `c.header()` after the handler would make Hono copy the response.
+    c.res.headers.set("x-request-id", requestId);
     logger.info("request", {
       requestId,
       method: c.req.method,

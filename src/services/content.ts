@@ -98,9 +98,8 @@ export function createContentStore({ blobs, store, maxResourceBytes }: ContentSt
           const blob = await blobs.get(facts.blobKey as BlobKey, range);
           // A row without its blob is a server fault (the volume was tampered with), never bad input.
           if (!blob) throw new Error(`blob ${facts.blobKey} is missing`);
-          if (!blob.bytes) return blob.body;
-          await blob.body.cancel(); // served from memory: the stream is never read
-          return blob.bytes;
+          // Served from memory when the driver holds the bytes (its stream is then never created).
+          return blob.bytes ?? blob.body;
         },
       };
     },

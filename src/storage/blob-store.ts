@@ -26,7 +26,8 @@ export interface BlobObject extends BlobInfo {
   /**
    * The same bytes, when the driver already holds them in memory (the small-blob cache). Callers
    * may answer with them directly instead of the stream: a Uint8Array response body skips the Web
-   * stream machinery, which dominates the cost of serving small files.
+   * stream machinery, which dominates the cost of serving small files. A driver that sets `bytes`
+   * creates `body` only when it is read, so a caller answering with `bytes` need not cancel it.
    */
   bytes?: Uint8Array<ArrayBuffer>;
 }

@@ -34,6 +34,31 @@ describe("meta endpoints", () => {
     expect(typeof line?.durationMs).toBe("number");
   });
 
+  it("answers a CORS preflight for any origin, with the headers browsers need", async () => {
+    const res = await fetch(app.url("/cms/v1.0/createResource"), {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(expect.arrayContaining(["GET", "POST", "DELETE"]));
+    expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
+      expect.arrayContaining(["authorization", "content-type", "range", "if-none-match"]),
+    );
+    expect(res.headers.get("access-control-max-age")).toBe("600");
+  });
+
+  it("exposes the headers scripts read on every response, errors included", async () => {
+    for (const path of ["/healthz", "/nope"]) {
+      const res = await fetch(app.url(path), { headers: { origin: "https://app.example" } });
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+      expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
+        expect.arrayContaining(["etag", "content-range", "location", "x-request-id"]),
+      );
+      expect(res.headers.get("x-request-id")).toBeTruthy();
+    }
+  });
+
   it("answers unknown routes with a 404 problem", async () => {
     const res = await fetch(app.url("/nope"));
     expect(res.status).toBe(404);

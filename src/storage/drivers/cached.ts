@@ -171,7 +171,17 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
     const start = range?.start ?? 0;
     const end = range ? range.end + 1 : entry.size;
     // `bytes` is a view, not a copy: response bodies only read it (the stream hands out copies).
-    return { size: entry.size, sha256: entry.sha256, body: bytesStream(entry.bytes, start, end), bytes: entry.bytes.subarray(start, end) };
+    // The stream is made on first use: most callers answer with `bytes` and never read it.
+    let body: ReadableStream<Uint8Array> | undefined;
+    return {
+      size: entry.size,
+      sha256: entry.sha256,
+      bytes: entry.bytes.subarray(start, end),
+      get body() {
+        body ??= bytesStream(entry.bytes, start, end);
+        return body;
+      },
+    };
   }
 
   /** Runs a write, invalidating `key` before and after it (also when it fails). */

@@ -1,0 +1,37 @@
+/**
+ * CORS for a bearer-token API: any origin may call it (tokens are not ambient credentials, as the
+ * anchor allowed). Hono's `cors()` touches `c.res` before the handler runs, which makes Hono copy
+ * the handler's Response into a new one — on @hono/node-server that turns every Uint8Array body
+ * into a Web stream (the largest cost of serving small files). This sets its headers afterwards,
+ * on the response the handler produced.
+ */
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "../env.js";
+
+export interface CorsOptions {
+  allowHeaders: string[];
+  exposeHeaders: string[];
+  allowMethods: string[];
+  /** Seconds a browser may cache a preflight answer. */
+  maxAge: number;
+}
+
+export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
+  const expose = options.exposeHeaders.join(",");
+  const preflight = {
+    "access-control-allow-origin": "*",
+    "access-control-allow-methods": options.allowMethods.join(","),
+    "access-control-allow-headers": options.allowHeaders.join(","),
+    "access-control-expose-headers": expose,
+    "access-control-max-age": String(options.maxAge),
+  };
+  return async (c, next) => {
+    // No route answers OPTIONS, so every OPTIONS request is treated as a preflight.
+    if (c.req.method === "OPTIONS") {
+      return new Response(null, { status: 204, headers: preflight });
+    }
+    await next();
+    c.res.headers.set("access-control-allow-origin", "*");
+    c.res.headers.set("access-control-expose-headers", expose);
+  };
+}
