@@ -16,6 +16,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/workers/**"],
           pool: "forks",
+          // Process tests start the server as shipped: the esbuild bundle.
+          globalSetup: ["test/global-setup.ts"],
         },
       },
       "./vitest.workers.config.ts",

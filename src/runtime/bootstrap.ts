@@ -7,11 +7,16 @@ import { serve } from "@hono/node-server";
 import { createApp } from "../app.js";
 import { ConfigError, parseConfig } from "../config.js";
 import { createJsonLogger } from "../lib/logger.js";
+import { batchedLines } from "./batched-lines.js";
 import { createServerDeps } from "./server-deps.js";
+
+const stdout = batchedLines((chunk) => process.stdout.write(chunk));
+// Every way out (process.exit included) writes what is still pending; stdout is synchronous here.
+process.on("exit", stdout.flush);
 
 export async function bootstrap(env: Record<string, string | undefined>) {
   const config = parseConfig(env);
-  const logger = createJsonLogger((line) => process.stdout.write(`${line}\n`), config.CMS_LOG_LEVEL);
+  const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL);
   const deps = await createServerDeps(config, logger);
   return { config, logger, deps, app: createApp(deps) };
 }

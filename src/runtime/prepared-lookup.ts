@@ -17,10 +17,14 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
   );
   select.raw(true);
   // Rows are mapped with drizzle's own column definitions, so they equal what the store returns.
-  const toRow = (values: unknown[]) =>
-    Object.fromEntries(
-      columns.map(([key, column], i) => [key, values[i] === null ? null : column.mapFromDriverValue(values[i])]),
-    ) as ResourceRow;
+  const toRow = (values: unknown[]) => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) {
+      const [key, column] = columns[i] as (typeof columns)[number];
+      row[key] = values[i] === null ? null : column.mapFromDriverValue(values[i]);
+    }
+    return row as ResourceRow;
+  };
   return {
     ...store,
     async findByUri(context, path) {

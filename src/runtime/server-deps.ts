@@ -22,6 +22,7 @@ import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 import { nodeToWebStream } from "./node-streams.js";
 
+// Two levels below the project root: here (src/runtime/) and in the bundle (dist/node/, scripts/build.mjs).
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
 export async function openDatabase(config: Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN">) {

@@ -1,7 +1,8 @@
 /**
- * Starts the real Node entry point (`node --import tsx src/node.ts`) as a child process on
- * 127.0.0.1:0 and reads its listening URL from the first log line. Used for start-up, restart and
- * memory tests, where the server must be a process of its own.
+ * Starts the server as `npm start` runs it — `node dist/node/server.mjs`, the bundle of src/node.ts
+ * that test/global-setup.ts builds — as a child process on 127.0.0.1:0 and reads its listening URL
+ * from the first log line. Used for start-up, restart and memory tests, where the server must be a
+ * process of its own.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
@@ -25,7 +26,7 @@ export interface ExitResult {
 }
 
 function start(env: Record<string, string>) {
-  return spawn(process.execPath, ["--import", "tsx", "src/node.ts"], {
+  return spawn(process.execPath, ["dist/node/server.mjs"], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", CMS_HOST: "127.0.0.1", CMS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
