@@ -15,7 +15,7 @@ import { notFound, onError, onMethodNotAllowed, validationHook } from "./http-er
 import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
-import { cors } from "./middleware/cors.js";
+import { API_CORS, cors } from "./middleware/cors.js";
 import { requestContext } from "./middleware/request-context.js";
 import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
 import { createDataRouter } from "./routes/retrieval/router.js";
@@ -24,13 +24,8 @@ import { createLockRouter } from "./routes/locks/router.js";
 import { API_PREFIX, createMetaRouter } from "./routes/meta.js";
 import { createResourceRouter } from "./routes/resources/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
-import { createContentStore } from "./services/content.js";
-import { createLifecycleService } from "./services/lifecycle.js";
-import { createLockService } from "./services/locks.js";
+import { createServices, type Services } from "./services/index.js";
 import type { FetchOrigin } from "./services/origin.js";
-import { createPackageService } from "./services/packages.js";
-import { createResourceService } from "./services/resources.js";
-import { createRevisionService } from "./services/revisions.js";
 import type { BlobStore } from "./storage/blob-store.js";
 
 export type AppConfig = Pick<
@@ -75,20 +70,13 @@ const limitTo = (maxSize: number, what: string) =>
     },
   });
 
-export function createApp(deps: AppDeps) {
+export function createApp(deps: AppDeps, services: Services = createServices(deps)) {
   const { config } = deps;
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(requestContext(deps.logger));
   // Wraps everything after it: a known path with another method answers 405 + Allow, not 404.
   app.use(methodNotAllowed({ app, onMethodNotAllowed }));
-  app.use(
-    cors({
-      allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"],
-      allowHeaders: ["Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Range", "X-Request-Id"],
-      exposeHeaders: ["Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "WWW-Authenticate", "X-Request-Id"],
-      maxAge: 600,
-    }),
-  );
+  app.use(cors(API_CORS));
   // Bodies that may carry resourceBinary get room for CMS_MAX_INLINE_BYTES of base64; the streamed
   // upload has no body limit here (the multipart parser and the blob store bound what it stores).
   const inlineBodyBytes = Math.ceil(config.CMS_MAX_INLINE_BYTES / 3) * 4 + MAX_JSON_BODY_BYTES;
@@ -115,28 +103,8 @@ export function createApp(deps: AppDeps) {
     publicRead: config.CMS_PUBLIC_READ,
     clock: deps.clock,
   });
-  const { store, blobs, clock } = deps;
-  const content = createContentStore({ blobs, store, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
-  const packages = createPackageService({
-    blobs,
-    content,
-    newShortId: deps.newShortId,
-    limits: {
-      maxEntries: config.CMS_ZIP_MAX_ENTRIES,
-      maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES,
-      maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
-    },
-  });
-  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock });
-  const locks = createLockService({
-    store,
-    resources,
-    clock,
-    ttlMs: config.CMS_LOCK_TTL * 1000,
-    maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
-  });
-  const lifecycle = createLifecycleService({ store, content, resources, clock });
-  const revisions = createRevisionService({ store, content, resources });
+  const { content, resources, locks, lifecycle, revisions } = services;
+  const { clock } = deps;
   const maxInlineBytes = config.CMS_MAX_INLINE_BYTES;
 
   const readiness = [

@@ -16,13 +16,27 @@ export interface CorsOptions {
   maxAge: number;
 }
 
+/** The API's CORS policy (what a browser client may send and read). */
+export const API_CORS: CorsOptions = {
+  allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"],
+  allowHeaders: ["Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Range", "X-Request-Id"],
+  exposeHeaders: ["Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "WWW-Authenticate", "X-Request-Id"],
+  maxAge: 600,
+};
+
+/** The headers every (non-preflight) response carries. */
+export const corsResponseHeaders = (options: CorsOptions) => ({
+  "access-control-allow-origin": "*",
+  "access-control-expose-headers": options.exposeHeaders.join(","),
+});
+
 export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
-  const expose = options.exposeHeaders.join(",");
+  const responseHeaders = Object.entries(corsResponseHeaders(options));
   const preflight = {
     "access-control-allow-origin": "*",
     "access-control-allow-methods": options.allowMethods.join(","),
     "access-control-allow-headers": options.allowHeaders.join(","),
-    "access-control-expose-headers": expose,
+    "access-control-expose-headers": options.exposeHeaders.join(","),
     "access-control-max-age": String(options.maxAge),
   };
   return async (c, next) => {
@@ -31,7 +45,6 @@ export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
       return new Response(null, { status: 204, headers: preflight });
     }
     await next();
-    c.res.headers.set("access-control-allow-origin", "*");
-    c.res.headers.set("access-control-expose-headers", expose);
+    for (const [name, value] of responseHeaders) c.res.headers.set(name, value);
   };
 }

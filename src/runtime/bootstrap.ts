@@ -3,11 +3,13 @@
  * with @hono/node-server, and the one-line fatal report (exit code 1) when a setting, the volume,
  * the database or the listening address is unusable.
  */
-import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
 import { createApp } from "../app.js";
 import { ConfigError, parseConfig } from "../config.js";
 import { createJsonLogger } from "../lib/logger.js";
+import { createServices } from "../services/index.js";
 import { batchedLines } from "./batched-lines.js";
+import { createNodeServer } from "./node-server.js";
 import { createServerDeps } from "./server-deps.js";
 
 const stdout = batchedLines((chunk) => process.stdout.write(chunk));
@@ -18,7 +20,8 @@ export async function bootstrap(env: Record<string, string | undefined>) {
   const config = parseConfig(env);
   const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL);
   const deps = await createServerDeps(config, logger);
-  return { config, logger, deps, app: createApp(deps) };
+  const services = createServices(deps);
+  return { config, logger, deps, services, app: createApp(deps, services) };
 }
 
 export type Bootstrapped = Awaited<ReturnType<typeof bootstrap>>;
@@ -57,9 +60,11 @@ export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promi
 /** Serves the app through node:http (Node's, or Bun's own), logs "listening" and stops on signals. */
 export function serveNode(started: Bootstrapped, runtime: string) {
   const { config } = started;
-  const server = serve({ fetch: started.app.fetch, port: config.CMS_PORT, hostname: config.CMS_HOST }, (info) =>
-    logListening(started, `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`, runtime),
-  );
+  const server = createNodeServer(started);
   server.on("error", (err: NodeJS.ErrnoException) => fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${err.code ?? err.message}`)));
+  server.listen(config.CMS_PORT, config.CMS_HOST, () => {
+    const info = server.address() as AddressInfo;
+    logListening(started, `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`, runtime);
+  });
   stopOnSignals(started, () => new Promise((resolve) => server.close(() => resolve())));
 }

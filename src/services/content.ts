@@ -84,6 +84,11 @@ export function createContentStore({ blobs, store, maxResourceBytes }: ContentSt
     },
 
     /** What serveBlob needs to answer GET/HEAD for a row. */
+    /** The content's bytes if the blob store holds them in memory (see `BlobStore.peek`), with no I/O. */
+    inMemory(facts: ContentFacts): Uint8Array<ArrayBuffer> | undefined {
+      return blobs.peek?.(facts.blobKey as BlobKey);
+    },
+
     serve(facts: ContentFacts): { entity: BlobEntity; open: OpenBlob } {
       return {
         entity: {

@@ -60,6 +60,11 @@ export interface BlobStore {
   /** Null when missing. The body reflects the blob as it was when `get` resolved, even if overwritten later. */
   get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null>;
   head(key: BlobKey): Promise<BlobInfo | null>;
+  /**
+   * The whole blob's bytes if this store holds them in memory right now (the small-blob cache),
+   * without any I/O; otherwise undefined. Callers only read them. Optional: most drivers have none.
+   */
+  peek?(key: BlobKey): Uint8Array<ArrayBuffer> | undefined;
   /** Missing is not an error. */
   delete(key: BlobKey): Promise<void>;
   /**

@@ -1,18 +1,19 @@
 /**
  * Starts the real app over a real socket on 127.0.0.1 with a temp volume and a temp libSQL file,
- * wired by the same createServerDeps the Node entry uses. Captures log lines so a test can assert
+ * wired and served as the Node entry does (createServerDeps, createNodeServer with its fast path). Captures log lines so a test can assert
  * that no request ended in an unhandled error.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { serve } from "@hono/node-server";
 import { createClient } from "@libsql/client";
-import { createApp } from "../../src/app.js";
+import { type App, createApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config.js";
 import { createJsonLogger } from "../../src/lib/logger.js";
+import { createNodeServer } from "../../src/runtime/node-server.js";
 import { createServerDeps } from "../../src/runtime/server-deps.js";
+import { createServices, type Services } from "../../src/services/index.js";
 
 export interface TestApp {
   baseUrl: string;
@@ -21,6 +22,8 @@ export interface TestApp {
   databaseUrl: string;
   logs: Record<string, unknown>[];
   deps: Awaited<ReturnType<typeof createServerDeps>>;
+  services: Services;
+  app: App;
   url(path: string): string;
   unhandledErrors(): Record<string, unknown>[];
   /** Rows in the resources table, read through a separate connection. */
@@ -42,10 +45,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const logs: Record<string, unknown>[] = [];
   const logger = createJsonLogger((line) => logs.push(JSON.parse(line)), config.CMS_LOG_LEVEL);
   const deps = await createServerDeps(config, logger);
-  const app = createApp(deps);
+  const services = createServices(deps);
+  const app = createApp(deps, services);
+  const server = createNodeServer({ config, deps, services, logger, app });
   // CMS_PORT only when a test needs a known port up front (e.g. for an IdP redirect URI).
-  const server = serve({ fetch: app.fetch, port: env.CMS_PORT ? config.CMS_PORT : 0, hostname: "127.0.0.1" });
-  await new Promise<void>((resolve) => server.once("listening", resolve));
+  await new Promise<void>((resolve) => server.listen(env.CMS_PORT ? config.CMS_PORT : 0, "127.0.0.1", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     baseUrl,
@@ -54,6 +58,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     databaseUrl,
     logs,
     deps,
+    services,
+    app,
     url: (path) => `${baseUrl}${path}`,
     unhandledErrors: () => logs.filter((l) => l.msg === "unhandled error"),
     async rowCount() {

@@ -166,6 +166,12 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
     return content ? { size: blob.size, sha256: blob.sha256, bytes: content } : null;
   }
 
+  function touch(key: BlobKey, entry: Entry) {
+    hits += 1;
+    entries.delete(key); // most recently used goes last
+    entries.set(key, entry);
+  }
+
   function serve(entry: Entry, range?: ByteRange): BlobObject {
     if (range) checkRange(range, entry.size);
     const start = range?.start ?? 0;
@@ -212,9 +218,7 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       const entry = entries.get(key);
       if (entry) {
         const served = serve(entry, range);
-        hits += 1;
-        entries.delete(key); // most recently used goes last
-        entries.set(key, entry);
+        touch(key, entry);
         return served;
       }
       misses += 1;
@@ -249,6 +253,13 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       const filled = await fill.promise;
       if (filled) return serve(filled);
       return passThrough ?? inner.get(key);
+    },
+
+    peek(key: BlobKey) {
+      const entry = entries.get(key);
+      if (!entry) return undefined;
+      touch(key, entry);
+      return entry.bytes;
     },
 
     async head(key: BlobKey): Promise<BlobInfo | null> {

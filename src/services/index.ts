@@ -1,0 +1,39 @@
+/**
+ * The services behind the routes, built once from the app's deps. createApp mounts routes on them;
+ * a runtime may also use them directly (src/runtime/fast-get.ts answers the hottest read with them).
+ */
+import type { AppDeps } from "../app.js";
+import { createContentStore } from "./content.js";
+import { createLifecycleService } from "./lifecycle.js";
+import { createLockService } from "./locks.js";
+import { createPackageService } from "./packages.js";
+import { createResourceService } from "./resources.js";
+import { createRevisionService } from "./revisions.js";
+
+export type Services = ReturnType<typeof createServices>;
+
+export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock">) {
+  const { config, store, blobs, clock } = deps;
+  const content = createContentStore({ blobs, store, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
+  const packages = createPackageService({
+    blobs,
+    content,
+    newShortId: deps.newShortId,
+    limits: {
+      maxEntries: config.CMS_ZIP_MAX_ENTRIES,
+      maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES,
+      maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
+    },
+  });
+  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock });
+  const locks = createLockService({
+    store,
+    resources,
+    clock,
+    ttlMs: config.CMS_LOCK_TTL * 1000,
+    maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
+  });
+  const lifecycle = createLifecycleService({ store, content, resources, clock });
+  const revisions = createRevisionService({ store, content, resources });
+  return { content, packages, resources, locks, lifecycle, revisions };
+}

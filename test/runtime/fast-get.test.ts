@@ -1,0 +1,162 @@
+/**
+ * The getData fast path (src/runtime/fast-get.ts) must give exactly the answer the Hono route
+ * gives, and hand everything else to the app. Two real servers over the same deps on 127.0.0.1:
+ * one with the fast path (spied, to know who answered), one with the app alone.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createFastGet, type FastGet, withFastGet } from "../../src/runtime/fast-get.js";
+import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
+import { cmsClient } from "../helpers/cms-client.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
+
+let app: TestApp;
+let fast: Server;
+let plain: Server;
+/** What the fast path decided for each request, in order: true = it answered. */
+const decisions: boolean[] = [];
+
+const listen = async (server: Server) => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+let fastUrl: string;
+let plainUrl: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const fastGet = createFastGet({ services: app.services, logger: app.deps.logger, anonymousRead: true });
+  const spied: FastGet = async (req, res) => {
+    const answered = await fastGet(req, res);
+    decisions.push(answered);
+    return answered;
+  };
+  const listener = getRequestListener(app.app.fetch);
+  fast = createServer(withFastGet(spied, listener));
+  plain = createServer(listener);
+  fastUrl = await listen(fast);
+  plainUrl = await listen(plain);
+});
+afterAll(async () => {
+  for (const server of [fast, plain]) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+  await app.close();
+});
+
+const create = async (name: string, content: string) =>
+  (await cmsClient(app, "fast").create({ resourceName: name }, content)).resourceURI;
+
+/** Status, headers (but the per-request ones) and body. */
+async function answer(base: string, path: string, init: RequestInit = {}) {
+  const res = await fetch(`${base}${path}`, init);
+  const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== "date" && name !== "x-request-id"));
+  return { status: res.status, headers, body: await res.text(), requestId: res.headers.get("x-request-id") };
+}
+
+/** Asks the fast server, then the app alone; returns the fast answer and who gave it. */
+async function decided(path: string, init: RequestInit = {}) {
+  const before = decisions.length;
+  const got = await answer(fastUrl, path, init);
+  expect(decisions.length).toBe(before + 1);
+  const answeredFast = decisions[before] as boolean;
+  const reference = await answer(plainUrl, path, init);
+  // Answered here, it must be the app's answer to the byte; otherwise the app gave it anyway.
+  if (answeredFast) expect({ ...got, requestId: undefined }).toEqual({ ...reference, requestId: undefined });
+  else expect(got.status).toBe(reference.status);
+  return { ...got, answeredFast };
+}
+
+describe("getData fast path", () => {
+  let uri: string;
+  const content = "0123456789abcdefghij";
+  beforeAll(async () => {
+    uri = await create("hot.txt", content);
+  });
+
+  it("leaves a blob that is not in memory to the app, whose full read caches it", async () => {
+    (app.deps.blobs as CachedBlobStore).clear();
+    expect((await decided(`/cms/v1.0/getData/${uri}`)).answeredFast).toBe(false);
+    expect((await decided(`/cms/v1.0/getData/${uri}`)).answeredFast).toBe(true);
+  });
+
+  it("answers a cached blob itself, exactly as the app does (GET, HEAD, one range, 304)", async () => {
+    const get = await decided(`/cms/v1.0/getData/${uri}`);
+    expect(get).toMatchObject({ status: 200, body: content, answeredFast: true });
+    expect(get.headers).toMatchObject({ "content-length": "20", "access-control-allow-origin": "*", etag: expect.stringMatching(/^"[0-9a-f]{64}"$/) });
+
+    expect(await decided(`/cms/v1.0/getData/${uri}`, { method: "HEAD" })).toMatchObject({ status: 200, body: "", answeredFast: true });
+    expect(await decided(`/cms/v1.0/getData/${uri}`, { headers: { range: "bytes=2-5" } })).toMatchObject({
+      status: 206,
+      body: "2345",
+      answeredFast: true,
+    });
+    expect(await decided(`/cms/v1.0/getData/${uri}`, { headers: { "if-none-match": get.headers.etag as string } })).toMatchObject({
+      status: 304,
+      body: "",
+      answeredFast: true,
+    });
+  });
+
+  it("keeps the request id and logs the same access line as the app", async () => {
+    const res = await fetch(`${fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
+    expect(res.headers.get("x-request-id")).toBe("fast-trace-1");
+    await res.text();
+    expect(decisions.at(-1)).toBe(true);
+    const line = app.logs.find((l) => l.msg === "request" && l.requestId === "fast-trace-1");
+    expect(line).toMatchObject({ level: "info", method: "GET", path: `/cms/v1.0/getData/${uri}`, status: 200, length: 20 });
+    expect(typeof line?.durationMs).toBe("number");
+  });
+
+  it.each([
+    ["several ranges (multipart)", "", { range: "bytes=0-1,4-5" }, 206],
+    ["an unsatisfiable range", "", { range: "bytes=500-" }, 416],
+    ["a failed If-Match", "", { "if-match": '"other"' }, 412],
+    ["a query string (signed links live there)", "?expires=1", {}, 403],
+  ])("leaves %s to the app", async (_what, suffix, headers, status) => {
+    const result = await decided(`/cms/v1.0/getData/${uri}${suffix}`, { headers });
+    expect(result.status).toBe(status);
+    expect(result.answeredFast).toBe(false);
+  });
+
+  it("leaves unknown, encoded and malformed paths to the app", async () => {
+    for (const path of [`/cms/v1.0/getData/${uri}x`, `/cms/v1.0/getData/${uri.replace("/", "%2F")}`, "/cms/v1.0/getData/only-a-context"]) {
+      const result = await decided(path);
+      expect(result.status).toBe(404);
+      expect(result.answeredFast).toBe(false);
+    }
+  });
+
+  it("stops serving a deleted resource at once, though its blob is still cached", async () => {
+    const doomed = await create("doomed.txt", "soon gone");
+    await decided(`/cms/v1.0/getData/${doomed}`); // cached by now
+    expect((await decided(`/cms/v1.0/getData/${doomed}`)).answeredFast).toBe(true);
+    const client = cmsClient(app, "fast");
+    const lock = await client.lock(doomed.split("/")[0] as string);
+    expect((await client.post("deleteResource", lock)).status).toBe(200);
+    const after = await decided(`/cms/v1.0/getData/${doomed}`);
+    expect(after).toMatchObject({ status: 404, answeredFast: false });
+  });
+
+  it("answers nothing when reads need credentials", async () => {
+    const guarded = createFastGet({ services: app.services, logger: app.deps.logger, anonymousRead: false });
+    let answered: boolean | undefined;
+    const probe = createServer((req, res) => {
+      void guarded(req, res).then((a) => {
+        answered = a;
+        if (!a) res.writeHead(418).end();
+      });
+    });
+    const url = await listen(probe);
+    try {
+      expect((await fetch(`${url}/cms/v1.0/getData/${uri}`)).status).toBe(418);
+      expect(answered).toBe(false);
+    } finally {
+      probe.closeAllConnections();
+      await new Promise((resolve) => probe.close(resolve));
+    }
+  });
+});

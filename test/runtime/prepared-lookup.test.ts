@@ -1,0 +1,79 @@
+/**
+ * The cached getData lookup on a real migrated libSQL file: it answers what the store would, and a
+ * commit by any connection — this process's writer or another process's — is seen from the next
+ * event-loop turn on (a client that waited for a write's response never reads what it replaced).
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import Database from "libsql";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createResourceStore, type ResourceStore } from "../../src/metadata/resource-store.js";
+import type { NewResourceRow } from "../../src/metadata/schema.js";
+import { withPreparedUriLookup } from "../../src/runtime/prepared-lookup.js";
+import { openDatabase } from "../../src/runtime/server-deps.js";
+
+let dir: string;
+let file: string;
+let store: ResourceStore;
+let lookup: ReturnType<typeof withPreparedUriLookup>;
+let close: () => void;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-lookup-"));
+  file = join(dir, "cms.db");
+  const db = await openDatabase({ CMS_DATABASE_URL: `file:${file}` });
+  store = createResourceStore(db.db);
+  lookup = withPreparedUriLookup(store, file);
+  close = db.close;
+});
+afterEach(async () => {
+  lookup.close();
+  close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const row = (uid: string, over: Partial<NewResourceRow> = {}): NewResourceRow => ({
+  uid, shortId: uid.split("-")[0] as string, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A",
+  mediaType: "text/plain", size: 1, sha256: "s", blobKey: `k-${uid}`, createdAt: 1000, updatedAt: 1000, ...over,
+});
+
+describe("cached getData lookup", () => {
+  it("returns exactly the store's row, and null for an unknown URI", async () => {
+    await store.insert(row("id0001-t"));
+    expect(await lookup.findByUri("id0001-t", "a.txt")).toEqual(await store.findByUri("id0001-t", "a.txt"));
+    expect(await lookup.findByUri("id0001-t", "b.txt")).toBeNull();
+  });
+
+  it("sees this process's writes from the next turn on: create after a miss, delete after a hit", async () => {
+    expect(await lookup.findByUri("id0002-t", "a.txt")).toBeNull(); // cached as missing
+    await store.insert(row("id0002-t"));
+    await nextTurn();
+    const found = await lookup.findByUri("id0002-t", "a.txt");
+    expect(found?.deletedAt).toBeNull();
+
+    await store.purge("id0002-t");
+    await nextTurn();
+    expect(await lookup.findByUri("id0002-t", "a.txt")).toBeNull();
+  });
+
+  it("sees another connection's commit (another process) from the next turn on", async () => {
+    await store.insert(row("id0003-t"));
+    expect((await lookup.findByUri("id0003-t", "a.txt"))?.size).toBe(1);
+    const other = new Database(file);
+    try {
+      other.prepare("UPDATE resources SET size = 42, deleted_at = 7 WHERE uid = ?").run("id0003-t");
+    } finally {
+      other.close();
+    }
+    await nextTurn();
+    expect(await lookup.findByUri("id0003-t", "a.txt")).toMatchObject({ size: 42, deletedAt: expect.anything() });
+  });
+
+  it("hands out rows no caller can change for the next one", async () => {
+    await store.insert(row("id0004-t"));
+    const found = await lookup.findByUri("id0004-t", "a.txt");
+    expect(Object.isFrozen(found)).toBe(true);
+  });
+});
