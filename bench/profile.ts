@@ -1,9 +1,15 @@
 /**
  * CPU profile of the service under one load, for "a target is missed: what does the profile say?".
  *
- *   node --import tsx bench/profile.ts small  [--nocache] [--bun] [--seconds=8]
+ *   node --import tsx bench/profile.ts small  [--nocache] [--bun | --bundle] [--seconds=8]
  *   node --import tsx bench/profile.ts range | large | ingest
  *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
+ *
+ * On Node the service runs through tsx (bench/servers/node-entry.ts, see there), not as shipped:
+ * every src file and package keeps its own module URL, so self time can be attributed per file.
+ * `--bundle` profiles the shipped dist/node/server.mjs (built first by scripts/build.mjs) instead:
+ * function names still show, but src and packages share one URL (one bucket; positions are in the
+ * bundle), and the figures are those of the code as it runs in production.
  *
  * Starts the service with `--cpu-prof` (Node) or `--cpu-prof` (Bun ≥ 1.3 writes the same format),
  * drives it with wrk (or createResource calls for `ingest`), stops it, and prints self time by
@@ -13,7 +19,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Context, createResource, getDataPath, prepareFixtures } from "./lib/context.js";
+import { type Context, createResource, getDataPath, prepareFixtures, shippedServer } from "./lib/context.js";
 import { startNginx } from "./lib/nginx.js";
 import { installExitHooks, startServer, stopAll } from "./lib/proc.js";
 import { ensureBun } from "./lib/setup.js";
@@ -41,11 +47,16 @@ function bucketOf(url: string, name: string): string {
   if (url.startsWith("node:")) return "node:internal";
   const src = /\/(src|bench)\/(.*)$/.exec(url);
   if (src) return `${src[1]}/${src[2]}`;
+  const dist = /\/(dist\/.*)$/.exec(url);
+  if (dist) return dist[1] as string;
   return url;
 }
 
 /** bucket:line:column (tsx-compiled files report positions in the compiled code). */
 const where = (f: ProfileNode["callFrame"]) => `${bucketOf(f.url, f.functionName)}${f.url ? `:${f.lineNumber + 1}:${f.columnNumber + 1}` : ""}`;
+
+/** Our own code: src files (through tsx) or the whole server bundle (`--bundle`: src and packages alike). */
+const isOwn = (url: string) => /\/src\/|\/dist\/node\//.test(url);
 
 export function summarizeProfile(profile: CpuProfile, top = 25): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -74,7 +85,7 @@ export function summarizeProfile(profile: CpuProfile, top = 25): string {
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const f = byId.get(cur)?.callFrame;
-      if (!f || !/\/src\//.test(f.url)) continue;
+      if (!f || !isOwn(f.url)) continue;
       const key = `${f.functionName || "(anonymous)"}  ${where(f)}`;
       if (seen.has(key)) continue;
       seen.add(key);
@@ -90,7 +101,7 @@ export function summarizeProfile(profile: CpuProfile, top = 25): string {
     list(buckets, 20),
     "top functions (self):",
     list(functions, top),
-    "src functions (inclusive):",
+    profile.nodes.some((n) => /\/dist\/node\//.test(n.callFrame.url)) ? "bundle functions (inclusive; src and packages alike):" : "src functions (inclusive):",
     list(inclusive, 20),
   ].join("\n");
 }
@@ -130,10 +141,12 @@ async function main() {
   const scenario = args.find((a) => !a.startsWith("--")) ?? "small";
   const noCache = args.includes("--nocache");
   const onBun = args.includes("--bun");
+  const bundled = args.includes("--bundle");
+  if (onBun && bundled) throw new Error("--bundle profiles the Node bundle (dist/node/server.mjs); it does not go with --bun");
   const seconds = Number(args.find((a) => a.startsWith("--seconds="))?.split("=")[1] ?? 8);
   installExitHooks();
   const work = path.join(ROOT, "bench/.work");
-  const profiles = path.join(work, "profiles", `${scenario}${noCache ? "-nocache" : ""}${onBun ? "-bun" : ""}-${Date.now()}`);
+  const profiles = path.join(work, "profiles", `${scenario}${noCache ? "-nocache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`);
   mkdirSync(profiles, { recursive: true });
   const fixtures = prepareFixtures(work, true);
   const nginx = await startNginx({ root: fixtures.dir, workDir: work, name: "profile" });
@@ -142,11 +155,15 @@ async function main() {
   const dataDir = path.join(work, "profile-data");
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
-  const entry = onBun ? "src/bun.ts" : "bench/servers/node-entry.ts";
+  const profiling = ["--cpu-prof", `--cpu-prof-dir=${profiles}`];
   const server = await startServer({
     name: "app",
     command: onBun ? (bun as string) : process.execPath,
-    args: onBun ? ["--cpu-prof", `--cpu-prof-dir=${profiles}`, entry] : ["--cpu-prof", `--cpu-prof-dir=${profiles}`, "--import", "tsx", entry],
+    args: onBun
+      ? [...profiling, "src/bun.ts"]
+      : bundled
+        ? [...profiling, await shippedServer()]
+        : [...profiling, "--import", "tsx", "bench/servers/node-entry.ts"],
     cwd: ROOT,
     env: {
       CMS_VOLUME: path.join(dataDir, "volume"),
@@ -200,7 +217,7 @@ async function main() {
     await server.stop();
     await stopAll();
   }
-  // tsx's loader thread writes a profile too; the main thread's is the big one.
+  // tsx's loader thread writes a profile too (not with --bundle); the main thread's is the big one.
   const file = readdirSync(profiles)
     .filter((f) => f.endsWith(".cpuprofile"))
     .sort((a, b) => statSync(path.join(profiles, b)).size - statSync(path.join(profiles, a)).size)[0];

@@ -7,11 +7,12 @@
  *   npm run bench -- --only=small,cold --runs=5 --duration=8 --keep
  *
  * Scenarios: small, large, ingest, scale, cold (Bun rows are part of small, large and cold).
+ * The Node service runs as shipped: `node dist/node/server.mjs`, built first by scripts/build.mjs.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Context, type Options, prepareFixtures } from "./lib/context.js";
+import { type Context, type Options, prepareFixtures, shippedServer } from "./lib/context.js";
 import { startNginx } from "./lib/nginx.js";
 import { installExitHooks, stopAll } from "./lib/proc.js";
 import { Report } from "./lib/report.js";
@@ -47,6 +48,9 @@ async function main() {
   const options = parseOptions(process.argv.slice(2));
   installExitHooks();
   const loadBefore = loadAverage();
+  // Every scenario runs the Node service as shipped: build dist/node/server.mjs once, first, so a
+  // broken build stops the run here (not as one failure per scenario).
+  await shippedServer();
   ensureSystemTools();
   const bun = ensureBun(ROOT);
   const info = machineInfo(bun);

@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
+import { buildServer } from "../../scripts/build.mjs";
 import { type Server, startServer } from "./proc.js";
 import { GiB, KiB, MiB, http, log } from "./util.js";
 
@@ -42,60 +43,36 @@ export type AppVariant = {
   runtime: "node" | "bun";
   /** The small-blob cache switched off (CMS_BLOB_CACHE_BYTES=0), to show what it gains. */
   noCache?: boolean;
-  /** src/node.ts bundled with esbuild (bench-only build step) instead of run through tsx. */
-  bundled?: boolean;
   logLevel?: "info" | "warn";
 };
 
 export const appName = (v: AppVariant) =>
-  `${v.runtime === "bun" ? "bun-app" : "app"}${v.bundled ? "-bundle" : ""}${v.noCache ? "-nocache" : ""}${v.logLevel === "warn" ? "@warn" : ""}`;
+  `${v.runtime === "bun" ? "bun-app" : "app"}${v.noCache ? "-nocache" : ""}${v.logLevel === "warn" ? "@warn" : ""}`;
 
-const bundles = new Map<string, Promise<string | null>>();
+let shipped: Promise<string> | null = null;
 
 /**
- * Bundles src/node.ts with esbuild into bench/.work/ — two levels below the root like src/runtime/,
- * so its `new URL("../../drizzle", import.meta.url)` still resolves. By default packages stay
- * external (resolved from node_modules at start); `all` bundles them too, except libSQL's native
- * addon and swagger-ui-dist (read from disk).
+ * Builds the Node service as shipped — dist/node/server.mjs, by scripts/build.mjs, what `npm start`
+ * runs — once per process, and returns its absolute path. A failed build rejects (every later call
+ * too): there is no service to measure without it.
  */
-export function nodeBundle(ctx: Pick<Context, "root" | "work">, options: { all?: boolean } = {}): Promise<string | null> {
-  const name = options.all ? "node-all.mjs" : "node.mjs";
-  let bundle = bundles.get(name);
-  if (!bundle) {
-    bundle = (async () => {
-      try {
-        const esbuild = await import("esbuild");
-        const outfile = path.join(ctx.work, name);
-        await esbuild.build({
-          entryPoints: [path.join(ctx.root, "src/node.ts")],
-          bundle: true,
-          platform: "node",
-          format: "esm",
-          target: "node20",
-          outfile,
-          logLevel: "error",
-          ...(options.all
-            ? {
-                external: ["libsql", "@libsql/*", "swagger-ui-dist"],
-                // CommonJS dependencies inside an ESM bundle still call require().
-                banner: { js: 'import { createRequire as __benchRequire } from "node:module"; const require = __benchRequire(import.meta.url);' },
-              }
-            : { packages: "external" as const }),
-        });
-        return outfile;
-      } catch (err) {
-        log(`esbuild bundle (${name}) failed, skipping its rows: ${(err as Error).message}`);
-        return null;
-      }
-    })();
-    bundles.set(name, bundle);
-  }
-  return bundle;
+export function shippedServer(): Promise<string> {
+  shipped ??= (async () => {
+    const started = performance.now();
+    try {
+      const file = await buildServer();
+      log(`built ${file} (scripts/build.mjs) in ${Math.round(performance.now() - started)} ms`);
+      return file;
+    } catch (err) {
+      throw new Error(`building the Node service (scripts/build.mjs → dist/node/server.mjs) failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  })();
+  return shipped;
 }
 
 /**
- * Starts the real service: src/node.ts (through bench/servers/node-entry.ts, or as an esbuild
- * bundle) or src/bun.ts. Its log goes to /dev/null (what throughput runs measure) unless `logFile`.
+ * Starts the real service as shipped: `node dist/node/server.mjs` (built by `shippedServer()`) or
+ * `bun src/bun.ts`. Its log goes to /dev/null (what throughput runs measure) unless `logFile`.
  */
 export async function startApp(
   ctx: Context,
@@ -103,15 +80,7 @@ export async function startApp(
   data: { volume: string; database: string },
   logFile?: string,
 ): Promise<Server> {
-  const entry = variant.runtime === "bun" ? "src/bun.ts" : "bench/servers/node-entry.ts";
-  const bundle = variant.bundled ? await nodeBundle(ctx) : null;
-  if (variant.bundled && !bundle) throw new Error("no esbuild bundle");
-  const [command, args] =
-    variant.runtime === "bun"
-      ? [ctx.bun as string, [entry]]
-      : bundle
-        ? [process.execPath, [bundle]]
-        : [process.execPath, ["--import", "tsx", entry]];
+  const [command, args] = variant.runtime === "bun" ? [ctx.bun as string, ["src/bun.ts"]] : [process.execPath, [await shippedServer()]];
   return startServer({
     name: appName(variant),
     command,

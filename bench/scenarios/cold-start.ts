@@ -1,13 +1,13 @@
 /**
  * Scenario 5: cold start, process spawn → first 200 on /apiversion, on an existing volume and
- * database (a restart). Node as shipped (`node --import tsx src/node.ts`), Node from a bench-only
- * esbuild bundle (what a build step would give), Bun (`bun src/bun.ts`), and the bare runtimes'
- * own floor (a node:http / Bun.serve one-liner).
+ * database (a restart). Node as shipped (`node dist/node/server.mjs`, built by scripts/build.mjs),
+ * Node the development way (`node --import tsx src/node.ts`, for comparison), Bun (`bun src/bun.ts`),
+ * and the bare runtimes' own floor (a node:http / Bun.serve one-liner).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
-import { type Context, nodeBundle } from "../lib/context.js";
+import { type Context, shippedServer } from "../lib/context.js";
 import { table } from "../lib/measure.js";
 import type { Report } from "../lib/report.js";
 import { fmtRatio, freePort, fmtSummary, http, interleave, log, sleep, summarize } from "../lib/util.js";
@@ -63,12 +63,10 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
     CMS_DATABASE_URL: `file:${path.join(dir, "cms.db")}`,
     CMS_LOG_LEVEL: "info",
   };
-  const bundle = await nodeBundle(ctx);
-  const bundleAll = await nodeBundle(ctx, { all: true });
+  const server = await shippedServer();
   const variants: Variant[] = [
-    { name: "node-tsx", what: "`node --import tsx src/node.ts` (as shipped: `npm start`)", command: process.execPath, args: ["--import", "tsx", "src/node.ts"] },
-    ...(bundle ? [{ name: "node-bundle", what: "`node bench/.work/node.mjs` (esbuild bundle of src/node.ts, packages external)", command: process.execPath, args: [bundle] }] : []),
-    ...(bundleAll ? [{ name: "node-bundle-all", what: "`node bench/.work/node-all.mjs` (esbuild bundle with the packages too, except libSQL's native addon)", command: process.execPath, args: [bundleAll] }] : []),
+    { name: "node", what: "`node dist/node/server.mjs` (as shipped: `npm start`; esbuild bundle by scripts/build.mjs)", command: process.execPath, args: [server] },
+    { name: "node-tsx", what: "`node --import tsx src/node.ts` (development, no build step)", command: process.execPath, args: ["--import", "tsx", "src/node.ts"] },
     ...(ctx.bun ? [{ name: "bun", what: "`bun src/bun.ts`", command: ctx.bun, args: ["src/bun.ts"] }] : []),
     { name: "bare-node", what: "node:http one-liner (runtime floor)", command: process.execPath, args: ["-e", BARE_NODE] },
     ...(ctx.bun ? [{ name: "bare-bun", what: "Bun.serve one-liner (runtime floor)", command: ctx.bun, args: ["-e", BARE_BUN] }] : []),
@@ -95,17 +93,13 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   for (const v of variants) log(`  ${v.name.padEnd(12)} ${fmtSummary(summarize(times.get(v.name) ?? []))} ms`);
   report.raw.coldStart = Object.fromEntries(times);
   const ms = (s: ReturnType<typeof summarize>) => `${fmtSummary(s)} ms`;
-  report.check("5 cold start", "Node as shipped (tsx): spawn → first 200 /apiversion", summarize(times.get("node-tsx") ?? []), ms, "< 300 ms", (m) => m < 300);
-  if (times.has("node-bundle")) {
-    report.check("5 cold start", "Node from an esbuild bundle (bench-only build)", summarize(times.get("node-bundle") ?? []), ms, "(what a build step gives)", null);
-  }
-  if (times.has("node-bundle-all")) {
-    report.check("5 cold start", "Node from an esbuild bundle incl. packages (bench-only build)", summarize(times.get("node-bundle-all") ?? []), ms, "(what a build step gives)", null);
+  report.check("5 cold start", "Node as shipped (`node dist/node/server.mjs`): spawn → first 200 /apiversion", summarize(times.get("node") ?? []), ms, "< 300 ms", (m) => m < 300);
+  if (times.has("node-tsx")) {
+    report.check("5 cold start", "Node through tsx (`node --import tsx src/node.ts`, development)", summarize(times.get("node-tsx") ?? []), ms, "(for comparison)", null);
   }
   if (times.has("bun")) report.check("5 cold start", "Bun: spawn → first 200", summarize(times.get("bun") ?? []), ms, "(reported)", null);
   const perRun = (a: string, b: string) => summarize((times.get(a) ?? []).map((t, i) => t / (times.get(b)?.[i] ?? Number.NaN)));
-  report.delta("cold start: `node-bundle` / `node-tsx`", perRun("node-bundle", "node-tsx"), "esbuild bundle, packages external (lower is better)", fmtRatio);
-  report.delta("cold start: `node-bundle-all` / `node-tsx`", perRun("node-bundle-all", "node-tsx"), "esbuild bundle incl. packages (lower is better)", fmtRatio);
+  report.delta("cold start: `node` / `node-tsx`", perRun("node", "node-tsx"), "the build step (dist/node/server.mjs instead of tsx; lower is better)", fmtRatio);
   report.section(
     "5. Cold start",
     [

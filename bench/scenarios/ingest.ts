@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { Agent, request } from "node:http";
 import path from "node:path";
-import { type Context, createResource, logTail, nodeBundle, startApp, startBare } from "../lib/context.js";
+import { type Context, createResource, logTail, startApp, startBare } from "../lib/context.js";
 import { table } from "../lib/measure.js";
 import type { Server } from "../lib/proc.js";
 import type { Report } from "../lib/report.js";
@@ -71,19 +71,19 @@ export async function postAll(url: string, bodies: string[], concurrency: number
   return { elapsedSec, failures, firstError };
 }
 
-type Kind = "app" | "app-bundle" | "ref-plain" | "ref-durable";
+type Kind = "app" | "ref-plain" | "ref-durable";
 
 async function startIngestServer(ctx: Context, kind: Kind, dir: string): Promise<Server> {
   mkdirSync(dir, { recursive: true });
   // Ingest rates are low, so the service's log goes to a file (and explains failures).
   if (isApp(kind)) {
     const data = { volume: path.join(dir, "volume"), database: path.join(dir, "cms.db") };
-    return startApp(ctx, { runtime: "node", bundled: kind === "app-bundle" }, data, path.join(dir, "app.log"));
+    return startApp(ctx, { runtime: "node" }, data, path.join(dir, "app.log"));
   }
   return startBare(ctx, "node", { BARE_MODE: "ingest", INGEST_DIR: dir, INGEST_DURABLE: kind === "ref-durable" ? "1" : "0" }, kind);
 }
 
-const isApp = (kind: Kind) => kind.startsWith("app");
+const isApp = (kind: Kind) => kind === "app";
 const postUrl = (server: Server, kind: Kind) => `${server.url}${isApp(kind) ? "/cms/v1.0/createResource" : "/ingest"}`;
 
 export async function ingest(ctx: Context, report: Report): Promise<void> {
@@ -128,7 +128,7 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   report.raw.ingest = Object.fromEntries(results);
 
   // One huge object (1 GiB; 256 MiB with --quick): time and peak RSS, app vs plain fetch → file.
-  const hugeKinds: Kind[] = (await nodeBundle(ctx)) ? ["app", "app-bundle", "ref-plain"] : ["app", "ref-plain"];
+  const hugeKinds: Kind[] = ["app", "ref-plain"];
   const huge = new Map<Kind, IngestResult[]>(hugeKinds.map((k) => [k, []]));
   const hugeMiB = fixtures.huge.size / MiB;
   log(`scenario 3/6: one ${hugeMiB} MiB ingest, ${hugeKinds.length} servers × ${options.runs} runs`);
@@ -174,11 +174,7 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   report.check("3 ingest", "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename", perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec), fmtRatio, "(context for the above)", null);
   report.check("3 ingest", `app: peak RSS during one ${hugeMiB} MiB ingest`, s("app", (r) => r.peakRssMiB, huge), (x) => `${fmtSummary(x)} MiB`, "< 150 MiB", (m) => m < 150);
   report.check("3 ingest", "app: RSS before that ingest (idle after start)", s("app", (r) => r.rssBeforeMiB, huge), (x) => `${fmtSummary(x)} MiB`, "(context: the baseline)", null);
-  if (huge.get("app-bundle")?.length) {
-    report.check("3 ingest", `app from an esbuild bundle (no tsx): peak RSS during one ${hugeMiB} MiB ingest`, s("app-bundle", (r) => r.peakRssMiB, huge), (x) => `${fmtSummary(x)} MiB`, "< 150 MiB", (m) => m < 150);
-  }
 
-  report.delta(`peak RSS, one ${hugeMiB} MiB ingest: \`app-bundle\` / \`app\``, perRun(huge.get("app-bundle"), huge.get("app"), (r) => r.peakRssMiB), "esbuild bundle instead of tsx (lower is better)", fmtRatio);
   const rows = kinds.map((k) => [
     `\`${k}\``,
     fmtSummary(s(k, (r) => r.objectsPerSec)),
@@ -200,6 +196,7 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
     [
       `${count} distinct 1 MiB objects per run, ${concurrency} requests in flight (keep-alive), origin: the same nginx on 127.0.0.1.`,
       "Each run starts a fresh server on an empty volume/database (and warms it up with 16 other objects first).",
+      "`app` is the service as shipped (`node dist/node/server.mjs`, built by scripts/build.mjs).",
       "`ref-plain` is a bare node:http server doing `fetch(uri)` → `stream.pipeline` → `fs.createWriteStream`;",
       "`ref-durable` also hashes (SHA-256), fsyncs and renames into place — the minimum work of a crash-safe store.",
       "The service additionally validates the request, creates fan-out directories and inserts the database rows.",
@@ -215,7 +212,7 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
         ],
       ),
       "",
-      `One ${hugeMiB} MiB object (fresh server per run; peak RSS is VmHWM from just before the request to its 201; \`app-bundle\` is the service from an esbuild bundle, without tsx's loader thread):`,
+      `One ${hugeMiB} MiB object (fresh server per run; peak RSS is VmHWM from just before the request to its 201):`,
       "",
       table(["server", "seconds", "MB/s", "server CPU (cores)", "RSS before MiB", "peak RSS MiB"], hugeRows),
       "",

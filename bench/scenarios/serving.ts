@@ -156,7 +156,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     report.section(
       "1. Small files (4 KiB) through getData — and 6. the same on Bun",
       [
-        `64 keep-alive connections, ${ctx.options.duration} s per run, GET of one 4 KiB file. \`app\` is the real service (\`node --import tsx src/node.ts\` via bench/servers/node-entry.ts,`,
+        `64 keep-alive connections, ${ctx.options.duration} s per run, GET of one 4 KiB file. \`app\` is the real service as shipped (\`node dist/node/server.mjs\`, built by scripts/build.mjs,`,
         "default log level `info`: one JSON access-log line per request, written to /dev/null); `app@warn` is the same with",
         "`CMS_LOG_LEVEL=warn` (no access log) to show the log's cost; `-nocache` is the same with the small-blob",
         "cache switched off (`CMS_BLOB_CACHE_BYTES=0`) to show what the cache gains.",
@@ -186,7 +186,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
 export async function largeFile(ctx: Context, report: Report): Promise<void> {
   const data = await prepareServeData(ctx);
   const { large } = ctx.fixtures;
-  const variants = appVariants(ctx, [{ runtime: "node" }, { runtime: "node", bundled: true }, { runtime: "bun" }]);
+  const variants = appVariants(ctx, [{ runtime: "node" }, { runtime: "bun" }]);
   log("scenario 2/6: large file (256 MiB) — starting servers");
   const servers = await startAll([
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: large.path }, "node-stream"),
@@ -218,10 +218,10 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     report.raw.largeFile = Object.fromEntries(downloads);
 
     // Range-heavy: random 64 KiB ranges, the same seeded sequence for every server.
-    // Bun.file in a fetch handler ignores Range, and app-bundle only differs from app at start-up.
+    // Bun.file in a fetch handler ignores Range.
     const probe = { start: 123_457, end: 123_457 + 64 * KiB - 1 };
     const checkedRanges = await verifyAll(
-      full.filter((t) => t.name !== "bun-file" && t.name !== "app-bundle").map((t) => ({ ...t, name: t.name === "node-stream" ? "node-range" : t.name })),
+      full.filter((t) => t.name !== "bun-file").map((t) => ({ ...t, name: t.name === "node-stream" ? "node-range" : t.name })),
       { sha256: sliceSha256(large.path, probe.start, probe.end), status: 206, range: `bytes=${probe.start}-${probe.end}` },
     );
     log(`scenario 2/6: random 64 KiB ranges, ${checkedRanges.passed.length} servers × ${ctx.options.runs} runs`);
@@ -239,17 +239,13 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     report.raw.ranges = Object.fromEntries(ranges);
 
     report.check("2 large file", "app: MB/s vs bare Node stream", ratio(downloads.get("app"), downloads.get("node-stream"), pickMbps), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
-    report.check("2 large file", "app: peak RSS while streaming", metric(downloads.get("app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "< 100 MiB", (m) => m < 100);
+    report.check("2 large file", "app: peak RSS while streaming 256 MiB", metric(downloads.get("app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "< 100 MiB", (m) => m < 100);
     report.check("2 large file", "app: RSS before streaming (idle, after warm-up)", metric(downloads.get("app"), (s) => s.rssBeforeMiB), (s) => `${fmtSummary(s)} MiB`, "(context: the baseline)", null);
-    if (downloads.has("app-bundle")) {
-      report.check("2 large file", "app from an esbuild bundle (no tsx): peak RSS while streaming", metric(downloads.get("app-bundle"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "< 100 MiB", (m) => m < 100);
-    }
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("app"), ranges.get("nginx"), pickRps), fmtRatio, "(no target; reported)", null);
     if (downloads.has("bun-app")) {
       report.check("6 Bun", "Bun app: large-file MB/s vs bare Bun (Bun.file)", ratio(downloads.get("bun-app"), downloads.get("bun-file"), pickMbps), fmtRatio, "(reported)", null);
       report.check("6 Bun", "Bun app: peak RSS while streaming", metric(downloads.get("bun-app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "(no target on Bun; Node's is < 100 MiB)", null);
     }
-    report.delta("peak RSS streaming 256 MiB: `app-bundle` / `app`", ratio(downloads.get("app-bundle"), downloads.get("app"), (x) => x.peakRssMiB), "esbuild bundle instead of tsx (lower is better)", fmtRatio);
     const fullPairs: [string, string][] = [
       ["app", "node-stream"],
       ["app", "nginx"],
@@ -278,7 +274,6 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
             "node-stream": "bare node:http, fs.createReadStream().pipe(res)",
             "bun-file": "bare Bun.serve, new Response(Bun.file())",
             app: "the service, Node",
-            "app-bundle": "the service, Node, esbuild bundle instead of tsx (bench-only build)",
             "bun-app": "the service, Bun",
           },
           { mbps: true, rps: false },
