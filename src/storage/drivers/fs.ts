@@ -31,7 +31,10 @@ const WRITE_BATCH_BYTES = 256 * 1024;
  */
 const HEADER_PREFIX = "crs-blob/1 sha256=";
 const HEADER_LENGTH = HEADER_PREFIX.length + 64 + 1; // prefix, hex digest, "\n"
-const READ_CHUNK = 64 * 1024;
+// Reads start small (a range or a small file is answered at once) and double while much remains:
+// a large download costs per chunk (a read, a socket write, a promise each), not per byte.
+const FIRST_READ = 64 * 1024;
+const MAX_READ = 512 * 1024;
 const TMP_DIR = ".tmp";
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
 
@@ -125,12 +128,14 @@ function fileStream(handle: FileHandle, position: number, length: number): Reada
   };
   let next = position;
   let remaining = length;
+  let readSize = FIRST_READ;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
           if (remaining > 0) {
-            const want = Math.min(READ_CHUNK, remaining);
+            const want = Math.min(readSize, remaining);
+            readSize = Math.min(readSize * 2, MAX_READ);
             const chunk = new Uint8Array(want);
             const { bytesRead } = await handle.read(chunk, 0, want, next);
             if (closed) return; // cancelled while reading
@@ -151,7 +156,7 @@ function fileStream(handle: FileHandle, position: number, length: number): Reada
       },
       cancel: close,
     },
-    // One chunk of read-ahead keeps the disk busy without buffering beyond it.
+    // One chunk of read-ahead (≤ 512 KiB) keeps the disk busy without buffering beyond it.
     { highWaterMark: 1 },
   );
 }
