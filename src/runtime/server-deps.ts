@@ -3,7 +3,7 @@
  * (created and migrated here), the SSRF-safe origin fetcher and the self-hosted explorer assets.
  */
 import { createReadStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { mkdir, open, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,7 @@ import { createCachedBlobStore } from "../storage/drivers/cached.js";
 import { createFsBlobStore } from "../storage/drivers/fs.js";
 import { createS3BlobStore } from "../storage/drivers/s3.js";
 import { createAppDeps } from "./app-deps.js";
+import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 import { nodeToWebStream } from "./node-streams.js";
@@ -28,16 +29,40 @@ export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.m
 export async function openDatabase(config: Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN">) {
   const url = config.CMS_DATABASE_URL;
   if (url.startsWith("file:")) await mkdir(dirname(resolve(url.slice("file:".length))), { recursive: true });
-  const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
+  let client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
   if (url.startsWith("file:")) {
     // busy_timeout makes writers from several processes wait, not fail (set first: switching to WAL
     // takes a write lock too); WAL lets readers proceed during writes.
     await client.execute("PRAGMA busy_timeout = 5000");
-    await client.execute("PRAGMA journal_mode = WAL");
+    const { rows } = await client.execute("PRAGMA journal_mode = WAL");
+    if (String(rows[0]?.[0]).toLowerCase() === "wal") {
+      // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
+      await client.execute("PRAGMA synchronous = NORMAL");
+      client = withDurableCommits(client, groupCommit(() => fsyncWal(resolve(url.slice("file:".length)))));
+    }
   }
   const db = drizzle(client);
   await migrateShared(db);
   return { db, close: () => client.close() };
+}
+
+async function fsyncFile(path: string) {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** fsyncs the database's WAL file (in libuv's thread pool); the database file itself if there is none. */
+async function fsyncWal(databaseFile: string) {
+  try {
+    await fsyncFile(`${databaseFile}-wal`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    await fsyncFile(databaseFile);
+  }
 }
 
 /**
