@@ -15,7 +15,7 @@ import Database from "libsql";
 import type { ResourceStore } from "../metadata/resource-store.js";
 import { type ResourceRow, resources } from "../metadata/schema.js";
 
-/** Rows kept (URIs looked up, found or not); the oldest is dropped first. */
+/** Rows kept (URIs looked up, found or not), in two generations of half this each. */
 const MAX_CACHED_ROWS = 10_000;
 
 export function withPreparedUriLookup(store: ResourceStore, databaseFile: string): ResourceStore & { close(): void } {
@@ -38,7 +38,19 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
     return Object.freeze(row) as ResourceRow;
   };
 
-  const rows = new Map<string, ResourceRow | null>();
+  // Two generations instead of an LRU list: when the recent one is full it becomes the older one
+  // (whose rows are dropped), and a hit in the older one moves the row back. O(1) per lookup, and
+  // hot rows survive a scan of cold ones. (Evicting a Map's first key is not O(1) in V8: deleted
+  // entries stay in the table until it is rehashed, and iteration skips them one by one.)
+  let recent = new Map<string, ResourceRow | null>();
+  let older = new Map<string, ResourceRow | null>();
+  const remember = (key: string, row: ResourceRow | null) => {
+    if (recent.size >= MAX_CACHED_ROWS / 2) {
+      older = recent;
+      recent = new Map();
+    }
+    recent.set(key, row);
+  };
   let version: unknown;
   let checkedThisTurn = false;
   const nextTurn = () => {
@@ -51,7 +63,8 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
     setImmediate(nextTurn);
     const current = (dataVersion.get() as unknown[])[0];
     if (current !== version) {
-      rows.clear();
+      recent = new Map();
+      older = new Map();
       version = current;
     }
   }
@@ -61,12 +74,16 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
     async findByUri(context, path) {
       revalidate();
       const key = `${context}\n${path}`;
-      const cached = rows.get(key);
+      const cached = recent.get(key);
       if (cached !== undefined) return cached;
+      const kept = older.get(key);
+      if (kept !== undefined) {
+        remember(key, kept);
+        return kept;
+      }
       const values = select.get(context, path) as unknown[] | undefined;
       const row = values ? toRow(values) : null;
-      if (rows.size >= MAX_CACHED_ROWS) rows.delete(rows.keys().next().value as string);
-      rows.set(key, row);
+      remember(key, row);
       return row;
     },
     close: () => db.close(),
