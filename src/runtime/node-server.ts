@@ -8,7 +8,7 @@ import type { App, AppDeps } from "../app.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../lib/logger.js";
 import type { Services } from "../services/index.js";
-import { createFastGet, withFastGet } from "./fast-get.js";
+import { withFastGet } from "./fast-get.js";
 
 export interface NodeServerParts {
   config: Pick<Config, "CMS_HOST" | "CMS_PUBLIC_READ">;
@@ -19,6 +19,6 @@ export interface NodeServerParts {
 }
 
 export function createNodeServer({ config, deps, services, logger, app }: NodeServerParts): Server {
-  const fastGet = createFastGet({ services, logger, anonymousRead: deps.verifier === null || config.CMS_PUBLIC_READ });
-  return createServer(withFastGet(fastGet, getRequestListener(app.fetch, { hostname: config.CMS_HOST })));
+  const anonymousRead = deps.verifier === null || config.CMS_PUBLIC_READ;
+  return createServer(withFastGet({ services, logger, anonymousRead }, getRequestListener(app.fetch, { hostname: config.CMS_HOST })));
 }
