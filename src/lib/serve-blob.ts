@@ -53,7 +53,7 @@ export type BlobAnswer =
 
 /**
  * Decides the answer for `method` (GET or HEAD) on `entity`. 412 and 416 are thrown as
- * `ProblemError`s for the app's problem renderer. `extraHeaders` (lowercase names) override the
+ * `ProblemError`s for the app's problem renderer. `extraHeaders` (names in any case) override the
  * defaults (Cache-Control, Content-Disposition…) but never the framing headers (Content-Length,
  * Content-Range, multipart Content-Type). A GET sends the body of a 200 or 206; HEAD and 304 never do.
  */

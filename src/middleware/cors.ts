@@ -33,10 +33,9 @@ export const corsResponseHeaders = (options: CorsOptions) => ({
 export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
   const responseHeaders = Object.entries(corsResponseHeaders(options));
   const preflight = {
-    "access-control-allow-origin": "*",
+    ...corsResponseHeaders(options),
     "access-control-allow-methods": options.allowMethods.join(","),
     "access-control-allow-headers": options.allowHeaders.join(","),
-    "access-control-expose-headers": options.exposeHeaders.join(","),
     "access-control-max-age": String(options.maxAge),
   };
   return async (c, next) => {

@@ -83,12 +83,12 @@ export function createContentStore({ blobs, store, maxResourceBytes }: ContentSt
       return removed;
     },
 
-    /** What serveBlob needs to answer GET/HEAD for a row. */
     /** The content's bytes if the blob store holds them in memory (see `BlobStore.peek`), with no I/O. */
     inMemory(facts: ContentFacts): Uint8Array<ArrayBuffer> | undefined {
       return blobs.peek?.(facts.blobKey as BlobKey);
     },
 
+    /** What serveBlob needs to answer GET/HEAD for a row. */
     serve(facts: ContentFacts): { entity: BlobEntity; open: OpenBlob } {
       return {
         entity: {
