@@ -74,10 +74,17 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
         ? parseUri(url.slice(PREFIX.length))
         : null;
     if (!uri) return next(req, res);
-    resources.findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL).then(
-      (row) => send(req, res, row, started),
-      // Not found, deleted, another tenant's: the app answers it, with its problem details.
-      () => next(req, res),
-    );
+    resources
+      .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
+      .then(
+        (row) => send(req, res, row, started),
+        // Not found, deleted, another tenant's: the app answers it, with its problem details.
+        () => next(req, res),
+      )
+      .catch((err: unknown) => {
+        // A bug, not bad input: never an unhandled rejection (it would stop the process).
+        logger.error("unhandled error", { err, path: url });
+        res.destroy();
+      });
   };
 }
