@@ -19,7 +19,8 @@ for (const section of ["dependencies", "devDependencies"]) {
 
 // bun refuses a frozen install when bun.lock does not match package.json; run it on a copy so
 // nothing is written here.
-const bun = join(process.cwd(), ".tools/node_modules/.bin/bun");
+// The pinned devDependency `bun` (npm ci installs it), so the check needs nothing else.
+const bun = join(process.cwd(), "node_modules/.bin/bun");
 const scratch = mkdtempSync(join(tmpdir(), "bun-lock-"));
 try {
   for (const f of ["package.json", "bun.lock"]) cpSync(f, join(scratch, f));

@@ -25,22 +25,12 @@ export function ensureSystemTools(): void {
   }
 }
 
-export const BUN_VERSION = "1.4.5";
-
-/** Path of the project-local Bun (installed from npm into .tools when missing), or null if unavailable. */
+/** Path of the project's Bun (the pinned devDependency `npm ci` installs), or null if it is missing. */
 export function ensureBun(root: string): string | null {
-  const bin = path.join(root, ".tools/node_modules/.bin/bun");
+  const bin = path.join(root, "node_modules/.bin/bun");
   if (!existsSync(bin)) {
-    log(`installing bun@${BUN_VERSION} into .tools…`);
-    const result = spawnSync("npm", ["install", "--prefix", path.join(root, ".tools"), "--no-save", `bun@${BUN_VERSION}`], {
-      cwd: root,
-      stdio: "inherit",
-      timeout: 600_000,
-    });
-    if (result.status !== 0 || !existsSync(bin)) {
-      log("bun could not be installed: Bun rows are skipped");
-      return null;
-    }
+    log(`bun is missing from node_modules (run npm ci): Bun rows are skipped`);
+    return null;
   }
   return bin;
 }

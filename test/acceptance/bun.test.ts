@@ -1,6 +1,5 @@
 /** The HTTP acceptance suite on Bun: `bun src/bun.ts` as a real process on 127.0.0.1:0, fs + libSQL file. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,9 +7,8 @@ import { fileURLToPath } from "node:url";
 import { describeAcceptance } from "./suite.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-// The project-local Bun that .ci/run installs (npm package bun@1.4.5), else one on PATH.
-const LOCAL_BUN = join(ROOT, ".tools", "node_modules", ".bin", "bun");
-const BUN = existsSync(LOCAL_BUN) ? LOCAL_BUN : "bun";
+// The pinned devDependency `bun` that `npm ci` installs: the suite needs no Bun of the machine's own.
+const BUN = join(ROOT, "node_modules", ".bin", "bun");
 
 /** Spawns the Bun entry and resolves with the URL of its `listening` log line (or rejects with its stderr). */
 function startBun(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
@@ -41,7 +39,7 @@ function startBun(env: Record<string, string>): Promise<{ url: string; child: Ch
     });
     child.on("error", (err) => {
       clearTimeout(timer);
-      reject(new Error(`cannot run ${BUN} (install it: npm install --prefix .tools bun@1.4.5): ${err.message}`));
+      reject(new Error(`cannot run ${BUN} (run npm ci: bun is a devDependency): ${err.message}`));
     });
     child.on("exit", (code) => {
       clearTimeout(timer);
