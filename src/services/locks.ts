@@ -49,7 +49,12 @@ export async function lockProblem(store: ResourceStore, name: string, proof: Loc
     // The lock matches now: the guarded change lost a race (e.g. a concurrent update). Retry-safe.
     return new ProblemError("CONFLICT", `${name} was changed concurrently; read it again and retry`);
   }
-  return new ProblemError("LOCKED", `${name} is locked by another holder until ${iso(held.expiresAt)}`, {
+  return lockedBy(held, `${name} is locked by another holder until ${iso(held.expiresAt)}`, now);
+}
+
+/** 423 LOCKED because of `held`, with Retry-After: the seconds until that lock expires. */
+function lockedBy(held: LockRow, detail: string, now: number): ProblemError {
+  return new ProblemError("LOCKED", detail, {
     headers: { "retry-after": String(Math.max(1, Math.ceil((held.expiresAt - now) / 1000))) },
   });
 }
@@ -73,11 +78,12 @@ export function createLockService(deps: LockServiceDeps) {
     if (result.acquired) return result.lock;
     const { held } = result;
     const mine = held.owner === claim.owner && held.holder === principal.subject;
-    throw new ProblemError(
-      "LOCKED",
+    throw lockedBy(
+      held,
       mine
         ? `${claim.name} is already locked by this owner until ${iso(held.expiresAt)}; it cannot be locked more than once`
         : `${claim.name} is locked by another holder until ${iso(held.expiresAt)}`,
+      now,
     );
   }
 
