@@ -144,6 +144,8 @@ describe("reads", () => {
     ["limit 201", "resourceTenantId=lifeerr&limit=201", "/query/limit"],
     ["a bad date", "resourceTenantId=lifeerr&createdFrom=yesterday", "/query/createdFrom"],
     ["a repeated tenant", "resourceTenantId=lifeerr&resourceTenantId=other", "/query/resourceTenantId"],
+    ["tenant disagreeing with resourceTenantId", "resourceTenantId=lifeerr&tenant=other", "/query/tenant"],
+    ["a bad tenant alias", "tenant=no%2Fslash", "/query/tenant"],
   ])("listResources with %s → 400 naming the parameter", async (_label, query, pointer) => {
     await expectProblem(await t.cms.get(`listResources?${query}`), 400, "VALIDATION_FAILED", pointer);
   });

@@ -181,6 +181,10 @@ describe("queryResource and listResources", () => {
     expect(await uids("author=Ben&mediaType=image/png")).toEqual(pick(3, 5));
     expect(await uids(`createdFrom=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual([]);
     expect(await uids(`createdBefore=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual(pick(0, 1, 2, 3, 4, 5, 6));
+    // `tenant` is accepted as a short alias of resourceTenantId.
+    const byAlias = await list.get("listResources?tenant=listing&author=Ann");
+    expect(byAlias.status).toBe(200);
+    expect(((await byAlias.json()) as { resources: ResourceDto[] }).resources.map((r) => r.resourceUID)).toEqual(pick(0, 1, 2));
   });
 });
 

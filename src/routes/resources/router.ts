@@ -7,7 +7,7 @@ import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
 import { createRouter } from "../router.js";
 import * as contract from "./contract.js";
-import { encodeCursor } from "./schemas.js";
+import { encodeCursor, listedTenant } from "./schemas.js";
 import { dataPath, toResourceItem, toResourceView } from "./views.js";
 
 export interface ResourceRouterDeps {
@@ -44,7 +44,7 @@ export function createResourceRouter({ resources, guards, links, clock, publicUr
       const q = c.req.valid("query");
       const rows = await resources.list(
         {
-          tenantId: q.resourceTenantId,
+          tenantId: listedTenant(q),
           author: q.author,
           mediaType: q.mediaType,
           namePrefix: q.namePrefix,
