@@ -63,6 +63,10 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
      */
     async update(claim: LockClaim, update: ResourceUpdate, ctx: RequestContext): Promise<{ row: ResourceRow; lock: LockRow }> {
       const { row, lock, change } = await prepare(claim, ctx.principal);
+      if (update.name?.includes("/") && update.name !== row.name) {
+        const detail = "must be a file name; a package file's path can only be echoed unchanged";
+        throw new ProblemError("VALIDATION_FAILED", `resourceName ${detail}`, { errors: [{ pointer: "/json/resourceName", detail }] });
+      }
       if (update.source && (await store.children(row.uid)).length > 0) {
         // Re-exploding would replace every file's UID; the anchor silently left the old files in place.
         throw new ProblemError("CONFLICT", `resource ${row.uid} is a package; create a new package instead of replacing its content`);
