@@ -5,6 +5,7 @@
  */
 import { assertTenant, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
+import { sniffMediaType } from "../lib/media-sniff.js";
 import type { GuardedChange, ResourceChanges, ResourceStore } from "../metadata/resource-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
 import type { ContentStore, StoredBlob } from "./content.js";
@@ -76,9 +77,12 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
         const changes: ResourceChanges = { author: update.author, name: update.name, mediaType: update.mediaType };
         if (update.source) {
           const { body, externalUri, pointer } = await resources.open(update.source, ctx.signal);
-          const blob = await content.put(row.tenantId, body, pointer);
+          // New bytes without a named type: detect it from them (kept unchanged when undetectable).
+          const sniffed = update.mediaType === undefined ? sniffMediaType(body) : undefined;
+          const blob = await content.put(row.tenantId, sniffed?.body ?? body, pointer);
           stored.push(blob);
           Object.assign(changes, { size: blob.size, sha256: blob.sha256, blobKey: blob.key, externalUri });
+          if (sniffed) changes.mediaType = await sniffed.mediaType();
         }
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).
         const updated = await store.update({ ...change, now: clock().getTime() }, changes);
