@@ -5,6 +5,7 @@
 import {
   createRemoteJWKSet,
   customFetch,
+  errors as joseErrors,
   type JWTPayload,
   type JWTVerifyGetKey,
   jwtVerify,
@@ -33,8 +34,13 @@ export interface TokenVerifierOptions {
   fetch?: typeof fetch;
   /** Leeway for exp/nbf/iat in seconds; default 30, at most 60. */
   clockToleranceSec?: number;
-  /** Minimum time between JWKS refetches caused by an unknown kid; default 30 s. */
+  /**
+   * Minimum time before the same unknown kid, or a bad signature under a known kid, causes another
+   * JWKS refetch; default 30 s.
+   */
   cooldownMs?: number;
+  /** Minimum time between any two JWKS fetches: a kid never seen before refetches once this has passed; default 5 s. */
+  refetchFloorMs?: number;
   /** Cached JWKS is refreshed after this age even without an unknown kid; default 10 min. */
   cacheMaxAgeMs?: number;
   /** Timeout of each discovery/JWKS request; default 5 s. */
@@ -150,6 +156,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const timeoutMs = options.timeoutMs ?? 5_000;
   const cooldownMs = options.cooldownMs ?? 30_000;
+  const refetchFloorMs = Math.min(options.refetchFloorMs ?? 5_000, cooldownMs);
   // Failed discovery is retried, but not more often than this (a down IdP is not hammered per request).
   const discoveryRetryMs = Math.min(cooldownMs, 5_000);
 
@@ -160,7 +167,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   const makeJwks = (url: URL) =>
     createRemoteJWKSet(url, {
-      cooldownDuration: cooldownMs,
+      // jose refetches on an unknown kid once this has passed since the last fetch: the IdP may have
+      // dropped the old key at once, so waiting the whole cool-down would refuse every new token.
+      cooldownDuration: refetchFloorMs,
       cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
       timeoutDuration: timeoutMs,
       [customFetch]: fetchImpl,
@@ -186,11 +195,27 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return pending;
   }
 
+  // Kids a refetch did not find, and when: the same forged kid repeated must not refetch every floor.
+  const missingKids = new Map<string, number>();
+  const recentlyMissing = (set: RemoteJWKSet, kid: string | undefined) => {
+    const since = kid === undefined ? undefined : missingKids.get(kid);
+    if (since === undefined || Date.now() - since >= cooldownMs) return false;
+    return !set.jwks()?.keys.some((key) => key.kid === kid); // another refetch may have brought it since
+  };
+  const rememberMissing = (kid: string) => {
+    missingKids.delete(kid);
+    missingKids.set(kid, Date.now());
+    if (missingKids.size > 1000) missingKids.delete(missingKids.keys().next().value as string); // oldest first
+  };
+
   const getKey: JWTVerifyGetKey = async (header, token) => {
     const set = await keySet();
+    if (recentlyMissing(set, header.kid)) throw new joseErrors.JWKSNoMatchingKey();
+    const mayRefetch = !set.coolingDown; // jose refetches for an unknown kid only past the floor
     try {
       return await set(header, token);
     } catch (err) {
+      if (mayRefetch && joseCode(err) === "ERR_JWKS_NO_MATCHING_KEY" && header.kid !== undefined) rememberMissing(header.kid);
       if (KEY_SELECTION_CODES.has(joseCode(err) ?? "")) throw err;
       // Network error, timeout, non-200, unparsable or malformed JWKS: the IdP, not the token.
       throw new KeySourceUnavailable("identity provider keys could not be fetched", { cause: err });
@@ -205,6 +230,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       requiredClaims: ["iss", "sub", "exp", "iat"], // RFC 9068 §2.2; jti and client_id stay optional (Keycloak)
     });
 
+  let signatureReloadAt = Number.NEGATIVE_INFINITY;
+
   async function verify(token: string): Promise<VerifiedClaims> {
     if (!COMPACT_JWS.test(token)) throw invalidToken("malformed token");
     let result: Awaited<ReturnType<typeof verifyOnce>>;
@@ -214,7 +241,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       } catch (err) {
         // An IdP restarted with a new key under the same kid: jose only refetches on unknown kids, so
         // refetch once on a bad signature too, at most once per cool-down (stack notes, row 4).
-        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown) throw err;
+        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown || Date.now() - signatureReloadAt < cooldownMs) {
+          throw err;
+        }
+        signatureReloadAt = Date.now();
         await jwks.reload().catch(() => {
           throw err; // the IdP is unreachable: report the bad signature, not the refetch
         });

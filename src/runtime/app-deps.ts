@@ -31,6 +31,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
           clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
           jwksUrl: config.CMS_AUTH_JWKS_URL,
           cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
+          refetchFloorMs: config.CMS_AUTH_JWKS_REFETCH_FLOOR_MS,
         })
       : null,
     links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),

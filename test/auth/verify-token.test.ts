@@ -275,12 +275,12 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
     expect(idp.counts.jwks).toBe(1);
   });
 
-  it("key rotation works without restart: a new kid triggers one refetch after the cool-down", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 500 });
+  it("key rotation works without restart: a new kid triggers one refetch after the floor", async () => {
+    const { idp, verifier } = await setup({ cooldownMs: 500, refetchFloorMs: 500 });
     await verifier.verify(await sign(keyA, claims(idp)));
     idp.keys = [keyA.jwk, keyB.jwk];
     const rotated = await sign(keyB, claims(idp));
-    // Within the cool-down the new kid is not fetched yet...
+    // Within the floor the new kid is not fetched yet...
     await rejected(verifier.verify(rotated), "unknown signing key");
     expect(idp.counts.jwks).toBe(1);
     await sleep(600);
@@ -289,6 +289,36 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
     await verifier.verify(await sign(keyA, claims(idp)));
     await verifier.verify(rotated);
     expect(idp.counts).toEqual({ discovery: 1, jwks: 2 });
+  });
+
+  it("an IdP that drops the old key at once: the new kid is fetched as soon as the short floor has passed, not the cool-down", async () => {
+    const { idp, verifier } = await setup({ cooldownMs: 30_000, refetchFloorMs: 200 });
+    await verifier.verify(await sign(keyA, claims(idp)));
+    idp.keys = [keyB.jwk];
+    await sleep(250);
+    // Well inside the 30 s cool-down, but past the floor: one refetch at once, and the token is accepted.
+    await verifier.verify(await sign(keyB, claims(idp)));
+    expect(idp.counts.jwks).toBe(2);
+    await rejected(verifier.verify(await sign(keyA, claims(idp))), "unknown signing key");
+  });
+
+  it("the floor still bounds refetches, and one unknown kid is not refetched again within the cool-down", async () => {
+    const { idp, verifier } = await setup({ cooldownMs: 30_000, refetchFloorMs: 200 });
+    await verifier.verify(await sign(keyA, claims(idp)));
+    // Within the floor: no refetch for a new kid.
+    await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
+    expect(idp.counts.jwks).toBe(1);
+    await sleep(250);
+    await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
+    expect(idp.counts.jwks).toBe(2);
+    await sleep(250);
+    // The same missing kid again: already asked for within the cool-down, so the IdP is not asked again…
+    await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
+    expect(idp.counts.jwks).toBe(2);
+    // … while a kid never seen before is (the floor has passed).
+    idp.keys = [keyA.jwk, keyB.jwk];
+    await verifier.verify(await sign(keyB, claims(idp)));
+    expect(idp.counts.jwks).toBe(3);
   });
 
   it("an IdP that reuses a kid for a new key is picked up after the cool-down (stack notes row 4)", async () => {

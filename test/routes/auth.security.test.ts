@@ -105,13 +105,14 @@ describe("attack matrix: each → 401", () => {
 
   it("a token of a rotated-out key", async () => {
     // A second stack: rotating the IdP key must not disturb the other cases.
-    const rotating = await startAuthStack({ CMS_AUTH_JWKS_COOLDOWN_MS: "300" });
+    // The default 30 s cool-down stays: only the short refetch floor has to pass for a new kid.
+    const rotating = await startAuthStack({ CMS_AUTH_JWKS_REFETCH_FLOOR_MS: "300" });
     try {
       const old = await rotating.passwordToken("cms-admin");
       const ok = await fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
       expect(ok.status).toBe(200);
       await rotating.idp.rotateKey();
-      await new Promise((resolve) => setTimeout(resolve, 400)); // past the JWKS refetch cool-down
+      await new Promise((resolve) => setTimeout(resolve, 400)); // past the JWKS refetch floor
       const fresh = await rotating.passwordToken("cms-admin");
       // The server learns the new key without a restart …
       expect((await fetch(rotating.app.url("/apiversion"), { headers: bearer(fresh) })).status).toBe(200);
