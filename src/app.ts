@@ -42,6 +42,7 @@ export type AppConfig = Pick<
   | "CMS_AUTH_ISSUER"
   | "CMS_AUTH_EXPLORER_CLIENT_ID"
   | "CMS_AUTH_TENANT_CLAIM"
+  | "CMS_AUTH_REALM_ROLES"
   | "CMS_PUBLIC_READ"
   | "CMS_PUBLIC_URL"
 >;
@@ -101,6 +102,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   const guards = createGuards({
     verifier: deps.verifier,
     tenantClaim: config.CMS_AUTH_TENANT_CLAIM,
+    realmRoles: config.CMS_AUTH_REALM_ROLES,
     links: deps.links,
     publicRead: config.CMS_PUBLIC_READ,
     clock: deps.clock,

@@ -1,5 +1,5 @@
 /**
- * The caller's principal: Keycloak role claims → an implied role set, the subject as resource owner,
+ * The caller's principal: Keycloak client (optionally realm) roles → an implied role set, the subject as resource owner,
  * and an optional tenant confinement. Pure data and checks; no I/O, runtime-neutral.
  */
 import { z } from "zod";
@@ -27,6 +27,11 @@ export interface ClaimMapping {
   clientId: string;
   /** Claim holding the caller's tenants (a string or a list); default `tenants`. */
   tenantClaim?: string;
+  /**
+   * Also count `realm_access.roles`. Off by default: in a realm shared with other applications a realm
+   * role named `admin` is someone else's admin, while client roles belong to this client alone.
+   */
+  realmRoles?: boolean;
 }
 
 export const DEFAULT_TENANT_CLAIM = "tenants";
@@ -84,7 +89,7 @@ export function principalFromClaims(claims: Record<string, unknown>, mapping: Cl
   if (!parsed.success) throw invalidToken("missing or malformed sub claim");
   const { sub, preferred_username, realm_access, resource_access } = parsed.data;
   const roles = new Set<Role>();
-  rolesFrom(realm_access?.roles, roles);
+  if (mapping.realmRoles) rolesFrom(realm_access?.roles, roles);
   rolesFrom(clientRoles(resource_access, mapping.clientId), roles);
   return {
     subject: sub,

@@ -27,7 +27,10 @@ export const MAX_CLOCK_TOLERANCE_SEC = 60;
 export interface TokenVerifierOptions {
   /** Exact issuer (`iss`); also the discovery base. No normalisation: a trailing slash is a different issuer. */
   issuer: string;
-  /** Accepted clients; the first is this server's own client id (expected in `aud`). */
+  /**
+   * The first is this server's own client id, which `aud` must name; a token's `azp` (or `client_id`),
+   * when present, must be one of them all.
+   */
   clientIds: string[];
   /** Explicit JWKS URL; skips discovery. */
   jwksUrl?: string;
@@ -257,7 +260,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return result.payload as VerifiedClaims;
   }
 
-  /** RFC 9068 §4 checks jose cannot express: explicit typing, claim types, audience-or-azp. */
+  /** RFC 9068 §4 checks jose cannot express: explicit typing, claim types, audience and authorised party. */
   function checkProfile(header: ProtectedHeaderParameters, payload: JWTPayload): void {
     const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : undefined;
     // Explicit typing (RFC 8725 §3.11): `at+jwt`, or Keycloak's `JWT` with payload typ "Bearer" (its ID
@@ -269,10 +272,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const aud = payload.aud;
     const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : aud === undefined ? [] : null;
     if (audiences === null || !audiences.every((a) => typeof a === "string")) throw invalidToken("malformed aud claim");
-    const azp = payload.azp;
+    // RFC 9068 §4 step 4: aud must name this service, whoever the token was issued to.
+    if (!audiences.includes(ownClientId)) throw invalidToken("token is not meant for this service (aud)");
+    // Keycloak's audience resolution adds cms-server to aud for any client of the realm whose tokens
+    // carry its roles, so the authorised party must be a client this service accepts as well.
+    const { azp, client_id: issuedTo } = payload;
     if (azp !== undefined && typeof azp !== "string") throw invalidToken("malformed azp claim");
-    if (!audiences.includes(ownClientId) && !(typeof azp === "string" && clientIds.includes(azp))) {
-      throw invalidToken("token is not meant for this service (aud/azp)");
+    if (issuedTo !== undefined && typeof issuedTo !== "string") throw invalidToken("malformed client_id claim");
+    const party = azp ?? issuedTo;
+    if (party !== undefined && !clientIds.includes(party)) {
+      throw invalidToken("token was issued to a client this service does not accept (azp)");
     }
   }
 

@@ -12,6 +12,7 @@ import {
 import { thrownProblem } from "../helpers/problems.js";
 
 const mapping = { clientId: "cms-server" };
+const withRealmRoles = { clientId: "cms-server", realmRoles: true };
 const rolesOf = (p: Principal) => [...p.roles].sort();
 
 
@@ -23,7 +24,17 @@ const principal = (roles: Role[], subject = "alice", tenants: string[] | null = 
 });
 
 describe("principalFromClaims", () => {
-  it("unions realm and own-client roles, ignores unknown roles and other clients", () => {
+  it("reads roles from the own client only: realm roles of a shared realm grant nothing by default", () => {
+    const claims = {
+      sub: "u-1",
+      realm_access: { roles: ["admin"] },
+      resource_access: { "cms-server": { roles: ["consumer"] }, "other-app": { roles: ["admin"] } },
+    };
+    expect(rolesOf(principalFromClaims(claims, mapping))).toEqual(["consumer"]);
+    expect(principalFromClaims({ sub: "u-2", realm_access: { roles: ["admin", "creator", "consumer"] } }, mapping).roles.size).toBe(0);
+  });
+
+  it("unions realm and own-client roles when realm roles are opted in, ignores unknown roles and other clients", () => {
     const p = principalFromClaims(
       {
         sub: "u-1",
@@ -31,14 +42,14 @@ describe("principalFromClaims", () => {
         realm_access: { roles: ["offline_access", "consumer", "uma_authorization"] },
         resource_access: { "cms-server": { roles: ["creator", 42] }, account: { roles: ["admin"] } },
       },
-      mapping,
+      withRealmRoles,
     );
     expect(p).toMatchObject({ subject: "u-1", username: "alice", tenants: null, anonymous: false });
     expect(rolesOf(p)).toEqual(["consumer", "creator"]);
   });
 
   it("closes roles under implication: admin ⊇ creator ⊇ consumer", () => {
-    expect(rolesOf(principalFromClaims({ sub: "a", realm_access: { roles: ["admin"] } }, mapping))).toEqual([
+    expect(rolesOf(principalFromClaims({ sub: "a", realm_access: { roles: ["admin"] } }, withRealmRoles))).toEqual([
       "admin",
       "consumer",
       "creator",
@@ -56,7 +67,7 @@ describe("principalFromClaims", () => {
       { resource_access: { "cms-server": ["admin"] } },
       { resource_access: [] },
     ]) {
-      expect(principalFromClaims({ sub: "x", ...extra }, mapping).roles.size).toBe(0);
+      expect(principalFromClaims({ sub: "x", ...extra }, withRealmRoles).roles.size).toBe(0);
     }
     // A client id that is also an Object.prototype member must not read inherited values.
     expect(principalFromClaims({ sub: "x", resource_access: {} }, { clientId: "constructor" }).roles.size).toBe(0);
