@@ -35,17 +35,19 @@ async function createText(app: TestApp, name: string): Promise<string> {
   return ((await res.json()) as { resourceURI: string }).resourceURI;
 }
 
-describe("createDataLink without CMS_PUBLIC_URL", () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(() => app.close());
-  afterEach(() => expect(app.unhandledErrors()).toEqual([]));
+/** One server without CMS_PUBLIC_URL, one with it. */
+let unset: TestApp;
+let configured: TestApp;
+beforeAll(async () => {
+  [unset, configured] = await Promise.all([startTestApp(), startTestApp({ CMS_PUBLIC_URL: PUBLIC_URL })]);
+});
+afterAll(() => Promise.all([unset.close(), configured.close()]));
+afterEach(() => expect([...unset.unhandledErrors(), ...configured.unhandledErrors()]).toEqual([]));
 
+describe("createDataLink without CMS_PUBLIC_URL", () => {
   it("refuses to mint a link rather than build it on the request's Host", async () => {
-    const resourceURI = await createText(app, "a.txt");
-    const res = await postWithHost(app, "evil.example", { resourceURI, expiresIn: 60 });
+    const resourceURI = await createText(unset, "a.txt");
+    const res = await postWithHost(unset, "evil.example", { resourceURI, expiresIn: 60 });
     expect(res.status).toBe(503);
     expect(res.type).toBe("application/problem+json");
     expect(JSON.parse(res.text)).toMatchObject({ code: "UNAVAILABLE", detail: expect.stringContaining("CMS_PUBLIC_URL") });
@@ -54,14 +56,8 @@ describe("createDataLink without CMS_PUBLIC_URL", () => {
 });
 
 describe("createDataLink with CMS_PUBLIC_URL", () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ CMS_PUBLIC_URL: PUBLIC_URL });
-  });
-  afterAll(() => app.close());
-  afterEach(() => expect(app.unhandledErrors()).toEqual([]));
-
   it("builds the link on the configured origin whatever Host says, and the link serves the content", async () => {
+    const app = configured;
     const resourceURI = await createText(app, "b.txt");
     const res = await postWithHost(app, "evil.example", { resourceURI, expiresIn: 60 });
     expect(res.status).toBe(200);
