@@ -9,7 +9,7 @@ import { sniffMediaType } from "../lib/media-sniff.js";
 import type { GuardedChange, ResourceChanges, ResourceStore } from "../metadata/resource-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
 import type { ContentStore, StoredBlob } from "./content.js";
-import { type LockClaim, lockProblem } from "./locks.js";
+import { type LockClaim, lockProblem, proofOf } from "./locks.js";
 import type { ContentSource } from "./content-source.js";
 import { assertMayModify, type RequestContext, type ResourceService } from "./resources.js";
 
@@ -40,11 +40,11 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
     const change: GuardedChange = {
       uid: row.uid,
       expectedRevision: row.revision,
-      lock: { lockId: claim.lockId, owner: claim.owner, holder: principal.subject },
+      lock: proofOf(claim, principal),
       actor: principal.subject,
       now,
     };
-    if (!lock || lock.lockId !== claim.lockId || lock.owner !== claim.owner || lock.holder !== principal.subject) {
+    if (!lock || lock.lockId !== claim.lockId || lock.owner !== claim.owner || lock.holder !== change.lock.holder) {
       throw await lockProblem(store, claim.name, change.lock, now);
     }
     return { row, lock, change };

@@ -4,7 +4,7 @@
  * Locks live in the metadata store; an expired lock never blocks; only the holder, or an
  * authenticated admin, may release one. The lock's holder is the token subject, never a request field.
  */
-import { assertTenant, hasRole, type Principal } from "../auth/principal.js";
+import { assertTenant, hasRole, holderOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
 import type { LockProof, ResourceStore } from "../metadata/resource-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
@@ -32,10 +32,10 @@ export type LockService = ReturnType<typeof createLockService>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
+export const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
   lockId: claim.lockId,
   owner: claim.owner,
-  holder: principal.subject,
+  holder: holderOf(principal),
 });
 
 /**
@@ -74,10 +74,10 @@ export function createLockService(deps: LockServiceDeps) {
 
   async function acquire(claim: Omit<LockClaim, "lockId">, principal: Principal, expiresAt: number, now: number): Promise<LockRow> {
     const lockId = crypto.randomUUID();
-    const result = await store.locks.acquire({ name: claim.name, lockId, owner: claim.owner, holder: principal.subject, expiresAt, now });
+    const result = await store.locks.acquire({ name: claim.name, lockId, owner: claim.owner, holder: holderOf(principal), expiresAt, now });
     if (result.acquired) return result.lock;
     const { held } = result;
-    const mine = held.owner === claim.owner && held.holder === principal.subject;
+    const mine = held.owner === claim.owner && held.holder === holderOf(principal);
     throw lockedBy(
       held,
       mine

@@ -28,6 +28,8 @@ export const ResourceNameSchema = z
   .refine((s) => !/[/\\]/.test(s), { message: "must be a file name: no '/' or '\\'" })
   .refine((s) => !CONTROL_CHARS.test(s), { message: "must not contain control characters or NUL" })
   .refine((s) => s !== "." && s !== "..", { message: "must not be '.' or '..'" })
+  // U+2028/U+2029 are line terminators to the router's patterns: a name holding one could be stored but never served.
+  .refine((s) => !/[\u2028\u2029]/.test(s), { message: "must not contain line or paragraph separators (U+2028, U+2029)" })
   .openapi({ example: "logo.png", description: "A file name (no path separators), at most 255 bytes of UTF-8." });
 
 export const AuthorSchema = z
