@@ -21,6 +21,11 @@ export const PROBLEMS = {
   RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
   /** Someone else holds a live lock on the resource (RFC 4918 §11.3), or the caller already does. */
   LOCKED: { status: 423, title: "Locked" },
+  /**
+   * The content received does not hash to the SHA-256 the client (expectedSha256, Repr-Digest,
+   * Content-Digest) or the origin (Repr-Digest) announced; nothing was stored.
+   */
+  DIGEST_MISMATCH: { status: 422, title: "Content digest mismatch" },
   /** The external URI points somewhere we refuse to fetch from (SSRF policy, scheme, credentials). */
   ORIGIN_REFUSED: { status: 422, title: "External URI refused" },
   /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */

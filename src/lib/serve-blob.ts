@@ -5,6 +5,7 @@
 import { ProblemError } from "../errors.js";
 import type { ByteRange } from "../storage/blob-store.js";
 import { contentDisposition } from "./content-disposition.js";
+import { sha256DigestField, wantsSha256 } from "./digest-fields.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./http-range.js";
 
 export interface BlobEntity {
@@ -14,6 +15,8 @@ export interface BlobEntity {
   lastModified: Date;
   contentType: string;
   filename: string;
+  /** Lowercase hex SHA-256 of the whole content: sent as `Repr-Digest` (RFC 9530). */
+  sha256?: string;
 }
 
 /** Opens the blob, or just `range` of it, as a stream. Only called when content is actually sent. */
@@ -100,6 +103,10 @@ export function answerBlob(
   }
   if (ranges.kind === "ignore") {
     headers["content-length"] = String(entity.size);
+    // The content is the whole representation (no content coding), so its digest is known for free;
+    // a range's would need hashing the bytes first, so it is left out (RFC 9530 lets us).
+    const digest = headers["repr-digest"];
+    if (digest && wantsSha256(requestHeader("want-content-digest"))) headers["content-digest"] = digest;
     return { status: 200, headers };
   }
   const [first, ...rest] = ranges.ranges;
@@ -139,6 +146,8 @@ function representationHeaders(entity: BlobEntity, lastModified: number | undefi
     "cache-control": DEFAULT_CACHE_CONTROL,
   };
   if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
+  // Always sent (we store SHA-256), so Want-Repr-Digest needs no answer of its own.
+  if (entity.sha256 && /^[0-9a-f]{64}$/.test(entity.sha256)) headers["repr-digest"] = sha256DigestField(entity.sha256);
   if (extra) for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
   return headers;
 }

@@ -23,11 +23,12 @@ export const API_CORS: CorsOptions = {
   // Every request header the API reads, the five RFC 9110 conditionals included (412 needs If-Unmodified-Since).
   allowHeaders: [
     "Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "X-Request-Id",
+    "Want-Repr-Digest", "Want-Content-Digest", // RFC 9530
   ],
   // Beyond the CORS-safelisted ones: what a script needs to act on an answer (Retry-After of 423/503, Allow of 405).
   exposeHeaders: [
     "Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges",
-    "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id",
+    "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id", "Repr-Digest", "Content-Digest",
   ],
   maxAge: 600,
 };

@@ -9,8 +9,9 @@ import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
 import type { ListQuery, ResourceStore } from "../metadata/resource-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
-import type { ContentStore, StoredBlob } from "./content.js";
-import type { ContentSource } from "./content-source.js";
+import { parseSha256Digest } from "../lib/digest-fields.js";
+import { type ContentStore, digestMismatch, type StoredBlob } from "./content.js";
+import type { ContentSource, ExpectedDigest } from "./content-source.js";
 import type { FetchOrigin } from "./origin.js";
 import type { PackageService } from "./packages.js";
 import { parseUid, toUid } from "./resource-ids.js";
@@ -46,6 +47,26 @@ export interface Created {
 
 export type ResourceService = ReturnType<typeof createResourceService>;
 
+const ORIGIN_DIGEST_POINTER = "/body/resourceExternalURI";
+
+/**
+ * The digest the origin's bytes must match: the client's, checked against the origin's `Repr-Digest`
+ * when it sent one (two different announcements cannot both hold: refused before downloading), or
+ * the origin's alone. An origin's unusable field is ignored: it is the origin's fault, not the caller's.
+ */
+async function expectedFromOrigin(
+  client: ExpectedDigest | undefined,
+  reprDigest: string | null,
+  body: ReadableStream<Uint8Array>,
+): Promise<ExpectedDigest | undefined> {
+  const origin = parseSha256Digest(reprDigest);
+  if (origin.kind !== "sha256") return client;
+  if (!client) return { sha256: origin.hex, pointer: ORIGIN_DIGEST_POINTER };
+  if (client.sha256 === origin.hex) return client;
+  await body.cancel().catch(() => {});
+  throw digestMismatch(client);
+}
+
 const notFound = (what: string) => new ProblemError("NOT_FOUND", `resource ${what} not found`);
 
 /** A live row or 404: deleted resources are never served (the anchor kept serving them). */
@@ -67,10 +88,11 @@ export function createResourceService(deps: ResourceServiceDeps) {
   async function open(source: ContentSource, signal?: AbortSignal) {
     if (source.kind === "uri") {
       const origin = await deps.fetchOrigin(source.uri, { signal });
-      return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI" };
+      const digest = await expectedFromOrigin(source.digest, origin.reprDigest, origin.body);
+      return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI", digest };
     }
     const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;
-    return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer };
+    return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer, digest: source.digest };
   }
 
   /** Checks the tenant of a UID before any lookup, so a confined caller learns nothing about others. */
@@ -87,10 +109,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
 
     async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
-      const { body, externalUri, pointer } = await open(source, ctx.signal);
+      const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
       const stored: StoredBlob[] = [];
       try {
-        const blob = await content.put(input.resourceTenantId, body, pointer);
+        const blob = await content.put(input.resourceTenantId, body, pointer, digest);
         stored.push(blob);
         const shortId = deps.newShortId();
         const uid = toUid(shortId, input.resourceTenantId);

@@ -224,6 +224,31 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       expect(sha256(new Uint8Array(await tail.arrayBuffer()))).toBe(sha256(expected.subarray(size - 5 * MiB - 3)));
     });
 
+    describe("digests (RFC 9530)", () => {
+      const digestField = (bytes: Uint8Array) => `sha-256=:${createHash("sha256").update(bytes).digest("base64")}:`;
+
+      it("serves Repr-Digest, and Content-Digest when asked for", async () => {
+        const bytes = patternBytes(3, 5003);
+        const res = await create({ resourceExternalURI: origin.put("digest-doc", bytes), resourceName: "digest.pdf", expectedSha256: sha256(bytes) });
+        expect(res.status).toBe(201);
+        const { resourceURI } = (await res.json()) as { resourceURI: string };
+        const data = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), { headers: { "want-content-digest": "sha-256=1" } });
+        expect(data.headers.get("repr-digest")).toBe(digestField(bytes));
+        expect(data.headers.get("content-digest")).toBe(digestField(new Uint8Array(await data.arrayBuffer())));
+        const part = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), { headers: { range: "bytes=0-9" } });
+        expect(part.headers.get("repr-digest")).toBe(digestField(bytes));
+        await part.arrayBuffer();
+      });
+
+      it("refuses content that does not match expectedSha256 with 422, storing nothing", async () => {
+        const res = await create({ resourceExternalURI: origin.put("digest-bad", "actual"), resourceName: "mismatch.pdf", expectedSha256: "0".repeat(64) });
+        expect(res.status).toBe(422);
+        expect(await problem(res)).toMatchObject({ code: "DIGEST_MISMATCH", errors: [{ pointer: "/body/expectedSha256" }] });
+        const list = await fetch(url("/cms/v1.0/listResources?resourceTenantId=accept&namePrefix=mismatch"));
+        expect(((await list.json()) as { resources: unknown[] }).resources).toEqual([]);
+      });
+    });
+
     it("rejects invalid fields with a 400 problem naming each of them", async () => {
       const res = await create({ resourceExternalURI: origin.put("unused", "x"), resourceName: "../etc/passwd", resourceTenantId: "a/b" });
       expect(res.status).toBe(400);

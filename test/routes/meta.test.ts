@@ -84,7 +84,7 @@ describe("meta endpoints", () => {
       const res = await fetch(app.url(path), { headers: { origin: "https://app.example" } });
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
       expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
-        expect.arrayContaining(["etag", "content-range", "location", "x-request-id"]),
+        expect.arrayContaining(["etag", "content-range", "location", "x-request-id", "repr-digest", "content-digest"]),
       );
       expect(res.headers.get("x-request-id")).toBeTruthy();
     }
