@@ -24,6 +24,8 @@ import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
 import { API_PREFIX, createMetaRouter } from "./routes/meta.js";
 import { createResourceRouter } from "./routes/resources/router.js";
+import { TUS_PATH } from "./routes/tus/contract.js";
+import { createTusRouter } from "./routes/tus/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
 import { createServices, type Services } from "./services/index.js";
 import type { FetchOrigin } from "./services/origin.js";
@@ -34,6 +36,7 @@ export type AppConfig = Pick<
   | "CMS_MAX_RESOURCE_BYTES"
   | "CMS_MAX_INLINE_BYTES"
   | "CMS_LOCK_TTL"
+  | "CMS_TUS_EXPIRY_SECONDS"
   | "CMS_LOCK_MAX_TTL"
   | "CMS_ZIP_MAX_ENTRIES"
   | "CMS_ZIP_MAX_BYTES"
@@ -93,6 +96,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     // GET/HEAD carry no body; checking one anyway makes @hono/node-server build a full Request
     // (AbortController included) on the hottest path, getData.
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    // tus bytes are streamed to storage and bounded by Upload-Length there.
+    if (c.req.path === TUS_PATH || c.req.path.startsWith(`${TUS_PATH}/`)) return next();
     const limit = bodyLimits.get(c.req.path);
     return limit === null ? next() : (limit ?? jsonLimit)(c, next);
   });
@@ -119,6 +124,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: config.CMS_PUBLIC_URL, maxInlineBytes }));
   app.route("/", createDataRouter({ resources, content, guards }));
   app.route("/", createUploadRouter({ resources, guards }));
+  app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));
   app.route("/", createLockRouter({ locks, guards }));
   mountExplorer(app, deps.readAsset, {

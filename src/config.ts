@@ -54,6 +54,11 @@ export const ConfigSchema = z
   CMS_LOCK_TTL: integer(30 * 60, 1, 24 * 3600),
   /** Longest lifetime a client may request for a lock, in seconds (the anchor documented 8 h). */
   CMS_LOCK_MAX_TTL: integer(8 * 3600, 1, 7 * 24 * 3600),
+  /**
+   * Seconds a resumable (tus) upload stays resumable after its last PATCH (`Upload-Expires`); then it
+   * is gone and its stored parts are collected.
+   */
+  CMS_TUS_EXPIRY_SECONDS: integer(24 * 3600, 1, 30 * 24 * 3600),
   /** Most entries (files and folders) a zip package may list. */
   CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
   /** Most bytes all files of a zip package may expand to together. */

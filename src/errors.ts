@@ -19,6 +19,8 @@ export const PROBLEMS = {
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type" },
   RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
+  /** tus checksum extension: the PATCH body does not hash to its Upload-Checksum (nothing of it kept). */
+  CHECKSUM_MISMATCH: { status: 460, title: "Checksum mismatch" },
   /** Someone else holds a live lock on the resource (RFC 4918 §11.3), or the caller already does. */
   LOCKED: { status: 423, title: "Locked" },
   /**

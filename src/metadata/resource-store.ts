@@ -12,6 +12,7 @@ import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL 
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { createLockStore, type LockStore } from "./lock-store.js";
+import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import { locks, type NewResourceRow, type ResourceRow, resources, type RevisionAction, type RevisionRow, revisions } from "./schema.js";
 
 /** Proof that the caller holds a lock: all three must match a live row of `locks`. */
@@ -74,6 +75,8 @@ export interface ResourceStore {
   /** How many rows (current or past revisions) point at a blob, so a blob is removed only when nothing does. */
   countByBlobKey(blobKey: string): Promise<number>;
   locks: LockStore;
+  /** Resumable (tus) uploads in progress. */
+  tusUploads: TusUploadStore;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
   /**
@@ -262,6 +265,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
     },
 
     locks: createLockStore(db),
+    tusUploads: createTusUploadStore(db),
 
     async ping() {
       await db.select({ n: count() }).from(resources).limit(1);

@@ -111,3 +111,34 @@ export const locks = sqliteTable(
 );
 
 export type LockRow = typeof locks.$inferSelect;
+
+/**
+ * Resumable uploads (tus 1.0) in progress: what the finished upload will become, how far it got, and
+ * the blob-store objects holding its bytes so far (a JSON list, in order). Kept after completion,
+ * with the resource's UID, until it expires, so a client resuming a finished upload learns it is done.
+ */
+export const tusUploads = sqliteTable(
+  "tus_uploads",
+  {
+    /** Random, unguessable: the upload URL is a capability when auth is off. */
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    /** The createResource fields (and expectedSha256) from Upload-Metadata, validated, as JSON. */
+    fields: text("fields").notNull(),
+    length: integer("length").notNull(),
+    offset: integer("offset").notNull().default(0),
+    /** JSON `[{ "key": …, "size": … }]`: the stored parts, in upload order. */
+    parts: text("parts").notNull().default("[]"),
+    owner: text("owner"),
+    ownerIssuer: text("owner_issuer"),
+    /** Set once the finished upload became a resource. */
+    resourceUid: text("resource_uid"),
+    createdAt: integer("created_at").notNull(),
+    /** Epoch ms after which the upload is gone (Upload-Expires) and its parts are collected. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("tus_uploads_expires_idx").on(t.expiresAt)],
+);
+
+export type TusUploadRow = typeof tusUploads.$inferSelect;
+export type NewTusUploadRow = typeof tusUploads.$inferInsert;

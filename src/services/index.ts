@@ -9,6 +9,7 @@ import { createLockService } from "./locks.js";
 import { createPackageService } from "./packages.js";
 import { createResourceService } from "./resources.js";
 import { createRevisionService } from "./revisions.js";
+import { createTusUploadService } from "./tus-uploads.js";
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -35,5 +36,13 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
   });
   const lifecycle = createLifecycleService({ store, content, resources, clock });
   const revisions = createRevisionService({ store, content, resources });
-  return { content, packages, resources, locks, lifecycle, revisions };
+  const tus = createTusUploadService({
+    store,
+    blobs,
+    resources,
+    clock,
+    maxBytes: config.CMS_MAX_RESOURCE_BYTES,
+    expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,
+  });
+  return { content, packages, resources, locks, lifecycle, revisions, tus };
 }

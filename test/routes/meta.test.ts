@@ -57,8 +57,8 @@ describe("meta endpoints", () => {
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range"]),
     );
-    // No route answers PUT, DELETE or PATCH: a preflight must not promise them.
-    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["GET", "HEAD", "POST"]);
+    // No route answers PUT: a preflight must not promise it (PATCH and DELETE: tus uploads).
+    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["DELETE", "GET", "HEAD", "PATCH", "POST"]);
   });
 
   it("exposes Retry-After (423, 503) and Allow (405) to scripts", async () => {
