@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Upload } from "tus-js-client";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
 /** CMS_PUBLIC_URL of every target: signed links are built on it, never on the request's Host. */
@@ -247,6 +248,35 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
         const list = await fetch(url("/cms/v1.0/listResources?resourceTenantId=accept&namePrefix=mismatch"));
         expect(((await list.json()) as { resources: unknown[] }).resources).toEqual([]);
       });
+    });
+
+    it("takes a resumable upload from the real tus-js-client in several PATCHes, and can terminate one", async () => {
+      const bytes = Buffer.from(patternBytes(7, 7 + 3 * MiB));
+      const body = await new Promise<string>((resolve, reject) => {
+        new Upload(bytes, {
+          endpoint: url("/cms/v1.0/uploads"),
+          chunkSize: MiB,
+          metadata: { resourceTenantId: "accept", filename: "resumable.bin", filetype: "application/octet-stream", author: "tus" },
+          onError: reject,
+          onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
+        }).start();
+      });
+      const created = JSON.parse(body) as { resourceURI: string; sha256: string; size: number };
+      expect(created).toMatchObject({ sha256: sha256(bytes), size: bytes.byteLength });
+      const data = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`));
+      expect(sha256(new Uint8Array(await data.arrayBuffer()))).toBe(created.sha256);
+
+      const tus = { "tus-resumable": "1.0.0" };
+      const start = await fetch(url("/cms/v1.0/uploads"), {
+        method: "POST",
+        headers: { ...tus, "upload-length": "10", "upload-metadata": `tenant ${btoa("accept")},filename ${btoa("gone.bin")},author ${btoa("tus")}` },
+      });
+      expect(start.status).toBe(201);
+      const upload = url(start.headers.get("location") as string);
+      const patch = await fetch(upload, { method: "PATCH", headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" }, body: "abcd" });
+      expect(patch.headers.get("upload-offset")).toBe("4");
+      expect((await fetch(upload, { method: "DELETE", headers: tus })).status).toBe(204);
+      expect((await fetch(upload, { method: "HEAD", headers: tus })).status).toBe(404);
     });
 
     it("rejects invalid fields with a 400 problem naming each of them", async () => {
