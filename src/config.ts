@@ -93,6 +93,16 @@ export const ConfigSchema = z
   CMS_PUBLIC_READ: boolean(false),
   /** Origin used in absolute URLs the service hands out (signed links); defaults to the request's origin. */
   CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
+  /**
+   * A second origin (another hostname for this same server) from which user content is rendered.
+   * Set, active content (HTML, SVG, XML) asked for on any other host is sent as an attachment, and
+   * signed links point here: the way GitHub serves user content from githubusercontent.com.
+   */
+  CMS_CONTENT_ORIGIN: z
+    .url({ protocol: /^https?$/, message: "must be an http(s) origin, e.g. https://content.example.org" })
+    .refine((u) => new URL(u).origin === u.replace(/\/$/, ""), { message: "must be an origin only (no path, query or credentials)" })
+    .transform((u) => new URL(u).origin)
+    .optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
   .refine((c) => !c.CMS_AUTH_ENABLED || c.CMS_AUTH_ISSUER, {

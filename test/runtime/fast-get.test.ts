@@ -3,7 +3,7 @@
  * gives, and hand everything else to the app. Two real servers over the same deps on 127.0.0.1:
  * one with the fast path (its fallback to the app counted, to know who answered), one with the app alone.
  */
-import { createServer, type RequestListener, type Server } from "node:http";
+import { createServer, request, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,6 +98,14 @@ describe("getData fast path", () => {
     });
   });
 
+  it("sends stored HTML with the same sandbox policy as the app", async () => {
+    const page = (await cmsClient(app, "fast").create({ resourceName: "page.html", resourceMediaType: "text/html" }, "<script>1</script>")).resourceURI;
+    await decided(`/cms/v1.0/getData/${page}`); // cached by now
+    const got = await decided(`/cms/v1.0/getData/${page}`);
+    expect(got).toMatchObject({ status: 200, answeredFast: true });
+    expect(got.headers["content-security-policy"]).toMatch(/^sandbox;/);
+  });
+
   it("keeps the request id and logs the same access line as the app", async () => {
     const before = fallbacks;
     const res = await fetch(`${fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
@@ -154,6 +162,57 @@ describe("getData fast path", () => {
     } finally {
       guarded.closeAllConnections();
       await new Promise((resolve) => guarded.close(resolve));
+    }
+  });
+});
+
+/** GET through node:http, which (unlike fetch) lets the test pick the Host header. */
+function getWithHost(url: string, host: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => {
+        const { date: _date, "x-request-id": _id, ...headers } = res.headers;
+        resolve({ status: res.statusCode ?? 0, headers, body });
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("getData fast path with CMS_CONTENT_ORIGIN", () => {
+  let split: TestApp;
+  let fastSplit: Server;
+  let fastSplitUrl: string;
+  let plainSplit: Server;
+  let plainSplitUrl: string;
+  const contentHost = "content.localhost:9999";
+  beforeAll(async () => {
+    split = await startTestApp({ CMS_CONTENT_ORIGIN: `http://${contentHost}` });
+    const listener = getRequestListener(split.app.fetch);
+    fastSplit = createServer(withFastGet({ services: split.services, logger: split.deps.logger, anonymousRead: true }, listener));
+    plainSplit = createServer(listener);
+    fastSplitUrl = await listen(fastSplit);
+    plainSplitUrl = await listen(plainSplit);
+  });
+  afterAll(async () => {
+    for (const server of [fastSplit, plainSplit]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    await split.close();
+  });
+
+  it("decides by the request's host exactly as the app does", async () => {
+    const page = (await cmsClient(split, "split").create({ resourceName: "p.html", resourceMediaType: "text/html" }, "<b>x</b>")).resourceURI;
+    const path = `/cms/v1.0/getData/${page}`;
+    await getWithHost(`${plainSplitUrl}${path}`, "127.0.0.1"); // cached by now
+    for (const [host, disposition] of [[contentHost, /^inline/], ["127.0.0.1", /^attachment/]] as const) {
+      const fastAnswer = await getWithHost(`${fastSplitUrl}${path}`, host);
+      expect(fastAnswer).toEqual(await getWithHost(`${plainSplitUrl}${path}`, host));
+      expect(fastAnswer.headers["content-disposition"]).toMatch(disposition);
     }
   });
 });
