@@ -1,0 +1,288 @@
+/**
+ * Stored content in a real browser (Debian's Chromium via playwright-core): an admin logged into the
+ * explorer keeps a token in sessionStorage; HTML and SVG a creator uploaded must not be able to read
+ * it — opened in the same tab through a signed link, or framed by a page of another loopback origin.
+ * Ordinary content keeps working: a package's start page runs its script and loads its relative
+ * files (in an opaque origin), a PNG renders in <img>, a PDF opens in the viewer.
+ * Everything is on 127.0.0.1; a hostile script reports what it could read in document.title.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { buildZip } from "../helpers/zip-writer.js";
+import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const SESSION_KEY = "cms.explorer.session";
+
+/** Puts what it could read of the explorer's session into the title: "ran:<token or null>". */
+const STEAL = `let v; try { v = sessionStorage.getItem("${SESSION_KEY}") } catch (e) { v = "denied " + e.name } document.title = "ran:" + v;`;
+const HOSTILE_HTML = `<!doctype html><html><head><title>report</title></head><body><p>Quarterly report</p><script>${STEAL}</script></body></html>`;
+const HOSTILE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>logo</title><script>${STEAL}</script></svg>`;
+const PNG_1x1 = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+
+/** A one-page PDF saying "Hello PDF", with a correct cross-reference table. */
+function tinyPdf(): string {
+  const stream = "BT /F1 24 Tf 20 100 Td (Hello PDF) Tj ET";
+  const objects = [
+    "<< /Type /Catalog /Pages 2 0 R >>",
+    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+  ];
+  let pdf = "%PDF-1.4\n";
+  const offsets = objects.map((object, i) => {
+    const offset = pdf.length;
+    pdf += `${i + 1} 0 obj\n${object}\nendobj\n`;
+    return offset;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
+  return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+}
+
+/** Another loopback origin: serves the HTML pages a test puts, as text/html with no CSP. */
+async function startPages(): Promise<{ url(name: string): string; put(name: string, html: string): string; close(): Promise<void> }> {
+  const pages = new Map<string, string>();
+  const server: Server = createServer((req, res) => {
+    const html = pages.get((req.url ?? "").slice(1));
+    if (html === undefined) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: (name) => `${base}/${name}`,
+    put(name, html) {
+      pages.set(name, html);
+      return `${base}/${name}`;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let idp: RunningIdp;
+let app: TestApp;
+let pages: Awaited<ReturnType<typeof startPages>>;
+let browser: Browser;
+let creatorToken: string;
+const external: string[] = [];
+
+beforeAll(async () => {
+  const port = await freePort();
+  idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
+  // Public read: a package page's relative files are fetched with no token and no signature.
+  app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer, CMS_PUBLIC_READ: "true" });
+  pages = await startPages();
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ client_id: "cms-server", client_secret: "cms-server-dev-secret", username: "cms-creator", password: "cms-creator", grant_type: "password" }),
+  });
+  creatorToken = ((await res.json()) as { access_token: string }).access_token;
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await pages?.close();
+  await app?.close();
+  await idp?.close();
+});
+
+const api = (verb: string, body: unknown) =>
+  fetch(app.url(`/cms/v1.0/${verb}`), {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${creatorToken}` },
+    body: JSON.stringify(body),
+  });
+
+/** Creates a resource as the creator; returns its resourceURI. */
+async function create(name: string, mediaType: string, content: string | Uint8Array): Promise<string> {
+  const res = await api("createResource", {
+    resourceAuthor: "creator",
+    resourceName: name,
+    resourceMediaType: mediaType,
+    resourceTenantId: "browser",
+    resourceBinary: Buffer.from(content).toString("base64"),
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return ((await res.json()) as { resourceURI: string }).resourceURI;
+}
+
+async function signedLink(resourceURI: string): Promise<string> {
+  const res = await api("createDataLink", { resourceURI, expiresIn: 600 });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { url: string }).url;
+}
+
+async function newPage(): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  page.on("request", (req) => {
+    const host = new URL(req.url()).hostname;
+    // chrome:// and chrome-extension:// are the PDF viewer's own files.
+    if (/^(https?|wss?):/.test(req.url()) && host !== "127.0.0.1" && host !== "localhost") external.push(req.url());
+  });
+  return page;
+}
+
+/** An admin logged into the explorer in this tab: its token is in sessionStorage. */
+async function adminInExplorer(): Promise<Page> {
+  const page = await newPage();
+  await page.goto(app.url("/swagger-ui.html"));
+  await page.waitForURL((url) => url.href.startsWith(idp.issuer));
+  await page.fill("#username", "cms-admin");
+  await page.fill("#password", "cms-admin");
+  await Promise.all([page.waitForURL((url) => url.href.startsWith(app.url("/swagger-ui.html"))), page.click("#kc-login")]);
+  await page.waitForSelector("#cms-session.on", { timeout: 15_000 });
+  expect(await page.evaluate((key) => sessionStorage.getItem(key), SESSION_KEY)).toContain("accessToken");
+  return page;
+}
+
+/** The title once the document has loaded and its scripts (if any) had their chance. */
+async function settledTitle(target: Page | Frame): Promise<string> {
+  await target.waitForLoadState("load");
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return target.title();
+}
+
+/** What Chromium's PDF viewer (an extension frame) shows: the document, its error dialog, or nothing at all. */
+async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no viewer"> {
+  const viewer = () => page.frames().find((f) => f.url().startsWith("chrome-extension://"));
+  for (let i = 0; i < 20 && !viewer(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  const frame = viewer();
+  if (!frame) return "no viewer";
+  await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 5_000 });
+  await new Promise((resolve) => setTimeout(resolve, 1_000)); // the error dialog appears once parsing failed
+  return frame.evaluate(() => (document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog") ? "error" : "rendered"));
+}
+
+describe("stored HTML and SVG in the browser", () => {
+  // One tab, logged in once: sessionStorage belongs to the tab and outlives its navigations.
+  let adminTab: Page;
+  beforeAll(async () => {
+    adminTab = await adminInExplorer();
+  }, 60_000);
+  afterAll(async () => {
+    await adminTab?.context().close();
+  });
+
+  /** The explorer in the admin's tab still has its session (nothing took it away). */
+  async function expectStillLoggedIn() {
+    await adminTab.goto(app.url("/swagger-ui.html"));
+    await adminTab.waitForSelector("#cms-session.on", { timeout: 15_000 });
+    expect(await adminTab.evaluate((key) => sessionStorage.getItem(key), SESSION_KEY)).toContain("accessToken");
+  }
+
+  it("runs the hostile script where nothing protects it (the control: the test can fail)", async () => {
+    const page = await newPage();
+    await page.goto(pages.put("control.html", HOSTILE_HTML));
+    expect(await settledTitle(page)).toBe("ran:null");
+    await page.context().close();
+  }, 30_000);
+
+  it.each([
+    ["HTML", "report.html", "text/html", HOSTILE_HTML, "report"],
+    ["SVG", "logo.svg", "image/svg+xml", HOSTILE_SVG, "logo"],
+  ])("cannot read the explorer's token when %s is opened by a signed link in the same tab", async (_what, name, type, content, title) => {
+    const link = await signedLink(await create(name, type, content));
+    await adminTab.goto(link);
+    expect(adminTab.url()).toBe(link);
+    // Rendered (not downloaded), but its script never ran.
+    expect(await settledTitle(adminTab)).toBe(title);
+    await expectStillLoggedIn();
+  }, 60_000);
+
+  it("runs no script when another loopback origin frames it", async () => {
+    const link = await signedLink(await create("framed.html", "text/html", HOSTILE_HTML));
+    await adminTab.goto(pages.put("framer.html", `<!doctype html><title>framer</title><iframe src="${link}"></iframe>`));
+    const frame = adminTab.frames().find((f) => f.url() === link) as Frame;
+    expect(frame).toBeDefined();
+    expect(await settledTitle(frame)).toBe("report");
+    await expectStillLoggedIn();
+  }, 60_000);
+
+  it.each([
+    ["image/png", "fake.png"],
+    ["text/plain", "fake.txt"],
+    ["application/pdf", "fake.pdf"],
+  ])("does not run HTML bytes declared as %s", async (type, name) => {
+    const uri = await create(name, type, HOSTILE_HTML);
+    const page = await newPage();
+    await page.goto(app.url(`/cms/v1.0/getData/${uri}`));
+    expect(await settledTitle(page)).not.toMatch(/^ran:/);
+    // The PDF viewer's error shows the check below (a real PDF renders) tells the two apart.
+    if (type === "application/pdf") expect(await pdfViewerState(page)).toBe("error");
+    await page.context().close();
+  }, 30_000);
+});
+
+describe("ordinary content keeps working", () => {
+  it("runs a package start page's script in an opaque origin, loading its relative files", async () => {
+    const zip = await buildZip([
+      { name: "info.json", data: JSON.stringify({ startpage: "index.html" }) },
+      {
+        name: "index.html",
+        data: '<!doctype html><title>lesson</title><link rel="stylesheet" href="css/lesson.css"><img id="logo" src="images/logo.png"><script src="js/app.js"></script>',
+      },
+      { name: "css/lesson.css", data: "body { color: rgb(1, 2, 3) }" },
+      { name: "images/logo.png", data: PNG_1x1, method: 0 },
+      { name: "data/lesson.json", data: JSON.stringify({ pages: 3 }) },
+      {
+        name: "js/app.js",
+        data: `window.addEventListener("load", async () => {
+  let storage; try { storage = String(sessionStorage.getItem("${SESSION_KEY}")) } catch (e) { storage = "denied" }
+  const lesson = await fetch("data/lesson.json").then((r) => r.json(), (e) => ({ error: String(e) }));
+  const logo = document.getElementById("logo").naturalWidth;
+  const color = getComputedStyle(document.body).color;
+  document.title = JSON.stringify({ storage, origin: self.origin, pages: lesson.pages, logo, color });
+});`,
+      },
+    ]);
+    const start = await create("lesson.zip", "application/zip", zip);
+    const page = await newPage();
+    await page.goto(app.url("/openapi.json"));
+    await page.evaluate((key) => sessionStorage.setItem(key, '{"accessToken":"secret"}'), SESSION_KEY);
+    await page.goto(app.url(`/cms/v1.0/getData/${start}`));
+    await page.waitForFunction(() => document.title.startsWith("{"), undefined, { timeout: 10_000 });
+    expect(JSON.parse(await page.title())).toEqual({ storage: "denied", origin: "null", pages: 3, logo: 1, color: "rgb(1, 2, 3)" });
+    await page.context().close();
+  }, 60_000);
+
+  it("renders a stored PNG in an <img> of another origin", async () => {
+    const uri = await create("pixel.png", "image/png", PNG_1x1);
+    const page = await newPage();
+    await page.goto(pages.put("img.html", `<!doctype html><img id="i" src="${app.url(`/cms/v1.0/getData/${uri}`)}">`));
+    await page.waitForFunction(() => (document.getElementById("i") as HTMLImageElement).complete);
+    expect(await page.evaluate(() => (document.getElementById("i") as HTMLImageElement).naturalWidth)).toBe(1);
+    await page.context().close();
+  }, 30_000);
+
+  it("opens a stored PDF inline in Chromium's viewer", async () => {
+    const link = await signedLink(await create("hello.pdf", "application/pdf", tinyPdf()));
+    const page = await newPage();
+    await page.goto(link);
+    expect(await pdfViewerState(page)).toBe("rendered");
+    await page.context().close();
+  }, 30_000);
+
+  it("made no request outside loopback", () => {
+    expect(external).toEqual([]);
+  });
+});
