@@ -99,9 +99,14 @@ export const ConfigSchema = z
    * signed links point here: the way GitHub serves user content from githubusercontent.com.
    */
   CMS_CONTENT_ORIGIN: z
-    .url({ protocol: /^https?$/, message: "must be an http(s) origin, e.g. https://content.example.org" })
-    .refine((u) => new URL(u).origin === u.replace(/\/$/, ""), { message: "must be an origin only (no path, query or credentials)" })
-    .transform((u) => new URL(u).origin)
+    .string()
+    .transform((value, ctx) => {
+      const url = URL.parse(value);
+      const bare = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
+      if (bare && !/[?#]/.test(value)) return url.origin;
+      ctx.addIssue({ code: "custom", message: "must be an http(s) origin only, e.g. https://content.example.org (no path, query or credentials)" });
+      return z.NEVER;
+    })
     .optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
