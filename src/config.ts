@@ -101,7 +101,7 @@ export const ConfigSchema = z
   CMS_CONTENT_ORIGIN: z
     .string()
     .transform((value, ctx) => {
-      const url = URL.parse(value);
+      const url = URL.canParse(value) ? new URL(value) : null;
       const bare = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
       if (bare && !/[?#]/.test(value)) return url.origin;
       ctx.addIssue({ code: "custom", message: "must be an http(s) origin only, e.g. https://content.example.org (no path, query or credentials)" });
