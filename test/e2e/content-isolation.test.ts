@@ -8,22 +8,13 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Browser, chromium, type Frame, type Page } from "playwright-core";
+import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { buildZip } from "../helpers/zip-writer.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const SESSION_KEY = "cms.explorer.session";
 
 /** Puts what it could read of the explorer's session into the title: "ran:<token or null>". */
@@ -90,7 +81,7 @@ beforeAll(async () => {
   // Public read: a package page's relative files are fetched with no token and no signature.
   app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer, CMS_PUBLIC_READ: "true" });
   pages = await startPages();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -145,12 +136,7 @@ async function newPage(): Promise<Page> {
 /** An admin logged into the explorer in this tab: its token is in sessionStorage. */
 async function adminInExplorer(): Promise<Page> {
   const page = await newPage();
-  await page.goto(app.url("/swagger-ui.html"));
-  await page.waitForURL((url) => url.href.startsWith(idp.issuer));
-  await page.fill("#username", "cms-admin");
-  await page.fill("#password", "cms-admin");
-  await Promise.all([page.waitForURL((url) => url.href.startsWith(app.url("/swagger-ui.html"))), page.click("#kc-login")]);
-  await page.waitForSelector("#cms-session.on", { timeout: 15_000 });
+  await logIntoExplorer(page, app.url("/swagger-ui.html"), idp.issuer, "cms-admin");
   expect(await page.evaluate((key) => sessionStorage.getItem(key), SESSION_KEY)).toContain("accessToken");
   return page;
 }

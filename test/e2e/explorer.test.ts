@@ -7,22 +7,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
-
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let idp: RunningIdp;
 let app: TestApp;
@@ -38,7 +28,7 @@ beforeAll(async () => {
   idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
   app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer });
   origin = await startOrigin();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
   // Screenshots go to E2E_SCREENSHOTS when set (to look at them), else to a temp dir removed after.
   shots = process.env.E2E_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "cms-e2e-")));
 }, 60_000);
@@ -66,18 +56,7 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-async function logIn(page: Page, user: string, path = "/swagger-ui.html") {
-  await page.goto(app.url(path));
-  // No token in this tab yet: the page redirects to the provider's login form.
-  await page.waitForURL((url) => url.href.startsWith(idp.issuer));
-  await page.fill("#username", user);
-  await page.fill("#password", user);
-  await Promise.all([page.waitForURL((url) => url.href.startsWith(app.url(path))), page.click("#kc-login")]);
-  await page.waitForSelector("#cms-session.on", { timeout: 15_000 });
-  expect(await page.textContent("#cms-user")).toBe(`Signed in as ${user}`);
-  // The code and state were removed from the address bar after the exchange.
-  expect(page.url()).toBe(app.url(path));
-}
+const logIn = (page: Page, user: string, path = "/swagger-ui.html") => logIntoExplorer(page, app.url(path), idp.issuer, user);
 
 async function createFromExplorer(page: Page, name: string): Promise<{ status: number; body: string }> {
   const op = page.locator("#operations-resources-post_cms_v1_0_createResource");

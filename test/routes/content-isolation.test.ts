@@ -4,9 +4,9 @@
  * CMS_CONTENT_ORIGIN active content is rendered only on that origin. Real server on 127.0.0.1;
  * the content origin is the same server under another Host (as a second hostname would be).
  */
-import { request } from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
 import { API, type ResourceDto, useCmsApp } from "../helpers/cms-client.js";
+import { getWithHost } from "../helpers/host-request.js";
 import { scormZip } from "../helpers/packages.js";
 import { freePort } from "../helpers/test-app.js";
 
@@ -113,18 +113,6 @@ describe("content isolation on every serving path", () => {
     expectInert(await t.cms.get(`getData/${exe.resourceURI}`), "attachment", "exe");
   });
 });
-
-/** GET through node:http, which (unlike fetch) lets the test pick the Host header. */
-function getWithHost(url: string, host: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { host } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
 
 describe("with CMS_CONTENT_ORIGIN", async () => {
   const port = await freePort();

@@ -3,45 +3,56 @@
  * gives, and hand everything else to the app. Two real servers over the same deps on 127.0.0.1:
  * one with the fast path (its fallback to the app counted, to know who answered), one with the app alone.
  */
-import { createServer, request, type RequestListener, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withFastGet } from "../../src/runtime/fast-get.js";
 import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
 import { cmsClient } from "../helpers/cms-client.js";
+import { getWithHost } from "../helpers/host-request.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
-let fast: Server;
-let plain: Server;
-/** Requests the fast path handed to the app. */
-let fallbacks = 0;
+let servers: Servers;
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 };
-let fastUrl: string;
-let plainUrl: string;
+
+type Servers = Awaited<ReturnType<typeof serversFor>>;
+
+/** `target`'s app behind two servers: one with the fast path (its hand-offs to the app counted), one without. */
+async function serversFor(target: TestApp) {
+  const listener = getRequestListener(target.app.fetch);
+  const counted: RequestListener = (req, res) => {
+    result.fallbacks++;
+    listener(req, res);
+  };
+  const fast = createServer(withFastGet({ services: target.services, logger: target.deps.logger, anonymousRead: true }, counted));
+  const plain = createServer(listener);
+  const result = {
+    fastUrl: await listen(fast),
+    plainUrl: await listen(plain),
+    /** Requests the fast path handed to the app. */
+    fallbacks: 0,
+    async close() {
+      for (const server of [fast, plain]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  };
+  return result;
+}
 
 beforeAll(async () => {
   app = await startTestApp();
-  const listener = getRequestListener(app.app.fetch);
-  const counted: RequestListener = (req, res) => {
-    fallbacks++;
-    listener(req, res);
-  };
-  fast = createServer(withFastGet({ services: app.services, logger: app.deps.logger, anonymousRead: true }, counted));
-  plain = createServer(listener);
-  fastUrl = await listen(fast);
-  plainUrl = await listen(plain);
+  servers = await serversFor(app);
 });
 afterAll(async () => {
-  for (const server of [fast, plain]) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await servers.close();
   await app.close();
 });
 
@@ -57,10 +68,10 @@ async function answer(base: string, path: string, init: RequestInit = {}) {
 
 /** Asks the fast server, then the app alone; returns the fast answer and who gave it. */
 async function decided(path: string, init: RequestInit = {}) {
-  const before = fallbacks;
-  const got = await answer(fastUrl, path, init);
-  const answeredFast = fallbacks === before;
-  const reference = await answer(plainUrl, path, init);
+  const before = servers.fallbacks;
+  const got = await answer(servers.fastUrl, path, init);
+  const answeredFast = servers.fallbacks === before;
+  const reference = await answer(servers.plainUrl, path, init);
   // Answered here, it must be the app's answer to the byte; otherwise the app gave it anyway.
   if (answeredFast) expect({ ...got, requestId: undefined }).toEqual({ ...reference, requestId: undefined });
   else expect(got.status).toBe(reference.status);
@@ -107,11 +118,11 @@ describe("getData fast path", () => {
   });
 
   it("keeps the request id and logs the same access line as the app", async () => {
-    const before = fallbacks;
-    const res = await fetch(`${fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
+    const before = servers.fallbacks;
+    const res = await fetch(`${servers.fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
     expect(res.headers.get("x-request-id")).toBe("fast-trace-1");
     await res.text();
-    expect(fallbacks).toBe(before);
+    expect(servers.fallbacks).toBe(before);
     const line = app.logs.find((l) => l.msg === "request" && l.requestId === "fast-trace-1");
     expect(line).toMatchObject({ level: "info", method: "GET", path: `/cms/v1.0/getData/${uri}`, status: 200, length: 20 });
     expect(typeof line?.durationMs).toBe("number");
@@ -166,52 +177,28 @@ describe("getData fast path", () => {
   });
 });
 
-/** GET through node:http, which (unlike fetch) lets the test pick the Host header. */
-function getWithHost(url: string, host: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { host } }, (res) => {
-      let body = "";
-      res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => {
-        const { date: _date, "x-request-id": _id, ...headers } = res.headers;
-        resolve({ status: res.statusCode ?? 0, headers, body });
-      });
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
 describe("getData fast path with CMS_CONTENT_ORIGIN", () => {
   let split: TestApp;
-  let fastSplit: Server;
-  let fastSplitUrl: string;
-  let plainSplit: Server;
-  let plainSplitUrl: string;
+  let splitServers: Servers;
   const contentHost = "content.localhost:9999";
   beforeAll(async () => {
     split = await startTestApp({ CMS_CONTENT_ORIGIN: `http://${contentHost}` });
-    const listener = getRequestListener(split.app.fetch);
-    fastSplit = createServer(withFastGet({ services: split.services, logger: split.deps.logger, anonymousRead: true }, listener));
-    plainSplit = createServer(listener);
-    fastSplitUrl = await listen(fastSplit);
-    plainSplitUrl = await listen(plainSplit);
+    splitServers = await serversFor(split);
   });
   afterAll(async () => {
-    for (const server of [fastSplit, plainSplit]) {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    await splitServers.close();
     await split.close();
   });
 
   it("decides by the request's host exactly as the app does", async () => {
     const page = (await cmsClient(split, "split").create({ resourceName: "p.html", resourceMediaType: "text/html" }, "<b>x</b>")).resourceURI;
     const path = `/cms/v1.0/getData/${page}`;
-    await getWithHost(`${plainSplitUrl}${path}`, "127.0.0.1"); // cached by now
+    await getWithHost(`${splitServers.plainUrl}${path}`, "127.0.0.1"); // cached by now
     for (const [host, disposition] of [[contentHost, /^inline/], ["127.0.0.1", /^attachment/]] as const) {
-      const fastAnswer = await getWithHost(`${fastSplitUrl}${path}`, host);
-      expect(fastAnswer).toEqual(await getWithHost(`${plainSplitUrl}${path}`, host));
+      const before = splitServers.fallbacks;
+      const fastAnswer = await getWithHost(`${splitServers.fastUrl}${path}`, host);
+      expect(splitServers.fallbacks).toBe(before); // answered by the fast path
+      expect(fastAnswer).toEqual(await getWithHost(`${splitServers.plainUrl}${path}`, host));
       expect(fastAnswer.headers["content-disposition"]).toMatch(disposition);
     }
   });
