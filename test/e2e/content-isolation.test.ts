@@ -251,12 +251,24 @@ describe("ordinary content keeps working", () => {
     await page.context().close();
   }, 60_000);
 
-  it("renders a stored PNG in an <img> of another origin", async () => {
-    const uri = await create("pixel.png", "image/png", PNG_1x1);
+  it("renders a stored PNG and SVG in <img> of another origin", async () => {
+    const png = app.url(`/cms/v1.0/getData/${await create("pixel.png", "image/png", PNG_1x1)}`);
+    const svg = app.url(`/cms/v1.0/getData/${await create("ten.svg", "image/svg+xml", HOSTILE_SVG)}`);
     const page = await newPage();
-    await page.goto(pages.put("img.html", `<!doctype html><img id="i" src="${app.url(`/cms/v1.0/getData/${uri}`)}">`));
-    await page.waitForFunction(() => (document.getElementById("i") as HTMLImageElement).complete);
-    expect(await page.evaluate(() => (document.getElementById("i") as HTMLImageElement).naturalWidth)).toBe(1);
+    await page.goto(pages.put("img.html", `<!doctype html><img id="png" src="${png}"><img id="svg" src="${svg}">`));
+    await page.waitForFunction(() => [...document.images].every((image) => image.complete));
+    expect(await page.evaluate(() => [...document.images].map((image) => image.naturalWidth))).toEqual([1, 10]);
+    await page.context().close();
+  }, 30_000);
+
+  it("lets another origin fetch stored CSS and JavaScript with CORS", async () => {
+    const css = app.url(`/cms/v1.0/getData/${await create("site.css", "text/css", "p { color: red }")}`);
+    const js = app.url(`/cms/v1.0/getData/${await create("lib.js", "text/javascript", "window.libLoaded = 42;")}`);
+    const page = await newPage();
+    await page.goto(pages.put("cors.html", `<!doctype html><link rel="stylesheet" href="${css}" crossorigin><script src="${js}" crossorigin></script><p>x</p>`));
+    expect(await page.evaluate(() => (window as unknown as { libLoaded?: number }).libLoaded)).toBe(42);
+    expect(await page.evaluate(() => getComputedStyle(document.querySelector("p") as Element).color)).toBe("rgb(255, 0, 0)");
+    expect(await page.evaluate((url) => fetch(url, { mode: "cors" }).then((r) => r.text()), css)).toBe("p { color: red }");
     await page.context().close();
   }, 30_000);
 

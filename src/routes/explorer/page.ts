@@ -67,6 +67,7 @@ export const EXPLORER_SCRIPT = `"use strict";
     dom_id: "#swagger-ui",
     url: settings.specUrl,
     deepLinking: true,
+    validatorUrl: null, // no badge from validator.swagger.io: nothing leaves this origin (and the CSP would refuse it)
     requestInterceptor: (request) => {
       const session = window.cmsExplorerSession;
       if (session) request.headers.Authorization = "Bearer " + session.accessToken;
