@@ -284,3 +284,32 @@ describe("ordinary content keeps working", () => {
     expect(external).toEqual([]);
   });
 });
+
+describe("with CMS_CONTENT_ORIGIN (localhost: another hostname of the same server)", () => {
+  let split: TestApp;
+  let contentOrigin: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    contentOrigin = `http://localhost:${port}`;
+    split = await startTestApp({ CMS_PORT: String(port), CMS_CONTENT_ORIGIN: contentOrigin });
+  });
+  afterAll(async () => {
+    await split?.close();
+  });
+
+  it("downloads stored HTML on the API origin and renders it, inert, on the content origin", async () => {
+    const res = await fetch(split.url("/cms/v1.0/createResource"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ resourceAuthor: "a", resourceName: "r.html", resourceMediaType: "text/html", resourceTenantId: "split", resourceBinary: Buffer.from(HOSTILE_HTML).toString("base64") }),
+    });
+    const { resourceURI } = (await res.json()) as { resourceURI: string };
+    const path = `/cms/v1.0/getData/${resourceURI}`;
+    const page = await newPage();
+    const [download] = await Promise.all([page.waitForEvent("download"), page.goto(split.url(path)).catch(() => null)]);
+    expect(download.suggestedFilename()).toBe("r.html");
+    await page.goto(`${contentOrigin}${path}`);
+    expect(await settledTitle(page)).toBe("report");
+    await page.context().close();
+  }, 30_000);
+});
