@@ -36,6 +36,10 @@ export type ContentStore = ReturnType<typeof createContentStore>;
 
 export function createContentStore({ blobs, store, maxResourceBytes, contentOrigin }: ContentStoreDeps) {
   const contentHost = contentOrigin ? new URL(contentOrigin).host : undefined;
+  // A Host header spelled as a URL would (case, default port), so raw node:http headers and
+  // Hono's request URL reach the same decision.
+  const onContentOrigin = (host: string | undefined) =>
+    host !== undefined && URL.canParse(`http://${host}`) && new URL(`http://${host}`).host === contentHost;
 
   return {
     /**
@@ -103,7 +107,7 @@ export function createContentStore({ blobs, store, maxResourceBytes, contentOrig
       const policy = contentPolicy({
         mediaType: facts.mediaType,
         packageFile: Boolean(facts.parentUid),
-        apiOriginOnly: contentHost !== undefined && requestHost?.toLowerCase() !== contentHost,
+        apiOriginOnly: contentHost !== undefined && !onContentOrigin(requestHost),
       });
       return {
         entity: {
