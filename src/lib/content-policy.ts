@@ -41,10 +41,15 @@ const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const QUOTED = '"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t\\x20-\\x7e])*"';
 const MEDIA_TYPE = new RegExp(`^(${TOKEN})/(${TOKEN})(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`);
 
-export function treatmentOf(mediaType: string): Treatment {
+/** The lowercase `type/subtype` of a well-formed media type, or undefined. */
+function essenceOf(mediaType: string): string | undefined {
   const match = MEDIA_TYPE.exec(mediaType.trim());
-  if (!match) return "attachment";
-  const essence = `${match[1]}/${match[2]}`.toLowerCase();
+  return match ? `${match[1]}/${match[2]}`.toLowerCase() : undefined;
+}
+
+export function treatmentOf(mediaType: string): Treatment {
+  const essence = essenceOf(mediaType);
+  if (!essence) return "attachment";
   const listed = TREATMENTS.get(essence);
   if (listed) return listed;
   if (essence.endsWith("+xml")) return "active"; // RSS, Atom, MathML…: XML documents can carry script
@@ -79,14 +84,14 @@ export interface PolicyInput {
   apiOriginOnly: boolean;
 }
 
-/** The disposition and CSP for serving content of `mediaType`. */
+/** The disposition, CSP and Content-Type for serving content of `mediaType`. */
 export function contentPolicy({ mediaType, packageFile, apiOriginOnly }: PolicyInput): ContentPolicy {
-  const contentType = MEDIA_TYPE.test(mediaType.trim()) ? mediaType : DEFAULT_MEDIA_TYPE;
+  const essence = essenceOf(mediaType);
+  const contentType = essence ? mediaType : DEFAULT_MEDIA_TYPE;
   const treatment = treatmentOf(mediaType);
   if (treatment === "attachment" || (treatment === "active" && apiOriginOnly)) {
     return { treatment, disposition: "attachment", csp: INERT, contentType };
   }
   if (treatment === "active") return { treatment, disposition: "inline", csp: packageFile ? PACKAGE_PAGE : INERT, contentType };
-  const essence = mediaType.split(";")[0]?.trim().toLowerCase();
   return { treatment, disposition: "inline", csp: essence === "application/pdf" ? PDF : INERT, contentType };
 }
