@@ -44,6 +44,27 @@ function tinyPdf(): string {
   return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
 }
 
+/** `seconds` of a 440 Hz tone as 8 kHz 16-bit mono PCM WAV: media any browser plays, big enough to seek in. */
+function toneWav(seconds: number): Uint8Array {
+  const rate = 8000;
+  const samples = rate * seconds;
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write("RIFF", 0);
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write("WAVEfmt ", 8);
+  wav.writeUInt32LE(16, 16); // fmt chunk size
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28); // bytes per second
+  wav.writeUInt16LE(2, 32); // block align
+  wav.writeUInt16LE(16, 34); // bits per sample
+  wav.write("data", 36);
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  return wav;
+}
+
 /** Another loopback origin: serves the HTML pages a test puts, as text/html with no CSP. */
 async function startPages(): Promise<{ url(name: string): string; put(name: string, html: string): string; close(): Promise<void> }> {
   const pages = new Map<string, string>();
@@ -258,6 +279,43 @@ describe("ordinary content keeps working", () => {
     await page.goto(pages.put("img.html", `<!doctype html><img id="png" src="${png}"><img id="svg" src="${svg}">`));
     await page.waitForFunction(() => [...document.images].every((image) => image.complete));
     expect(await page.evaluate(() => [...document.images].map((image) => image.naturalWidth))).toEqual([1, 10]);
+    await page.context().close();
+  }, 30_000);
+
+  it("plays and seeks stored audio, in an <audio> of another origin and opened on its own", async () => {
+    const audio = app.url(`/cms/v1.0/getData/${await create("tone.wav", "audio/wav", toneWav(20))}`);
+    const page = await newPage();
+    const ranges: string[] = [];
+    page.on("request", (req) => {
+      if (req.url() === audio && req.headers().range) ranges.push(req.headers().range as string);
+    });
+    await page.goto(pages.put("audio.html", `<!doctype html><audio id="a" preload="auto" src="${audio}"></audio>`));
+    const seek = () =>
+      new Promise<number>((resolve, reject) => {
+        const media = document.querySelector("audio, video") as HTMLMediaElement;
+        const go = () => {
+          media.addEventListener("seeked", () => resolve(media.currentTime), { once: true });
+          media.currentTime = 17;
+        };
+        media.addEventListener("error", () => reject(new Error(`media error ${media.error?.code}`)), { once: true });
+        if (media.readyState >= 1) go();
+        else media.addEventListener("loadedmetadata", go, { once: true });
+      });
+    expect(await page.evaluate(seek)).toBeCloseTo(17, 0);
+    expect(ranges.length).toBeGreaterThan(0); // the browser fetched it by byte ranges
+    // Opened on its own, Chromium wraps it in a media document: the sandbox CSP must not stop it.
+    // Scripting is off in there (no allow-scripts), so no event fires in the page: poll instead.
+    await page.goto(audio);
+    const mediaState = () => {
+      const media = document.querySelector("video, audio") as HTMLMediaElement;
+      // The media document autoplays (if allowed), so the position may have moved on a little.
+      return { ready: media.readyState, seeking: media.seeking, atTarget: media.currentTime >= 17 && media.currentTime < 19 };
+    };
+    await expect.poll(async () => (await page.evaluate(mediaState)).ready).toBeGreaterThanOrEqual(1);
+    await page.evaluate(() => {
+      (document.querySelector("video, audio") as HTMLMediaElement).currentTime = 17;
+    });
+    await expect.poll(async () => page.evaluate(mediaState)).toMatchObject({ seeking: false, atTarget: true });
     await page.context().close();
   }, 30_000);
 
