@@ -100,7 +100,13 @@ beforeAll(async () => {
   const port = await freePort();
   idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
   // Public read: a package page's relative files are fetched with no token and no signature.
-  app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer, CMS_PUBLIC_READ: "true" });
+  app = await startTestApp({
+    CMS_PORT: String(port),
+    CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    CMS_AUTH_ENABLED: "true",
+    CMS_AUTH_ISSUER: idp.issuer,
+    CMS_PUBLIC_READ: "true",
+  });
   pages = await startPages();
   browser = await launchChromium();
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {

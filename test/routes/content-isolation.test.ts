@@ -26,8 +26,9 @@ function expectInert(res: Response, disposition: "inline" | "attachment", what: 
   expect(res.headers.get("content-disposition"), what).toMatch(new RegExp(`^${disposition}\\b`));
 }
 
-describe("content isolation on every serving path", () => {
-  const t = useCmsApp("isolate");
+describe("content isolation on every serving path", async () => {
+  const port = await freePort();
+  const t = useCmsApp("isolate", { CMS_PORT: String(port), CMS_PUBLIC_URL: `http://127.0.0.1:${port}` });
   const create = (name: string, mediaType: string, content: string | Uint8Array) =>
     t.cms.create({ resourceName: name, resourceMediaType: mediaType }, content);
 
