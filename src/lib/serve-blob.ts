@@ -4,7 +4,7 @@
  */
 import { ProblemError } from "../errors.js";
 import type { ByteRange } from "../storage/blob-store.js";
-import { contentDisposition } from "./content-disposition.js";
+import { contentDisposition, type DispositionType } from "./content-disposition.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./http-range.js";
 
 export interface BlobEntity {
@@ -14,6 +14,10 @@ export interface BlobEntity {
   lastModified: Date;
   contentType: string;
   filename: string;
+  /** How a browser shows it (default inline). */
+  disposition?: DispositionType;
+  /** Sent as Content-Security-Policy, on every answer that carries the representation's headers. */
+  contentSecurityPolicy?: string;
 }
 
 /** Opens the blob, or just `range` of it, as a stream. Only called when content is actually sent. */
@@ -134,10 +138,11 @@ function representationHeaders(entity: BlobEntity, lastModified: number | undefi
     "accept-ranges": "bytes",
     etag: entity.etag,
     "content-type": safeMediaType(entity.contentType),
-    "content-disposition": contentDisposition(entity.filename, "inline"),
+    "content-disposition": contentDisposition(entity.filename, entity.disposition ?? "inline"),
     "x-content-type-options": "nosniff",
     "cache-control": DEFAULT_CACHE_CONTROL,
   };
+  if (entity.contentSecurityPolicy) headers["content-security-policy"] = entity.contentSecurityPolicy;
   if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
   if (extra) for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
   return headers;

@@ -148,6 +148,16 @@ describe("explorer", () => {
     expect(html).toContain("/openapi.json");
   });
 
+  it.each(["/swagger-ui.html", "/docs"])("sends %s with a CSP: own scripts only, none inline, never framed", async (path) => {
+    const res = await fetch(app.url(path));
+    const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
+    expect(csp).toEqual(expect.arrayContaining(["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"]));
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    // script-src 'self' without hashes: a script element with inline code would not run.
+    const inline = [...(await res.text()).matchAll(/<script(?![^>]*\bsrc=)([^>]*)>/g)].map((m) => m[1]);
+    expect(inline).toEqual([' id="explorer-settings" type="application/json"']);
+  });
+
   it("serves only allow-listed vendor files", async () => {
     expect((await fetch(app.url("/vendor/swagger-ui-dist/package.json"))).status).toBe(404);
     expect((await fetch(app.url("/vendor/swagger-ui-dist/..%2F..%2Fpackage.json"))).status).toBe(404);
