@@ -1,0 +1,157 @@
+// Node's HTTP layer, over raw sockets on 127.0.0.1: connections reused after an early refusal, and
+// errors Node itself answers (malformed request line, oversized head) as problem+json.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openRaw } from "../helpers/raw-http.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
+
+let app: TestApp;
+let port: number;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  port = Number(new URL(app.baseUrl).port);
+});
+afterAll(() => app.close());
+
+const HEALTHZ = "GET /healthz HTTP/1.1\r\nHost: cms\r\n\r\n";
+
+function post(path: string, contentType: string, body: string): string {
+  return `POST ${path} HTTP/1.1\r\nHost: cms\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** An upload whose tenant field is refused before the file part is read. */
+function badUpload(fileBytes: number): string {
+  const b = "edge-boundary";
+  const body =
+    `--${b}\r\nContent-Disposition: form-data; name="resourceTenantId"\r\n\r\nnot a tenant!\r\n` +
+    `--${b}\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\nContent-Type: application/octet-stream\r\n\r\n` +
+    `${"y".repeat(fileBytes)}\r\n--${b}--\r\n`;
+  return post("/cms/v1.0/uploadResource", `multipart/form-data; boundary=${b}`, body);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("a connection after an early refusal whose body was not read", () => {
+  const cases = [
+    { name: "413 on an oversized JSON body", request: post("/cms/v1.0/queryResource", "application/json", `{"queryUID":"${"x".repeat(200 * 1024)}"}`), status: 413 },
+    { name: "400 on a bad upload field before the file part", request: badUpload(300 * 1024), status: 400 },
+  ];
+
+  for (const c of cases) {
+    it(`${c.name}: the next request on the same connection is answered (15 of 15)`, async () => {
+      let answered = 0;
+      for (let round = 0; round < 15; round++) {
+        const conn = await openRaw(port);
+        try {
+          conn.write(c.request);
+          const refusal = await conn.response();
+          expect(refusal.status).toBe(c.status);
+          expect(refusal.headers["content-type"]).toBe("application/problem+json");
+          // It promises keep-alive, so the connection must take the next request.
+          expect(refusal.headers.connection).toBe("keep-alive");
+          await sleep(50);
+          conn.write(HEALTHZ);
+          const next = await conn.response(3000);
+          expect(next.status).toBe(200);
+          // …and the one after it, past the 0.5 s that used to close the socket (once: it is slow).
+          await sleep(round === 0 ? 600 : 10);
+          conn.write(HEALTHZ);
+          expect((await conn.response(3000)).status).toBe(200);
+          answered++;
+        } finally {
+          conn.destroy();
+        }
+      }
+      expect(answered).toBe(15);
+    });
+  }
+
+  it("a refusal of a body too large to drain says Connection: close, and closes after the answer", async () => {
+    const conn = await openRaw(port);
+    try {
+      const body = `{"queryUID":"${"x".repeat(4 * 1024 * 1024)}"}`;
+      conn.write(post("/cms/v1.0/queryResource", "application/json", body));
+      const refusal = await conn.response();
+      expect(refusal.status).toBe(413);
+      expect(refusal.headers.connection).toBe("close");
+      expect(JSON.parse(refusal.body).code).toBe("PAYLOAD_TOO_LARGE");
+      expect(await conn.closed(5000)).toBe(true);
+    } finally {
+      conn.destroy();
+    }
+  });
+});
+
+describe("errors of Node's HTTP layer are problem+json", () => {
+  it("a 64 KiB path answers 431 problem+json and closes", async () => {
+    const conn = await openRaw(port);
+    try {
+      conn.write(`GET /${"a".repeat(64 * 1024)} HTTP/1.1\r\nHost: cms\r\n\r\n`);
+      const res = await conn.response();
+      expect(res.status).toBe(431);
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+      expect(res.headers.connection).toBe("close");
+      expect(JSON.parse(res.body)).toMatchObject({ status: 431, code: "HEADERS_TOO_LARGE" });
+    } finally {
+      conn.destroy();
+    }
+  });
+
+  it("a raw backslash in the path answers 400 problem+json naming the request target", async () => {
+    const conn = await openRaw(port);
+    try {
+      conn.write("GET /cms/v1.0/getData/a\\b HTTP/1.1\r\nHost: cms\r\n\r\n");
+      const res = await conn.response();
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+      const problem = JSON.parse(res.body);
+      expect(problem).toMatchObject({ status: 400, code: "VALIDATION_FAILED" });
+      expect(problem.detail).toMatch(/request target.*Backslash/);
+    } finally {
+      conn.destroy();
+    }
+  });
+
+  it("an invalid Host header answers 400 problem+json", async () => {
+    const conn = await openRaw(port);
+    try {
+      conn.write("GET /healthz HTTP/1.1\r\nHost: a/b@c\r\n\r\n");
+      const res = await conn.response();
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+      expect(JSON.parse(res.body).detail).toMatch(/Host/);
+    } finally {
+      conn.destroy();
+    }
+  });
+
+  it("a malformed request line answers 400 problem+json and closes", async () => {
+    const conn = await openRaw(port);
+    try {
+      conn.write("THIS IS NOT HTTP\r\n\r\n");
+      const res = await conn.response();
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+      expect(JSON.parse(res.body)).toMatchObject({ status: 400, code: "VALIDATION_FAILED" });
+      expect(await conn.closed()).toBe(true);
+    } finally {
+      conn.destroy();
+    }
+  });
+
+  it("a header with a forbidden character answers 400 problem+json", async () => {
+    const conn = await openRaw(port);
+    try {
+      conn.write("GET /healthz HTTP/1.1\r\nHost: cms\r\nX-Bad\u0001: 1\r\n\r\n");
+      const res = await conn.response();
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+    } finally {
+      conn.destroy();
+    }
+  });
+
+  it("none of this logged an unhandled error", () => {
+    expect(app.unhandledErrors()).toEqual([]);
+  });
+});
