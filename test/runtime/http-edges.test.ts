@@ -83,72 +83,48 @@ describe("a connection after an early refusal whose body was not read", () => {
 });
 
 describe("errors of Node's HTTP layer are problem+json", () => {
-  it("a 64 KiB path answers 431 problem+json and closes", async () => {
+  /** Sends `raw` on a fresh connection; the problem answer, and whether the server then closed it. */
+  async function problemFor(raw: string, status: number) {
     const conn = await openRaw(port);
     try {
-      conn.write(`GET /${"a".repeat(64 * 1024)} HTTP/1.1\r\nHost: cms\r\n\r\n`);
+      conn.write(raw);
       const res = await conn.response();
-      expect(res.status).toBe(431);
+      expect(res.status).toBe(status);
       expect(res.headers["content-type"]).toBe("application/problem+json");
-      expect(res.headers.connection).toBe("close");
-      expect(JSON.parse(res.body)).toMatchObject({ status: 431, code: "HEADERS_TOO_LARGE" });
+      const problem = JSON.parse(res.body) as { status: number; code: string; detail: string };
+      expect(problem.status).toBe(status);
+      return { res, problem, closed: res.headers.connection === "close" && (await conn.closed()) };
     } finally {
       conn.destroy();
     }
+  }
+
+  it("a 64 KiB path answers 431 HEADERS_TOO_LARGE and closes", async () => {
+    const { problem, closed } = await problemFor(`GET /${"a".repeat(64 * 1024)} HTTP/1.1\r\nHost: cms\r\n\r\n`, 431);
+    expect(problem.code).toBe("HEADERS_TOO_LARGE");
+    expect(closed).toBe(true);
   });
 
-  it("a raw backslash in the path answers 400 problem+json naming the request target", async () => {
-    const conn = await openRaw(port);
-    try {
-      conn.write("GET /cms/v1.0/getData/a\\b HTTP/1.1\r\nHost: cms\r\n\r\n");
-      const res = await conn.response();
-      expect(res.status).toBe(400);
-      expect(res.headers["content-type"]).toBe("application/problem+json");
-      const problem = JSON.parse(res.body);
-      expect(problem).toMatchObject({ status: 400, code: "VALIDATION_FAILED" });
-      expect(problem.detail).toMatch(/request target.*Backslash/);
-    } finally {
-      conn.destroy();
-    }
+  it("a raw backslash in the path answers 400 naming the request target", async () => {
+    const { problem } = await problemFor("GET /cms/v1.0/getData/a\\b HTTP/1.1\r\nHost: cms\r\n\r\n", 400);
+    expect(problem.code).toBe("VALIDATION_FAILED");
+    expect(problem.detail).toMatch(/request target.*Backslash/);
   });
 
-  it("an invalid Host header answers 400 problem+json", async () => {
-    const conn = await openRaw(port);
-    try {
-      conn.write("GET /healthz HTTP/1.1\r\nHost: a/b@c\r\n\r\n");
-      const res = await conn.response();
-      expect(res.status).toBe(400);
-      expect(res.headers["content-type"]).toBe("application/problem+json");
-      expect(JSON.parse(res.body).detail).toMatch(/Host/);
-    } finally {
-      conn.destroy();
-    }
+  it("an invalid Host header answers 400 naming it", async () => {
+    const { problem } = await problemFor("GET /healthz HTTP/1.1\r\nHost: a/b@c\r\n\r\n", 400);
+    expect(problem.detail).toMatch(/Host/);
   });
 
-  it("a malformed request line answers 400 problem+json and closes", async () => {
-    const conn = await openRaw(port);
-    try {
-      conn.write("THIS IS NOT HTTP\r\n\r\n");
-      const res = await conn.response();
-      expect(res.status).toBe(400);
-      expect(res.headers["content-type"]).toBe("application/problem+json");
-      expect(JSON.parse(res.body)).toMatchObject({ status: 400, code: "VALIDATION_FAILED" });
-      expect(await conn.closed()).toBe(true);
-    } finally {
-      conn.destroy();
-    }
+  it("a malformed request line answers 400 and closes", async () => {
+    const { problem, closed } = await problemFor("THIS IS NOT HTTP\r\n\r\n", 400);
+    expect(problem.code).toBe("VALIDATION_FAILED");
+    expect(closed).toBe(true);
   });
 
-  it("a header with a forbidden character answers 400 problem+json", async () => {
-    const conn = await openRaw(port);
-    try {
-      conn.write("GET /healthz HTTP/1.1\r\nHost: cms\r\nX-Bad\u0001: 1\r\n\r\n");
-      const res = await conn.response();
-      expect(res.status).toBe(400);
-      expect(res.headers["content-type"]).toBe("application/problem+json");
-    } finally {
-      conn.destroy();
-    }
+  it("a header with a forbidden character answers 400 and closes", async () => {
+    const { closed } = await problemFor("GET /healthz HTTP/1.1\r\nHost: cms\r\nX-Bad\u0001: 1\r\n\r\n", 400);
+    expect(closed).toBe(true);
   });
 
   it("none of this logged an unhandled error", () => {
