@@ -39,11 +39,14 @@ export function clientErrorAnswer(code: string | undefined, requestId: string): 
   );
 }
 
-/** A 'clientError' listener: answers once if nothing was written on the connection yet, then closes it. */
+/** The answer node:http is writing on the socket, if any (the field Node's own default checks). */
+type ServerSocket = Duplex & { _httpMessage?: { headersSent?: boolean } | null };
+
+/** A 'clientError' listener: answers unless another answer is already going out, then closes. */
 export function answerClientErrors(logger: Logger) {
-  return (err: NodeJS.ErrnoException, socket: Duplex & { bytesWritten?: number }) => {
-    // A reset or a half-sent answer: nobody to tell, or too late to tell them.
-    if (err.code === "ECONNRESET" || !socket.writable || (socket.bytesWritten ?? 0) > 0) {
+  return (err: NodeJS.ErrnoException, socket: ServerSocket) => {
+    // A reset, or an answer already half-sent on this connection: nobody to tell, or too late to.
+    if (err.code === "ECONNRESET" || !socket.writable || socket._httpMessage?.headersSent) {
       socket.destroy();
       return;
     }

@@ -127,6 +127,20 @@ describe("errors of Node's HTTP layer are problem+json", () => {
     expect(closed).toBe(true);
   });
 
+  it("a malformed request after a good one on the same connection still gets its 400", async () => {
+    const conn = await openRaw(port);
+    try {
+      conn.write(HEALTHZ);
+      expect((await conn.response()).status).toBe(200);
+      conn.write("THIS IS NOT HTTP\r\n\r\n");
+      const res = await conn.response();
+      expect(res.status).toBe(400);
+      expect(res.headers["content-type"]).toBe("application/problem+json");
+    } finally {
+      conn.destroy();
+    }
+  });
+
   it("none of this logged an unhandled error", () => {
     expect(app.unhandledErrors()).toEqual([]);
   });
