@@ -78,9 +78,14 @@ function validString(s: Schema): fc.Arbitrary<string> {
 export function valueFor(doc: OpenApiDocument, schema: Schema, known: KnownValues, name = ""): fc.Arbitrary<unknown> {
   const s = flatten(doc, schema);
   const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
-  const wrong = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }), hostileString);
+  // A URI makes the service connect somewhere: strings for it come only from `known` (loopback),
+  // never from the schema's example (a public host) or random text that may parse as a URL.
+  const isUri = s.format === "uri";
+  const notString = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }));
+  const wrong = isUri ? notString : fc.oneof(notString, hostileString);
   let valid: fc.Arbitrary<unknown>;
-  if (s.enum) valid = fc.constantFrom(...s.enum);
+  if (isUri) valid = known[name] ?? fc.constant("not a url");
+  else if (s.enum) valid = fc.constantFrom(...s.enum);
   else if (types.includes("object") || s.properties) valid = objectFor(doc, s, known);
   else if (types.includes("array")) valid = fc.array(valueFor(doc, s.items ?? {}, known), { maxLength: 4 });
   else if (types.includes("integer")) valid = fc.integer({ min: s.minimum ?? -10, max: s.maximum ?? 1_000_000 });
