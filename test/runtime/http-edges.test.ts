@@ -66,6 +66,26 @@ describe("a connection after an early refusal whose body was not read", () => {
     });
   }
 
+  it("a successful 2 MiB upload keeps the connection (its body was read to the end)", async () => {
+    const b = "ok-boundary";
+    const body =
+      `--${b}\r\nContent-Disposition: form-data; name="resourceAuthor"\r\n\r\nA\r\n` +
+      `--${b}\r\nContent-Disposition: form-data; name="resourceTenantId"\r\n\r\nedges\r\n` +
+      `--${b}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n` +
+      `${"z".repeat(2 * 1024 * 1024)}\r\n--${b}--\r\n`;
+    const conn = await openRaw(port);
+    try {
+      conn.write(post("/cms/v1.0/uploadResource", `multipart/form-data; boundary=${b}`, body));
+      const created = await conn.response(10_000);
+      expect(created.status).toBe(201);
+      expect(created.headers.connection).toBe("keep-alive");
+      conn.write(HEALTHZ);
+      expect((await conn.response(3000)).status).toBe(200);
+    } finally {
+      conn.destroy();
+    }
+  });
+
   it("a refusal of a body too large to drain says Connection: close, and closes after the answer", async () => {
     const conn = await openRaw(port);
     try {
