@@ -67,7 +67,8 @@ beforeAll(async () => {
   origin = await startOrigin();
   origin.put("small.txt", "hello from the loopback origin");
   // A short fetch budget keeps a slow origin case from dominating the run.
-  app = await startTestApp({ CMS_FETCH_TIMEOUT_MS: "3000", CMS_LOG_LEVEL: "info" });
+  // CMS_PUBLIC_URL: createDataLink needs one to mint links (they are never followed here).
+  app = await startTestApp({ CMS_FETCH_TIMEOUT_MS: "3000", CMS_LOG_LEVEL: "info", CMS_PUBLIC_URL: "http://127.0.0.1:9" });
   doc = (await (await fetch(app.url("/openapi.json"))).json()) as OpenApiDocument;
 
   const created: { resourceUID: string; resourceURI: string }[] = [];
