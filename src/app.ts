@@ -48,6 +48,7 @@ export type AppConfig = Pick<
   | "CMS_AUTH_REALM_ROLES"
   | "CMS_PUBLIC_READ"
   | "CMS_PUBLIC_URL"
+  | "CMS_CONTENT_ORIGIN"
 >;
 
 export interface AppDeps {
@@ -115,13 +116,15 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   const { content, resources, locks, lifecycle, revisions } = services;
   const { clock } = deps;
   const maxInlineBytes = config.CMS_MAX_INLINE_BYTES;
+  // Signed links are for browsers: they go to the content origin, the one that renders active content.
+  const linkOrigin = config.CMS_CONTENT_ORIGIN ?? config.CMS_PUBLIC_URL;
 
   const readiness = [
     { name: "database", check: () => deps.store.ping() },
     { name: "storage", check: () => deps.blobs.check() },
   ];
   app.route("/", createMetaRouter(readiness, guards));
-  app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: config.CMS_PUBLIC_URL, maxInlineBytes }));
+  app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
   app.route("/", createDataRouter({ resources, content, guards }));
   app.route("/", createUploadRouter({ resources, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));

@@ -102,6 +102,21 @@ export const ConfigSchema = z
   CMS_PUBLIC_READ: boolean(false),
   /** Origin used in absolute URLs the service hands out (signed links); defaults to the request's origin. */
   CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
+  /**
+   * A second origin (another hostname for this same server) from which user content is rendered.
+   * Set, active content (HTML, SVG, XML) asked for on any other host is sent as an attachment, and
+   * signed links point here: the way GitHub serves user content from githubusercontent.com.
+   */
+  CMS_CONTENT_ORIGIN: z
+    .string()
+    .transform((value, ctx) => {
+      const url = URL.canParse(value) ? new URL(value) : null;
+      const bare = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
+      if (bare && !/[?#]/.test(value)) return url.origin;
+      ctx.addIssue({ code: "custom", message: "must be an http(s) origin only, e.g. https://content.example.org (no path, query or credentials)" });
+      return z.NEVER;
+    })
+    .optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
   .refine((c) => !c.CMS_AUTH_ENABLED || c.CMS_AUTH_ISSUER, {

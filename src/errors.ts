@@ -28,6 +28,10 @@ export const PROBLEMS = {
    * Content-Digest) or the origin (Repr-Digest) announced; nothing was stored.
    */
   DIGEST_MISMATCH: { status: 422, title: "Content digest mismatch" },
+  /** Node's HTTP layer: the request line and headers took longer than the server allows. */
+  REQUEST_TIMEOUT: { status: 408, title: "Request timeout" },
+  /** Node's HTTP layer: the request line and headers are over its limit (16 KiB by default). */
+  HEADERS_TOO_LARGE: { status: 431, title: "Request header fields too large" },
   /** The external URI points somewhere we refuse to fetch from (SSRF policy, scheme, credentials). */
   ORIGIN_REFUSED: { status: 422, title: "External URI refused" },
   /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */

@@ -4,7 +4,7 @@
  */
 import { ProblemError } from "../errors.js";
 import type { ByteRange } from "../storage/blob-store.js";
-import { contentDisposition } from "./content-disposition.js";
+import { contentDisposition, type DispositionType } from "./content-disposition.js";
 import { sha256DigestField, wantsSha256 } from "./digest-fields.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./http-range.js";
 
@@ -17,6 +17,10 @@ export interface BlobEntity {
   filename: string;
   /** Lowercase hex SHA-256 of the whole content: sent as `Repr-Digest` (RFC 9530). */
   sha256?: string;
+  /** How a browser shows it (default inline). */
+  disposition?: DispositionType;
+  /** Sent as Content-Security-Policy, on every answer that carries the representation's headers. */
+  contentSecurityPolicy?: string;
 }
 
 /** Opens the blob, or just `range` of it, as a stream. Only called when content is actually sent. */
@@ -141,10 +145,11 @@ function representationHeaders(entity: BlobEntity, lastModified: number | undefi
     "accept-ranges": "bytes",
     etag: entity.etag,
     "content-type": safeMediaType(entity.contentType),
-    "content-disposition": contentDisposition(entity.filename, "inline"),
+    "content-disposition": contentDisposition(entity.filename, entity.disposition ?? "inline"),
     "x-content-type-options": "nosniff",
     "cache-control": DEFAULT_CACHE_CONTROL,
   };
+  if (entity.contentSecurityPolicy) headers["content-security-policy"] = entity.contentSecurityPolicy;
   if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
   // Always sent (we store SHA-256), so Want-Repr-Digest needs no answer of its own.
   if (entity.sha256 && /^[0-9a-f]{64}$/.test(entity.sha256)) headers["repr-digest"] = sha256DigestField(entity.sha256);

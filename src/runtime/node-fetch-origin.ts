@@ -195,11 +195,23 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         if (socket.connecting || event === "secureConnect") socket.once(event, () => onConnected(socket));
         else onConnected(socket);
       });
+      let response: IncomingMessage | null = null;
       req.on("response", (res) => {
+        response = res;
         settle();
         resolve(res);
       });
       req.on("error", (err: NodeJS.ErrnoException) => {
+        if (response) {
+          // After the head the body fails with it, at once (req.destroy() would drain it silently and
+          // leave the body stream waiting for the total timeout). A parse error here means bytes past
+          // the declared Content-Length, or a broken chunked encoding.
+          const what = err.code?.startsWith("HPE_")
+            ? `sent a malformed body, e.g. more bytes than its Content-Length (${err.code})`
+            : `failed while sending the body (${err.code ?? err.message})`;
+          response.destroy(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} ${what}`, err));
+          return;
+        }
         if (signal.aborted) return fail(signal.reason);
         fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} could not be reached (${err.code ?? err.message})`, err));
       });
@@ -288,6 +300,11 @@ function bodyStream(
   };
   const onAbort = () => fail(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
+
+  // The response may have failed or ended before this stream was built (the redirect loop awaits in between).
+  if (res.errored) fail(res.errored);
+  else if (res.readableEnded) ended = true;
+  else if (res.destroyed) fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} closed the connection before the body was complete`));
 
   res.on("readable", wake);
   res.on("end", () => {

@@ -15,7 +15,12 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock">) {
   const { config, store, blobs, clock } = deps;
-  const content = createContentStore({ blobs, store, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
+  const content = createContentStore({
+    blobs,
+    store,
+    maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
+    contentOrigin: config.CMS_CONTENT_ORIGIN,
+  });
   const packages = createPackageService({
     blobs,
     content,

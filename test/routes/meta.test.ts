@@ -1,4 +1,5 @@
 /** /apiversion, health, the explorer, unknown routes and wrong methods. */
+import { createHash } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
@@ -146,6 +147,21 @@ describe("explorer", () => {
       expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(500);
     }
     expect(html).toContain("/openapi.json");
+  });
+
+  it.each(["/swagger-ui.html", "/docs"])("sends %s with a CSP: own scripts and Swagger UI's one hashed inline script, never framed", async (path) => {
+    const res = await fetch(app.url(path));
+    const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
+    expect(csp).toEqual(expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]));
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const html = await res.text();
+    // Besides the JSON data block, exactly one inline script (@hono/swagger-ui's start-up code) …
+    const inline = [...html.matchAll(/<script(?![^>]*\bsrc=)([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(inline.map((m) => m[1])).toEqual([' id="explorer-settings" type="application/json"', ""]);
+    expect(inline[1]?.[2]).toContain("SwaggerUIBundle(");
+    // … and script-src allows this origin plus that script's SHA-256, nothing else inline.
+    const hash = createHash("sha256").update(inline[1]?.[2] ?? "").digest("base64");
+    expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
   });
 
   it("serves only allow-listed vendor files", async () => {

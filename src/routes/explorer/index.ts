@@ -6,7 +6,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env.js";
 import { ProblemError } from "../../errors.js";
-import { EXPLORER_SCRIPT, type ExplorerAuth, explorerHtml } from "./page.js";
+import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
 export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
@@ -64,8 +64,11 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     },
   });
 
-  const page = explorerHtml({ specUrl: "/openapi.json", auth }, "/vendor");
-  for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page));
+  const settings = { specUrl: "/openapi.json", auth };
+  const page = explorerPage(settings, "/vendor");
+  // The explorer holds the user's token: no inline script but Swagger UI's hashed one, nothing foreign, never framed.
+  const pageHeaders = { "content-security-policy": page.csp, "x-frame-options": "DENY" };
+  for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page.html, 200, pageHeaders));
   app.get("/explorer.js", (c) =>
     c.body(EXPLORER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }),
   );
