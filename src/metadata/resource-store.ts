@@ -13,7 +13,17 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { createLockStore, type LockStore } from "./lock-store.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
-import { locks, type NewResourceRow, type ResourceRow, resources, type RevisionAction, type RevisionRow, revisions } from "./schema.js";
+import {
+  locks,
+  type NewResourceRow,
+  type ResourceRow,
+  resources,
+  type RevisionAction,
+  type RevisionRow,
+  revisions,
+  type TenantUsageRow,
+  tenantUsage,
+} from "./schema.js";
 
 /** Proof that the caller holds a lock: all three must match a live row of `locks`. */
 export interface LockProof {
@@ -55,8 +65,12 @@ export interface ResourceStore {
    * Inserts resources that share one `context` (a resource, or a package with its files) and their
    * first revisions, all or nothing.
    */
-  insertAll(rows: NewResourceRow[]): Promise<ResourceRow[]>;
-  insert(row: NewResourceRow): Promise<ResourceRow>;
+  insertAll(rows: NewResourceRow[], charge?: UsageCharge): Promise<ResourceRow[]>;
+  insert(row: NewResourceRow, charge?: UsageCharge): Promise<ResourceRow>;
+  /** The tenant's usage counters, or null before its first charge. */
+  usage(tenantId: string): Promise<TenantUsageRow | null>;
+  /** Revision rows of the tenant's resources. */
+  revisionCount(tenantId: string): Promise<number>;
   /** Deleted rows included: callers decide what a deleted resource means for them. */
   findByUid(uid: string): Promise<ResourceRow | null>;
   findByUri(context: string, path: string): Promise<ResourceRow | null>;
@@ -99,6 +113,48 @@ const MAX_PARAMS_PER_STATEMENT = 100;
 const RESOURCE_COLUMNS = Object.keys(resources).length;
 const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_COLUMNS));
 
+/**
+ * What a write adds to its tenant's usage, and the limits it must stay within (0 = none). Charged in
+ * the write's own batch: a CHECK constraint of `tenant_usage` fails the whole batch when over a limit,
+ * with the constraint's name (`quota_bytes`, `quota_resources`, `quota_ingress`) in the error.
+ */
+export interface UsageCharge {
+  tenantId: string;
+  bytes: number;
+  resources: number;
+  ingressBytes: number;
+  /** UTC day number of the write (epoch ms / 86 400 000). */
+  day: number;
+  limits: { bytes: number; resources: number; ingressBytesPerDay: number };
+}
+
+const chargeStatement = (db: BatchSQLiteDatabase, c: UsageCharge) =>
+  db
+    .insert(tenantUsage)
+    .values({
+      tenantId: c.tenantId,
+      bytes: c.bytes,
+      resources: c.resources,
+      ingressDay: c.day,
+      ingressBytes: c.ingressBytes,
+      maxBytes: c.limits.bytes,
+      maxResources: c.limits.resources,
+      maxIngressBytes: c.limits.ingressBytesPerDay,
+    })
+    .onConflictDoUpdate({
+      target: tenantUsage.tenantId,
+      set: {
+        bytes: sql`${tenantUsage.bytes} + excluded.bytes`,
+        resources: sql`${tenantUsage.resources} + excluded.resources`,
+        // A new day starts the day's count afresh.
+        ingressBytes: sql`case when ${tenantUsage.ingressDay} = excluded.ingress_day then ${tenantUsage.ingressBytes} + excluded.ingress_bytes else excluded.ingress_bytes end`,
+        ingressDay: sql`excluded.ingress_day`,
+        maxBytes: sql`excluded.max_bytes`,
+        maxResources: sql`excluded.max_resources`,
+        maxIngressBytes: sql`excluded.max_ingress_bytes`,
+      },
+    });
+
 export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
   // getData's lookup runs on every read: built and prepared once instead of per request.
   const findByUriQuery = db
@@ -131,7 +187,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
   const familyOf = (uid: string) => sql`(${resources.uid} = ${uid} or ${resources.parentUid} = ${uid})`;
 
   const store: ResourceStore = {
-    async insertAll(rows) {
+    async insertAll(rows, charge) {
       const first = rows[0];
       if (!first) return [];
       if (rows.some((r) => r.context !== first.context)) throw new TypeError("insertAll: rows must share one context");
@@ -143,12 +199,13 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
       const results = await db.batch([
         ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
         snapshot("create", actor, first.createdAt, eq(resources.context, first.context)),
+        ...(charge ? [chargeStatement(db, charge)] : []),
       ]);
       return results.slice(0, inserts.length).flat() as ResourceRow[];
     },
 
-    async insert(row) {
-      const [inserted] = await store.insertAll([row]);
+    async insert(row, charge) {
+      const [inserted] = await store.insertAll([row], charge);
       if (!inserted) throw new Error("insert returned no row");
       return inserted;
     },
@@ -231,7 +288,16 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
 
     async purge(uid) {
       const family = sql`(select ${resources.uid} from ${resources} where ${familyOf(uid)})`;
-      const [current, past, , , removed] = await db.batch([
+      // Gives back what the family was charged (bytes of every row, one resource per top-level row).
+      const refund = db
+        .update(tenantUsage)
+        .set({
+          bytes: sql`${tenantUsage.bytes} - (select coalesce(sum(${resources.size}), 0) from ${resources} where ${familyOf(uid)})`,
+          resources: sql`${tenantUsage.resources} - (select count(*) from ${resources} where ${familyOf(uid)} and ${resources.parentUid} is null)`,
+        })
+        .where(sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`);
+      const [, current, past, , , removed] = await db.batch([
+        refund,
         db.selectDistinct({ key: resources.blobKey }).from(resources).where(familyOf(uid)),
         db.selectDistinct({ key: revisions.blobKey }).from(revisions).where(sql`${revisions.resourceUid} in ${family}`),
         db.delete(revisions).where(sql`${revisions.resourceUid} in ${family}`),
@@ -254,6 +320,19 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
         .where(and(eq(revisions.resourceUid, uid), eq(revisions.revision, revision)))
         .limit(1);
       return row ?? null;
+    },
+
+    async usage(tenantId) {
+      const [row] = await db.select().from(tenantUsage).where(eq(tenantUsage.tenantId, tenantId)).limit(1);
+      return row ?? null;
+    },
+
+    async revisionCount(tenantId) {
+      const [row] = await db
+        .select({ n: count() })
+        .from(revisions)
+        .where(sql`${revisions.resourceUid} in (select ${resources.uid} from ${resources} where ${resources.tenantId} = ${tenantId})`);
+      return row?.n ?? 0;
     },
 
     async countByBlobKey(blobKey) {

@@ -3,7 +3,7 @@
  * from this file (`npm run db:generate`); the same migrations apply to libSQL and D1.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const resources = sqliteTable(
   "resources",
@@ -142,3 +142,32 @@ export const tusUploads = sqliteTable(
 
 export type TusUploadRow = typeof tusUploads.$inferSelect;
 export type NewTusUploadRow = typeof tusUploads.$inferInsert;
+
+/**
+ * Per-tenant usage counters, charged in the same batch as the rows they count, with the limits that
+ * applied at that charge: the CHECK constraints make an over-quota batch fail as a whole, so the
+ * quota holds under any concurrency and across instances sharing the database. A limit of 0 is none.
+ */
+export const tenantUsage = sqliteTable(
+  "tenant_usage",
+  {
+    tenantId: text("tenant_id").primaryKey(),
+    /** Sum of the sizes of the tenant's resource rows (package files included; shared blobs counted per reference). */
+    bytes: integer("bytes").notNull().default(0),
+    /** Top-level resources (a package counts once). */
+    resources: integer("resources").notNull().default(0),
+    /** UTC day number (epoch ms / 86 400 000) that `ingressBytes` counts. */
+    ingressDay: integer("ingress_day").notNull().default(0),
+    ingressBytes: integer("ingress_bytes").notNull().default(0),
+    maxBytes: integer("max_bytes").notNull().default(0),
+    maxResources: integer("max_resources").notNull().default(0),
+    maxIngressBytes: integer("max_ingress_bytes").notNull().default(0),
+  },
+  (t) => [
+    check("quota_bytes", sql`${t.maxBytes} = 0 or ${t.bytes} <= ${t.maxBytes}`),
+    check("quota_resources", sql`${t.maxResources} = 0 or ${t.resources} <= ${t.maxResources}`),
+    check("quota_ingress", sql`${t.maxIngressBytes} = 0 or ${t.ingressBytes} <= ${t.maxIngressBytes}`),
+  ],
+);
+
+export type TenantUsageRow = typeof tenantUsage.$inferSelect;

@@ -8,6 +8,7 @@ import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
 import { createPackageService } from "./packages.js";
 import { createResourceService } from "./resources.js";
+import { createQuotaService } from "./quotas.js";
 import { createRevisionService } from "./revisions.js";
 import { createTusUploadService } from "./tus-uploads.js";
 
@@ -31,7 +32,8 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
       maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
     },
   });
-  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock });
+  const quotas = createQuotaService({ store, config, clock });
+  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock, quotas });
   const locks = createLockService({
     store,
     resources,
@@ -49,5 +51,5 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     maxBytes: config.CMS_MAX_RESOURCE_BYTES,
     expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,
   });
-  return { content, packages, resources, locks, lifecycle, revisions, tus };
+  return { content, packages, resources, locks, lifecycle, revisions, tus, quotas };
 }

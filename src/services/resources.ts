@@ -7,13 +7,14 @@ import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/pr
 import { ProblemError } from "../errors.js";
 import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
-import type { ListQuery, ResourceStore } from "../metadata/resource-store.js";
+import type { ListQuery, ResourceStore, UsageCharge } from "../metadata/resource-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
 import { parseSha256Digest } from "../lib/digest-fields.js";
 import { type ContentStore, digestMismatch, type StoredBlob } from "./content.js";
 import type { ContentSource, ExpectedDigest } from "./content-source.js";
 import type { FetchOrigin } from "./origin.js";
 import type { PackageService } from "./packages.js";
+import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";
 
 export interface ResourceServiceDeps {
@@ -23,6 +24,7 @@ export interface ResourceServiceDeps {
   fetchOrigin: FetchOrigin;
   newShortId: IdGenerator;
   clock: () => Date;
+  quotas: QuotaService;
 }
 
 export interface RequestContext {
@@ -95,6 +97,16 @@ export function createResourceService(deps: ResourceServiceDeps) {
     return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer, digest: source.digest };
   }
 
+  /** Runs `insert` with the tenant's quota charge for `rows`; a refused charge becomes the quota's 507. */
+  async function charged<T>(rows: NewResourceRow[], received: number, insert: (charge: UsageCharge) => Promise<T>): Promise<T> {
+    const charge = deps.quotas.charge(rows[0]?.tenantId ?? "", rows.reduce((sum, r) => sum + r.size, 0), received);
+    try {
+      return await insert(charge);
+    } catch (err) {
+      throw (await deps.quotas.refusal(err, charge)) ?? err;
+    }
+  }
+
   /** Checks the tenant of a UID before any lookup, so a confined caller learns nothing about others. */
   async function lookup(uid: string, principal: Principal): Promise<ResourceRow | null> {
     const parsed = parseUid(uid);
@@ -135,9 +147,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;
-        if (!isZipMediaType(row.mediaType)) return { primary: await store.insert(row), files: null };
+        if (!isZipMediaType(row.mediaType)) return { primary: await charged([row], blob.size, (charge) => store.insert(row, charge)), files: null };
         const pkg = await packages.explode(row, pointer, stored);
-        const inserted = await store.insertAll([row, ...pkg.files]);
+        const all = [row, ...pkg.files];
+        const inserted = await charged(all, blob.size, (charge) => store.insertAll(all, charge));
         const files = inserted.filter((r) => r.parentUid === uid);
         const start = files.find((r) => r.path === pkg.startPath) as ResourceRow;
         // The anchor answers with the start page and lists the other files; getParentUuid gives the zip.

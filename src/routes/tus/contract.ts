@@ -75,7 +75,7 @@ export const tusPatch = createRoute({
   responses: {
     201: { description: "The upload is complete and became this resource", headers: offsetHeaders.extend({ Location: z.string() }), content: { "application/json": { schema: ResourceSchema } } },
     204: { description: "Stored; Upload-Offset is the new offset", headers: offsetHeaders },
-    ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422),
+    ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 507),
     460: { description: "Checksum mismatch (tus checksum extension)" },
   },
 });

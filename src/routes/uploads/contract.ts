@@ -55,6 +55,6 @@ export const uploadResource = createRoute({
       headers: z.object({ Location: z.string() }),
       content: { "application/json": { schema: ResourceSchema } },
     },
-    ...problemResponses(400, 401, 403, 413, 415, 422),
+    ...problemResponses(400, 401, 403, 413, 415, 422, 507),
   },
 });
