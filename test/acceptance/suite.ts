@@ -10,6 +10,8 @@ import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
 /** CMS_PUBLIC_URL of every target: signed links are built on it, never on the request's Host. */
 export const PUBLIC_URL = "https://cms.example.org";
+/** CMS_QUOTA_OVERRIDES of every target: the tenant whose quota the suite exhausts. */
+export const QUOTA_OVERRIDES = JSON.stringify({ "accept-quota": { resources: 2 } });
 
 export interface AcceptanceTarget {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
@@ -296,6 +298,17 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       expect(patch.headers.get("upload-offset")).toBe("4");
       expect((await fetch(upload, { method: "DELETE", headers: tus })).status).toBe(204);
       expect((await fetch(upload, { method: "HEAD", headers: tus })).status).toBe(404);
+    });
+
+    it("refuses a creation over the tenant's quota with 507, and shows the usage", async () => {
+      const inQuota = (i: number) => create({ resourceTenantId: "accept-quota", resourceName: `q${i}.pdf`, resourceExternalURI: origin.put(`quota-${i}`, `q${i}`) });
+      expect((await inQuota(1)).status).toBe(201);
+      expect((await inQuota(2)).status).toBe(201);
+      const over = await inQuota(3);
+      expect(over.status).toBe(507);
+      expect(await problem(over)).toMatchObject({ code: "QUOTA_EXCEEDED", errors: [{ pointer: "/quota/resources" }] });
+      const usage = await fetch(url("/cms/v1.0/usage?resourceTenantId=accept-quota"));
+      expect(await usage.json()).toMatchObject({ resources: 2, bytes: 4, limits: { resources: 2, bytes: null } });
     });
 
     it("rejects invalid fields with a 400 problem naming each of them", async () => {
