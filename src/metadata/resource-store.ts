@@ -79,7 +79,7 @@ export interface ResourceStore {
   /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */
   list(query: ListQuery): Promise<ResourceRow[]>;
   /** Applies `changes` as a new "update" revision if the guard holds; null if it does not. */
-  update(change: GuardedChange, changes: ResourceChanges): Promise<ResourceRow | null>;
+  update(change: GuardedChange, changes: ResourceChanges, charge?: UsageCharge): Promise<ResourceRow | null>;
   /** Marks the resource and its package files deleted (a "delete" revision each) and drops its lock; null if the guard fails. */
   softDelete(change: GuardedChange): Promise<ResourceRow | null>;
   /** Removes the resource, its files, revisions and locks for good; the blob keys they used, or null if unknown. */
@@ -252,7 +252,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
         .limit(q.limit);
     },
 
-    async update(c, changes) {
+    async update(c, changes, charge) {
       const [updated] = await db.batch([
         db
           .update(resources)
@@ -260,6 +260,21 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
           .where(guard(c))
           .returning(),
         snapshot("update", c.actor, c.now, justChanged(c)),
+        // Charged only if the guarded change applied (the tenant's row exists since its first creation).
+        ...(charge
+          ? [
+              db
+                .update(tenantUsage)
+                .set({
+                  bytes: sql`${tenantUsage.bytes} + ${charge.bytes}`,
+                  ingressBytes: sql`case when ${tenantUsage.ingressDay} = ${charge.day} then ${tenantUsage.ingressBytes} + ${charge.ingressBytes} else ${charge.ingressBytes} end`,
+                  ingressDay: charge.day,
+                  maxBytes: charge.limits.bytes,
+                  maxIngressBytes: charge.limits.ingressBytesPerDay,
+                })
+                .where(and(eq(tenantUsage.tenantId, charge.tenantId), sql`exists (select 1 from ${resources} where ${justChanged(c)})`)),
+            ]
+          : []),
       ]);
       return updated[0] ?? null;
     },

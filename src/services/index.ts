@@ -41,7 +41,7 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     ttlMs: config.CMS_LOCK_TTL * 1000,
     maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
   });
-  const lifecycle = createLifecycleService({ store, content, resources, clock });
+  const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
   const revisions = createRevisionService({ store, content, resources });
   const tus = createTusUploadService({
     store,

@@ -16,6 +16,7 @@ const OVERRIDES = {
   bytes: { bytes: 1000 },
   ingress: { ingressBytesPerDay: 1500 },
   tus: { bytes: 100 },
+  update: { bytes: 500 },
 };
 const t = useCmsApp("quota", { CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES), CMS_QUOTA_RESOURCES: "1000" });
 
@@ -84,6 +85,26 @@ describe("quotas", () => {
     expect((await cms.post("purgeResource", { resourceUID: first.resourceUID })).status).toBe(200);
     expect(await usage("bytes")).toMatchObject({ bytes: 400, resources: 1 });
     expect((await cms.postCreate({ resourceName: "again.bin" }, "w".repeat(600))).status).toBe(201);
+  });
+
+  it("updateResource with new content is charged the size difference (and its bytes as ingress), under the same quota", async () => {
+    const cms = cmsClient(t.app, "update");
+    const created = await cms.create({ resourceName: "u.bin" }, "a".repeat(300));
+    const update = async (content: string) => {
+      const lock = await cms.lock(created.resourceUID);
+      const res = await cms.post("updateResource", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author, resourceBinary: Buffer.from(content).toString("base64") });
+      await cms.post("unlockResourceDTO", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author });
+      return res;
+    };
+    expect((await update("b".repeat(500))).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 500, resources: 1, ingressToday: 800, revisions: 2 });
+    const [files, counts] = [await allFiles(), await tableCounts(t.app)];
+    await expectProblem(await update("c".repeat(501)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(await allFiles()).toEqual(files);
+    expect((await tableCounts(t.app)).revisions).toBe(counts.revisions);
+    expect(await usage("update")).toMatchObject({ bytes: 500 });
+    expect((await update("d".repeat(100))).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 100 });
   });
 
   it("bytes taken in per day count the bytes received, and refuse past the day's limit", async () => {
