@@ -172,3 +172,42 @@ describe("tus core and extensions", () => {
     expect(await partFiles(url)).toEqual([]);
   });
 });
+
+describe("tus on an S3 bucket (s3rver)", () => {
+  it("tus-js-client uploads 12 MiB in 5 MiB PATCHes (parts are objects under tus/), none left once it completes", async () => {
+    const { S3RVER_ACCESS_KEY_ID, startS3Server } = await import("../helpers/s3-server.js");
+    const { startTestApp } = await import("../helpers/test-app.js");
+    const { Upload } = await import("tus-js-client");
+    const s3 = await startS3Server();
+    const app = await startTestApp({
+      CMS_STORAGE: "s3",
+      CMS_S3_ENDPOINT: s3.endpoint,
+      CMS_S3_BUCKET: s3.bucket,
+      CMS_S3_ACCESS_KEY_ID: S3RVER_ACCESS_KEY_ID,
+      CMS_S3_SECRET_ACCESS_KEY: "S3RVER",
+    });
+    try {
+      const bytes = Buffer.alloc(12 * 1024 * 1024);
+      for (let i = 0; i < bytes.length; i += 4) bytes.writeUInt32LE((i * 2246822519) >>> 0, i);
+      const body = await new Promise<string>((resolve, reject) => {
+        new Upload(bytes, {
+          endpoint: app.url(`${API}/uploads`),
+          chunkSize: 5 * 1024 * 1024,
+          metadata: { tenant: "tus3", filename: "s3.bin", author: "S3" },
+          onError: reject,
+          onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
+        }).start();
+      });
+      const created = JSON.parse(body) as { sha256: string; size: number; resourceURI: string };
+      expect(created).toMatchObject({ size: bytes.length, sha256: sha256(bytes).toString("hex") });
+      const data = new Uint8Array(await (await fetch(app.url(`${API}/getData/${created.resourceURI}`))).arrayBuffer());
+      expect(sha256(data).toString("hex")).toBe(created.sha256);
+      const left: string[] = [];
+      for await (const key of app.deps.blobs.list("tus/")) left.push(key);
+      expect(left).toEqual([]);
+    } finally {
+      await app.close();
+      await s3.close();
+    }
+  }, 60_000);
+});
