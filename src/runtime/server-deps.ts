@@ -125,6 +125,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
     store: store ?? resourceStore,
     createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
+    platformCompresses: false,
   });
   return {
     ...deps,
