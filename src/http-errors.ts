@@ -50,12 +50,12 @@ function conditionProblem(err: unknown): ProblemError | null {
     if (e instanceof DatabaseBusyError) {
       return new ProblemError("DATABASE_BUSY", `${e.message}; nothing was changed, retry later`, {
         headers: { "retry-after": String(BUSY_RETRY_AFTER_SECONDS) },
-        cause: err,
+        cause: e,
       });
     }
     if (e instanceof DatabaseFullError || (e instanceof StorageError && e.code === "NO_SPACE")) {
       const where = e instanceof DatabaseFullError ? "the database's volume" : "the blob store";
-      return new ProblemError("INSUFFICIENT_STORAGE", `${where} has no space left; nothing of this request was kept`, { cause: err });
+      return new ProblemError("INSUFFICIENT_STORAGE", `${where} has no space left; nothing of this request was kept`, { cause: e });
     }
   }
   return null;
@@ -67,7 +67,8 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (condition) {
     c.get("logger")?.warn(condition.code === "DATABASE_BUSY" ? "database busy" : "out of space", {
       requestId: c.get("requestId"),
-      detail: err instanceof Error ? err.message : String(err),
+      // The condition's own message: a wrapping query error would also carry the statement's parameters.
+      detail: (condition.cause as Error).message,
     });
     return render(c, condition);
   }

@@ -12,12 +12,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Client, cmsClient, expectProblem, volumeFiles } from "../helpers/cms-client.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { holdWriteLock } from "../helpers/write-lock-holder.js";
-import { report, scaled } from "./scale.js";
+import { FULL, report, scaled } from "./scale.js";
 
 const HOLD_MS = scaled(2_500, 10_000);
 const BUSY_TIMEOUT_MS = scaled(1_000, 5_000);
 const EARLY_WRITES = scaled(4, 16);
 const TENANT = "dblock";
+const BASELINE_MS = scaled(1_000, 5_000);
+const P99_LIMIT_MS = 50;
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -52,9 +54,24 @@ describe("database lock contention with a second process holding the write lock"
       ["listResources", () => cms.get(`listResources?resourceTenantId=${TENANT}`)],
     ];
 
-    const holder = await holdWriteLock(app.databaseUrl.slice("file:".length), HOLD_MS);
-    const lockedAt = performance.now();
+    /** Reads round-robin for `ms`; their latencies, and any non-200 answer. */
+    const readFor = async (ms: number) => {
+      const latencies: number[] = [];
+      const failed: string[] = [];
+      for (const start = performance.now(); performance.now() - start < ms; ) {
+        for (const [name, read] of reads) {
+          const { value: res, ms: took } = await timed(read);
+          await res.arrayBuffer();
+          latencies.push(took);
+          if (res.status !== 200) failed.push(`${name}: ${res.status}`);
+        }
+      }
+      return { sorted: latencies.sort((a, b) => a - b), failed };
+    };
+    // The same reads without the lock: what this machine gives right now (other suites run beside this one).
+    const baseline = await readFor(BASELINE_MS);
 
+    const holder = await holdWriteLock(app.databaseUrl.slice("file:".length), HOLD_MS);
     // Writes that arrive at once: they wait the whole bound, then give up.
     const early = Array.from({ length: EARLY_WRITES }, (_, i) => {
       const content = `early write ${i} ${Math.random()}`;
@@ -63,22 +80,13 @@ describe("database lock contention with a second process holding the write lock"
     // A write that arrives shortly before the lock lifts: it waits less than the bound and succeeds.
     const late = sleep(HOLD_MS - BUSY_TIMEOUT_MS / 2).then(() => timed(() => cms.postCreate({ resourceName: "late.txt" }, "late write")));
 
-    const latencies: number[] = [];
-    const failedReads: string[] = [];
-    while (performance.now() - lockedAt < HOLD_MS - 100) {
-      for (const [name, read] of reads) {
-        const { value: res, ms } = await timed(read);
-        await res.arrayBuffer();
-        latencies.push(ms);
-        if (res.status !== 200) failedReads.push(`${name}: ${res.status}`);
-      }
-    }
+    const during = await readFor(HOLD_MS - 100);
     await holder.released;
     const afterLock = await timed(() => cms.postCreate({ resourceName: "after.txt" }, "first write after the lock"));
 
-    expect(failedReads).toEqual([]);
-    const sorted = [...latencies].sort((a, b) => a - b);
-    const p99 = percentile(sorted, 99);
+    expect([...baseline.failed, ...during.failed]).toEqual([]);
+    const p99 = percentile(during.sorted, 99);
+    const baselineP99 = percentile(baseline.sorted, 99);
 
     const earlyResults = await Promise.all(early);
     for (const { value: res, ms } of earlyResults) {
@@ -100,15 +108,22 @@ describe("database lock contention with a second process holding the write lock"
     report("db-lock", {
       holdMs: HOLD_MS,
       busyTimeoutMs: BUSY_TIMEOUT_MS,
-      reads: latencies.length,
-      readP50Ms: percentile(sorted, 50).toFixed(1),
+      reads: during.sorted.length,
+      readP50Ms: percentile(during.sorted, 50).toFixed(1),
       readP99Ms: p99.toFixed(1),
-      readMaxMs: (sorted.at(-1) ?? 0).toFixed(1),
+      readMaxMs: (during.sorted.at(-1) ?? 0).toFixed(1),
+      baselineReads: baseline.sorted.length,
+      baselineP99Ms: baselineP99.toFixed(1),
       writes503: earlyResults.length,
       lateWriteMs: lateResult.ms.toFixed(0),
       firstWriteAfterLockMs: afterLock.ms.toFixed(0),
     });
-    expect(p99).toBeLessThan(50);
+    // A blocked event loop shows as reads taking as long as the writes wait (≥ the bound).
+    expect(during.sorted.at(-1)).toBeLessThan(BUSY_TIMEOUT_MS / 2);
+    // The promise is p99 < 50 ms. The quick run shares the machine with the rest of `npm test`, so
+    // there it may instead show that the lock does not slow reads beyond what the machine gives.
+    if (FULL) expect(p99).toBeLessThan(P99_LIMIT_MS);
+    else expect(p99 < P99_LIMIT_MS || p99 < 2 * baselineP99 + 10, `p99 ${p99} ms, baseline ${baselineP99} ms`).toBe(true);
   });
 
   it("writes again at once after a refused write (no statement left in progress by SQLITE_BUSY)", async () => {
