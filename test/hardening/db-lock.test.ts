@@ -126,6 +126,13 @@ describe("database lock contention with a second process holding the write lock"
     else expect(p99 < P99_LIMIT_MS || p99 < 2 * baselineP99 + 10, `p99 ${p99} ms, baseline ${baselineP99} ms`).toBe(true);
   });
 
+  it("declares 503 on every write in the OpenAPI document", async () => {
+    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const verb of ["createResource", "uploadResource", "updateResource", "deleteResource", "purgeResource", "lockResourceDTO", "unlockResource"]) {
+      expect(Object.keys(doc.paths[`/cms/v1.0/${verb}`]?.post?.responses ?? {}), verb).toContain("503");
+    }
+  });
+
   it("writes again at once after a refused write (no statement left in progress by SQLITE_BUSY)", async () => {
     const holder = await holdWriteLock(app.databaseUrl.slice("file:".length), BUSY_TIMEOUT_MS + 500);
     await expectProblem(await cms.postCreate({ resourceName: "refused.txt" }, "refused"), 503, "DATABASE_BUSY");

@@ -305,6 +305,13 @@ describe("an S3 bucket that refuses to store more (HTTP 507 XMinioStorageFull)",
   });
   afterEach(() => expect(app.unhandledErrors()).toEqual([]));
 
+  it("declares 507 on every storing write in the OpenAPI document", async () => {
+    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const verb of ["createResource", "uploadResource", "updateResource", "deleteResource", "lockResourceDTO"]) {
+      expect(Object.keys(doc.paths[`/cms/v1.0/${verb}`]?.post?.responses ?? {}), verb).toContain("507");
+    }
+  });
+
   it("answers 507, leaves no object or pending upload, stays healthy, and accepts again when the bucket does", async () => {
     const seedBytes = randomBytes(5_000);
     const seed = await cms.create({ resourceName: "seed.bin" }, seedBytes);
