@@ -18,10 +18,10 @@ import { createCachedBlobStore } from "../storage/drivers/cached.js";
 import { createFsBlobStore } from "../storage/drivers/fs.js";
 import { createS3BlobStore } from "../storage/drivers/s3.js";
 import { createAppDeps } from "./app-deps.js";
-import { withBusyWait } from "./busy-wait.js";
 import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
+import { createSqliteFileClient } from "./sqlite-file-client.js";
 import { nodeToWebStream } from "./node-streams.js";
 
 // Two levels below the project root: here (src/runtime/) and in the bundle (dist/node/, scripts/build.mjs).
@@ -37,21 +37,11 @@ export async function openDatabase(config: DatabaseSettings) {
   }
   const file = resolve(url.slice("file:".length));
   await mkdir(dirname(file), { recursive: true });
-  // One connection per client (every call is synchronous, so more would only multiply per-connection
-  // pragmas) with busy timeout 0, the libsql default: busy-wait.ts waits for the write lock instead.
-  let wal = false;
-  const connect = async () => {
-    const client = createClient({ url, concurrency: 1 });
-    // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
-    if (wal) await client.execute("PRAGMA synchronous = NORMAL");
-    return client;
-  };
-  const maxWaitMs = config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS;
-  const client = await withBusyWait({ connect, databaseFile: file, maxWaitMs });
+  const client = createSqliteFileClient({ file, maxWaitMs: config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS });
   // WAL lets readers proceed during writes (switching to it takes the write lock, so it may wait).
   const { rows } = await client.execute("PRAGMA journal_mode = WAL");
   if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client);
-  wal = true;
+  // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
   await client.execute("PRAGMA synchronous = NORMAL");
   return migrated(withDurableCommits(client, groupCommit(() => fsyncWal(file))));
 }
