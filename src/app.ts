@@ -16,6 +16,7 @@ import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
 import { API_CORS, cors } from "./middleware/cors.js";
+import { headContentLength } from "./middleware/head-length.js";
 import { requestContext } from "./middleware/request-context.js";
 import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
 import { createDataRouter } from "./routes/retrieval/router.js";
@@ -41,6 +42,7 @@ export type AppConfig = Pick<
   | "CMS_AUTH_ISSUER"
   | "CMS_AUTH_EXPLORER_CLIENT_ID"
   | "CMS_AUTH_TENANT_CLAIM"
+  | "CMS_AUTH_REALM_ROLES"
   | "CMS_PUBLIC_READ"
   | "CMS_PUBLIC_URL"
 >;
@@ -77,6 +79,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   // Wraps everything after it: a known path with another method answers 405 + Allow, not 404.
   app.use(methodNotAllowed({ app, onMethodNotAllowed }));
   app.use(cors(API_CORS));
+  app.use(headContentLength());
   // Bodies that may carry resourceBinary get room for CMS_MAX_INLINE_BYTES of base64; the streamed
   // upload has no body limit here (the multipart parser and the blob store bound what it stores).
   const inlineBodyBytes = Math.ceil(config.CMS_MAX_INLINE_BYTES / 3) * 4 + MAX_JSON_BODY_BYTES;
@@ -99,6 +102,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   const guards = createGuards({
     verifier: deps.verifier,
     tenantClaim: config.CMS_AUTH_TENANT_CLAIM,
+    realmRoles: config.CMS_AUTH_REALM_ROLES,
     links: deps.links,
     publicRead: config.CMS_PUBLIC_READ,
     clock: deps.clock,

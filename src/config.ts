@@ -89,8 +89,12 @@ export const ConfigSchema = z
   CMS_AUTH_EXPLORER_CLIENT_ID: z.string().min(1).default("cms-explorer"),
   /** JWKS URL; by default taken from the issuer's discovery document. */
   CMS_AUTH_JWKS_URL: z.url({ message: "must be an absolute URL" }).optional(),
-  /** Minimum time between JWKS refetches caused by an unknown key id (protects the IdP from floods). */
+  /** Minimum time before the same unknown key id (or a bad signature under a known one) refetches the JWKS again. */
   CMS_AUTH_JWKS_COOLDOWN_MS: integer(30_000, 0, 3_600_000),
+  /** Minimum time between any two JWKS fetches: a key id never seen before refetches once this has passed (rotation). */
+  CMS_AUTH_JWKS_REFETCH_FLOOR_MS: integer(5_000, 0, 60_000),
+  /** Count `realm_access.roles` as well as this client's roles (opt-in: realm roles are shared by every client of a realm). */
+  CMS_AUTH_REALM_ROLES: boolean(false),
   /** Claim listing the tenants a token is confined to (a string or a list). */
   CMS_AUTH_TENANT_CLAIM: z.string().min(1).default("tenants"),
   /** HMAC key for signed getData links (≥ 32 characters). Random per process when unset. */

@@ -8,7 +8,7 @@ import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "../lib/ip-address.js";
 import type { FetchOrigin, OriginResponse } from "../services/origin.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
+import { followRedirects, isLocalhostName, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (
@@ -97,6 +97,9 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       // Node never calls `lookup` for IP literals, so they are checked here.
       if (!isAllowed(hostname)) throw refuseAddress(hostname, hostname);
       return { url, hostname, address: hostname, family: literal };
+    }
+    if (!allowPrivate && isLocalhostName(hostname)) {
+      throw problem("ORIGIN_REFUSED", `resourceExternalURI host ${hostname} is not allowed: localhost names are loopback (RFC 6761)`);
     }
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
       const settle = () => {

@@ -7,6 +7,9 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
+/** CMS_PUBLIC_URL of every target: signed links are built on it, never on the request's Host. */
+export const PUBLIC_URL = "https://cms.example.org";
+
 export interface AcceptanceTarget {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   baseUrl: string;
@@ -197,6 +200,7 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
         expect(res.status).toBe(200);
         const link = (await res.json()) as { url: string };
         const signed = new URL(link.url);
+        expect(signed.origin).toBe(PUBLIC_URL);
         expect(signed.searchParams.get("signature")).toBeTruthy();
         const data = await fetch(url(`${signed.pathname}${signed.search}`));
         expect(data.status).toBe(200);

@@ -41,11 +41,42 @@ describe("meta endpoints", () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
-    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(expect.arrayContaining(["GET", "POST", "DELETE"]));
+    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(expect.arrayContaining(["GET", "POST"]));
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["authorization", "content-type", "range", "if-none-match"]),
     );
     expect(res.headers.get("access-control-max-age")).toBe("600");
+  });
+
+  it("lets a preflight send every conditional header the API honours, and only the methods routes have", async () => {
+    const res = await fetch(app.url("/cms/v1.0/getData/x/y"), {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "GET", "access-control-request-headers": "if-unmodified-since" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
+      expect.arrayContaining(["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range"]),
+    );
+    // No route answers PUT, DELETE or PATCH: a preflight must not promise them.
+    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["GET", "HEAD", "POST"]);
+  });
+
+  it("exposes Retry-After (423, 503) and Allow (405) to scripts", async () => {
+    const res = await fetch(app.url("/apiversion"), { method: "DELETE", headers: { origin: "https://app.example" } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
+      expect.arrayContaining(["retry-after", "allow"]),
+    );
+  });
+
+  it.each(["/apiversion", "/openapi.json"])("answers HEAD %s with the Content-Length GET sends", async (path) => {
+    const get = await fetch(app.url(path));
+    const length = (await get.arrayBuffer()).byteLength;
+    expect(get.headers.get("content-length")).toBe(String(length));
+    const head = await fetch(app.url(path), { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe(get.headers.get("content-type"));
+    expect(head.headers.get("content-length")).toBe(String(length));
   });
 
   it("exposes the headers scripts read on every response, errors included", async () => {
