@@ -120,6 +120,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   mountExplorer(app, deps.readAsset, {
     issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,
     clientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,
+    publicUrl: config.CMS_PUBLIC_URL,
   });
   return app;
 }

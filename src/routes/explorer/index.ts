@@ -6,6 +6,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env.js";
 import { ProblemError } from "../../errors.js";
+import { openApiDocument } from "./openapi-document.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerHtml } from "./page.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
@@ -25,6 +26,8 @@ export interface ExplorerOptions {
   /** The provider's issuer when auth is on; Keycloak's endpoint layout is assumed under it. */
   issuer?: string;
   clientId: string;
+  /** CMS_PUBLIC_URL: the document's server; else the origin the document was requested at. */
+  publicUrl?: string;
 }
 
 const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
@@ -55,14 +58,12 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
       flows: { authorizationCode: { authorizationUrl: auth.authorizationUrl, tokenUrl: auth.tokenUrl, scopes: { openid: "OpenID Connect" } } },
     });
   }
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Content resource service",
-      version: "1.0",
-      description: "Register resources by external URI and fetch their content over HTTP.",
-    },
+  const document = openApiDocument(app, {
+    title: "Content resource service",
+    version: "1.0",
+    description: "Register resources by external URI and fetch their content over HTTP.",
   });
+  app.get("/openapi.json", (c) => c.json(document(options.publicUrl ?? new URL(c.req.url).origin)));
 
   const page = explorerHtml({ specUrl: "/openapi.json", auth }, "/vendor");
   for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page));
