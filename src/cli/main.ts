@@ -48,14 +48,14 @@ program
   .argument("<source>", "a file, or an http(s) URL the server downloads")
   .requiredOption("--tenant <tenant>", "tenant id")
   .option("--name <name>", "resource name (default: the file's name)")
-  .option("--type <mediaType>", "media type", "application/octet-stream")
+  .option("--type <mediaType>", "media type (default: the server decides; application/octet-stream for a URL)")
   .option("--author <author>", "author", process.env.USER || "cms")
-  .action(async (source: string, o: { tenant: string; name?: string; type: string; author: string }) => {
+  .action(async (source: string, o: { tenant: string; name?: string; type?: string; author: string }) => {
     const isUrl = /^https?:\/\//i.test(source);
     const resourceName = o.name ?? basename(isUrl ? new URL(source).pathname : source);
-    const fields = { resourceTenantId: o.tenant, resourceAuthor: o.author, resourceName, resourceMediaType: o.type };
+    const fields = { resourceTenantId: o.tenant, resourceAuthor: o.author, resourceName, ...(o.type ? { resourceMediaType: o.type } : {}) };
     const created = isUrl
-      ? await client().createResource({ ...fields, resourceExternalURI: source })
+      ? await client().createResource({ resourceMediaType: "application/octet-stream", ...fields, resourceExternalURI: source })
       : await putFile(client(), source, fields, { quiet: quiet() });
     print(created, `${created.resourceURI}  ${formatBytes(created.size)}  sha256:${created.sha256}`);
   });

@@ -22,12 +22,14 @@ const newBoundary = () => `cms-${Array.from(crypto.getRandomValues(new Uint8Arra
 
 export function multipartUpload(fields: UploadFields, file: ReadableStream<Uint8Array>, size: number | undefined, onProgress?: Progress) {
   const boundary = newBoundary();
-  const { resourceName = "upload", resourceMediaType = "application/octet-stream", ...rest } = fields;
+  // No media type given: none is sent, so the server decides (it may detect it from the bytes).
+  const { resourceName = "upload", resourceMediaType, ...rest } = fields;
   const head =
-    Object.entries({ ...rest, resourceName, resourceMediaType })
+    Object.entries({ ...rest, resourceName, ...(resourceMediaType ? { resourceMediaType } : {}) })
       .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`)
       .join("") +
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(resourceName)}\r\nContent-Type: ${resourceMediaType}\r\n\r\n`;
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(resourceName)}\r\n` +
+    (resourceMediaType ? `Content-Type: ${resourceMediaType}\r\n\r\n` : "\r\n");
   const reader = file.getReader();
   let sent = 0;
   let done = false;
