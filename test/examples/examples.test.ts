@@ -42,12 +42,16 @@ describe("examples/", () => {
     expect(await readFile(join(app.dir, "walkthrough.txt"), "utf8")).toBe("hello from the walkthrough");
   });
 
-  it("node-client.mjs uploads, lists, downloads verified and links through content-resource-service/client", async () => {
+  // The same script under Bun (the pinned devDependency) shows the client is runtime-neutral.
+  it.each([
+    ["node", process.execPath],
+    ["bun", join(EXAMPLES, "../node_modules/.bin/bun")],
+  ])("node-client.mjs under %s uploads, lists, downloads verified and links through content-resource-service/client", async (runtime, exe) => {
     await buildClient();
-    const file = join(app.dir, "example.txt");
+    const file = join(app.dir, `example-${runtime}.txt`);
     await writeFile(file, "typed client example");
-    const { stdout } = await run(process.execPath, [join(EXAMPLES, "node-client.mjs"), file], { cwd: app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl } });
-    expect(stdout).toMatch(/^created \S+\/example\.txt [0-9a-f]{64}$/m);
+    const { stdout } = await run(exe, [join(EXAMPLES, "node-client.mjs"), file], { cwd: app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl } });
+    expect(stdout).toMatch(new RegExp(`^created \\S+/example-${runtime}\\.txt [0-9a-f]{64}$`, "m"));
     expect(stdout).toContain("listed 1 resource(s)");
     expect(stdout).toContain("downloaded and verified 20 bytes");
     expect(stdout).toMatch(/signed link http:\/\/127\.0\.0\.1:\d+\/cms\/v1\.0\/getData\/.*signature=/);
