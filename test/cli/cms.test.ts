@@ -3,16 +3,20 @@
  * round trip with checksum, resume after a killed transfer, --json, no progress bar without a TTY,
  * and every error path (exit code 1, one clear line on stderr).
  */
+import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
-import { runCms, startCms } from "./run-cms.js";
+import { BIN, runCms, startCms } from "./run-cms.js";
+
+const run = promisify(execFile);
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
@@ -55,6 +59,16 @@ describe("cms put / get", () => {
     expect(byUid.code).toBe(0);
     expect(sha256(await readFile(join(app.dir, "photo.bin")))).toBe(sha256(bytes));
 
+  });
+
+  it("shows a progress bar (bytes, rate, ETA) on a terminal: util-linux `script` gives the CLI a pty", async () => {
+    const bytes = randomBytes(2_000_000);
+    await writeFile(join(app.dir, "tty.bin"), bytes);
+    const { resourceURI } = JSON.parse((await cms("put", "tty.bin", "--tenant", "acme", "--json")).stdout) as { resourceURI: string };
+    const command = `${process.execPath} ${BIN} get ${resourceURI} -o tty-copy.bin --limit-rate 4M`;
+    const { stdout } = await run("script", ["-qec", command, "/dev/null"], { cwd: app.dir, env: { ...env, PATH: process.env.PATH ?? "", HOME: app.dir } });
+    expect(stdout).toMatch(/get =*-*.* \d+% \| [\d.]+ (KiB|MiB)\/1\.9 MiB \| [\d.]+ (B|KiB|MiB)\/s \| ETA \d+s/);
+    expect(sha256(await readFile(join(app.dir, "tty-copy.bin")))).toBe(sha256(bytes));
   });
 
   it("registers a URL with createResource", async () => {

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const BIN = fileURLToPath(new URL("../../bin/cms.mjs", import.meta.url));
+export const BIN = fileURLToPath(new URL("../../bin/cms.mjs", import.meta.url));
 
 export interface CmsResult {
   code: number | null;
