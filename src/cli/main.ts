@@ -118,9 +118,7 @@ program
   .requiredOption("--lock-id <id>", "the lock ID `cms lock` printed")
   .action(async (uid: string, o: { lockId: string }) => {
     const { author } = await client().queryResource(uid);
-    await client().api.POST("/cms/v1.0/unlockResourceDTO", { body: { resourceUID: uid, author, lockID: o.lockId } }).then(async ({ response, error }) => {
-      if (!response.ok) throw new CmsProblem(error as never);
-    });
+    await client().unlock({ resourceUID: uid, author, lockID: o.lockId });
     print({ resourceUID: uid, unlocked: true }, `unlocked ${uid}`);
   });
 

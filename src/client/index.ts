@@ -23,6 +23,7 @@ export type Resource = components["schemas"]["Resource"];
 export type ResourcePage = components["schemas"]["ResourcePage"];
 export type LockedResource = components["schemas"]["LockedResource"];
 export type CreateResourceRequest = components["schemas"]["CreateResourceRequest"];
+export type LockedResourceDTO = components["schemas"]["LockedResourceDTO"];
 export type ListResourcesQuery = NonNullable<paths["/cms/v1.0/listResources"]["get"]["parameters"]["query"]>;
 
 export interface CmsClientOptions {
@@ -69,7 +70,7 @@ export function createCmsClient(options: CmsClientOptions) {
     const { author } = await query(resourceUID);
     return ok(api.POST("/cms/v1.0/lockResourceDTO", { body: { resourceUID, author } }));
   };
-  const unlock = (locked: Awaited<ReturnType<typeof lock>>) => ok(api.POST("/cms/v1.0/unlockResourceDTO", { body: locked }));
+  const unlock = (locked: LockedResourceDTO) => ok(api.POST("/cms/v1.0/unlockResourceDTO", { body: locked }));
 
   return {
     api,
@@ -79,7 +80,7 @@ export function createCmsClient(options: CmsClientOptions) {
     listResources: (q: ListResourcesQuery) => ok(api.GET("/cms/v1.0/listResources", { params: { query: q } })),
     lock,
     unlock,
-    deleteResource: (locked: Awaited<ReturnType<typeof lock>>) => ok(api.POST("/cms/v1.0/deleteResource", { body: locked })),
+    deleteResource: (locked: LockedResourceDTO) => ok(api.POST("/cms/v1.0/deleteResource", { body: locked })),
     /** Lock, soft-delete, unlock: what an interactive `rm` means. */
     async remove(resourceUID: string) {
       const locked = await lock(resourceUID);

@@ -130,6 +130,7 @@ describe("cms ls / info / lock / unlock / link / rm", () => {
 
     const lock = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string };
     expectFailure(await cms("rm", resourceUID), /^cms: 423 LOCKED: /);
+    expectFailure(await cms("unlock", resourceUID, "--lock-id", "not-the-lock"), /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /);
     expect((await cms("unlock", resourceUID, "--lock-id", lock.lockID)).code).toBe(0);
 
     const link = (await cms("link", resourceURI, "--expires", "10m")).stdout.trim();
