@@ -130,6 +130,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,
     clientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,
     compressAssets: !deps.platformCompresses,
+    publicUrl: config.CMS_PUBLIC_URL,
   });
   return app;
 }

@@ -7,7 +7,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./env.js";
-import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse } from "./errors.js";
+import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse, problemType } from "./errors.js";
 import { DatabaseBusyError, DatabaseFullError } from "./metadata/database-errors.js";
 import { StorageError } from "./storage/blob-store.js";
 
@@ -106,6 +106,28 @@ export const ProblemSchema = z
   })
   .openapi("Problem");
 
+const headerDoc = (description: string, example: string) => ({ description, schema: { type: "string" as const, example } });
+
+/** Headers that come with a problem of some statuses (what a client needs to react to it). */
+const PROBLEM_HEADERS: Partial<Record<number, Record<string, ReturnType<typeof headerDoc>>>> = {
+  401: { "WWW-Authenticate": headerDoc("The bearer challenge (RFC 6750).", 'Bearer realm="cms", error="invalid_token"') },
+  405: { Allow: headerDoc("The methods this path accepts.", "GET, HEAD") },
+  416: { "Content-Range": headerDoc("The content's size.", "bytes */6789") },
+  423: { "Retry-After": headerDoc("Seconds until the lock expires.", "1800") },
+};
+
+/** An example problem of that status, with its own code (not the first code of the enum). */
+function problemExample(status: number) {
+  const code = CODE_BY_STATUS.get(status) ?? "INTERNAL";
+  return { type: problemType(code), title: PROBLEMS[code].title, status, detail: PROBLEMS[code].title, code };
+}
+
+type ProblemResponse = {
+  description: string;
+  headers?: Record<string, ReturnType<typeof headerDoc>>;
+  content: { "application/problem+json": { schema: typeof ProblemSchema; example: ReturnType<typeof problemExample> } };
+};
+
 /** OpenAPI response entries for exactly the problem statuses a route can produce. */
 export function problemResponses<S extends number>(...statuses: S[]) {
   return Object.fromEntries(
@@ -113,8 +135,9 @@ export function problemResponses<S extends number>(...statuses: S[]) {
       status,
       {
         description: PROBLEMS[CODE_BY_STATUS.get(status) ?? "INTERNAL"].title,
-        content: { "application/problem+json": { schema: ProblemSchema } },
+        ...(PROBLEM_HEADERS[status] ? { headers: PROBLEM_HEADERS[status] } : {}),
+        content: { "application/problem+json": { schema: ProblemSchema, example: problemExample(status) } },
       },
     ]),
-  ) as Record<S, { description: string; content: { "application/problem+json": { schema: typeof ProblemSchema } } }>;
+  ) as Record<S, ProblemResponse>;
 }

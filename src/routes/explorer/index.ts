@@ -9,6 +9,7 @@ import { ProblemError } from "../../errors.js";
 import { ifNoneMatchHits } from "../../lib/serve-blob.js";
 import { acceptsGzip, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
+import { openApiDocument } from "./openapi-document.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
 export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
@@ -29,6 +30,8 @@ export interface ExplorerOptions {
   clientId: string;
   /** Send vendor files gzipped ourselves; false where the runtime compresses responses (Workers). */
   compressAssets: boolean;
+  /** CMS_PUBLIC_URL: the document's server; else the origin the document was requested at. */
+  publicUrl?: string;
 }
 
 const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
@@ -59,14 +62,12 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
       flows: { authorizationCode: { authorizationUrl: auth.authorizationUrl, tokenUrl: auth.tokenUrl, scopes: { openid: "OpenID Connect" } } },
     });
   }
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Content resource service",
-      version: "1.0",
-      description: "Register resources by external URI and fetch their content over HTTP.",
-    },
+  const document = openApiDocument(app, {
+    title: "Content resource service",
+    version: "1.0",
+    description: "Register resources by external URI and fetch their content over HTTP.",
   });
+  app.get("/openapi.json", (c) => c.json(document(options.publicUrl ?? new URL(c.req.url).origin)));
 
   const settings = { specUrl: "/openapi.json", auth };
   const page = explorerPage(settings, "/vendor");

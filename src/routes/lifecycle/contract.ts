@@ -1,7 +1,7 @@
 /** Route definitions for updating, deleting and purging resources, and for their revisions. No logic here. */
 import { createRoute } from "@hono/zod-openapi";
 import { problemResponses } from "../../http-errors.js";
-import { contentResponses } from "../retrieval/contract.js";
+import { contentRequest, contentResponses } from "../retrieval/contract.js";
 import { UidParamsSchema } from "../retrieval/schemas.js";
 import { LockedResourceRequestSchema, LockedResourceSchema } from "../locks/schemas.js";
 import { API_PREFIX } from "../meta.js";
@@ -42,6 +42,7 @@ export const purgeResource = jsonPost({
 export const getRevisions = createRoute({
   method: "get",
   path: `${API_PREFIX}/getRevisions/{resourceUID}`,
+  operationId: "getRevisions",
   tags: ["lifecycle"],
   summary: "A resource's revisions, oldest first (also after a delete, which is the last one)",
   security: BEARER_SECURITY,
@@ -55,9 +56,10 @@ export const getRevisions = createRoute({
 export const getRevisionData = createRoute({
   method: "get",
   path: `${API_PREFIX}/getRevisionData/{resourceUID}/{revision}`,
+  operationId: "getRevisionData",
   tags: ["lifecycle"],
   summary: "The content a resource had in one revision (same serving rules as getData)",
   security: [...BEARER_SECURITY, { signedLink: [] }],
-  request: { params: RevisionParamsSchema },
+  request: { params: RevisionParamsSchema, ...contentRequest },
   responses: { ...contentResponses, ...problemResponses(400) },
 });

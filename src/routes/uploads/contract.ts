@@ -22,6 +22,7 @@ export const UPLOAD_FIELDS = Object.keys(UploadFieldsSchema.shape);
 export const uploadResource = createRoute({
   method: "post",
   path: `${API_PREFIX}/uploadResource`,
+  operationId: "uploadResource",
   tags: ["resources"],
   summary: "Register a resource from a streamed multipart/form-data upload (large files)",
   description:
