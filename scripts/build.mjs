@@ -30,8 +30,28 @@ export async function buildServer() {
   return SERVER_BUNDLE;
 }
 
+export const CLIENT_BUNDLE = fileURLToPath(new URL("../dist/client/index.mjs", import.meta.url));
+
+/**
+ * The typed client (package.json "exports": "./client") as one ES module for any runtime: bundled
+ * for the browser platform, so a `node:` import anywhere in it fails the build.
+ */
+export async function buildClient(outfile = CLIENT_BUNDLE) {
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["src/client/index.ts"],
+    outfile,
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    target: "es2022",
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  await buildServer();
-  console.error(`built dist/node/server.mjs in ${Math.round(performance.now() - started)} ms`);
+  await Promise.all([buildServer(), buildClient()]);
+  console.error(`built dist/node/server.mjs and dist/client/index.mjs in ${Math.round(performance.now() - started)} ms`);
 }

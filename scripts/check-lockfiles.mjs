@@ -37,6 +37,15 @@ try {
   rmSync(scratch, { recursive: true, force: true });
 }
 
+// The pinned tool project (tools/openapi-gen, npm only): exact pins its own lock agrees with.
+const toolPkg = JSON.parse(readFileSync("tools/openapi-gen/package.json", "utf8"));
+const toolLock = JSON.parse(readFileSync("tools/openapi-gen/package-lock.json", "utf8"));
+for (const [name, version] of Object.entries(toolPkg.dependencies)) {
+  if (!/^\d+\.\d+\.\d+$/.test(version)) problems.push(`tools/openapi-gen: ${name}@${version} is not an exact pin`);
+  const locked = toolLock.packages?.[`node_modules/${name}`]?.version;
+  if (locked !== version) problems.push(`tools/openapi-gen/package-lock.json has ${name}@${locked}, package.json pins ${version}`);
+}
+
 if (problems.length) {
   console.error(`lockfiles out of sync:\n- ${problems.join("\n- ")}`);
   process.exit(1);

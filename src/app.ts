@@ -68,6 +68,8 @@ export interface AppDeps {
   clock: () => Date;
   logger: Logger;
   readAsset: AssetReader;
+  /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
+  platformCompresses: boolean;
 }
 
 /** JSON request bodies carry metadata only; content arrives by URI, inline base64 or a streamed upload. */
@@ -139,6 +141,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   mountExplorer(app, deps.readAsset, {
     issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,
     clientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,
+    compressAssets: !deps.platformCompresses,
+    publicUrl: config.CMS_PUBLIC_URL,
   });
   return app;
 }

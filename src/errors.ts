@@ -19,8 +19,6 @@ export const PROBLEMS = {
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type" },
   RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
-  /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */
-  QUOTA_EXCEEDED: { status: 507, title: "Quota exceeded" },
   /** tus checksum extension: the PATCH body does not hash to its Upload-Checksum (nothing of it kept). */
   CHECKSUM_MISMATCH: { status: 460, title: "Checksum mismatch" },
   /** Someone else holds a live lock on the resource (RFC 4918 §11.3), or the caller already does. */
@@ -40,6 +38,12 @@ export const PROBLEMS = {
   ORIGIN_FAILED: { status: 502, title: "External URI could not be fetched" },
   ORIGIN_TIMEOUT: { status: 504, title: "External URI timed out" },
   UNAVAILABLE: { status: 503, title: "Service unavailable" },
+  /** Another process or instance held the database's write lock for longer than CMS_DB_BUSY_TIMEOUT_MS; retry later. */
+  DATABASE_BUSY: { status: 503, title: "Database busy" },
+  /** The volume or bucket refused to store more (disk full, quota); nothing of the request was kept. */
+  INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
+  /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */
+  QUOTA_EXCEEDED: { status: 507, title: "Quota exceeded" },
   INTERNAL: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

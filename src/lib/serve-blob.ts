@@ -204,6 +204,12 @@ function listMatches(value: string, current: ETag, compare: (a: ETag, b: ETag) =
   return list === "*" || list.some((tag) => compare(tag, current));
 }
 
+/** Whether an If-None-Match value matches `etag` (a quoted entity-tag): §13.1.2's weak comparison. */
+export function ifNoneMatchHits(value: string | null | undefined, etag: string): boolean {
+  const current = parseETag(etag);
+  return value != null && current !== undefined && listMatches(value, current, weakMatch);
+}
+
 /** §13.2.2 steps 1–4, in order. Only GET and HEAD reach here, so a matching If-None-Match is a 304. */
 function evaluatePreconditions(
   header: (name: string) => string | null | undefined,

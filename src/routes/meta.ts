@@ -14,11 +14,12 @@ const VersionSchema = z
     maxVersion: z.number(),
     versionContexts: z.record(z.string(), z.string()),
   })
-  .openapi("Version");
+  .openapi("Version", { example: { minVersion: 1.0, maxVersion: 1.0, versionContexts: { "1.0": "/cms/v1.0" } } });
 
 const apiVersion = createRoute({
   method: "get",
   path: "/apiversion",
+  operationId: "apiVersion",
   tags: ["meta"],
   summary: "API versions and the path prefix of each",
   security: BEARER_SECURITY,
@@ -33,16 +34,20 @@ const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]), checks: z
 const healthz = createRoute({
   method: "get",
   path: "/healthz",
+  operationId: "healthz",
   tags: ["meta"],
   summary: "Liveness: the process answers",
+  security: [],
   responses: { 200: { description: "Alive", content: { "application/json": { schema: HealthSchema } } } },
 });
 
 const readyz = createRoute({
   method: "get",
   path: "/readyz",
+  operationId: "readyz",
   tags: ["meta"],
   summary: "Readiness: the database and the blob store are usable",
+  security: [],
   responses: {
     200: { description: "Ready", content: { "application/json": { schema: HealthSchema } } },
     ...problemResponses(503),

@@ -17,7 +17,7 @@ export type RouteGroup = OpenAPIHono<AppEnv>;
 export const BEARER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }];
 
 export interface JsonPostOptions<B extends z.ZodType, S extends number, E extends number> {
-  /** The anchor's verb, appended to API_PREFIX. */
+  /** The anchor's verb, appended to API_PREFIX; also the operationId generated clients call. */
   verb: string;
   tag: string;
   summary: string;
@@ -37,6 +37,7 @@ export function jsonPost<B extends z.ZodType, S extends number, E extends number
   return createRoute({
     method: "post",
     path: `${API_PREFIX}/${o.verb}`,
+    operationId: o.verb,
     tags: [o.tag],
     summary: o.summary,
     ...(o.description ? { description: o.description } : {}),

@@ -11,7 +11,7 @@ import type { Logger } from "../lib/logger.js";
 import type { FetchOrigin } from "../services/origin.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
-export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset"> {
+export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "platformCompresses"> {
   createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
 }
 
@@ -44,5 +44,6 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     clock: () => new Date(),
     logger,
     readAsset: runtime.readAsset,
+    platformCompresses: runtime.platformCompresses,
   };
 }

@@ -73,10 +73,12 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
       await res.body?.cancel();
       return null;
     },
+    // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
+    platformCompresses: true,
   });
 }
 
-type Built = { app: App } | { misconfigured: ProblemError };
+type Built = { app: App; logger: Logger } | { misconfigured: ProblemError };
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
@@ -90,7 +92,8 @@ export function createWorkerApp(): WorkerApp {
   const build = async (env: WorkerBindings): Promise<Built> => {
     try {
       const config = parseConfig(settingsOf(env));
-      return { app: createApp(await createWorkerDeps(env, config, consoleLogger(config))) };
+      const logger = consoleLogger(config);
+      return { app: createApp(await createWorkerDeps(env, config, logger)), logger };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
@@ -115,7 +118,18 @@ export function createWorkerApp(): WorkerApp {
         return problemResponse(new ProblemError("INTERNAL", "the service could not start; see the log"), new URL(request.url).pathname);
       }
       if ("misconfigured" in result) return problemResponse(result.misconfigured, new URL(request.url).pathname);
-      return result.app.fetch(request, env, ctx as never);
+      const started = performance.now();
+      const response = await result.app.fetch(request, env, ctx as never);
+      // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
+      result.logger.info("request", {
+        requestId: response.headers.get("x-request-id"),
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: response.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        length: Number(response.headers.get("content-length") ?? 0) || undefined,
+      });
+      return response;
     },
   };
 }

@@ -59,7 +59,7 @@ async function newPage(): Promise<Page> {
 const logIn = (page: Page, user: string, path = "/swagger-ui.html") => logIntoExplorer(page, app.url(path), idp.issuer, user);
 
 async function createFromExplorer(page: Page, name: string): Promise<{ status: number; body: string }> {
-  const op = page.locator("#operations-resources-post_cms_v1_0_createResource");
+  const op = page.locator("#operations-resources-createResource");
   await op.locator(".opblock-summary").click();
   await op.locator("button.try-out__btn").click();
   const body = {

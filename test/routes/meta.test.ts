@@ -1,6 +1,8 @@
 /** /apiversion, health, the explorer, unknown routes and wrong methods. */
 import { createHash } from "node:crypto";
+import { gunzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { getRaw } from "../helpers/host-request.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
@@ -162,6 +164,29 @@ describe("explorer", () => {
     // … and script-src allows this origin plus that script's SHA-256, nothing else inline.
     const hash = createHash("sha256").update(inline[1]?.[2] ?? "").digest("base64");
     expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
+  });
+
+  it("sends Swagger UI's bundle gzipped to clients that accept it, with a strong ETag that answers 304", async () => {
+    const url = app.url("/vendor/swagger-ui-dist/swagger-ui-bundle.js");
+    const plain = await getRaw(url, { "accept-encoding": "identity" });
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const etag = plain.headers.etag as string;
+    expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    const gzipped = await getRaw(url, { "accept-encoding": "gzip, deflate, br" });
+    expect(gzipped.headers["content-encoding"]).toBe("gzip");
+    expect(gzipped.headers.etag).toBe(etag);
+    expect(Number(gzipped.headers["content-length"])).toBe(gzipped.body.length);
+    // At least 3× smaller on the wire, and the same bytes once inflated.
+    expect(gzipped.body.length * 3).toBeLessThan(plain.body.length);
+    expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
+    expect(createHash("sha256").update(plain.body).digest("hex")).toBe(etag.slice(1, -1));
+    const again = await getRaw(url, { "accept-encoding": "gzip", "if-none-match": etag });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    expect(again.headers.etag).toBe(etag);
+    // q=0 refuses an encoding.
+    expect((await getRaw(url, { "accept-encoding": "gzip;q=0, identity" })).headers["content-encoding"]).toBeUndefined();
   });
 
   it("serves only allow-listed vendor files", async () => {

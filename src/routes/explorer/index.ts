@@ -6,7 +6,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env.js";
 import { ProblemError } from "../../errors.js";
+import { ifNoneMatchHits } from "../../lib/serve-blob.js";
+import { acceptsGzip, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
+import { openApiDocument } from "./openapi-document.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
 export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
@@ -25,6 +28,10 @@ export interface ExplorerOptions {
   /** The provider's issuer when auth is on; Keycloak's endpoint layout is assumed under it. */
   issuer?: string;
   clientId: string;
+  /** Send vendor files gzipped ourselves; false where the runtime compresses responses (Workers). */
+  compressAssets: boolean;
+  /** CMS_PUBLIC_URL: the document's server; else the origin the document was requested at. */
+  publicUrl?: string;
 }
 
 const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
@@ -55,14 +62,12 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
       flows: { authorizationCode: { authorizationUrl: auth.authorizationUrl, tokenUrl: auth.tokenUrl, scopes: { openid: "OpenID Connect" } } },
     });
   }
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Content resource service",
-      version: "1.0",
-      description: "Register resources by external URI and fetch their content over HTTP.",
-    },
+  const document = openApiDocument(app, {
+    title: "Content resource service",
+    version: "1.0",
+    description: "Register resources by external URI and fetch their content over HTTP.",
   });
+  app.get("/openapi.json", (c) => c.json(document(options.publicUrl ?? new URL(c.req.url).origin)));
 
   const settings = { specUrl: "/openapi.json", auth };
   const page = explorerPage(settings, "/vendor");
@@ -73,12 +78,18 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     c.body(EXPLORER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }),
   );
 
+  const vendor = vendorAssets(readAsset, options.compressAssets);
   app.get(`${VENDOR_PATH}/:file`, async (c) => {
     const file = c.req.param("file");
     const type = ASSETS[file];
-    const body = type ? await readAsset(file) : null;
-    if (!type || !body) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
+    const asset = type ? await vendor(file) : null;
+    if (!type || !asset) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
     // swagger-ui-dist is pinned by exact version, so its files can be cached for a day.
-    return c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });
+    const headers = { "content-type": type, "cache-control": "public, max-age=86400", etag: asset.etag, vary: "accept-encoding" };
+    if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
+    if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
+      return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    }
+    return c.body(asset.bytes, 200, headers);
   });
 }

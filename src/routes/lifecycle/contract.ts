@@ -1,7 +1,7 @@
 /** Route definitions for updating, deleting and purging resources, and for their revisions. No logic here. */
 import { createRoute } from "@hono/zod-openapi";
 import { problemResponses } from "../../http-errors.js";
-import { contentResponses } from "../retrieval/contract.js";
+import { contentRequest, contentResponses } from "../retrieval/contract.js";
 import { UidParamsSchema } from "../retrieval/schemas.js";
 import { LockedResourceRequestSchema, LockedResourceSchema } from "../locks/schemas.js";
 import { API_PREFIX } from "../meta.js";
@@ -17,7 +17,7 @@ export const updateResource = jsonPost({
     "The previous state stays available as a revision. The lock stays held. A failed update (download error, size limit, lost lock) leaves the resource unchanged. A package's content cannot be replaced (409).",
   body: UpdateResourceRequestSchema,
   ok: { status: 200, description: "Updated", schema: LockedResourceSchema },
-  errors: [401, 403, 404, 409, 413, 422, 423, 502, 504],
+  errors: [401, 403, 404, 409, 413, 422, 423, 502, 503, 504, 507],
 });
 
 export const deleteResource = jsonPost({
@@ -26,7 +26,7 @@ export const deleteResource = jsonPost({
   summary: "Soft-delete a resource under the caller's live lock; it (and a package's files) is no longer served",
   body: LockedResourceRequestSchema,
   ok: { status: 200, description: "Deleted; the resource as it was", schema: ResourceSchema },
-  errors: [401, 403, 404, 409, 423],
+  errors: [401, 403, 404, 409, 423, 503, 507],
 });
 
 export const purgeResource = jsonPost({
@@ -36,12 +36,13 @@ export const purgeResource = jsonPost({
   description: "Stored content is deleted once no resource or revision references it (content is deduplicated per tenant).",
   body: PurgeRequestSchema,
   ok: { status: 200, description: "Purged", schema: PurgeResultSchema },
-  errors: [401, 403, 404],
+  errors: [401, 403, 404, 503],
 });
 
 export const getRevisions = createRoute({
   method: "get",
   path: `${API_PREFIX}/getRevisions/{resourceUID}`,
+  operationId: "getRevisions",
   tags: ["lifecycle"],
   summary: "A resource's revisions, oldest first (also after a delete, which is the last one)",
   security: BEARER_SECURITY,
@@ -55,9 +56,10 @@ export const getRevisions = createRoute({
 export const getRevisionData = createRoute({
   method: "get",
   path: `${API_PREFIX}/getRevisionData/{resourceUID}/{revision}`,
+  operationId: "getRevisionData",
   tags: ["lifecycle"],
   summary: "The content a resource had in one revision (same serving rules as getData)",
   security: [...BEARER_SECURITY, { signedLink: [] }],
-  request: { params: RevisionParamsSchema },
+  request: { params: RevisionParamsSchema, ...contentRequest },
   responses: { ...contentResponses, ...problemResponses(400) },
 });

@@ -16,6 +16,7 @@ import {
 export const createResource = createRoute({
   method: "post",
   path: `${API_PREFIX}/createResource`,
+  operationId: "createResource",
   tags: ["resources"],
   summary: "Register a resource: its content from resourceExternalURI (downloaded) or resourceBinary (base64)",
   description:
@@ -30,7 +31,7 @@ export const createResource = createRoute({
       headers: z.object({ Location: z.string() }),
       content: { "application/json": { schema: ResourceSchema } },
     },
-    ...problemResponses(400, 401, 403, 413, 415, 422, 502, 504, 507),
+    ...problemResponses(400, 401, 403, 413, 415, 422, 502, 503, 504, 507),
   },
 });
 
@@ -46,6 +47,7 @@ export const queryResource = jsonPost({
 export const listResources = createRoute({
   method: "get",
   path: `${API_PREFIX}/listResources`,
+  operationId: "listResources",
   tags: ["resources"],
   summary: "A tenant's live resources, oldest first, filtered, one page at a time",
   description: "Order is (createdAt, resourceUID): stable, so cursors never skip or repeat a resource while others are added.",
@@ -60,6 +62,7 @@ export const listResources = createRoute({
 export const createDataLink = createRoute({
   method: "post",
   path: `${API_PREFIX}/createDataLink`,
+  operationId: "createDataLink",
   tags: ["resources"],
   summary: "Mint a signed, expiring getData URL that works without a token (e.g. for <img src>)",
   security,

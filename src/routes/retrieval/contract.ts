@@ -6,15 +6,34 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../http-errors.js";
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY } from "../router.js";
-import { DataRequestSchema, UidParamsSchema, UriParamsSchema } from "./schemas.js";
+import { ContentRequestHeadersSchema, DataRequestSchema, SignedLinkQuerySchema, UidParamsSchema, UriParamsSchema } from "./schemas.js";
 
 const binary = { schema: z.string().openapi({ format: "binary" }) };
 const readSecurity = [...BEARER_SECURITY, { signedLink: [] }];
 
+const text = (description: string, example: string) => ({ description, schema: { type: "string" as const, example } });
+const VALIDATORS = {
+  ETag: text("Strong validator: the quoted SHA-256 of the content.", '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'),
+  "Last-Modified": text("When this content was stored.", "Mon, 23 Nov 2026 10:00:00 GMT"),
+};
+const CONTENT_HEADERS = {
+  ...VALIDATORS,
+  "Accept-Ranges": text("Always `bytes`.", "bytes"),
+  "Content-Length": { description: "Bytes in this response's body.", schema: { type: "integer" as const, example: 6789 } },
+  "Content-Disposition": text("Inline, with the resource's name (RFC 6266, RFC 8187 for UTF-8).", "inline; filename=\"logo.png\""),
+};
+
+/** GET/HEAD of content: the request headers, the signed link's query and what each answer carries. */
+export const contentRequest = { headers: ContentRequestHeadersSchema, query: SignedLinkQuerySchema };
+
 export const contentResponses = {
-  200: { description: "The content", content: { "*/*": binary } },
-  206: { description: "Partial content (one range, or multipart/byteranges)", content: { "*/*": binary } },
-  304: { description: "Not modified" },
+  200: { description: "The content", headers: CONTENT_HEADERS, content: { "*/*": binary } },
+  206: {
+    description: "Partial content (one range, or multipart/byteranges)",
+    headers: { ...CONTENT_HEADERS, "Content-Range": text("The range sent, of the whole (single range only).", "bytes 0-99/6789") },
+    content: { "*/*": binary },
+  },
+  304: { description: "Not modified", headers: VALIDATORS },
   ...problemResponses(401, 403, 404, 412, 416),
 };
 
@@ -25,34 +44,38 @@ const SERVING =
 export const getData = createRoute({
   method: "get",
   path: `${API_PREFIX}/getData/{context}/{path}`,
+  operationId: "getData",
   tags: ["content"],
   summary: "Fetch a resource's content by its resourceURI",
   description: SERVING,
   security: readSecurity,
-  request: { params: UriParamsSchema },
+  request: { params: UriParamsSchema, ...contentRequest },
   responses: contentResponses,
 });
 
 export const getMultiPartData = createRoute({
   ...getData,
   path: `${API_PREFIX}/getMultiPartData/{context}/{path}`,
+  operationId: "getMultiPartData",
   summary: "Same as GET getData (the anchor's range-serving endpoint)",
 });
 
 export const getDataUuid = createRoute({
   method: "get",
   path: `${API_PREFIX}/getDataUuid/{resourceUID}`,
+  operationId: "getDataUuid",
   tags: ["content"],
   summary: "Fetch a resource's content by its UID",
   description: `${SERVING} An unknown UID is 404 (the anchor answered 400).`,
   security: readSecurity,
-  request: { params: UidParamsSchema },
+  request: { params: UidParamsSchema, ...contentRequest },
   responses: contentResponses,
 });
 
 export const postData = createRoute({
   method: "post",
   path: `${API_PREFIX}/getData`,
+  operationId: "getDataByDTO",
   tags: ["content"],
   summary: "Fetch a resource's content by resourceUID or resourceURI (the anchor's DataDTO)",
   description: "The whole content with the registered media type (the anchor sniffed it and never checked the database).",
@@ -67,6 +90,7 @@ export const postData = createRoute({
 export const getParentUuid = createRoute({
   method: "post",
   path: `${API_PREFIX}/getParentUuid`,
+  operationId: "getParentUuid",
   tags: ["content"],
   summary: "The UID of the package a file was extracted from",
   description:

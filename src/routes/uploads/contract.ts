@@ -31,6 +31,7 @@ export const UPLOAD_FIELDS = Object.keys(UploadFieldsSchema.shape);
 export const uploadResource = createRoute({
   method: "post",
   path: `${API_PREFIX}/uploadResource`,
+  operationId: "uploadResource",
   tags: ["resources"],
   summary: "Register a resource from a streamed multipart/form-data upload (large files)",
   description:
@@ -55,6 +56,6 @@ export const uploadResource = createRoute({
       headers: z.object({ Location: z.string() }),
       content: { "application/json": { schema: ResourceSchema } },
     },
-    ...problemResponses(400, 401, 403, 413, 415, 422, 507),
+    ...problemResponses(400, 401, 403, 413, 415, 422, 503, 507),
   },
 });

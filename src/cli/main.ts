@@ -1,0 +1,170 @@
+/**
+ * `cms`: the service from a terminal, on the typed client (src/client). Every command takes
+ * --url (or CMS_URL) and --json (the API's JSON on stdout, for scripts); errors are one line on
+ * stderr and a non-zero exit code.
+ */
+import { basename } from "node:path";
+import { Command, InvalidArgumentError, Option } from "commander";
+import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
+import { formatBytes } from "./progress.js";
+import { deleteSession, saveSession, sessionFrom, sessionToken } from "./session.js";
+import { getToFile, getToStdout, putFile } from "./transfer.js";
+
+interface GlobalOptions {
+  url: string;
+  json?: boolean;
+}
+
+const program = new Command("cms")
+  .description("Content resource service from the command line")
+  .addOption(new Option("--url <url>", "server URL").env("CMS_URL").default("http://127.0.0.1:9082"))
+  .option("--json", "print the API's JSON (for scripts)")
+  .configureOutput({ outputError: (text, write) => write(text.split("\n")[0]!.replace(/^error: /, "cms: ") + "\n") });
+
+const globals = () => program.opts<GlobalOptions>();
+const client = () => createCmsClient({ baseUrl: globals().url, token: sessionToken });
+const quiet = () => !!globals().json;
+
+/** --json prints the API's answer; otherwise a short human line. */
+function print(json: unknown, human: string) {
+  process.stdout.write(globals().json ? `${JSON.stringify(json)}\n` : `${human}\n`);
+}
+
+const DURATION = /^(\d+)([smhd]?)$/;
+function parseDuration(text: string): number {
+  const m = DURATION.exec(text);
+  if (!m) throw new InvalidArgumentError("use a number of seconds or e.g. 90s, 30m, 1h, 7d");
+  return Number(m[1]) * { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as "" | "s" | "m" | "h" | "d"];
+}
+function parsePositive(text: string): number {
+  const n = Number(text.replace(/[kK]$/, "e3").replace(/[mM]$/, "e6"));
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError("must be a positive whole number");
+  return n;
+}
+
+program
+  .command("put")
+  .description("upload a file (streamed, with progress) or register a URL")
+  .argument("<source>", "a file, or an http(s) URL the server downloads")
+  .requiredOption("--tenant <tenant>", "tenant id")
+  .option("--name <name>", "resource name (default: the file's name)")
+  .option("--type <mediaType>", "media type (default: the server decides; application/octet-stream for a URL)")
+  .option("--author <author>", "author", process.env.USER || "cms")
+  .action(async (source: string, o: { tenant: string; name?: string; type?: string; author: string }) => {
+    const isUrl = /^https?:\/\//i.test(source);
+    const resourceName = o.name ?? basename(isUrl ? new URL(source).pathname : source);
+    const fields = { resourceTenantId: o.tenant, resourceAuthor: o.author, resourceName, ...(o.type ? { resourceMediaType: o.type } : {}) };
+    const created = isUrl
+      ? await client().createResource({ resourceMediaType: "application/octet-stream", ...fields, resourceExternalURI: source })
+      : await putFile(client(), source, fields, { quiet: quiet() });
+    print(created, `${created.resourceURI}  ${formatBytes(created.size)}  sha256:${created.sha256}`);
+  });
+
+program
+  .command("get")
+  .description("download a resource: progress, resumes after an interruption, verifies SHA-256")
+  .argument("<resource>", "resourceURI (<UID>/<name>) or UID")
+  .option("-o, --output <file>", "where to write (`-` = stdout; default: the resource's name)")
+  .option("--limit-rate <bytes>", "at most this many bytes per second (k/M suffixes)", parsePositive)
+  .action(async (resource: string, o: { output?: string; limitRate?: number }) => {
+    if (o.output === "-") return void (await getToStdout(client(), resource));
+    const name = resource.includes("/") ? resource : (await client().queryResource(resource)).resourceURI;
+    const got = await getToFile(client(), resource, o.output ?? basename(name), { quiet: quiet(), limitRate: o.limitRate });
+    print(got, `${got.file}  ${formatBytes(got.size)}  sha256 verified${got.resumedFrom ? ` (resumed at ${formatBytes(got.resumedFrom)})` : ""}`);
+  });
+
+program
+  .command("ls")
+  .description("list a tenant's resources, oldest first")
+  .requiredOption("--tenant <tenant>", "tenant id")
+  .option("--prefix <prefix>", "only names starting with this")
+  .option("--limit <n>", "at most this many (≤ 200)", parsePositive)
+  .action(async (o: { tenant: string; prefix?: string; limit?: number }) => {
+    const page = await client().listResources({ resourceTenantId: o.tenant, ...(o.prefix ? { namePrefix: o.prefix } : {}), ...(o.limit ? { limit: o.limit } : {}) });
+    print(page, page.resources.map((r) => `${r.resourceURI}\t${r.mediaType}\t${r.size}\t${r.createdAt}`).join("\n") || "(none)");
+  });
+
+program
+  .command("info")
+  .description("a resource's metadata")
+  .argument("<uid>", "resource UID")
+  .action(async (uid: string) => {
+    const r = await client().queryResource(uid);
+    print(r, `${r.resourceURI}\n  type ${r.mediaType}, ${formatBytes(r.size)}, by ${r.author}, ${r.createdAt}\n  sha256 ${r.sha256}`);
+  });
+
+program
+  .command("rm")
+  .description("delete a resource (lock, delete, unlock)")
+  .argument("<uid>", "resource UID")
+  .action(async (uid: string) => {
+    const deleted = await client().remove(uid);
+    print(deleted, `deleted ${deleted.resourceURI}`);
+  });
+
+program
+  .command("lock")
+  .description("lock a resource for update/delete; prints the lock ID")
+  .argument("<uid>", "resource UID")
+  .action(async (uid: string) => {
+    const locked = await client().lock(uid);
+    print(locked, `${locked.lockID}  until ${locked.lockExpirationDate}`);
+  });
+
+program
+  .command("unlock")
+  .description("release a lock you hold")
+  .argument("<uid>", "resource UID")
+  .requiredOption("--lock-id <id>", "the lock ID `cms lock` printed")
+  .action(async (uid: string, o: { lockId: string }) => {
+    const { author } = await client().queryResource(uid);
+    await client().unlock({ resourceUID: uid, author, lockID: o.lockId });
+    print({ resourceUID: uid, unlocked: true }, `unlocked ${uid}`);
+  });
+
+program
+  .command("link")
+  .description("a signed, expiring URL that needs no token")
+  .argument("<resourceURI>", "<UID>/<name>")
+  .option("--expires <duration>", "lifetime: seconds or 90s, 30m, 1h, 7d", parseDuration, 3600)
+  .action(async (resourceURI: string, o: { expires: number }) => {
+    const link = await client().signedLink(resourceURI, o.expires);
+    print(link, link.url);
+  });
+
+program
+  .command("login")
+  .description("log in with the password grant; the token is cached (0600) in your config dir")
+  .requiredOption("--issuer <url>", "identity provider issuer", process.env.CMS_ISSUER)
+  .option("--client-id <id>", "OAuth client", process.env.CMS_CLIENT_ID ?? "cms-server")
+  .option("--client-secret <secret>", "client secret (confidential clients; or CMS_CLIENT_SECRET)", process.env.CMS_CLIENT_SECRET)
+  .requiredOption("--username <name>", "user", process.env.CMS_USERNAME)
+  .option("--password <password>", "password (or CMS_PASSWORD)", process.env.CMS_PASSWORD)
+  .action(async (o: { issuer: string; clientId: string; clientSecret?: string; username: string; password?: string }) => {
+    if (!o.password) throw new Error("no password: pass --password or set CMS_PASSWORD");
+    const client = { client_id: o.clientId, ...(o.clientSecret ? { client_secret: o.clientSecret } : {}) };
+    const set = await requestToken(o.issuer, { ...client, grant_type: "password", username: o.username, password: o.password });
+    const file = await saveSession(sessionFrom(o.issuer, o.clientId, o.clientSecret, set));
+    print({ loggedIn: o.username, session: file }, `logged in as ${o.username} (token saved in ${file})`);
+  });
+
+program
+  .command("logout")
+  .description("forget the cached login")
+  .action(async () => {
+    await deleteSession();
+    print({ loggedIn: null }, "logged out");
+  });
+
+/** One clear line on stderr, exit code 1 (commander's own usage errors also exit 1). */
+function fail(err: unknown): never {
+  const line = err instanceof CmsProblem ? `${err.problem.status} ${err.problem.code}: ${err.problem.detail}` : err instanceof Error ? err.message : String(err);
+  process.stderr.write(`cms: ${line.split("\n")[0]}\n`);
+  process.exit(1);
+}
+
+program.parseAsync().catch((err: unknown) => {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (err instanceof TypeError && cause) fail(new Error(`cannot reach ${globals().url}: ${cause.code ?? cause.message}`));
+  fail(err);
+});

@@ -1,0 +1,63 @@
+/**
+ * `cms login` state: the provider, client and tokens, cached in the user's config dir
+ * ($XDG_CONFIG_HOME/cms or ~/.config/cms) with mode 0600, refreshed when the access token expires.
+ */
+import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { requestToken, type TokenProvider, type TokenSet } from "../client/index.js";
+
+export interface Session {
+  issuer: string;
+  clientId: string;
+  clientSecret?: string;
+  accessToken: string;
+  refreshToken?: string;
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export const sessionFile = () => join(process.env.XDG_CONFIG_HOME || join(homedir(), ".config"), "cms", "session.json");
+
+export async function saveSession(s: Session): Promise<string> {
+  const file = sessionFile();
+  await mkdir(join(file, ".."), { recursive: true, mode: 0o700 });
+  // Written with 0600 from the start (and chmod-ed in case the file existed with wider rights).
+  await writeFile(file, `${JSON.stringify(s, null, 2)}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return file;
+}
+
+export async function loadSession(): Promise<Session | undefined> {
+  try {
+    return JSON.parse(await readFile(sessionFile(), "utf8")) as Session;
+  } catch {
+    return undefined;
+  }
+}
+
+export const deleteSession = () => rm(sessionFile(), { force: true });
+
+export const sessionFrom = (issuer: string, clientId: string, clientSecret: string | undefined, set: TokenSet): Session => ({
+  issuer,
+  clientId,
+  ...(clientSecret ? { clientSecret } : {}),
+  accessToken: set.access_token,
+  ...(set.refresh_token ? { refreshToken: set.refresh_token } : {}),
+  expiresAt: Date.now() + (set.expires_in ?? 300) * 1000,
+});
+
+/** CMS_TOKEN wins; else the cached login, refreshed (and saved) when it is about to expire. */
+export const sessionToken: TokenProvider = async () => {
+  if (process.env.CMS_TOKEN) return process.env.CMS_TOKEN;
+  const s = await loadSession();
+  if (!s) return undefined;
+  if (Date.now() < s.expiresAt - 30_000) return s.accessToken;
+  if (!s.refreshToken) throw new Error("the saved login has expired; run `cms login` again");
+  const client = { client_id: s.clientId, ...(s.clientSecret ? { client_secret: s.clientSecret } : {}) };
+  const set = await requestToken(s.issuer, { ...client, grant_type: "refresh_token", refresh_token: s.refreshToken }).catch(() => {
+    throw new Error("the saved login has expired; run `cms login` again");
+  });
+  await saveSession(sessionFrom(s.issuer, s.clientId, s.clientSecret, set));
+  return set.access_token;
+};

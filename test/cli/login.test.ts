@@ -1,0 +1,43 @@
+/**
+ * `cms login` / `cms logout` against the real dev IdP and the server with auth on: the password
+ * grant's tokens are cached in $XDG_CONFIG_HOME/cms with mode 0600 and used by later commands.
+ */
+import { stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type AuthStack, CLIENT_SECRET, startAuthStack } from "../helpers/auth-stack.js";
+import { runCms } from "./run-cms.js";
+
+let stack: AuthStack;
+let env: Record<string, string>;
+const cms = (...args: string[]) => runCms(args, env, stack.app.dir);
+
+beforeAll(async () => {
+  stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
+  env = { CMS_URL: stack.app.baseUrl, XDG_CONFIG_HOME: join(stack.app.dir, "config"), CMS_ISSUER: stack.idp.issuer, CMS_CLIENT_SECRET: CLIENT_SECRET };
+});
+afterAll(() => stack?.close());
+
+it("logs in with the password grant, caches the token 0600, uses it, and logs out", async () => {
+  await writeFile(join(stack.app.dir, "a.txt"), "auth");
+  const refused = await cms("put", "a.txt", "--tenant", "acme");
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toMatch(/^cms: 401 UNAUTHENTICATED: .*\n$/);
+
+  const wrong = await runCms(["login", "--username", "acme-creator"], { ...env, CMS_PASSWORD: "wrong" }, stack.app.dir);
+  expect(wrong.code).toBe(1);
+  expect(wrong.stderr).toMatch(/^cms: token request refused \(400\)/);
+
+  const login = await runCms(["login", "--username", "acme-creator"], { ...env, CMS_PASSWORD: "acme-creator" }, stack.app.dir);
+  expect(login).toMatchObject({ code: 0, stderr: "" });
+  const session = join(stack.app.dir, "config/cms/session.json");
+  expect((await stat(session)).mode & 0o777).toBe(0o600);
+
+  const put = await cms("put", "a.txt", "--tenant", "acme", "--json");
+  expect(put.code).toBe(0);
+  expect(JSON.parse(put.stdout)).toMatchObject({ size: 4 });
+
+  expect((await cms("logout")).code).toBe(0);
+  await expect(stat(session)).rejects.toThrow();
+  expect((await cms("ls", "--tenant", "acme")).stderr).toMatch(/^cms: 401 UNAUTHENTICATED/);
+});

@@ -1,0 +1,109 @@
+/**
+ * examples/ cannot rot: each is run here against the real server on 127.0.0.1 — the curl
+ * walkthrough with bash and curl, the Node script with node (through the package's "./client"
+ * export, built first), and the video page in Chromium playing a video through a signed link.
+ */
+import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// @ts-expect-error -- a plain .mjs script without types
+import { buildClient } from "../../scripts/build.mjs";
+import { createCmsClient, staticToken } from "../../src/client/index.js";
+import { type AuthStack, startAuthStack } from "../helpers/auth-stack.js";
+import { type Origin, startOrigin } from "../helpers/origin.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
+
+const run = promisify(execFile);
+const EXAMPLES = fileURLToPath(new URL("../../examples/", import.meta.url));
+
+let app: TestApp;
+let origin: Origin;
+beforeAll(async () => {
+  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn" }), startOrigin()]);
+});
+afterAll(async () => {
+  await Promise.all([app?.close(), origin?.close()]);
+});
+
+describe("examples/", () => {
+  it("curl-walkthrough.sh runs the seed's requests end to end", async () => {
+    const uri = origin.put("walk.txt", "hello from the walkthrough");
+    const { stdout } = await run("bash", [join(EXAMPLES, "curl-walkthrough.sh"), uri], { cwd: app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl } });
+    expect(stdout).toContain('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
+    expect(stdout).toMatch(/content-range: bytes 0-4\/26/i);
+    expect(stdout).toContain("status 304");
+    expect(stdout).toContain("signed link: status 200");
+    expect(stdout).toContain("deleted: status 200");
+    expect(stdout).toContain("after delete: status 404");
+    expect(await readFile(join(app.dir, "walkthrough.txt"), "utf8")).toBe("hello from the walkthrough");
+  });
+
+  // The same script under Bun (the pinned devDependency) shows the client is runtime-neutral.
+  it.each([
+    ["node", process.execPath],
+    ["bun", join(EXAMPLES, "../node_modules/.bin/bun")],
+  ])("node-client.mjs under %s uploads, lists, downloads verified and links through content-resource-service/client", async (runtime, exe) => {
+    await buildClient();
+    const file = join(app.dir, `example-${runtime}.txt`);
+    await writeFile(file, "typed client example");
+    const { stdout } = await run(exe, [join(EXAMPLES, "node-client.mjs"), file], { cwd: app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl } });
+    expect(stdout).toMatch(new RegExp(`^created \\S+/example-${runtime}\\.txt [0-9a-f]{64}$`, "m"));
+    expect(stdout).toContain("listed 1 resource(s)");
+    expect(stdout).toContain("downloaded and verified 20 bytes");
+    expect(stdout).toMatch(/signed link http:\/\/127\.0\.0\.1:\d+\/cms\/v1\.0\/getData\/.*signature=/);
+    expect(await readFile(`${file}.downloaded`, "utf8")).toBe("typed client example");
+  });
+
+  describe("video.html (auth on: only the signed link lets the browser in)", () => {
+    let browser: Browser;
+    let stack: AuthStack;
+    beforeAll(async () => {
+      stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
+      browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"] });
+    }, 60_000);
+    afterAll(async () => {
+      await Promise.all([browser?.close(), stack?.close()]);
+    });
+
+    it("plays a video through a signed link", async () => {
+      const page = await browser.newPage();
+      page.on("request", (req) => {
+        const { protocol, hostname } = new URL(req.url());
+        if (!["file:", "about:", "data:", "blob:"].includes(protocol) && hostname !== "127.0.0.1") throw new Error(`off-loopback request ${req.url()}`);
+      });
+      // A real WebM, recorded by Chromium itself from a canvas (no video fixture or encoder here).
+      const webm = await page.evaluate(async () => {
+        const canvas = Object.assign(document.createElement("canvas"), { width: 160, height: 120 });
+        const ctx = canvas.getContext("2d")!;
+        const recorder = new MediaRecorder(canvas.captureStream(25), { mimeType: "video/webm" });
+        const chunks: Blob[] = [];
+        recorder.ondataavailable = (e) => chunks.push(e.data);
+        const stopped = new Promise((resolve) => (recorder.onstop = resolve));
+        recorder.start(100);
+        for (let frame = 0; frame < 40; frame++) {
+          ctx.fillStyle = `hsl(${frame * 9}, 80%, 50%)`;
+          ctx.fillRect(0, 0, 160, 120);
+          await new Promise((r) => setTimeout(r, 40));
+        }
+        recorder.stop();
+        await stopped;
+        return Array.from(new Uint8Array(await new Blob(chunks).arrayBuffer()));
+      });
+      expect(webm.length).toBeGreaterThan(1000);
+
+      const cms = createCmsClient({ baseUrl: stack.app.baseUrl, token: staticToken(await stack.passwordToken("acme-creator")) });
+      const video = await cms.upload({ resourceTenantId: "acme", resourceAuthor: "Ann", resourceName: "clip.webm", resourceMediaType: "video/webm" }, new Blob([new Uint8Array(webm)]));
+      expect((await fetch(stack.app.url(`/cms/v1.0/getData/${video.resourceURI}`))).status).toBe(401);
+      const link = await cms.signedLink(video.resourceURI, 600);
+      await page.goto(`${pathToFileURL(join(EXAMPLES, "video.html")).href}?src=${encodeURIComponent(link.url)}`);
+      await page.waitForFunction(() => document.body.dataset.state !== "loading", undefined, { timeout: 15_000 });
+      expect(await page.textContent("#status")).toBe("Playing.");
+      await page.waitForFunction(() => Number(document.body.dataset.time) > 0.2, undefined, { timeout: 15_000 });
+      expect(await page.evaluate(() => document.querySelector("video")!.currentSrc)).toBe(link.url);
+    }, 60_000);
+  });
+});
