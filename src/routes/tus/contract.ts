@@ -14,13 +14,16 @@ export const TUS_PATH = `${API_PREFIX}/uploads`;
 
 const TusResumable = z.literal("1.0.0").openapi({ description: "tus protocol version; required on every request but OPTIONS" });
 const UploadId = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/).openapi({ description: "The upload's id (from Location)" }) });
-const tag = "resumable uploads (tus)";
+const tag = "resources";
 const offsetHeaders = z.object({ "Upload-Offset": z.string(), "Upload-Expires": z.string(), "Tus-Resumable": z.string() });
 
 export const tusOptions = createRoute({
   method: "options",
   path: TUS_PATH,
+  operationId: "tusOptions",
   tags: [tag],
+  // Capability discovery is open by the protocol.
+  security: [],
   summary: "tus capabilities: Tus-Version, Tus-Extension, Tus-Max-Size (CMS_MAX_RESOURCE_BYTES), Tus-Checksum-Algorithm",
   responses: { 204: { description: "Capabilities in the header fields" } },
 });
@@ -28,6 +31,7 @@ export const tusOptions = createRoute({
 export const tusCreate = createRoute({
   method: "post",
   path: TUS_PATH,
+  operationId: "tusCreateUpload",
   tags: [tag],
   summary: "Start a resumable upload (creation, creation-with-upload)",
   description:
@@ -49,6 +53,7 @@ export const tusCreate = createRoute({
 export const tusHead = createRoute({
   method: "head",
   path: `${TUS_PATH}/{id}`,
+  operationId: "tusUploadOffset",
   tags: [tag],
   summary: "How many bytes of the upload arrived (Upload-Offset) out of Upload-Length",
   security: BEARER_SECURITY,
@@ -62,6 +67,7 @@ export const tusHead = createRoute({
 export const tusPatch = createRoute({
   method: "patch",
   path: `${TUS_PATH}/{id}`,
+  operationId: "tusAppend",
   tags: [tag],
   summary: "Append bytes at Upload-Offset; the last bytes turn the upload into a resource",
   description:
@@ -83,6 +89,7 @@ export const tusPatch = createRoute({
 export const tusDelete = createRoute({
   method: "delete",
   path: `${TUS_PATH}/{id}`,
+  operationId: "tusTerminate",
   tags: [tag],
   summary: "Abandon an upload (termination): its stored bytes are removed",
   security: BEARER_SECURITY,

@@ -21,6 +21,7 @@ export const UsageSchema = z
 export const getUsage = createRoute({
   method: "get",
   path: `${API_PREFIX}/usage`,
+  operationId: "getUsage",
   tags: ["resources"],
   summary: "A tenant's usage and quota limits (admins, or callers confined to that tenant)",
   description:
