@@ -47,6 +47,7 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     store,
     blobs,
     resources,
+    quotas,
     clock,
     maxBytes: config.CMS_MAX_RESOURCE_BYTES,
     expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,

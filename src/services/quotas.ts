@@ -25,6 +25,12 @@ function violatedQuota(err: unknown): QuotaName | undefined {
   return undefined;
 }
 
+/** 507 naming the quota, its limit, the usage and what the request adds. */
+function overQuota(tenantId: string, quota: QuotaName, limit: number, used: number, adding: number, cause?: unknown): ProblemError {
+  const detail = `tenant ${tenantId} is over its ${quota} quota: limit ${limit}, usage ${used}, this request ${adding}`;
+  return new ProblemError("QUOTA_EXCEEDED", detail, { errors: [{ pointer: `/quota/${quota}`, detail }], cause });
+}
+
 export type QuotaService = ReturnType<typeof createQuotaService>;
 
 export function createQuotaService({ store, config, clock }: { store: ResourceStore; config: QuotaConfig; clock: () => Date }) {
@@ -57,6 +63,20 @@ export function createQuotaService({ store, config, clock }: { store: ResourceSt
       return { tenantId, bytes: rowBytes, resources: 1, ingressBytes: received, day: today(), limits: limitsFor(tenantId) };
     },
 
+    /**
+     * Refuses early (507) what cannot fit whatever arrives: a resource of `bytes` declared bytes, when
+     * the tenant's usage already leaves less room. Advisory only: the charge in the batch decides.
+     */
+    async precheck(tenantId: string, bytes: number): Promise<void> {
+      const limits = limitsFor(tenantId);
+      const used = await current(tenantId);
+      const adding: QuotaLimits = { bytes, resources: 1, ingressBytesPerDay: bytes };
+      for (const quota of ["bytes", "resources", "ingressBytesPerDay"] as const) {
+        if (limits[quota] === 0 || used[quota] + adding[quota] <= limits[quota]) continue;
+        throw overQuota(tenantId, quota, limits[quota], used[quota], adding[quota]);
+      }
+    },
+
     /** The 507 for a batch refused by a quota, naming it, its limit and the usage; undefined for other errors. */
     async refusal(err: unknown, charge: UsageCharge): Promise<ProblemError | undefined> {
       const quota = violatedQuota(err);
@@ -64,8 +84,7 @@ export function createQuotaService({ store, config, clock }: { store: ResourceSt
       const used = (await current(charge.tenantId))[quota];
       const limit = charge.limits[quota];
       const adding = { bytes: charge.bytes, resources: charge.resources, ingressBytesPerDay: charge.ingressBytes }[quota];
-      const detail = `tenant ${charge.tenantId} is over its ${quota} quota: limit ${limit}, usage ${used}, this request ${adding}`;
-      return new ProblemError("QUOTA_EXCEEDED", detail, { errors: [{ pointer: `/quota/${quota}`, detail }], cause: err });
+      return overQuota(charge.tenantId, quota, limit, used, adding, err);
     },
 
     /** The usage document: an admin's for any tenant, otherwise only for a tenant the caller is confined to. */

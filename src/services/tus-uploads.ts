@@ -14,12 +14,14 @@ import { partsOf, type TusPart } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
+import type { QuotaService } from "./quotas.js";
 import type { Created, NewResource, ResourceService } from "./resources.js";
 
 export interface TusUploadDeps {
   store: ResourceStore;
   blobs: BlobStore;
   resources: ResourceService;
+  quotas: QuotaService;
   clock: () => Date;
   maxBytes: number;
   expiryMs: number;
@@ -137,6 +139,8 @@ export function createTusUploadService(deps: TusUploadDeps) {
         const detail = `the upload is larger than the limit of ${deps.maxBytes} bytes`;
         throw new ProblemError("PAYLOAD_TOO_LARGE", detail, { errors: [{ pointer: "/header/upload-length", detail }] });
       }
+      // Upload-Length is known up front: an upload that cannot fit is refused before any byte is sent.
+      await deps.quotas.precheck(fields.resourceTenantId, length);
       await collectExpired();
       const at = now();
       return uploads.create({

@@ -114,19 +114,29 @@ describe("quotas", () => {
     expect(await usage("ingress")).toMatchObject({ ingressToday: 1000, limits: { ingressBytesPerDay: 1500 } });
   });
 
+  it("a tus upload that cannot fit is refused at creation, from its Upload-Length", async () => {
+    const meta = `tenant ${btoa("tus")},filename ${btoa("huge.bin")},author ${btoa("T")}`;
+    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { "tus-resumable": "1.0.0", "upload-length": "101", "upload-metadata": meta } });
+    const problem = await expectProblem(start, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(problem.detail).toContain("limit 100, usage 0, this request 101");
+  });
+
   it("a tus upload that completes over quota → 507 on its last PATCH, nothing stored", async () => {
     const tus = { "tus-resumable": "1.0.0" };
     const meta = `tenant ${btoa("tus")},filename ${btoa("big.bin")},author ${btoa("T")}`;
-    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { ...tus, "upload-length": "101", "upload-metadata": meta } });
+    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { ...tus, "upload-length": "60", "upload-metadata": meta } });
+    expect(start.status).toBe(201);
+    // Meanwhile the tenant stores 50 bytes: the upload no longer fits when it completes.
+    expect((await cmsClient(t.app, "tus").postCreate({ resourceName: "other.bin" }, "o".repeat(50))).status).toBe(201);
     const counts = await tableCounts(t.app);
     const patch = await fetch(t.app.url(start.headers.get("location") as string), {
       method: "PATCH",
       headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" },
-      body: "q".repeat(101),
+      body: "q".repeat(60),
     });
     await expectProblem(patch, 507, "QUOTA_EXCEEDED", "/quota/bytes");
     expect(await tableCounts(t.app)).toEqual(counts);
-    expect(await usage("tus")).toMatchObject({ bytes: 0, resources: 0 });
+    expect(await usage("tus")).toMatchObject({ bytes: 50, resources: 1 });
   });
 
   it("CMS_QUOTA_OVERRIDES must be valid JSON of limits", () => {
