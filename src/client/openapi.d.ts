@@ -499,7 +499,7 @@ export interface components {
             detail: string;
             instance?: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "LOCKED" | "ORIGIN_REFUSED" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "INTERNAL";
+            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "INSUFFICIENT_STORAGE" | "INTERNAL";
             requestId?: string;
             errors?: {
                 pointer: string;
@@ -1228,6 +1228,24 @@ export interface operations {
                      *       "status": 504,
                      *       "detail": "External URI timed out",
                      *       "code": "ORIGIN_TIMEOUT"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -3388,6 +3406,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     updateResource: {
@@ -3670,6 +3706,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     deleteResource: {
@@ -3875,6 +3929,24 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "Service unavailable",
                      *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4777,6 +4849,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     unlockResourceDTO: {
@@ -4980,6 +5070,24 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "Service unavailable",
                      *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5195,6 +5303,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     lockResource: {
@@ -5364,6 +5490,24 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "Service unavailable",
                      *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5559,6 +5703,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     renewResourceLock: {
@@ -5746,6 +5908,24 @@ export interface operations {
                      *       "status": 503,
                      *       "detail": "Service unavailable",
                      *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
