@@ -34,6 +34,10 @@ export async function generateTypes(source, out) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [source = "http://127.0.0.1:9082/openapi.json", out = "src/client/openapi.d.ts"] = process.argv.slice(2);
+  if (source.startsWith("-")) {
+    console.error("usage: node scripts/openapi-types.mjs [source URL or file of /openapi.json] [output .d.ts]");
+    process.exit(2);
+  }
   await generateTypes(source, out);
   console.log(`wrote ${out} from ${source}`);
 }

@@ -134,7 +134,10 @@ export const ConfigSchema = z
   CMS_LINK_SECRET: z.string().min(32, { message: "must be at least 32 characters" }).optional(),
   /** With auth on, leave getData readable without a token (content URLs are unguessable). */
   CMS_PUBLIC_READ: boolean(false),
-  /** Origin used in absolute URLs the service hands out (signed links); defaults to the request's origin. */
+  /**
+   * Origin used in absolute URLs the service hands out (signed links); never the request's Host.
+   * Node/Bun on a loopback address with a fixed port default to their own URL (withLoopbackPublicUrl).
+   */
   CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
   /**
    * A second origin (another hostname for this same server) from which user content is rendered.
@@ -188,4 +191,17 @@ export function parseConfig(source: Record<string, string | undefined>): Config 
       return `${key} ${issue.message}${shown}`;
     }),
   );
+}
+
+const LOOPBACK_HOST = /^(?:127(?:\.\d{1,3}){3}|::1|localhost)$/i;
+
+/**
+ * A server bound to a loopback address on a fixed port (the embedded default, 127.0.0.1:9082) knows
+ * the only URL it can be reached at, so CMS_PUBLIC_URL may default to it. Anywhere else the public
+ * origin is unknown and must be configured: it is never taken from a request's Host header.
+ */
+export function withLoopbackPublicUrl(config: Config): Config {
+  if (config.CMS_PUBLIC_URL || config.CMS_PORT === 0 || !LOOPBACK_HOST.test(config.CMS_HOST)) return config;
+  const host = config.CMS_HOST.includes(":") ? `[${config.CMS_HOST}]` : config.CMS_HOST;
+  return { ...config, CMS_PUBLIC_URL: `http://${host}:${config.CMS_PORT}` };
 }

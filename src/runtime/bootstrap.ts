@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from "node:net";
 import { createApp } from "../app.js";
-import { ConfigError, parseConfig } from "../config.js";
+import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../config.js";
 import { createJsonLogger } from "../lib/logger.js";
 import { createServices } from "../services/index.js";
 import { batchedLines } from "./batched-lines.js";
@@ -17,7 +17,7 @@ const stdout = batchedLines((chunk) => process.stdout.write(chunk));
 process.on("exit", stdout.flush);
 
 export async function bootstrap(env: Record<string, string | undefined>) {
-  const config = parseConfig(env);
+  const config = withLoopbackPublicUrl(parseConfig(env));
   const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL);
   const deps = await createServerDeps(config, logger);
   const services = createServices(deps);

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, startOrigin } from "../helpers/origin.js";
-import { startTestApp, type TestApp } from "../helpers/test-app.js";
+import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { BIN, runCms, startCms } from "./run-cms.js";
 
 const run = promisify(execFile);
@@ -33,7 +33,7 @@ function expectFailure(result: { code: number | null; stderr: string }, pattern:
 }
 
 beforeAll(async () => {
-  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn" }), startOrigin()]);
+  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }), startOrigin()]);
   env = { CMS_URL: app.baseUrl, XDG_CONFIG_HOME: join(app.dir, "config") };
 });
 afterAll(async () => {

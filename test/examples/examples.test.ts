@@ -15,7 +15,7 @@ import { buildClient } from "../../scripts/build.mjs";
 import { createCmsClient, staticToken } from "../../src/client/index.js";
 import { type AuthStack, startAuthStack } from "../helpers/auth-stack.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
-import { startTestApp, type TestApp } from "../helpers/test-app.js";
+import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const run = promisify(execFile);
 const EXAMPLES = fileURLToPath(new URL("../../examples/", import.meta.url));
@@ -23,7 +23,7 @@ const EXAMPLES = fileURLToPath(new URL("../../examples/", import.meta.url));
 let app: TestApp;
 let origin: Origin;
 beforeAll(async () => {
-  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn" }), startOrigin()]);
+  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }), startOrigin()]);
 });
 afterAll(async () => {
   await Promise.all([app?.close(), origin?.close()]);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { type App, createApp } from "../../src/app.js";
-import { parseConfig } from "../../src/config.js";
+import { parseConfig, withLoopbackPublicUrl } from "../../src/config.js";
 import { createJsonLogger } from "../../src/lib/logger.js";
 import { createNodeServer } from "../../src/runtime/node-server.js";
 import { createServerDeps } from "../../src/runtime/server-deps.js";
@@ -35,13 +35,16 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const dir = await mkdtemp(join(tmpdir(), "cms-test-"));
   const volume = join(dir, "volume");
   const databaseUrl = `file:${join(dir, "cms.db")}`;
-  const config = parseConfig({
+  const parsed = parseConfig({
     CMS_VOLUME: volume,
     CMS_DATABASE_URL: databaseUrl,
     CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
     CMS_LOG_LEVEL: "debug",
     ...env,
   });
+  // As bootstrap does: with a fixed CMS_PORT on loopback, signed links default to this server's URL
+  // (without one the test server listens on any free port, unknown up front).
+  const config = env.CMS_PORT ? withLoopbackPublicUrl(parsed) : parsed;
   const logs: Record<string, unknown>[] = [];
   const logger = createJsonLogger((line) => logs.push(JSON.parse(line)), config.CMS_LOG_LEVEL);
   const deps = await createServerDeps(config, logger);

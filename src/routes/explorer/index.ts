@@ -30,7 +30,7 @@ export interface ExplorerOptions {
   clientId: string;
   /** Send vendor files gzipped ourselves; false where the runtime compresses responses (Workers). */
   compressAssets: boolean;
-  /** CMS_PUBLIC_URL: the document's server; else the origin the document was requested at. */
+  /** CMS_PUBLIC_URL: the document's server; else "/" (the origin the document was fetched from). */
   publicUrl?: string;
 }
 
@@ -67,7 +67,10 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     version: "1.0",
     description: "Register resources by external URI and fetch their content over HTTP.",
   });
-  app.get("/openapi.json", (c) => c.json(document(options.publicUrl ?? new URL(c.req.url).origin)));
+  // Never the request's Host (a handed-out URL must not be steerable): without CMS_PUBLIC_URL the
+  // server is "/", which clients resolve against the document's own URL (OpenAPI 3.1 §4.8.5).
+  const server = options.publicUrl ?? "/";
+  app.get("/openapi.json", (c) => c.json(document(server)));
 
   const settings = { specUrl: "/openapi.json", auth };
   const page = explorerPage(settings, "/vendor");
