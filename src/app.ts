@@ -24,7 +24,10 @@ import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
 import { API_PREFIX, createMetaRouter } from "./routes/meta.js";
 import { createResourceRouter } from "./routes/resources/router.js";
+import { TUS_PATH } from "./routes/tus/contract.js";
+import { createTusRouter } from "./routes/tus/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
+import { createUsageRouter } from "./routes/usage/router.js";
 import { createServices, type Services } from "./services/index.js";
 import type { FetchOrigin } from "./services/origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
@@ -34,6 +37,11 @@ export type AppConfig = Pick<
   | "CMS_MAX_RESOURCE_BYTES"
   | "CMS_MAX_INLINE_BYTES"
   | "CMS_LOCK_TTL"
+  | "CMS_TUS_EXPIRY_SECONDS"
+  | "CMS_QUOTA_BYTES"
+  | "CMS_QUOTA_RESOURCES"
+  | "CMS_QUOTA_INGRESS_BYTES_PER_DAY"
+  | "CMS_QUOTA_OVERRIDES"
   | "CMS_LOCK_MAX_TTL"
   | "CMS_ZIP_MAX_ENTRIES"
   | "CMS_ZIP_MAX_BYTES"
@@ -96,6 +104,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     // GET/HEAD carry no body; checking one anyway makes @hono/node-server build a full Request
     // (AbortController included) on the hottest path, getData.
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    // tus bytes are streamed to storage and bounded by Upload-Length there.
+    if (c.req.path === TUS_PATH || c.req.path.startsWith(`${TUS_PATH}/`)) return next();
     const limit = bodyLimits.get(c.req.path);
     return limit === null ? next() : (limit ?? jsonLimit)(c, next);
   });
@@ -124,6 +134,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
   app.route("/", createDataRouter({ resources, content, guards }));
   app.route("/", createUploadRouter({ resources, guards }));
+  app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
+  app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));
   app.route("/", createLockRouter({ locks, guards }));
   mountExplorer(app, deps.readAsset, {

@@ -21,6 +21,14 @@ const integer = (fallback: number, min: number, max: number) =>
 export const GiB = 1024 ** 3;
 export const DEFAULT_DB_BUSY_TIMEOUT_MS = 5_000;
 
+/** Per-tenant quota limits; 0 (or absent in an override) means none / the default. */
+const QuotaLimit = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const QuotaOverridesSchema = z.record(
+  z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, { message: "tenant ids are 1-64 of A-Z a-z 0-9 . _ ~ -" }),
+  z.object({ bytes: QuotaLimit, resources: QuotaLimit, ingressBytesPerDay: QuotaLimit }).partial().strict(),
+);
+export type QuotaOverrides = z.infer<typeof QuotaOverridesSchema>;
+
 export const ConfigSchema = z
   .object({
   CMS_PORT: integer(9082, 0, 65535),
@@ -60,6 +68,31 @@ export const ConfigSchema = z
   CMS_LOCK_TTL: integer(30 * 60, 1, 24 * 3600),
   /** Longest lifetime a client may request for a lock, in seconds (the anchor documented 8 h). */
   CMS_LOCK_MAX_TTL: integer(8 * 3600, 1, 7 * 24 * 3600),
+  /**
+   * Seconds a resumable (tus) upload stays resumable after its last PATCH (`Upload-Expires`); then it
+   * is gone and its stored parts are collected.
+   */
+  CMS_TUS_EXPIRY_SECONDS: integer(24 * 3600, 1, 30 * 24 * 3600),
+  /** Default per-tenant limits (0 = none): bytes stored (per reference), top-level resources, bytes taken in per UTC day. */
+  CMS_QUOTA_BYTES: integer(0, 0, Number.MAX_SAFE_INTEGER),
+  CMS_QUOTA_RESOURCES: integer(0, 0, Number.MAX_SAFE_INTEGER),
+  CMS_QUOTA_INGRESS_BYTES_PER_DAY: integer(0, 0, Number.MAX_SAFE_INTEGER),
+  /** Per-tenant overrides, JSON: `{"acme": {"bytes": 1073741824, "resources": 0}}` (0 = none for that tenant). */
+  CMS_QUOTA_OVERRIDES: z
+    .string()
+    .transform((value, ctx) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(value);
+      } catch {
+        json = undefined;
+      }
+      const parsed = QuotaOverridesSchema.safeParse(json);
+      if (parsed.success) return parsed.data;
+      ctx.addIssue({ code: "custom", message: `must be JSON like {"tenant":{"bytes":N,"resources":N,"ingressBytesPerDay":N}}: ${parsed.error.issues[0]?.message ?? "not JSON"}` });
+      return z.NEVER;
+    })
+    .default({}),
   /** Most entries (files and folders) a zip package may list. */
   CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
   /** Most bytes all files of a zip package may expand to together. */

@@ -19,6 +19,8 @@ export const PROBLEMS = {
   PAYLOAD_TOO_LARGE: { status: 413, title: "Payload too large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type" },
   RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
+  /** tus checksum extension: the PATCH body does not hash to its Upload-Checksum (nothing of it kept). */
+  CHECKSUM_MISMATCH: { status: 460, title: "Checksum mismatch" },
   /** Someone else holds a live lock on the resource (RFC 4918 §11.3), or the caller already does. */
   LOCKED: { status: 423, title: "Locked" },
   /** Node's HTTP layer: the request line and headers took longer than the server allows. */
@@ -27,6 +29,11 @@ export const PROBLEMS = {
   HEADERS_TOO_LARGE: { status: 431, title: "Request header fields too large" },
   /** The external URI points somewhere we refuse to fetch from (SSRF policy, scheme, credentials). */
   ORIGIN_REFUSED: { status: 422, title: "External URI refused" },
+  /**
+   * The content received does not hash to the SHA-256 the client (expectedSha256, Repr-Digest,
+   * Content-Digest) or the origin (Repr-Digest) announced; nothing was stored.
+   */
+  DIGEST_MISMATCH: { status: 422, title: "Content digest mismatch" },
   /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */
   ORIGIN_FAILED: { status: 502, title: "External URI could not be fetched" },
   ORIGIN_TIMEOUT: { status: 504, title: "External URI timed out" },
@@ -35,6 +42,8 @@ export const PROBLEMS = {
   DATABASE_BUSY: { status: 503, title: "Database busy" },
   /** The volume or bucket refused to store more (disk full, quota); nothing of the request was kept. */
   INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
+  /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */
+  QUOTA_EXCEEDED: { status: 507, title: "Quota exceeded" },
   INTERNAL: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

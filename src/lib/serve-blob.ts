@@ -5,6 +5,7 @@
 import { ProblemError } from "../errors.js";
 import type { ByteRange } from "../storage/blob-store.js";
 import { contentDisposition, type DispositionType } from "./content-disposition.js";
+import { sha256DigestField, wantsSha256 } from "./digest-fields.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./http-range.js";
 
 export interface BlobEntity {
@@ -14,6 +15,8 @@ export interface BlobEntity {
   lastModified: Date;
   contentType: string;
   filename: string;
+  /** Lowercase hex SHA-256 of the whole content: sent as `Repr-Digest` (RFC 9530). */
+  sha256?: string;
   /** How a browser shows it (default inline). */
   disposition?: DispositionType;
   /** Sent as Content-Security-Policy, on every answer that carries the representation's headers. */
@@ -104,6 +107,10 @@ export function answerBlob(
   }
   if (ranges.kind === "ignore") {
     headers["content-length"] = String(entity.size);
+    // The content is the whole representation (no content coding), so its digest is known for free;
+    // a range's would need hashing the bytes first, so it is left out (RFC 9530 lets us).
+    const digest = headers["repr-digest"];
+    if (digest && wantsSha256(requestHeader("want-content-digest"))) headers["content-digest"] = digest;
     return { status: 200, headers };
   }
   const [first, ...rest] = ranges.ranges;
@@ -144,6 +151,8 @@ function representationHeaders(entity: BlobEntity, lastModified: number | undefi
   };
   if (entity.contentSecurityPolicy) headers["content-security-policy"] = entity.contentSecurityPolicy;
   if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
+  // Always sent (we store SHA-256), so Want-Repr-Digest needs no answer of its own.
+  if (entity.sha256 && /^[0-9a-f]{64}$/.test(entity.sha256)) headers["repr-digest"] = sha256DigestField(entity.sha256);
   if (extra) for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
   return headers;
 }

@@ -12,7 +12,18 @@ import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL 
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { createLockStore, type LockStore } from "./lock-store.js";
-import { locks, type NewResourceRow, type ResourceRow, resources, type RevisionAction, type RevisionRow, revisions } from "./schema.js";
+import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
+import {
+  locks,
+  type NewResourceRow,
+  type ResourceRow,
+  resources,
+  type RevisionAction,
+  type RevisionRow,
+  revisions,
+  type TenantUsageRow,
+  tenantUsage,
+} from "./schema.js";
 
 /** Proof that the caller holds a lock: all three must match a live row of `locks`. */
 export interface LockProof {
@@ -54,8 +65,12 @@ export interface ResourceStore {
    * Inserts resources that share one `context` (a resource, or a package with its files) and their
    * first revisions, all or nothing.
    */
-  insertAll(rows: NewResourceRow[]): Promise<ResourceRow[]>;
-  insert(row: NewResourceRow): Promise<ResourceRow>;
+  insertAll(rows: NewResourceRow[], charge?: UsageCharge): Promise<ResourceRow[]>;
+  insert(row: NewResourceRow, charge?: UsageCharge): Promise<ResourceRow>;
+  /** The tenant's usage counters, or null before its first charge. */
+  usage(tenantId: string): Promise<TenantUsageRow | null>;
+  /** Revision rows of the tenant's resources. */
+  revisionCount(tenantId: string): Promise<number>;
   /** Deleted rows included: callers decide what a deleted resource means for them. */
   findByUid(uid: string): Promise<ResourceRow | null>;
   findByUri(context: string, path: string): Promise<ResourceRow | null>;
@@ -64,7 +79,7 @@ export interface ResourceStore {
   /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */
   list(query: ListQuery): Promise<ResourceRow[]>;
   /** Applies `changes` as a new "update" revision if the guard holds; null if it does not. */
-  update(change: GuardedChange, changes: ResourceChanges): Promise<ResourceRow | null>;
+  update(change: GuardedChange, changes: ResourceChanges, charge?: UsageCharge): Promise<ResourceRow | null>;
   /** Marks the resource and its package files deleted (a "delete" revision each) and drops its lock; null if the guard fails. */
   softDelete(change: GuardedChange): Promise<ResourceRow | null>;
   /** Removes the resource, its files, revisions and locks for good; the blob keys they used, or null if unknown. */
@@ -74,6 +89,8 @@ export interface ResourceStore {
   /** How many rows (current or past revisions) point at a blob, so a blob is removed only when nothing does. */
   countByBlobKey(blobKey: string): Promise<number>;
   locks: LockStore;
+  /** Resumable (tus) uploads in progress. */
+  tusUploads: TusUploadStore;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
   /**
@@ -95,6 +112,48 @@ export type BatchSQLiteDatabase = AnySQLiteDatabase & {
 const MAX_PARAMS_PER_STATEMENT = 100;
 const RESOURCE_COLUMNS = Object.keys(resources).length;
 const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_COLUMNS));
+
+/**
+ * What a write adds to its tenant's usage, and the limits it must stay within (0 = none). Charged in
+ * the write's own batch: a CHECK constraint of `tenant_usage` fails the whole batch when over a limit,
+ * with the constraint's name (`quota_bytes`, `quota_resources`, `quota_ingress`) in the error.
+ */
+export interface UsageCharge {
+  tenantId: string;
+  bytes: number;
+  resources: number;
+  ingressBytes: number;
+  /** UTC day number of the write (epoch ms / 86 400 000). */
+  day: number;
+  limits: { bytes: number; resources: number; ingressBytesPerDay: number };
+}
+
+const chargeStatement = (db: BatchSQLiteDatabase, c: UsageCharge) =>
+  db
+    .insert(tenantUsage)
+    .values({
+      tenantId: c.tenantId,
+      bytes: c.bytes,
+      resources: c.resources,
+      ingressDay: c.day,
+      ingressBytes: c.ingressBytes,
+      maxBytes: c.limits.bytes,
+      maxResources: c.limits.resources,
+      maxIngressBytes: c.limits.ingressBytesPerDay,
+    })
+    .onConflictDoUpdate({
+      target: tenantUsage.tenantId,
+      set: {
+        bytes: sql`${tenantUsage.bytes} + excluded.bytes`,
+        resources: sql`${tenantUsage.resources} + excluded.resources`,
+        // A new day starts the day's count afresh.
+        ingressBytes: sql`case when ${tenantUsage.ingressDay} = excluded.ingress_day then ${tenantUsage.ingressBytes} + excluded.ingress_bytes else excluded.ingress_bytes end`,
+        ingressDay: sql`excluded.ingress_day`,
+        maxBytes: sql`excluded.max_bytes`,
+        maxResources: sql`excluded.max_resources`,
+        maxIngressBytes: sql`excluded.max_ingress_bytes`,
+      },
+    });
 
 export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
   // getData's lookup runs on every read: built and prepared once instead of per request.
@@ -128,7 +187,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
   const familyOf = (uid: string) => sql`(${resources.uid} = ${uid} or ${resources.parentUid} = ${uid})`;
 
   const store: ResourceStore = {
-    async insertAll(rows) {
+    async insertAll(rows, charge) {
       const first = rows[0];
       if (!first) return [];
       if (rows.some((r) => r.context !== first.context)) throw new TypeError("insertAll: rows must share one context");
@@ -140,12 +199,13 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
       const results = await db.batch([
         ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
         snapshot("create", actor, first.createdAt, eq(resources.context, first.context)),
+        ...(charge ? [chargeStatement(db, charge)] : []),
       ]);
       return results.slice(0, inserts.length).flat() as ResourceRow[];
     },
 
-    async insert(row) {
-      const [inserted] = await store.insertAll([row]);
+    async insert(row, charge) {
+      const [inserted] = await store.insertAll([row], charge);
       if (!inserted) throw new Error("insert returned no row");
       return inserted;
     },
@@ -192,7 +252,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
         .limit(q.limit);
     },
 
-    async update(c, changes) {
+    async update(c, changes, charge) {
       const [updated] = await db.batch([
         db
           .update(resources)
@@ -200,6 +260,21 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
           .where(guard(c))
           .returning(),
         snapshot("update", c.actor, c.now, justChanged(c)),
+        // Charged only if the guarded change applied (the tenant's row exists since its first creation).
+        ...(charge
+          ? [
+              db
+                .update(tenantUsage)
+                .set({
+                  bytes: sql`${tenantUsage.bytes} + ${charge.bytes}`,
+                  ingressBytes: sql`case when ${tenantUsage.ingressDay} = ${charge.day} then ${tenantUsage.ingressBytes} + ${charge.ingressBytes} else ${charge.ingressBytes} end`,
+                  ingressDay: charge.day,
+                  maxBytes: charge.limits.bytes,
+                  maxIngressBytes: charge.limits.ingressBytesPerDay,
+                })
+                .where(and(eq(tenantUsage.tenantId, charge.tenantId), sql`exists (select 1 from ${resources} where ${justChanged(c)})`)),
+            ]
+          : []),
       ]);
       return updated[0] ?? null;
     },
@@ -228,7 +303,16 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
 
     async purge(uid) {
       const family = sql`(select ${resources.uid} from ${resources} where ${familyOf(uid)})`;
-      const [current, past, , , removed] = await db.batch([
+      // Gives back what the family was charged (bytes of every row, one resource per top-level row).
+      const refund = db
+        .update(tenantUsage)
+        .set({
+          bytes: sql`${tenantUsage.bytes} - (select coalesce(sum(${resources.size}), 0) from ${resources} where ${familyOf(uid)})`,
+          resources: sql`${tenantUsage.resources} - (select count(*) from ${resources} where ${familyOf(uid)} and ${resources.parentUid} is null)`,
+        })
+        .where(sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`);
+      const [, current, past, , , removed] = await db.batch([
+        refund,
         db.selectDistinct({ key: resources.blobKey }).from(resources).where(familyOf(uid)),
         db.selectDistinct({ key: revisions.blobKey }).from(revisions).where(sql`${revisions.resourceUid} in ${family}`),
         db.delete(revisions).where(sql`${revisions.resourceUid} in ${family}`),
@@ -253,6 +337,19 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
       return row ?? null;
     },
 
+    async usage(tenantId) {
+      const [row] = await db.select().from(tenantUsage).where(eq(tenantUsage.tenantId, tenantId)).limit(1);
+      return row ?? null;
+    },
+
+    async revisionCount(tenantId) {
+      const [row] = await db
+        .select({ n: count() })
+        .from(revisions)
+        .where(sql`${revisions.resourceUid} in (select ${resources.uid} from ${resources} where ${resources.tenantId} = ${tenantId})`);
+      return row?.n ?? 0;
+    },
+
     async countByBlobKey(blobKey) {
       const [current, past] = await db.batch([
         db.select({ n: count() }).from(resources).where(eq(resources.blobKey, blobKey)),
@@ -262,6 +359,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
     },
 
     locks: createLockStore(db),
+    tusUploads: createTusUploadStore(db),
 
     async ping() {
       await db.select({ n: count() }).from(resources).limit(1);

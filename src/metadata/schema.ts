@@ -3,7 +3,7 @@
  * from this file (`npm run db:generate`); the same migrations apply to libSQL and D1.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const resources = sqliteTable(
   "resources",
@@ -111,3 +111,63 @@ export const locks = sqliteTable(
 );
 
 export type LockRow = typeof locks.$inferSelect;
+
+/**
+ * Resumable uploads (tus 1.0) in progress: what the finished upload will become, how far it got, and
+ * the blob-store objects holding its bytes so far (a JSON list, in order). Kept after completion,
+ * with the resource's UID, until it expires, so a client resuming a finished upload learns it is done.
+ */
+export const tusUploads = sqliteTable(
+  "tus_uploads",
+  {
+    /** Random, unguessable: the upload URL is a capability when auth is off. */
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    /** The createResource fields (and expectedSha256) from Upload-Metadata, validated, as JSON. */
+    fields: text("fields").notNull(),
+    length: integer("length").notNull(),
+    offset: integer("offset").notNull().default(0),
+    /** JSON `[{ "key": …, "size": … }]`: the stored parts, in upload order. */
+    parts: text("parts").notNull().default("[]"),
+    owner: text("owner"),
+    ownerIssuer: text("owner_issuer"),
+    /** Set once the finished upload became a resource. */
+    resourceUid: text("resource_uid"),
+    createdAt: integer("created_at").notNull(),
+    /** Epoch ms after which the upload is gone (Upload-Expires) and its parts are collected. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("tus_uploads_expires_idx").on(t.expiresAt)],
+);
+
+export type TusUploadRow = typeof tusUploads.$inferSelect;
+export type NewTusUploadRow = typeof tusUploads.$inferInsert;
+
+/**
+ * Per-tenant usage counters, charged in the same batch as the rows they count, with the limits that
+ * applied at that charge: the CHECK constraints make an over-quota batch fail as a whole, so the
+ * quota holds under any concurrency and across instances sharing the database. A limit of 0 is none.
+ */
+export const tenantUsage = sqliteTable(
+  "tenant_usage",
+  {
+    tenantId: text("tenant_id").primaryKey(),
+    /** Sum of the sizes of the tenant's resource rows (package files included; shared blobs counted per reference). */
+    bytes: integer("bytes").notNull().default(0),
+    /** Top-level resources (a package counts once). */
+    resources: integer("resources").notNull().default(0),
+    /** UTC day number (epoch ms / 86 400 000) that `ingressBytes` counts. */
+    ingressDay: integer("ingress_day").notNull().default(0),
+    ingressBytes: integer("ingress_bytes").notNull().default(0),
+    maxBytes: integer("max_bytes").notNull().default(0),
+    maxResources: integer("max_resources").notNull().default(0),
+    maxIngressBytes: integer("max_ingress_bytes").notNull().default(0),
+  },
+  (t) => [
+    check("quota_bytes", sql`${t.maxBytes} = 0 or ${t.bytes} <= ${t.maxBytes}`),
+    check("quota_resources", sql`${t.maxResources} = 0 or ${t.resources} <= ${t.maxResources}`),
+    check("quota_ingress", sql`${t.maxIngressBytes} = 0 or ${t.ingressBytes} <= ${t.maxIngressBytes}`),
+  ],
+);
+
+export type TenantUsageRow = typeof tenantUsage.$inferSelect;

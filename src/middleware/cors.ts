@@ -18,16 +18,19 @@ export interface CorsOptions {
 
 /** The API's CORS policy (what a browser client may send and read). */
 export const API_CORS: CorsOptions = {
-  // Only the methods some route answers (the API is GET/HEAD/POST throughout).
-  allowMethods: ["GET", "HEAD", "POST"],
+  // Only the methods some route answers: GET/HEAD/POST throughout, PATCH/DELETE for tus uploads.
+  allowMethods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
   // Every request header the API reads, the five RFC 9110 conditionals included (412 needs If-Unmodified-Since).
   allowHeaders: [
     "Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "X-Request-Id",
+    "Want-Repr-Digest", "Want-Content-Digest", // RFC 9530
+    "Tus-Resumable", "Upload-Length", "Upload-Offset", "Upload-Metadata", "Upload-Checksum", // tus 1.0
   ],
   // Beyond the CORS-safelisted ones: what a script needs to act on an answer (Retry-After of 423/503, Allow of 405).
   exposeHeaders: [
     "Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges",
-    "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id",
+    "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id", "Repr-Digest", "Content-Digest",
+    "Tus-Resumable", "Tus-Version", "Tus-Extension", "Tus-Max-Size", "Tus-Checksum-Algorithm", "Upload-Offset", "Upload-Length", "Upload-Expires",
   ],
   maxAge: 600,
 };
@@ -47,8 +50,8 @@ export function cors(options: CorsOptions): MiddlewareHandler<AppEnv> {
     "access-control-max-age": String(options.maxAge),
   };
   return async (c, next) => {
-    // No route answers OPTIONS, so every OPTIONS request is treated as a preflight.
-    if (c.req.method === "OPTIONS") {
+    // A preflight (Fetch: OPTIONS naming a method); other OPTIONS requests reach the routes (tus).
+    if (c.req.method === "OPTIONS" && c.req.header("access-control-request-method") !== undefined) {
       return new Response(null, { status: 204, headers: preflight });
     }
     await next();

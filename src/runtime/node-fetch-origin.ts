@@ -250,6 +250,7 @@ function toOriginResponse(
     body: bodyStream(res, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers["content-type"] ?? null,
     contentLength: parseContentLength(res.headers["content-length"]),
+    reprDigest: (res.headers["repr-digest"] as string | undefined) ?? null,
     url: url.href,
   };
 }

@@ -143,6 +143,7 @@ function toOriginResponse(res: Response, url: URL, signal: AbortSignal, idleTime
     body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers.get("content-type"),
     contentLength: parseContentLength(res.headers.get("content-length")),
+    reprDigest: res.headers.get("repr-digest"),
     url: url.href,
   };
 }

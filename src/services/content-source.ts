@@ -5,11 +5,23 @@
 import { ProblemError } from "../errors.js";
 import { decodeBase64, decodedLength } from "../lib/base64.js";
 
-/** `pointer` names the request field that problems with this content should point at. */
-export type ContentSource =
+/** A SHA-256 (hex) the content must hash to, and the request field or header that announced it. */
+export interface ExpectedDigest {
+  sha256: string;
+  pointer: string;
+}
+
+/**
+ * `pointer` names the request field that problems with this content should point at; `digest`, when
+ * given, must match the bytes received or nothing is stored (422 DIGEST_MISMATCH).
+ */
+export type ContentSource = (
   | { kind: "uri"; uri: string }
   | { kind: "bytes"; bytes: Uint8Array<ArrayBuffer>; pointer: string }
-  | { kind: "stream"; body: ReadableStream<Uint8Array>; pointer: string };
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; pointer: string }
+) & { digest?: ExpectedDigest };
+
+export const EXPECTED_SHA256_POINTER = "/body/expectedSha256";
 
 export const BINARY_POINTER = "/body/resourceBinary";
 
@@ -18,14 +30,15 @@ export const BINARY_POINTER = "/body/resourceBinary";
  * content over `maxInlineBytes` is refused (413) before it is decoded.
  */
 export function toContentSource(
-  fields: { resourceBinary?: string; resourceExternalURI?: string },
+  fields: { resourceBinary?: string; resourceExternalURI?: string; expectedSha256?: string },
   maxInlineBytes: number,
 ): ContentSource | undefined {
-  if (fields.resourceExternalURI !== undefined) return { kind: "uri", uri: fields.resourceExternalURI };
+  const digest = fields.expectedSha256 === undefined ? undefined : { sha256: fields.expectedSha256.toLowerCase(), pointer: EXPECTED_SHA256_POINTER };
+  if (fields.resourceExternalURI !== undefined) return { kind: "uri", uri: fields.resourceExternalURI, digest };
   if (fields.resourceBinary === undefined) return undefined;
   if (decodedLength(fields.resourceBinary) > maxInlineBytes) {
     const detail = `inline content is limited to ${maxInlineBytes} bytes; send larger files with uploadResource (multipart/form-data)`;
     throw new ProblemError("PAYLOAD_TOO_LARGE", detail, { errors: [{ pointer: BINARY_POINTER, detail }] });
   }
-  return { kind: "bytes", bytes: decodeBase64(fields.resourceBinary), pointer: BINARY_POINTER };
+  return { kind: "bytes", bytes: decodeBase64(fields.resourceBinary), pointer: BINARY_POINTER, digest };
 }

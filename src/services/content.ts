@@ -9,8 +9,15 @@ import type { BlobEntity, OpenBlob } from "../lib/serve-blob.js";
 import type { ResourceStore } from "../metadata/resource-store.js";
 import { type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
+import type { ExpectedDigest } from "./content-source.js";
 
 export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean };
+
+/** 422 naming the field or header whose digest the received bytes did not match. */
+export function digestMismatch(expected: ExpectedDigest, cause?: unknown): ProblemError {
+  const detail = `the content received does not hash to the announced sha-256 ${expected.sha256}`;
+  return new ProblemError("DIGEST_MISMATCH", detail, { errors: [{ pointer: expected.pointer, detail }], cause });
+}
 
 /** What a served representation needs from a resource or revision row. */
 export interface ContentFacts {
@@ -46,13 +53,15 @@ export function createContentStore({ blobs, store, maxResourceBytes, contentOrig
      * Streams `body` into the tenant's content-addressed area. 413 PAYLOAD_TOO_LARGE, naming
      * `pointer`, once more than `maxResourceBytes` actually arrive (declared lengths are not trusted).
      */
-    async put(tenantId: string, body: ReadableStream<Uint8Array>, pointer: string): Promise<StoredBlob> {
+    async put(tenantId: string, body: ReadableStream<Uint8Array>, pointer: string, expected?: ExpectedDigest): Promise<StoredBlob> {
       const prefix = await tenantPrefix(tenantId);
       try {
         return await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
           maxBytes: maxResourceBytes,
+          expectedSha256: expected?.sha256,
         });
       } catch (err) {
+        if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected) throw digestMismatch(expected, err);
         if (err instanceof StorageError && err.code === "TOO_LARGE") {
           throw new ProblemError("PAYLOAD_TOO_LARGE", `the content exceeds the limit of ${maxResourceBytes} bytes`, {
             errors: [{ pointer, detail: `content larger than ${maxResourceBytes} bytes` }],
@@ -113,6 +122,7 @@ export function createContentStore({ blobs, store, maxResourceBytes, contentOrig
         entity: {
           size: facts.size,
           etag: `"${facts.sha256}"`,
+          sha256: facts.sha256,
           lastModified: new Date(facts.updatedAt),
           contentType: policy.contentType,
           // Files of a package are named by their path; the download name is its last segment.

@@ -8,7 +8,9 @@ import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
 import { createPackageService } from "./packages.js";
 import { createResourceService } from "./resources.js";
+import { createQuotaService } from "./quotas.js";
 import { createRevisionService } from "./revisions.js";
+import { createTusUploadService } from "./tus-uploads.js";
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -30,7 +32,8 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
       maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
     },
   });
-  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock });
+  const quotas = createQuotaService({ store, config, clock });
+  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock, quotas });
   const locks = createLockService({
     store,
     resources,
@@ -38,7 +41,16 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     ttlMs: config.CMS_LOCK_TTL * 1000,
     maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
   });
-  const lifecycle = createLifecycleService({ store, content, resources, clock });
+  const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
   const revisions = createRevisionService({ store, content, resources });
-  return { content, packages, resources, locks, lifecycle, revisions };
+  const tus = createTusUploadService({
+    store,
+    blobs,
+    resources,
+    quotas,
+    clock,
+    maxBytes: config.CMS_MAX_RESOURCE_BYTES,
+    expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,
+  });
+  return { content, packages, resources, locks, lifecycle, revisions, tus, quotas };
 }

@@ -11,6 +11,7 @@ import type { LockRow, ResourceRow } from "../metadata/schema.js";
 import type { ContentStore, StoredBlob } from "./content.js";
 import { type LockClaim, lockProblem, proofOf } from "./locks.js";
 import type { ContentSource } from "./content-source.js";
+import type { QuotaService } from "./quotas.js";
 import { assertMayModify, type RequestContext, type ResourceService } from "./resources.js";
 
 export interface LifecycleServiceDeps {
@@ -18,6 +19,7 @@ export interface LifecycleServiceDeps {
   content: ContentStore;
   resources: ResourceService;
   clock: () => Date;
+  quotas: QuotaService;
 }
 
 export interface ResourceUpdate {
@@ -30,7 +32,7 @@ export interface ResourceUpdate {
 
 export type LifecycleService = ReturnType<typeof createLifecycleService>;
 
-export function createLifecycleService({ store, content, resources, clock }: LifecycleServiceDeps) {
+export function createLifecycleService({ store, content, resources, clock, quotas }: LifecycleServiceDeps) {
   /** The resource the caller may modify and its live lock, checked before any content is fetched. */
   async function prepare(claim: LockClaim, principal: Principal) {
     const row = await resources.findByUid(claim.name, principal);
@@ -85,7 +87,14 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
           if (sniffed) changes.mediaType = await sniffed.mediaType();
         }
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).
-        const updated = await store.update({ ...change, now: clock().getTime() }, changes);
+        // New content changes the tenant's stored bytes by the difference, and its ingress by all of it.
+        const charge = changes.size === undefined ? undefined : { ...quotas.charge(row.tenantId, changes.size - row.size, changes.size), resources: 0 };
+        let updated: ResourceRow | null;
+        try {
+          updated = await store.update({ ...change, now: clock().getTime() }, changes, charge);
+        } catch (err) {
+          throw (charge && (await quotas.refusal(err, charge))) || err;
+        }
         if (!updated) throw await refused({ ...change, now: clock().getTime() });
         return { row: updated, lock };
       } catch (err) {

@@ -10,6 +10,8 @@ export interface OriginResponse {
   contentType: string | null;
   /** The origin's declared length, if any. Not trusted for limits: the blob store counts real bytes. */
   contentLength: number | null;
+  /** The origin's `Repr-Digest` field, if any (RFC 9530): checked against the bytes received. */
+  reprDigest: string | null;
   /** The final URL after redirects. */
   url: string;
 }

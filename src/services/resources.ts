@@ -7,12 +7,14 @@ import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/pr
 import { ProblemError } from "../errors.js";
 import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
-import type { ListQuery, ResourceStore } from "../metadata/resource-store.js";
+import type { ListQuery, ResourceStore, UsageCharge } from "../metadata/resource-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
-import type { ContentStore, StoredBlob } from "./content.js";
-import type { ContentSource } from "./content-source.js";
+import { parseSha256Digest } from "../lib/digest-fields.js";
+import { type ContentStore, digestMismatch, type StoredBlob } from "./content.js";
+import type { ContentSource, ExpectedDigest } from "./content-source.js";
 import type { FetchOrigin } from "./origin.js";
 import type { PackageService } from "./packages.js";
+import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";
 
 export interface ResourceServiceDeps {
@@ -22,6 +24,7 @@ export interface ResourceServiceDeps {
   fetchOrigin: FetchOrigin;
   newShortId: IdGenerator;
   clock: () => Date;
+  quotas: QuotaService;
 }
 
 export interface RequestContext {
@@ -46,6 +49,26 @@ export interface Created {
 
 export type ResourceService = ReturnType<typeof createResourceService>;
 
+const ORIGIN_DIGEST_POINTER = "/body/resourceExternalURI";
+
+/**
+ * The digest the origin's bytes must match: the client's, checked against the origin's `Repr-Digest`
+ * when it sent one (two different announcements cannot both hold: refused before downloading), or
+ * the origin's alone. An origin's unusable field is ignored: it is the origin's fault, not the caller's.
+ */
+async function expectedFromOrigin(
+  client: ExpectedDigest | undefined,
+  reprDigest: string | null,
+  body: ReadableStream<Uint8Array>,
+): Promise<ExpectedDigest | undefined> {
+  const origin = parseSha256Digest(reprDigest);
+  if (origin.kind !== "sha256") return client;
+  if (!client) return { sha256: origin.hex, pointer: ORIGIN_DIGEST_POINTER };
+  if (client.sha256 === origin.hex) return client;
+  await body.cancel().catch(() => {});
+  throw digestMismatch(client);
+}
+
 const notFound = (what: string) => new ProblemError("NOT_FOUND", `resource ${what} not found`);
 
 /** A live row or 404: deleted resources are never served (the anchor kept serving them). */
@@ -67,10 +90,21 @@ export function createResourceService(deps: ResourceServiceDeps) {
   async function open(source: ContentSource, signal?: AbortSignal) {
     if (source.kind === "uri") {
       const origin = await deps.fetchOrigin(source.uri, { signal });
-      return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI" };
+      const digest = await expectedFromOrigin(source.digest, origin.reprDigest, origin.body);
+      return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI", digest };
     }
     const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;
-    return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer };
+    return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer, digest: source.digest };
+  }
+
+  /** Runs `insert` with the tenant's quota charge for `rows`; a refused charge becomes the quota's 507. */
+  async function charged<T>(rows: NewResourceRow[], received: number, insert: (charge: UsageCharge) => Promise<T>): Promise<T> {
+    const charge = deps.quotas.charge(rows[0]?.tenantId ?? "", rows.reduce((sum, r) => sum + r.size, 0), received);
+    try {
+      return await insert(charge);
+    } catch (err) {
+      throw (await deps.quotas.refusal(err, charge)) ?? err;
+    }
   }
 
   /** Checks the tenant of a UID before any lookup, so a confined caller learns nothing about others. */
@@ -87,10 +121,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
 
     async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
-      const { body, externalUri, pointer } = await open(source, ctx.signal);
+      const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
       const stored: StoredBlob[] = [];
       try {
-        const blob = await content.put(input.resourceTenantId, body, pointer);
+        const blob = await content.put(input.resourceTenantId, body, pointer, digest);
         stored.push(blob);
         const shortId = deps.newShortId();
         const uid = toUid(shortId, input.resourceTenantId);
@@ -113,9 +147,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;
-        if (!isZipMediaType(row.mediaType)) return { primary: await store.insert(row), files: null };
+        if (!isZipMediaType(row.mediaType)) return { primary: await charged([row], blob.size, (charge) => store.insert(row, charge)), files: null };
         const pkg = await packages.explode(row, pointer, stored);
-        const inserted = await store.insertAll([row, ...pkg.files]);
+        const all = [row, ...pkg.files];
+        const inserted = await charged(all, blob.size, (charge) => store.insertAll(all, charge));
         const files = inserted.filter((r) => r.parentUid === uid);
         const start = files.find((r) => r.path === pkg.startPath) as ResourceRow;
         // The anchor answers with the start page and lists the other files; getParentUuid gives the zip.

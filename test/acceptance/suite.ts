@@ -5,10 +5,13 @@
  */
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Upload } from "tus-js-client";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
 /** CMS_PUBLIC_URL of every target: signed links are built on it, never on the request's Host. */
 export const PUBLIC_URL = "https://cms.example.org";
+/** CMS_QUOTA_OVERRIDES of every target: the tenant whose quota the suite exhausts. */
+export const QUOTA_OVERRIDES = JSON.stringify({ "accept-quota": { resources: 2 } });
 
 export interface AcceptanceTarget {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
@@ -241,6 +244,71 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       const tail = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`), { headers: { range: `bytes=${size - 5 * MiB - 3}-` } });
       expect(tail.status).toBe(206);
       expect(sha256(new Uint8Array(await tail.arrayBuffer()))).toBe(sha256(expected.subarray(size - 5 * MiB - 3)));
+    });
+
+    describe("digests (RFC 9530)", () => {
+      const digestField = (bytes: Uint8Array) => `sha-256=:${createHash("sha256").update(bytes).digest("base64")}:`;
+
+      it("serves Repr-Digest, and Content-Digest when asked for", async () => {
+        const bytes = patternBytes(3, 5003);
+        const res = await create({ resourceExternalURI: origin.put("digest-doc", bytes), resourceName: "digest.pdf", expectedSha256: sha256(bytes) });
+        expect(res.status).toBe(201);
+        const { resourceURI } = (await res.json()) as { resourceURI: string };
+        const data = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), { headers: { "want-content-digest": "sha-256=1" } });
+        expect(data.headers.get("repr-digest")).toBe(digestField(bytes));
+        expect(data.headers.get("content-digest")).toBe(digestField(new Uint8Array(await data.arrayBuffer())));
+        const part = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), { headers: { range: "bytes=0-9" } });
+        expect(part.headers.get("repr-digest")).toBe(digestField(bytes));
+        await part.arrayBuffer();
+      });
+
+      it("refuses content that does not match expectedSha256 with 422, storing nothing", async () => {
+        const res = await create({ resourceExternalURI: origin.put("digest-bad", "actual"), resourceName: "mismatch.pdf", expectedSha256: "0".repeat(64) });
+        expect(res.status).toBe(422);
+        expect(await problem(res)).toMatchObject({ code: "DIGEST_MISMATCH", errors: [{ pointer: "/body/expectedSha256" }] });
+        const list = await fetch(url("/cms/v1.0/listResources?resourceTenantId=accept&namePrefix=mismatch"));
+        expect(((await list.json()) as { resources: unknown[] }).resources).toEqual([]);
+      });
+    });
+
+    it("takes a resumable upload from the real tus-js-client in several PATCHes, and can terminate one", async () => {
+      const bytes = Buffer.from(patternBytes(7, 7 + 3 * MiB));
+      const body = await new Promise<string>((resolve, reject) => {
+        new Upload(bytes, {
+          endpoint: url("/cms/v1.0/uploads"),
+          chunkSize: MiB,
+          metadata: { resourceTenantId: "accept", filename: "resumable.bin", filetype: "application/octet-stream", author: "tus" },
+          onError: reject,
+          onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
+        }).start();
+      });
+      const created = JSON.parse(body) as { resourceURI: string; sha256: string; size: number };
+      expect(created).toMatchObject({ sha256: sha256(bytes), size: bytes.byteLength });
+      const data = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`));
+      expect(sha256(new Uint8Array(await data.arrayBuffer()))).toBe(created.sha256);
+
+      const tus = { "tus-resumable": "1.0.0" };
+      const start = await fetch(url("/cms/v1.0/uploads"), {
+        method: "POST",
+        headers: { ...tus, "upload-length": "10", "upload-metadata": `tenant ${btoa("accept")},filename ${btoa("gone.bin")},author ${btoa("tus")}` },
+      });
+      expect(start.status).toBe(201);
+      const upload = url(start.headers.get("location") as string);
+      const patch = await fetch(upload, { method: "PATCH", headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" }, body: "abcd" });
+      expect(patch.headers.get("upload-offset")).toBe("4");
+      expect((await fetch(upload, { method: "DELETE", headers: tus })).status).toBe(204);
+      expect((await fetch(upload, { method: "HEAD", headers: tus })).status).toBe(404);
+    });
+
+    it("refuses a creation over the tenant's quota with 507, and shows the usage", async () => {
+      const inQuota = (i: number) => create({ resourceTenantId: "accept-quota", resourceName: `q${i}.pdf`, resourceExternalURI: origin.put(`quota-${i}`, `q${i}`) });
+      expect((await inQuota(1)).status).toBe(201);
+      expect((await inQuota(2)).status).toBe(201);
+      const over = await inQuota(3);
+      expect(over.status).toBe(507);
+      expect(await problem(over)).toMatchObject({ code: "QUOTA_EXCEEDED", errors: [{ pointer: "/quota/resources" }] });
+      const usage = await fetch(url("/cms/v1.0/usage?resourceTenantId=accept-quota"));
+      expect(await usage.json()).toMatchObject({ resources: 2, bytes: 4, limits: { resources: 2, bytes: null } });
     });
 
     it("rejects invalid fields with a 400 problem naming each of them", async () => {

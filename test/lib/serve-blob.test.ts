@@ -628,3 +628,50 @@ describe("content already in memory (OpenBlob returning bytes)", () => {
     expect(text).toContain("Content-Range: bytes 90-99/100");
   });
 });
+
+describe("serveBlob: digests (RFC 9530)", () => {
+  // SHA-256 of DATA, computed by Web Crypto (not by the code under test).
+  const sha256Of = async (bytes: Uint8Array<ArrayBuffer>) => {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    return { hex: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""), b64: btoa(String.fromCharCode(...digest)) };
+  };
+
+  it("sends Repr-Digest of the whole representation on 200, HEAD, 206 and multipart 206", async () => {
+    const { hex, b64 } = await sha256Of(DATA);
+    const field = `sha-256=:${b64}:`;
+    const withDigest = entity({ sha256: hex });
+    for (const [headers, method] of [[{}, "GET"], [{}, "HEAD"], [{ range: "bytes=5-9" }, "GET"], [{ range: "bytes=0-1,5-9" }, "GET"]] as const) {
+      const res = await serveBlob(request(headers, method), withDigest, memoryBlob().open);
+      expect(res.headers.get("repr-digest"), JSON.stringify(headers)).toBe(field);
+      expect(res.headers.get("content-digest")).toBeNull();
+      await res.arrayBuffer();
+    }
+  });
+
+  it("adds Content-Digest to a full response when Want-Content-Digest asks for sha-256, never to a range", async () => {
+    const { hex, b64 } = await sha256Of(DATA);
+    const withDigest = entity({ sha256: hex });
+    const full = await serveBlob(request({ "want-content-digest": "sha-512=3, sha-256=7" }), withDigest, memoryBlob().open);
+    expect(full.headers.get("content-digest")).toBe(`sha-256=:${b64}:`);
+    expect((await sha256Of(await bodyBytes(full))).b64).toBe(b64);
+    const range = await serveBlob(request({ "want-content-digest": "sha-256=7", range: "bytes=0-9" }), withDigest, memoryBlob().open);
+    expect(range.status).toBe(206);
+    expect(range.headers.get("content-digest")).toBeNull();
+    await range.arrayBuffer();
+    for (const want of ["sha-256=0", "sha-512=9", "nonsense,,", "sha-256=11"]) {
+      const res = await serveBlob(request({ "want-content-digest": want }), withDigest, memoryBlob().open);
+      expect(res.headers.get("content-digest"), want).toBeNull();
+      await res.arrayBuffer();
+    }
+  });
+
+  it("sends no digest for an entity without one, and none on a 304", async () => {
+    const plain = await serveBlob(request(), entity(), memoryBlob().open);
+    expect(plain.headers.get("repr-digest")).toBeNull();
+    await plain.arrayBuffer();
+    const { hex } = await sha256Of(DATA);
+    const notModified = await serveBlob(request({ "if-none-match": ETAG }), entity({ sha256: hex }), memoryBlob().open);
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("repr-digest")).toBeNull();
+  });
+});

@@ -114,6 +114,16 @@ const MATRIX = {
                                                                    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
   "POST queryResourceLock":                   { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
                                                                    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  // Usage: admins, or callers confined to the tenant (none of these users is confined: see beyond.security).
+  "GET usage":                                { needs: "consumer", any:   { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  // tus uploads: "own"/"other" is whose upload it is.
+  "POST uploads (tus)":                       { needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
+  "HEAD uploads/{id} (tus)":                  { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "PATCH uploads/{id} (tus)":                 { needs: "creator",  own:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 201, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "DELETE uploads/{id} (tus)":                { needs: "creator",  own:   { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
+                                                                   other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
 } satisfies Record<string, Row>;
 type Endpoint = keyof typeof MATRIX;
 
@@ -137,7 +147,9 @@ interface Cell {
 
 interface Operation {
   /** As documented in /openapi.json (HEAD: the GET route it shares). */
-  method: "GET" | "HEAD" | "POST";
+  method: "GET" | "HEAD" | "POST" | "PATCH" | "DELETE";
+  /** A HEAD of its own (tus), not a GET's twin: left out like the document's HEADs. */
+  headOnly?: true;
   path: string;
   /** Fresh state for one cell of a mutating endpoint; read-only endpoints share one resource per owner. */
   prepare?: (cell: Cell & { owner: Owner }) => Promise<Target>;
@@ -179,7 +191,33 @@ const get = (path: (t: Target) => string, method = "GET") => (token: string | nu
 const lockClaim = (t: Target) => ({ resourceUID: t.uid, ...(t.lock as { lockID: string; author: string }) });
 const nameClaim = (t: Target) => ({ uid: t.uid, lockID: t.lock?.lockID, lockOwner: t.lock?.author });
 
+const TUS = { "tus-resumable": "1.0.0" };
+const tusMetadata = `tenant ${btoa("t1")},filename ${btoa("tus.txt")},author ${btoa("matrix")}`;
+const startUpload = (token: string | null) => send(token, "POST", `${API}/uploads`, undefined, { ...TUS, "upload-length": "3", "upload-metadata": tusMetadata });
+/** A fresh 3-byte upload of the cell's owner; `uri` is its URL path. */
+async function freshUpload(cell: Cell & { owner: Owner }): Promise<Target> {
+  const res = await startUpload(ownerToken(cell.owner));
+  expect(res.status, await res.clone().text()).toBe(201);
+  return { uid: "", uri: res.headers.get("location") as string };
+}
+
 const OPERATIONS: Record<Endpoint, Operation> = {
+  "GET usage": { method: "GET", path: `${API}/usage`, send: get(() => "usage?resourceTenantId=t1") },
+  "POST uploads (tus)": { method: "POST", path: `${API}/uploads`, send: (token) => startUpload(token) },
+  "HEAD uploads/{id} (tus)": {
+    method: "HEAD",
+    headOnly: true,
+    path: `${API}/uploads/{id}`,
+    prepare: freshUpload,
+    send: (token, t) => send(token, "HEAD", t.uri, undefined, TUS),
+  },
+  "PATCH uploads/{id} (tus)": {
+    method: "PATCH",
+    path: `${API}/uploads/{id}`,
+    prepare: freshUpload,
+    send: (token, t) => send(token, "PATCH", t.uri, "abc", { ...TUS, "upload-offset": "0", "content-type": "application/offset+octet-stream" }),
+  },
+  "DELETE uploads/{id} (tus)": { method: "DELETE", path: `${API}/uploads/{id}`, prepare: freshUpload, send: (token, t) => send(token, "DELETE", t.uri, undefined, TUS) },
   "GET /apiversion": { method: "GET", path: "/apiversion", send: (token) => send(token, "GET", "/apiversion") },
   "POST createResource (resourceExternalURI)": {
     method: "POST",
@@ -301,15 +339,20 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
     });
   }
 
-  it("covers every protected operation in /openapi.json (and only /healthz, /readyz are public)", async () => {
+  it("covers every protected operation in /openapi.json (and only /healthz, /readyz, tus OPTIONS are public)", async () => {
     const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       // A documented HEAD is its GET's twin (same guard), so the GET cells cover it.
       Object.entries(ops).filter(([method]) => method !== "head").map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, isProtected: (op.security?.length ?? 0) > 0 })),
     );
-    const covered = new Set(Object.values(OPERATIONS).map((o) => `${o.method === "HEAD" ? "GET" : o.method} ${o.path}`));
+    const covered = new Set(
+      Object.values(OPERATIONS)
+        .filter((o) => !o.headOnly)
+        .map((o) => `${o.method === "HEAD" ? "GET" : o.method} ${o.path}`),
+    );
     expect([...covered].sort()).toEqual(documented.filter((o) => o.isProtected).map((o) => o.key).sort());
-    expect(documented.filter((o) => !o.isProtected).map((o) => o.key).sort()).toEqual(["GET /healthz", "GET /readyz"]);
+    // tus capability discovery (OPTIONS) is public by the protocol.
+    expect(documented.filter((o) => !o.isProtected).map((o) => o.key).sort()).toEqual(["GET /healthz", "GET /readyz", "OPTIONS /cms/v1.0/uploads"]);
   });
 
   it("records the token's subject as owner, never a request field", async () => {

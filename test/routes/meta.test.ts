@@ -60,8 +60,8 @@ describe("meta endpoints", () => {
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range"]),
     );
-    // No route answers PUT, DELETE or PATCH: a preflight must not promise them.
-    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["GET", "HEAD", "POST"]);
+    // No route answers PUT: a preflight must not promise it (PATCH and DELETE: tus uploads).
+    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["DELETE", "GET", "HEAD", "PATCH", "POST"]);
   });
 
   it("exposes Retry-After (423, 503) and Allow (405) to scripts", async () => {
@@ -87,7 +87,7 @@ describe("meta endpoints", () => {
       const res = await fetch(app.url(path), { headers: { origin: "https://app.example" } });
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
       expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
-        expect.arrayContaining(["etag", "content-range", "location", "x-request-id"]),
+        expect.arrayContaining(["etag", "content-range", "location", "x-request-id", "repr-digest", "content-digest"]),
       );
       expect(res.headers.get("x-request-id")).toBeTruthy();
     }

@@ -60,6 +60,16 @@ export const BinarySchema = z
     description: "The content itself, base64-encoded (at most CMS_MAX_INLINE_BYTES decoded; use uploadResource for large files).",
   });
 
+/** A SHA-256 in hex, as `sha256` in answers; either case. */
+export const Sha256HexSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, { message: "must be a SHA-256 in hex (64 characters)" })
+  .openapi({
+    description:
+      "SHA-256 (hex) the content must hash to; otherwise 422 DIGEST_MISMATCH and nothing is stored. An origin's own `Repr-Digest` (sha-256) is checked too.",
+    example: "5f8f04f6a3a892aaabbddb6cf273894493773960d4a325b105fee46eef4304f1",
+  });
+
 /** The anchor's clients (Jackson) send absent fields as `null`: null means "not given" everywhere. */
 export const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
@@ -99,6 +109,7 @@ export const CreateResourceRequestSchema = z
     }),
     resourceName: ResourceNameSchema,
     resourceTenantId: TenantIdSchema,
+    expectedSha256: optional(Sha256HexSchema),
   })
   .superRefine(...checkContentFields(true))
   .openapi("CreateResourceRequest", { description: "Exactly one of resourceExternalURI and resourceBinary." });

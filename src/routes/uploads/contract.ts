@@ -7,7 +7,15 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../http-errors.js";
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY } from "../router.js";
-import { AuthorSchema, MediaTypeSchema, ResourceNameSchema, ResourceSchema, TenantIdSchema } from "../resources/schemas.js";
+import {
+  AuthorSchema,
+  MediaTypeSchema,
+  optional,
+  ResourceNameSchema,
+  ResourceSchema,
+  Sha256HexSchema,
+  TenantIdSchema,
+} from "../resources/schemas.js";
 
 /** The metadata fields, validated once the file part arrives (name and type default from the file part). */
 export const UploadFieldsSchema = z.object({
@@ -15,6 +23,7 @@ export const UploadFieldsSchema = z.object({
   resourceMediaType: MediaTypeSchema,
   resourceName: ResourceNameSchema,
   resourceTenantId: TenantIdSchema,
+  expectedSha256: optional(Sha256HexSchema),
 });
 
 export const UPLOAD_FIELDS = Object.keys(UploadFieldsSchema.shape);
@@ -26,7 +35,7 @@ export const uploadResource = createRoute({
   tags: ["resources"],
   summary: "Register a resource from a streamed multipart/form-data upload (large files)",
   description:
-    "Send the fields first and the `file` part last; the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name and resourceMediaType to the part's Content-Type. Parts after the file are ignored. Zip packages are exploded as in createResource.",
+    "Send the fields first and the `file` part last; the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name and resourceMediaType to the part's Content-Type. Parts after the file are ignored. Zip packages are exploded as in createResource. The file's SHA-256 may be announced by the `expectedSha256` field or by a `Repr-Digest` / `Content-Digest` header (RFC 9530, sha-256) on the file part itself; a mismatch is 422 DIGEST_MISMATCH and nothing is stored.",
   security: BEARER_SECURITY,
   request: {
     body: {
@@ -47,6 +56,6 @@ export const uploadResource = createRoute({
       headers: z.object({ Location: z.string() }),
       content: { "application/json": { schema: ResourceSchema } },
     },
-    ...problemResponses(400, 401, 403, 413, 415, 503, 507),
+    ...problemResponses(400, 401, 403, 413, 415, 422, 503, 507),
   },
 });

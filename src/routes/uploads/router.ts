@@ -2,7 +2,10 @@
 import type { Guards } from "../../auth/guards.js";
 import { ProblemError } from "../../errors.js";
 import { toFieldErrors } from "../../http-errors.js";
+import { parseSha256Digest } from "../../lib/digest-fields.js";
 import { type MultipartPart, parseMultipart, readText } from "../../lib/multipart.js";
+import { digestMismatch } from "../../services/content.js";
+import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/content-source.js";
 import type { ResourceService } from "../../services/resources.js";
 import { dataPath, toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
@@ -15,6 +18,24 @@ const badPart = (part: MultipartPart, detail: string) =>
   new ProblemError("VALIDATION_FAILED", `invalid multipart part "${part.name}": ${detail}`, {
     errors: [{ pointer: `/body/${part.name.replaceAll("~", "~0").replaceAll("/", "~1")}`, detail }],
   });
+
+/**
+ * The SHA-256 the file must hash to: the `expectedSha256` field, or the file part's own `Repr-Digest` /
+ * `Content-Digest` (RFC 9530: they describe that part's bytes). Announcements that disagree are a
+ * mismatch whatever arrives, so they are refused before anything is read.
+ */
+function expectedDigest(part: MultipartPart, field: string | undefined): ExpectedDigest | undefined {
+  const announced: ExpectedDigest[] = field ? [{ sha256: field.toLowerCase(), pointer: EXPECTED_SHA256_POINTER }] : [];
+  for (const header of ["repr-digest", "content-digest"]) {
+    const parsed = parseSha256Digest(part.headers.get(header));
+    if (parsed.kind === "malformed") throw badPart(part, `its ${header} header is not a valid sha-256 digest field (RFC 9530)`);
+    if (parsed.kind === "sha256") announced.push({ sha256: parsed.hex, pointer: `/body/${FILE_FIELD}/${header}` });
+  }
+  const [first, ...others] = announced;
+  const disagreeing = others.find((other) => other.sha256 !== first?.sha256);
+  if (disagreeing) throw digestMismatch(disagreeing);
+  return first;
+}
 
 export function createUploadRouter({ resources, guards }: { resources: ResourceService; guards: Guards }): RouteGroup {
   const router = createRouter();
@@ -45,7 +66,9 @@ export function createUploadRouter({ resources, guards }: { resources: ResourceS
           const errors = toFieldErrors(parsed.error, "body");
           throw new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${errors.map((e) => e.pointer.slice(6)).join(", ")}`, { errors });
         }
-        const created = await resources.create(parsed.data, { kind: "stream", body: part.body, pointer: `/body/${FILE_FIELD}` }, {
+        const digest = expectedDigest(part, parsed.data.expectedSha256);
+        const source = { kind: "stream", body: part.body, pointer: `/body/${FILE_FIELD}`, digest } as const;
+        const created = await resources.create(parsed.data, source, {
           principal: c.get("principal"),
           signal: c.req.raw.signal,
         });

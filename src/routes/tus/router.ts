@@ -1,0 +1,156 @@
+/** tus 1.0 over the app's Fetch primitives: header checks and answers here, the rules in services/tus-uploads. */
+import type { Context, MiddlewareHandler } from "hono";
+import type { Guards } from "../../auth/guards.js";
+import type { AppEnv } from "../../env.js";
+import { ProblemError } from "../../errors.js";
+import { toFieldErrors } from "../../http-errors.js";
+import { formatHttpDate } from "../../lib/serve-blob.js";
+import {
+  integerHeader,
+  parseUploadChecksum,
+  parseUploadMetadata,
+  TUS_CHECKSUM_ALGORITHMS,
+  TUS_CONTENT_TYPE,
+  TUS_EXTENSIONS,
+  TUS_VERSION,
+} from "../../lib/tus-headers.js";
+import type { TusUploadRow } from "../../metadata/schema.js";
+import { METADATA_POINTER, type TusFields, type TusUploadService } from "../../services/tus-uploads.js";
+import { dataPath, toResourceView } from "../resources/views.js";
+import { createRouter, type RouteGroup } from "../router.js";
+import { UploadFieldsSchema } from "../uploads/contract.js";
+import { TUS_PATH, TUS_ROUTES } from "./contract.js";
+
+/** Upload-Metadata keys → createResource fields; Uppy's and tus-js-client's usual names are aliases. */
+const METADATA_KEYS: Record<string, keyof TusFields> = {
+  resourceTenantId: "resourceTenantId",
+  tenant: "resourceTenantId",
+  resourceName: "resourceName",
+  filename: "resourceName",
+  name: "resourceName",
+  resourceMediaType: "resourceMediaType",
+  filetype: "resourceMediaType",
+  type: "resourceMediaType",
+  resourceAuthor: "resourceAuthor",
+  author: "resourceAuthor",
+  expectedSha256: "expectedSha256",
+};
+
+function metadataFields(header: string | undefined): TusFields {
+  const fields: Record<string, string> = { resourceMediaType: "application/octet-stream" };
+  for (const [key, value] of Object.entries(parseUploadMetadata(header))) {
+    const field = METADATA_KEYS[key];
+    if (field) fields[field] = value; // other keys (Uppy adds its own) are ignored
+  }
+  const parsed = UploadFieldsSchema.safeParse(fields);
+  if (!parsed.success) {
+    // Pointers name the metadata key under the header (toFieldErrors would escape the header's "/").
+    const errors = toFieldErrors(parsed.error, "metadata").map((e) => ({ ...e, pointer: e.pointer.replace(/^\/metadata/, METADATA_POINTER) }));
+    throw new ProblemError("VALIDATION_FAILED", `invalid Upload-Metadata: ${errors.map((e) => e.pointer.split("/").at(-1)).join(", ")}`, { errors });
+  }
+  return parsed.data;
+}
+
+const uploadHeaders = (row: TusUploadRow): Record<string, string> => ({
+  "upload-offset": String(row.offset),
+  "upload-length": String(row.length),
+  "upload-expires": formatHttpDate(new Date(row.expiresAt)),
+  "cache-control": "no-store",
+});
+
+function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
+  const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== TUS_CONTENT_TYPE) throw new ProblemError("UNSUPPORTED_MEDIA_TYPE", `upload bytes as ${TUS_CONTENT_TYPE}`);
+  return c.req.raw.body ?? new ReadableStream({ start: (controller) => controller.close() });
+}
+
+export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadService; guards: Guards; maxBytes: number }): RouteGroup {
+  const router = createRouter();
+  for (const route of TUS_ROUTES) router.openAPIRegistry.registerPath(route);
+  const [authenticate, requireCreator] = guards.role("creator") as [MiddlewareHandler<AppEnv>, MiddlewareHandler<AppEnv>];
+
+  // Every answer says which protocol it speaks; every request but OPTIONS must speak 1.0.0 (§Tus-Resumable).
+  const protocol: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (c.req.method !== "OPTIONS") {
+      if (c.req.header("tus-resumable") !== TUS_VERSION) {
+        throw new ProblemError("PRECONDITION_FAILED", `Tus-Resumable must be ${TUS_VERSION}`, {
+          headers: { "tus-version": TUS_VERSION, "tus-resumable": TUS_VERSION },
+        });
+      }
+      await authenticate(c, async () => {
+        await requireCreator(c, next);
+      });
+    } else {
+      await next();
+    }
+    c.res.headers.set("tus-resumable", TUS_VERSION);
+  };
+  router.use(TUS_PATH, protocol);
+  router.use(`${TUS_PATH}/*`, protocol);
+
+  const capabilities = (c: Context<AppEnv>) =>
+    c.body(null, 204, {
+      "tus-version": TUS_VERSION,
+      "tus-extension": TUS_EXTENSIONS,
+      "tus-max-size": String(maxBytes),
+      "tus-checksum-algorithm": TUS_CHECKSUM_ALGORITHMS,
+    });
+  router.options(TUS_PATH, capabilities);
+  router.options(`${TUS_PATH}/:id`, capabilities);
+
+  /** Appends, and answers 201 with the resource once the upload is complete, else 204 with the offset. */
+  async function appendAndAnswer(c: Context<AppEnv>, row: TusUploadRow, offset: number, status: 201 | 204, extra: Record<string, string> = {}) {
+    const checksum = parseUploadChecksum(c.req.header("upload-checksum"));
+    let current = await tus.append(row, offset, requireOffsetStream(c), checksum);
+    if (current.offset === current.length && current.resourceUid === null) {
+      const created = await tus.finish(current, c.get("principal"));
+      current = { ...current, resourceUid: created.primary.uid };
+      return c.json(toResourceView(created.primary, created.files), 201, {
+        ...uploadHeaders(current),
+        ...extra,
+        // A finished upload's own URL no longer matters; the resource's does (as createResource).
+        ...(status === 204 ? { location: dataPath(created.primary) } : { "content-location": dataPath(created.primary) }),
+      });
+    }
+    return c.body(null, status, { ...uploadHeaders(current), ...extra });
+  }
+
+  router.post(TUS_PATH, async (c) => {
+    if (c.req.header("upload-defer-length") !== undefined) {
+      throw new ProblemError("VALIDATION_FAILED", "deferred lengths are not supported: send Upload-Length", {
+        errors: [{ pointer: "/header/upload-defer-length", detail: "not supported (no creation-defer-length)" }],
+      });
+    }
+    const length = integerHeader("upload-length", c.req.header("upload-length"));
+    if (length === undefined) {
+      throw new ProblemError("VALIDATION_FAILED", "Upload-Length is required", { errors: [{ pointer: "/header/upload-length", detail: "required" }] });
+    }
+    const row = await tus.create(metadataFields(c.req.header("upload-metadata")), length, c.get("principal"));
+    const location = { location: `${TUS_PATH}/${row.id}` };
+    // creation-with-upload: the same request may carry the first bytes.
+    if (c.req.header("content-type") !== undefined && c.req.raw.body) return appendAndAnswer(c, row, 0, 201, location);
+    if (length === 0) return appendAndAnswer(c, row, 0, 201, location);
+    return c.body(null, 201, { ...uploadHeaders(row), ...location });
+  });
+
+  // HEAD: Hono answers HEAD with the GET handler, body dropped.
+  router.get(`${TUS_PATH}/:id`, async (c) => {
+    const row = await tus.get(c.req.param("id"), c.get("principal"));
+    return c.body(null, 200, uploadHeaders(row));
+  });
+
+  router.patch(`${TUS_PATH}/:id`, async (c) => {
+    const row = await tus.get(c.req.param("id"), c.get("principal"));
+    const offset = integerHeader("upload-offset", c.req.header("upload-offset"));
+    if (offset === undefined) {
+      throw new ProblemError("VALIDATION_FAILED", "Upload-Offset is required", { errors: [{ pointer: "/header/upload-offset", detail: "required" }] });
+    }
+    return appendAndAnswer(c, row, offset, 204);
+  });
+
+  router.delete(`${TUS_PATH}/:id`, async (c) => {
+    await tus.terminate(await tus.get(c.req.param("id"), c.get("principal")));
+    return c.body(null, 204);
+  });
+  return router;
+}

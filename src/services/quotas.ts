@@ -1,0 +1,108 @@
+/**
+ * Per-tenant quotas: the limits that apply to a tenant (CMS_QUOTA_* defaults, CMS_QUOTA_OVERRIDES per
+ * tenant), the charge a write adds to its tenant's usage (enforced by the database in the write's own
+ * batch, see UsageCharge), the 507 a refused charge becomes, and the usage document.
+ */
+import type { Principal } from "../auth/principal.js";
+import type { Config } from "../config.js";
+import { ProblemError } from "../errors.js";
+import type { ResourceStore, UsageCharge } from "../metadata/resource-store.js";
+
+export type QuotaConfig = Pick<Config, "CMS_QUOTA_BYTES" | "CMS_QUOTA_RESOURCES" | "CMS_QUOTA_INGRESS_BYTES_PER_DAY" | "CMS_QUOTA_OVERRIDES">;
+export type QuotaLimits = UsageCharge["limits"];
+type QuotaName = keyof QuotaLimits;
+
+const DAY_MS = 86_400_000;
+/** The CHECK constraint of `tenant_usage` each quota is enforced by. */
+const CONSTRAINTS: Record<string, QuotaName> = { quota_bytes: "bytes", quota_resources: "resources", quota_ingress: "ingressBytesPerDay" };
+
+/** The constraint named in a failed batch's error (drivers wrap it: the whole cause chain is searched). */
+function violatedQuota(err: unknown): QuotaName | undefined {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const match = /CHECK constraint failed: (?:\w+\.)?(quota_\w+)/.exec(e.message);
+    if (match) return CONSTRAINTS[match[1] as string];
+  }
+  return undefined;
+}
+
+/** 507 naming the quota, its limit, the usage and what the request adds. */
+function overQuota(tenantId: string, quota: QuotaName, limit: number, used: number, adding: number, cause?: unknown): ProblemError {
+  const detail = `tenant ${tenantId} is over its ${quota} quota: limit ${limit}, usage ${used}, this request ${adding}`;
+  return new ProblemError("QUOTA_EXCEEDED", detail, { errors: [{ pointer: `/quota/${quota}`, detail }], cause });
+}
+
+export type QuotaService = ReturnType<typeof createQuotaService>;
+
+export function createQuotaService({ store, config, clock }: { store: ResourceStore; config: QuotaConfig; clock: () => Date }) {
+  const today = () => Math.floor(clock().getTime() / DAY_MS);
+
+  function limitsFor(tenantId: string): QuotaLimits {
+    const override = config.CMS_QUOTA_OVERRIDES[tenantId] ?? {};
+    return {
+      bytes: override.bytes ?? config.CMS_QUOTA_BYTES,
+      resources: override.resources ?? config.CMS_QUOTA_RESOURCES,
+      ingressBytesPerDay: override.ingressBytesPerDay ?? config.CMS_QUOTA_INGRESS_BYTES_PER_DAY,
+    };
+  }
+
+  /** Today's counters (yesterday's ingress is 0 today). */
+  async function current(tenantId: string) {
+    const row = await store.usage(tenantId);
+    return {
+      bytes: row?.bytes ?? 0,
+      resources: row?.resources ?? 0,
+      ingressBytesPerDay: row && row.ingressDay === today() ? row.ingressBytes : 0,
+    };
+  }
+
+  return {
+    limitsFor,
+
+    /** What a new resource (its rows' sizes, `received` bytes taken in) adds to its tenant's usage. */
+    charge(tenantId: string, rowBytes: number, received: number): UsageCharge {
+      return { tenantId, bytes: rowBytes, resources: 1, ingressBytes: received, day: today(), limits: limitsFor(tenantId) };
+    },
+
+    /**
+     * Refuses early (507) what cannot fit whatever arrives: a resource of `bytes` declared bytes, when
+     * the tenant's usage already leaves less room. Advisory only: the charge in the batch decides.
+     */
+    async precheck(tenantId: string, bytes: number): Promise<void> {
+      const limits = limitsFor(tenantId);
+      const used = await current(tenantId);
+      const adding: QuotaLimits = { bytes, resources: 1, ingressBytesPerDay: bytes };
+      for (const quota of ["bytes", "resources", "ingressBytesPerDay"] as const) {
+        if (limits[quota] === 0 || used[quota] + adding[quota] <= limits[quota]) continue;
+        throw overQuota(tenantId, quota, limits[quota], used[quota], adding[quota]);
+      }
+    },
+
+    /** The 507 for a batch refused by a quota, naming it, its limit and the usage; undefined for other errors. */
+    async refusal(err: unknown, charge: UsageCharge): Promise<ProblemError | undefined> {
+      const quota = violatedQuota(err);
+      if (!quota) return undefined;
+      const used = (await current(charge.tenantId))[quota];
+      const limit = charge.limits[quota];
+      const adding = { bytes: charge.bytes, resources: charge.resources, ingressBytesPerDay: charge.ingressBytes }[quota];
+      return overQuota(charge.tenantId, quota, limit, used, adding, err);
+    },
+
+    /** The usage document: an admin's for any tenant, otherwise only for a tenant the caller is confined to. */
+    async usage(tenantId: string, principal: Principal) {
+      if (!principal.roles.has("admin") && !principal.tenants?.includes(tenantId)) {
+        throw new ProblemError("FORBIDDEN", "usage is shown to admins, or to callers confined to that tenant");
+      }
+      const [used, revisions] = await Promise.all([current(tenantId), store.revisionCount(tenantId)]);
+      const limits = limitsFor(tenantId);
+      const orNull = (n: number) => (n === 0 ? null : n);
+      return {
+        resourceTenantId: tenantId,
+        bytes: used.bytes,
+        resources: used.resources,
+        revisions,
+        ingressToday: used.ingressBytesPerDay,
+        limits: { bytes: orNull(limits.bytes), resources: orNull(limits.resources), ingressBytesPerDay: orNull(limits.ingressBytesPerDay) },
+      };
+    },
+  };
+}

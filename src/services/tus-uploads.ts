@@ -1,0 +1,227 @@
+/**
+ * Resumable uploads (tus 1.0): an upload is a database row plus the parts received so far, each a
+ * blob-store object under `tus/<id>/` (so every driver — fs, S3, R2, memory — holds them with no
+ * driver of its own, and they survive restarts). When the last byte arrives the parts are streamed,
+ * in order, into `resources.create`: a finished upload is an ordinary resource (dedupe, zip packages,
+ * digests, tenant rules). Expired uploads are collected when new ones are created.
+ */
+import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
+import { ProblemError } from "../errors.js";
+import { Sha256 } from "../lib/sha256.js";
+import type { ResourceStore } from "../metadata/resource-store.js";
+import type { TusUploadRow } from "../metadata/schema.js";
+import { partsOf, type TusPart } from "../metadata/tus-store.js";
+import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
+import { parseBlobKey } from "../storage/keys.js";
+import type { ExpectedDigest } from "./content-source.js";
+import type { QuotaService } from "./quotas.js";
+import type { Created, NewResource, ResourceService } from "./resources.js";
+
+export interface TusUploadDeps {
+  store: ResourceStore;
+  blobs: BlobStore;
+  resources: ResourceService;
+  quotas: QuotaService;
+  clock: () => Date;
+  maxBytes: number;
+  expiryMs: number;
+}
+
+export type TusFields = NewResource & { expectedSha256?: string };
+
+export type TusUploadService = ReturnType<typeof createTusUploadService>;
+
+/** Where problems with a finished upload's content point: its metadata header. */
+export const METADATA_POINTER = "/header/upload-metadata";
+/** Expired uploads removed per creation: bounded, so one request never pays for a long backlog. */
+const COLLECT_PER_CREATE = 8;
+
+const randomId = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+const partsPrefix = (id: string) => `tus/${id}/`;
+
+/**
+ * The request body as received, ended cleanly where the client stopped: tus keeps whatever arrived
+ * before a connection dropped, so the client resumes from there. With a checksum every byte must
+ * arrive, so then an interrupted body stays an error and nothing of it is kept.
+ */
+function keepWhatArrived(body: ReadableStream<Uint8Array>, hasher: Sha256 | undefined): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let result: ReadableStreamReadResult<Uint8Array>;
+        try {
+          result = await reader.read();
+        } catch (err) {
+          if (hasher) throw err;
+          controller.close();
+          return;
+        }
+        if (result.done) return controller.close();
+        hasher?.update(result.value);
+        controller.enqueue(result.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** The parts, one after the other, read lazily (one part open at a time). */
+function concatenated(blobs: BlobStore, parts: TusPart[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          if (!reader) {
+            const part = parts[next++];
+            if (!part) return controller.close();
+            const blob = await blobs.get(part.key as BlobKey);
+            if (!blob || blob.size !== part.size) throw new Error(`tus part ${part.key} is missing or changed`);
+            reader = blob.body.getReader();
+          }
+          const { done, value } = await reader.read();
+          if (done) {
+            reader = undefined;
+            continue;
+          }
+          controller.enqueue(value);
+          return;
+        }
+      },
+      cancel: (reason) => reader?.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+export function createTusUploadService(deps: TusUploadDeps) {
+  const { store, blobs, resources, clock } = deps;
+  const uploads = store.tusUploads;
+  const now = () => clock().getTime();
+
+  /** Deletes every object under the upload's prefix (recorded parts and any orphan of a failed PATCH). */
+  async function dropParts(id: string): Promise<void> {
+    const keys: BlobKey[] = [];
+    for await (const key of blobs.list(partsPrefix(id))) keys.push(key);
+    await Promise.all(keys.map((key) => blobs.delete(key)));
+  }
+
+  async function remove(id: string): Promise<void> {
+    await uploads.remove(id);
+    await dropParts(id);
+  }
+
+  /** The upload `id` if `principal` may act on it: 404 when unknown or expired (tus allows 404 for both). */
+  async function get(id: string, principal: Principal): Promise<TusUploadRow> {
+    const row = /^[0-9a-f]{32}$/.test(id) ? await uploads.find(id) : null;
+    if (!row || row.expiresAt <= now()) throw new ProblemError("NOT_FOUND", `upload ${id} not found or expired`);
+    assertTenant(principal, row.tenantId);
+    // Only its creator (or an admin) continues an upload; with auth off, the unguessable URL is the key.
+    if (principal.subject !== null) assertCan(principal, "modify", row);
+    return row;
+  }
+
+  async function collectExpired(): Promise<void> {
+    for (const row of await uploads.expired(now(), COLLECT_PER_CREATE)) await remove(row.id);
+  }
+
+  return {
+    get,
+    collectExpired,
+
+    async create(fields: TusFields, length: number, principal: Principal): Promise<TusUploadRow> {
+      assertTenant(principal, fields.resourceTenantId);
+      assertCan(principal, "create");
+      if (length > deps.maxBytes) {
+        const detail = `the upload is larger than the limit of ${deps.maxBytes} bytes`;
+        throw new ProblemError("PAYLOAD_TOO_LARGE", detail, { errors: [{ pointer: "/header/upload-length", detail }] });
+      }
+      // Upload-Length is known up front: an upload that cannot fit is refused before any byte is sent.
+      await deps.quotas.precheck(fields.resourceTenantId, length);
+      await collectExpired();
+      const at = now();
+      return uploads.create({
+        id: randomId(),
+        tenantId: fields.resourceTenantId,
+        fields: JSON.stringify(fields),
+        length,
+        ...ownershipOf(principal),
+        createdAt: at,
+        expiresAt: at + deps.expiryMs,
+      });
+    },
+
+    /**
+     * Stores `body` as the part at `offset` (which must be the upload's offset: 409 otherwise) and
+     * advances the offset by the bytes actually stored. A body that would pass Upload-Length is 413.
+     */
+    async append(row: TusUploadRow, offset: number, body: ReadableStream<Uint8Array>, checksum?: Uint8Array): Promise<TusUploadRow> {
+      const mismatch = () =>
+        new ProblemError("CONFLICT", `Upload-Offset ${offset} is not the upload's offset`, { headers: { "upload-offset": String(row.offset) } });
+      if (row.resourceUid !== null || offset !== row.offset) {
+        await body.cancel().catch(() => {});
+        throw mismatch();
+      }
+      const key = parseBlobKey(`${partsPrefix(row.id)}${String(offset).padStart(16, "0")}-${randomId()}`);
+      const hasher = checksum ? new Sha256() : undefined;
+      let size: number;
+      try {
+        size = (await blobs.put(key, keepWhatArrived(body, hasher), { maxBytes: row.length - offset })).size;
+      } catch (err) {
+        if (err instanceof StorageError && err.code === "TOO_LARGE") {
+          const detail = `the body goes past Upload-Length (${row.length})`;
+          throw new ProblemError("PAYLOAD_TOO_LARGE", detail, { errors: [{ pointer: "/body", detail }], cause: err });
+        }
+        throw err;
+      }
+      const digest = hasher?.digest();
+      if (checksum && digest && !digest.every((b, i) => b === checksum[i])) {
+        await blobs.delete(key);
+        throw new ProblemError("CHECKSUM_MISMATCH", "the body does not hash to its Upload-Checksum; nothing of it was kept", {
+          errors: [{ pointer: "/header/upload-checksum", detail: "sha256 mismatch" }],
+        });
+      }
+      if (size === 0) {
+        await blobs.delete(key);
+        return row;
+      }
+      const advanced = await uploads.advance(row.id, offset, offset + size, [...partsOf(row), { key, size }], now() + deps.expiryMs);
+      if (!advanced) {
+        // Another PATCH at the same offset won: its bytes count, ours go.
+        await blobs.delete(key);
+        throw mismatch();
+      }
+      return advanced;
+    },
+
+    /**
+     * Turns a complete upload into a resource. Content the rules refuse (a bad zip, a digest
+     * mismatch…) ends the upload: resending the same bytes could not help. Anything else (storage,
+     * database) leaves it complete, and an empty PATCH at its end tries again.
+     */
+    async finish(row: TusUploadRow, principal: Principal): Promise<Created> {
+      const fields = JSON.parse(row.fields) as TusFields;
+      const digest: ExpectedDigest | undefined = fields.expectedSha256
+        ? { sha256: fields.expectedSha256.toLowerCase(), pointer: `${METADATA_POINTER}/expectedSha256` }
+        : undefined;
+      const body = concatenated(blobs, partsOf(row));
+      let created: Created;
+      try {
+        created = await resources.create(fields, { kind: "stream", body, pointer: METADATA_POINTER, digest }, { principal });
+      } catch (err) {
+        if (err instanceof ProblemError && err.status < 500) await remove(row.id);
+        throw err;
+      }
+      await uploads.finish(row.id, created.primary.uid);
+      await dropParts(row.id);
+      return created;
+    },
+
+    async terminate(row: TusUploadRow): Promise<void> {
+      await remove(row.id);
+    },
+  };
+}

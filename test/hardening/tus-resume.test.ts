@@ -1,0 +1,159 @@
+/**
+ * The real tus-js-client against the real server process, through a loopback TCP proxy that cuts
+ * the connection twice mid-upload; the server is also restarted between the cuts. The upload must
+ * resume from the bytes already stored (never from 0), complete with the right SHA-256, and the
+ * server's peak RSS must stay bounded (streamed, never buffered). Quick: 16 MiB; full: 256 MiB.
+ */
+import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createConnection, createServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Upload } from "tus-js-client";
+import { afterAll, describe, expect, it } from "vitest";
+import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { report, scaled } from "./scale.js";
+
+const MiB = 1024 * 1024;
+const SIZE = scaled(16, 256) * MiB;
+
+/**
+ * Forwards 127.0.0.1 connections to `target`. Each of `cutAfter`'s byte counts, in turn, kills the
+ * next connection that has sent more than that many bytes upstream (both sides destroyed), then
+ * calls `onCut`; while `paused`, connections are refused. Records the Upload-Offset of every PATCH.
+ */
+async function startCuttingProxy(initialTarget: string, cutAfter: number[], onCut: (cut: number) => void) {
+  let target = new URL(initialTarget);
+  let paused = false;
+  const sockets = new Set<Socket>();
+  const patchOffsets: number[] = [];
+  const patchPaths: string[] = [];
+  let cuts = 0;
+  const server = createServer((client) => {
+    sockets.add(client);
+    if (paused) return void client.destroy();
+    const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
+    sockets.add(upstream);
+    let sent = 0;
+    client.on("data", (chunk: Buffer) => {
+      const patch = /^PATCH (\S+)[^\r\n]*\r\n(?:[^\r\n]*\r\n)*?upload-offset: (\d+)/im.exec(chunk.subarray(0, 4096).toString("latin1"));
+      if (patch) {
+        patchPaths.push(patch[1] as string);
+        patchOffsets.push(Number(patch[2]));
+      }
+      sent += chunk.byteLength;
+      const limit = cutAfter[cuts];
+      if (limit !== undefined && sent > limit) {
+        cuts++;
+        client.destroy();
+        upstream.destroy();
+        onCut(cuts);
+        return;
+      }
+      if (!upstream.write(chunk)) client.pause();
+    });
+    upstream.on("drain", () => client.resume());
+    upstream.pipe(client);
+    for (const s of [client, upstream]) {
+      s.on("error", () => {});
+      s.on("close", () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    patchOffsets,
+    patchPaths,
+    get cuts() {
+      return cuts;
+    },
+    retarget(url: string) {
+      target = new URL(url);
+    },
+    pause: (on: boolean) => void (paused = on),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+let dir: string | undefined;
+afterAll(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("tus-js-client resumes a large upload", () => {
+  it(`${SIZE / MiB} MiB, connection cut twice and the server restarted: completes with the right SHA-256`, async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-tus-"));
+    const env = { CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` };
+    let server: ServerProcess = await spawnServer(env);
+    const peaks: number[] = [];
+    // The second cut also restarts the server: the upload must survive it (state in the database, parts on the volume).
+    let restart: Promise<void> = Promise.resolve();
+    const proxy = await startCuttingProxy(server.url, [Math.floor(SIZE * 0.3), Math.floor(SIZE * 0.3)], (cut) => {
+      if (cut !== 2) return;
+      proxy.pause(true);
+      restart = (async () => {
+        // Restart once the cut PATCH's bytes are committed, so the resume point is known to be past it.
+        const path = proxy.patchPaths.at(-1) as string;
+        const before = proxy.patchOffsets.at(-1) as number;
+        for (let i = 0; i < 100; i++) {
+          const head = await fetch(`${server.url}${path}`, { method: "HEAD", headers: { "tus-resumable": "1.0.0" } });
+          if (Number(head.headers.get("upload-offset")) > before) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        peaks.push(await server.peakRss());
+        await server.stop();
+        server = await spawnServer(env);
+        proxy.retarget(server.url);
+        proxy.pause(false);
+      })();
+    });
+    const bytes = Buffer.alloc(SIZE);
+    for (let i = 0; i < SIZE; i += 4) bytes.writeUInt32LE((i * 2654435761) >>> 0, i);
+    const expected = createHash("sha256").update(bytes).digest("hex");
+    const started = performance.now();
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const upload = new Upload(bytes, {
+          endpoint: `${proxy.url}/cms/v1.0/uploads`,
+          metadata: { resourceTenantId: "resume", filename: "big.bin", filetype: "application/octet-stream", author: "tus-js-client" },
+          retryDelays: [50, 200, 500, 1000, 2000, 3000, 5000, 5000],
+          onError: reject,
+          onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
+        });
+        upload.start();
+      });
+      await restart;
+      const seconds = (performance.now() - started) / 1000;
+      peaks.push(await server.peakRss());
+      const created = JSON.parse(body) as { sha256: string; size: number; resourceURI: string };
+      expect(created).toMatchObject({ sha256: expected, size: SIZE });
+      const served = createHash("sha256");
+      const res = await fetch(`${server.url}/cms/v1.0/getData/${created.resourceURI}`);
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) served.update(chunk);
+      expect(served.digest("hex")).toBe(expected);
+
+      expect(proxy.cuts).toBe(2);
+      // Resumed from what was stored, never from the start: PATCHes start at 0, then at two later offsets.
+      // (A retry may repeat an offset: its HEAD can come before the cut PATCH's bytes are committed.)
+      const offsets = proxy.patchOffsets;
+      expect(offsets[0]).toBe(0);
+      for (let i = 1; i < offsets.length; i++) expect(offsets[i]).toBeGreaterThanOrEqual(offsets[i - 1] as number);
+      expect(new Set(offsets).size).toBeGreaterThanOrEqual(3);
+      const peak = Math.max(...peaks);
+      report("tus-resume", { MiB: SIZE / MiB, seconds: seconds.toFixed(1), patches: offsets.join("/"), peakRssMiB: (peak / MiB).toFixed(0) });
+      expect(peak).toBeLessThan(200 * MiB);
+    } finally {
+      await proxy.close();
+      await server.stop();
+    }
+  }, scaled(60_000, 600_000));
+});

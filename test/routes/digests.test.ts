@@ -1,0 +1,153 @@
+/**
+ * RFC 9530 digests end to end on the real server: Repr-Digest on every way content is served, and
+ * announced digests checked on every way content arrives — a mismatch is 422 DIGEST_MISMATCH with
+ * nothing committed (no row, no blob, no temp file).
+ */
+import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API, expectProblem, form, tableCounts, upload, useCmsApp } from "../helpers/cms-client.js";
+import { infoJsonZip } from "../helpers/packages.js";
+
+const t = useCmsApp("dig", { CMS_PUBLIC_URL: "http://127.0.0.1:1" });
+
+const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest();
+const hex = (bytes: Uint8Array | string) => sha(bytes).toString("hex");
+const field = (bytes: Uint8Array | string) => `sha-256=:${sha(bytes).toString("base64")}:`;
+
+/** Every file under the app's folder (volume and its temp folders, database excluded). */
+async function allVolumeFiles(): Promise<string[]> {
+  const entries = await readdir(t.app.volume, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => `${e.parentPath}/${e.name}`).sort();
+}
+
+/** Asserts `act` is refused with 422 DIGEST_MISMATCH naming `pointer`, and that nothing was left behind. */
+async function refusedWithNothingCommitted(act: () => Promise<Response>, pointer: string) {
+  const [files, counts] = [await allVolumeFiles(), await tableCounts(t.app)];
+  await expectProblem(await act(), 422, "DIGEST_MISMATCH", pointer);
+  expect(await allVolumeFiles()).toEqual(files);
+  expect(await tableCounts(t.app)).toEqual(counts);
+}
+
+/** An origin that sends the Repr-Digest it is given for each path (a real server on loopback). */
+let origin: { url: (path: string) => string; close: () => void };
+const served = new Map<string, { body: Uint8Array; reprDigest?: string }>();
+beforeAll(async () => {
+  const server = createServer((req, res) => {
+    const entry = served.get(req.url ?? "");
+    if (!entry) return void res.writeHead(404).end();
+    res.writeHead(200, { "content-length": entry.body.byteLength, ...(entry.reprDigest ? { "repr-digest": entry.reprDigest } : {}) });
+    res.end(entry.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  origin = { url: (path) => `${base}${path}`, close: () => server.close() };
+});
+afterAll(() => origin.close());
+
+describe("Repr-Digest on every way content is served", () => {
+  it("getData (full, HEAD, range, multipart), getDataUuid, POST getData, revisions, package files, signed links", async () => {
+    const body = "digest me, all of me";
+    const created = await t.cms.create({ resourceName: "d.txt" }, body);
+    const expected = field(body);
+    const get = (path: string, init: RequestInit = {}) => fetch(t.app.url(path.startsWith("/") ? path : `${API}/${path}`), init);
+    const answers = [
+      await get(`getData/${created.resourceURI}`),
+      await get(`getData/${created.resourceURI}`), // the second read is answered by the Node fast path (cached)
+      await get(`getData/${created.resourceURI}`, { method: "HEAD" }),
+      await get(`getData/${created.resourceURI}`, { headers: { range: "bytes=0-5" } }),
+      await get(`getData/${created.resourceURI}`, { headers: { range: "bytes=0-1,4-5" } }),
+      await get(`getMultiPartData/${created.resourceURI}`),
+      await get(`getDataUuid/${created.resourceUID}`),
+      await t.cms.post("getData", { resourceUID: created.resourceUID }),
+      await get(`getRevisionData/${created.resourceUID}/1`),
+    ];
+    const link = await t.cms.post("createDataLink", { resourceURI: created.resourceURI, expiresIn: 60 });
+    const { url } = (await link.json()) as { url: string };
+    answers.push(await get(new URL(url).pathname + new URL(url).search));
+    for (const res of answers) {
+      expect([200, 206], res.url).toContain(res.status);
+      expect(res.headers.get("repr-digest"), res.url).toBe(expected);
+      await res.arrayBuffer();
+    }
+
+    const pkg = await t.cms.create({ resourceName: "p.zip", resourceMediaType: "application/zip" }, await infoJsonZip());
+    const page = await get(`getData/${pkg.resourceURI}`);
+    expect(page.headers.get("repr-digest")).toBe(field("<html>start</html>"));
+    await page.arrayBuffer();
+  });
+
+  it("Want-Content-Digest gets Content-Digest on a full answer (matching the bytes), not on a range", async () => {
+    const body = "content digest";
+    const created = await t.cms.create({ resourceName: "c.txt" }, body);
+    const full = await t.cms.get(`getData/${created.resourceURI}`, { "want-content-digest": "sha-256=5" });
+    const bytes = new Uint8Array(await full.arrayBuffer());
+    expect(full.headers.get("content-digest")).toBe(field(bytes));
+    expect(full.headers.get("content-digest")).toBe(field(body));
+    const part = await t.cms.get(`getData/${created.resourceURI}`, { "want-content-digest": "sha-256=5", range: "bytes=1-3" });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-digest")).toBeNull();
+    await part.arrayBuffer();
+  });
+});
+
+describe("announced digests on every way content arrives", () => {
+  it("createResource inline: expectedSha256 that matches is stored; one that does not → 422, nothing committed", async () => {
+    const ok = await t.cms.create({ resourceName: "ok.txt", expectedSha256: hex("good").toUpperCase() }, "good");
+    expect(ok.sha256).toBe(hex("good"));
+    await refusedWithNothingCommitted(() => t.cms.postCreate({ resourceName: "bad.txt", expectedSha256: hex("other") }, "good"), "/body/expectedSha256");
+  });
+
+  it("createResource inline: a malformed expectedSha256 → 400 naming it", async () => {
+    await expectProblem(await t.cms.postCreate({ expectedSha256: "abc" }), 400, "VALIDATION_FAILED", "/json/expectedSha256");
+  });
+
+  it("createResource by URI: the origin's Repr-Digest is checked, and the client's expectedSha256", async () => {
+    const bytes = new TextEncoder().encode("from the origin");
+    served.set("/honest", { body: bytes, reprDigest: field(bytes) });
+    served.set("/lying", { body: bytes, reprDigest: field("something else") });
+    served.set("/silent", { body: bytes });
+    const byUri = (path: string, extra: Record<string, unknown> = {}) =>
+      t.cms.post("createResource", {
+        resourceAuthor: "A",
+        resourceMediaType: "text/plain",
+        resourceName: "o.txt",
+        resourceTenantId: "dig",
+        resourceExternalURI: origin.url(path),
+        ...extra,
+      });
+    expect((await byUri("/honest")).status).toBe(201);
+    expect((await byUri("/silent", { expectedSha256: hex(bytes) })).status).toBe(201);
+    await refusedWithNothingCommitted(() => byUri("/lying"), "/body/resourceExternalURI");
+    await refusedWithNothingCommitted(() => byUri("/silent", { expectedSha256: hex("nope") }), "/body/expectedSha256");
+    await refusedWithNothingCommitted(() => byUri("/honest", { expectedSha256: hex("nope") }), "/body/expectedSha256");
+  });
+
+  it("uploadResource: the expectedSha256 field, or Repr-Digest / Content-Digest on the file part", async () => {
+    const bytes = new Uint8Array(200_000).map((_, i) => (i * 7) % 256);
+    const fields = { resourceAuthor: "U", resourceTenantId: "dig", resourceName: "u.bin" };
+    expect((await upload(t.app, form({ ...fields, expectedSha256: hex(bytes) }, { bytes }))).status).toBe(201);
+    await refusedWithNothingCommitted(() => upload(t.app, form({ ...fields, expectedSha256: hex("x") }, { bytes })), "/body/expectedSha256");
+
+    // FormData cannot set part headers, so these bodies are written out by hand.
+    const raw = (partHeader: string) => {
+      const boundary = "----digest-test";
+      const head = Object.entries(fields)
+        .map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+        .join("");
+      const text = `${head}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="u.bin"\r\n${partHeader}\r\n\r\n`;
+      const body = Buffer.concat([Buffer.from(text), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]);
+      return () => fetch(t.app.url(`${API}/uploadResource`), { method: "POST", body, headers: { "content-type": `multipart/form-data; boundary=${boundary}` } });
+    };
+    expect((await raw(`Repr-Digest: ${field(bytes)}`)()).status).toBe(201);
+    expect((await raw(`Content-Digest: sha-512=:AAAA:, ${field(bytes)}`)()).status).toBe(201);
+    await refusedWithNothingCommitted(raw(`Repr-Digest: ${field("other")}`), "/body/file/repr-digest");
+    await refusedWithNothingCommitted(raw(`Content-Digest: ${field("other")}`), "/body/file/content-digest");
+    const [files, counts] = [await allVolumeFiles(), await tableCounts(t.app)];
+    await expectProblem(await raw("Repr-Digest: sha-256=:short:")(), 400, "VALIDATION_FAILED", "/body/file");
+    expect(await allVolumeFiles()).toEqual(files);
+    expect(await tableCounts(t.app)).toEqual(counts);
+  });
+});

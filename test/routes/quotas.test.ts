@@ -1,0 +1,178 @@
+/**
+ * Per-tenant quotas on the real server: the usage document, 507 refusals that name the quota with
+ * nothing left behind, 50 concurrent creates racing one limit, dedupe and purge accounting, tus,
+ * and two server processes sharing one database.
+ */
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config.js";
+import { API, cmsClient, expectProblem, tableCounts, useCmsApp } from "../helpers/cms-client.js";
+import { spawnServer } from "../helpers/spawn-server.js";
+
+const OVERRIDES = {
+  race: { resources: 10 },
+  bytes: { bytes: 1000 },
+  ingress: { ingressBytesPerDay: 1500 },
+  tus: { bytes: 100 },
+  update: { bytes: 500 },
+};
+const t = useCmsApp("quota", { CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES), CMS_QUOTA_RESOURCES: "1000" });
+
+interface Usage {
+  resourceTenantId: string;
+  bytes: number;
+  resources: number;
+  revisions: number;
+  ingressToday: number;
+  limits: { bytes: number | null; resources: number | null; ingressBytesPerDay: number | null };
+}
+const usage = async (tenant: string, base = t.app.baseUrl): Promise<Usage> => {
+  const res = await fetch(`${base}${API}/usage?resourceTenantId=${tenant}`);
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as Usage;
+};
+const allFiles = async () =>
+  (await readdir(t.app.volume, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => `${e.parentPath}/${e.name}`).sort();
+
+describe("quotas", () => {
+  it("usage: counts, limits from the defaults and overrides", async () => {
+    const cms = cmsClient(t.app, "quota");
+    expect(await usage("quota")).toEqual({
+      resourceTenantId: "quota",
+      bytes: 0,
+      resources: 0,
+      revisions: 0,
+      ingressToday: 0,
+      limits: { bytes: null, resources: 1000, ingressBytesPerDay: null },
+    });
+    await cms.create({ resourceName: "a.txt" }, "12345");
+    await cms.create({ resourceName: "b.txt" }, "12345"); // the same content again: stored once, counted twice
+    expect(await usage("quota")).toMatchObject({ bytes: 10, resources: 2, revisions: 2, ingressToday: 10 });
+    expect((await usage("race")).limits).toEqual({ bytes: null, resources: 10, ingressBytesPerDay: null });
+    await expectProblem(await fetch(t.app.url(`${API}/usage?resourceTenantId=bad tenant`)), 400, "VALIDATION_FAILED", "/query/resourceTenantId");
+  });
+
+  it("50 concurrent creates racing a limit of 10 resources: exactly 10 are stored, the rest are 507 naming the quota", async () => {
+    const cms = cmsClient(t.app, "race");
+    const filesBefore = (await allFiles()).length;
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => cms.postCreate({ resourceName: `r${i}.txt` }, `content ${i}`)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 507)).toHaveLength(40);
+    const refused = answers.find((r) => r.status === 507) as Response;
+    const problem = await expectProblem(refused, 507, "QUOTA_EXCEEDED", "/quota/resources");
+    expect(problem.detail).toMatch(/resources quota: limit 10, usage 10, this request 1/);
+    expect(await usage("race")).toMatchObject({ resources: 10 });
+    const listed = await cms.get("listResources?resourceTenantId=race&limit=200");
+    expect(((await listed.json()) as { resources: unknown[] }).resources).toHaveLength(10);
+    // The refused creates' blobs were discarded: only the 10 stored contents are on the volume.
+    expect((await allFiles()).length - filesBefore).toBe(10);
+  });
+
+  it("a create over the bytes quota → 507 with limit and usage, and nothing left behind; purge gives the bytes back", async () => {
+    const cms = cmsClient(t.app, "bytes");
+    const first = await cms.create({ resourceName: "600.bin" }, "x".repeat(600));
+    const [files, counts] = [await allFiles(), await tableCounts(t.app)];
+    const problem = await expectProblem(await cms.postCreate({ resourceName: "over.bin" }, "y".repeat(401)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(problem.detail).toContain("limit 1000, usage 600, this request 401");
+    expect(await allFiles()).toEqual(files);
+    expect(await tableCounts(t.app)).toEqual(counts);
+    expect((await cms.postCreate({ resourceName: "fits.bin" }, "z".repeat(400))).status).toBe(201);
+    expect(await usage("bytes")).toMatchObject({ bytes: 1000, resources: 2 });
+
+    expect((await cms.post("purgeResource", { resourceUID: first.resourceUID })).status).toBe(200);
+    expect(await usage("bytes")).toMatchObject({ bytes: 400, resources: 1 });
+    expect((await cms.postCreate({ resourceName: "again.bin" }, "w".repeat(600))).status).toBe(201);
+  });
+
+  it("updateResource with new content is charged the size difference (and its bytes as ingress), under the same quota", async () => {
+    const cms = cmsClient(t.app, "update");
+    const created = await cms.create({ resourceName: "u.bin" }, "a".repeat(300));
+    const update = async (content: string) => {
+      const lock = await cms.lock(created.resourceUID);
+      const res = await cms.post("updateResource", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author, resourceBinary: Buffer.from(content).toString("base64") });
+      await cms.post("unlockResourceDTO", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author });
+      return res;
+    };
+    expect((await update("b".repeat(500))).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 500, resources: 1, ingressToday: 800, revisions: 2 });
+    const [files, counts] = [await allFiles(), await tableCounts(t.app)];
+    await expectProblem(await update("c".repeat(501)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(await allFiles()).toEqual(files);
+    expect((await tableCounts(t.app)).revisions).toBe(counts.revisions);
+    expect(await usage("update")).toMatchObject({ bytes: 500 });
+    expect((await update("d".repeat(100))).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 100 });
+  });
+
+  it("bytes taken in per day count the bytes received, and refuse past the day's limit", async () => {
+    const cms = cmsClient(t.app, "ingress");
+    expect((await cms.postCreate({ resourceName: "1.bin" }, "a".repeat(1000))).status).toBe(201);
+    await expectProblem(await cms.postCreate({ resourceName: "2.bin" }, "b".repeat(501)), 507, "QUOTA_EXCEEDED", "/quota/ingressBytesPerDay");
+    expect(await usage("ingress")).toMatchObject({ ingressToday: 1000, limits: { ingressBytesPerDay: 1500 } });
+  });
+
+  it("a tus upload that cannot fit is refused at creation, from its Upload-Length", async () => {
+    const meta = `tenant ${btoa("tus")},filename ${btoa("huge.bin")},author ${btoa("T")}`;
+    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { "tus-resumable": "1.0.0", "upload-length": "101", "upload-metadata": meta } });
+    const problem = await expectProblem(start, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(problem.detail).toContain("limit 100, usage 0, this request 101");
+  });
+
+  it("a tus upload that completes over quota → 507 on its last PATCH, nothing stored", async () => {
+    const tus = { "tus-resumable": "1.0.0" };
+    const meta = `tenant ${btoa("tus")},filename ${btoa("big.bin")},author ${btoa("T")}`;
+    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { ...tus, "upload-length": "60", "upload-metadata": meta } });
+    expect(start.status).toBe(201);
+    // Meanwhile the tenant stores 50 bytes: the upload no longer fits when it completes.
+    expect((await cmsClient(t.app, "tus").postCreate({ resourceName: "other.bin" }, "o".repeat(50))).status).toBe(201);
+    const counts = await tableCounts(t.app);
+    const patch = await fetch(t.app.url(start.headers.get("location") as string), {
+      method: "PATCH",
+      headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" },
+      body: "q".repeat(60),
+    });
+    await expectProblem(patch, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(await tableCounts(t.app)).toEqual(counts);
+    expect(await usage("tus")).toMatchObject({ bytes: 50, resources: 1 });
+  });
+
+  it("CMS_QUOTA_OVERRIDES must be valid JSON of limits", () => {
+    for (const bad of ["{", '{"a":{"bytes":-1}}', '{"a":{"size":1}}', '{"bad tenant":{}}']) {
+      expect(() => parseConfig({ CMS_QUOTA_OVERRIDES: bad }), bad).toThrow(ConfigError);
+    }
+    expect(parseConfig({ CMS_QUOTA_OVERRIDES: '{"a":{"bytes":5}}' }).CMS_QUOTA_OVERRIDES).toEqual({ a: { bytes: 5 } });
+  });
+});
+
+describe("quotas across instances", () => {
+  it("two server processes sharing one database never go over a limit together", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cms-quota-"));
+    const env = {
+      CMS_VOLUME: join(dir, "volume"),
+      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+      CMS_QUOTA_RESOURCES: "7",
+    };
+    const a = await spawnServer(env);
+    const b = await spawnServer(env);
+    try {
+      const create = (base: string, i: number) =>
+        fetch(`${base}${API}/createResource`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: `m${i}.txt`, resourceTenantId: "multi", resourceBinary: btoa(`n${i}`) }),
+        });
+      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i % 2 ? a.url : b.url, i)));
+      expect(answers.filter((r) => r.status === 201)).toHaveLength(7);
+      expect(answers.filter((r) => r.status === 507)).toHaveLength(23);
+      expect(await usage("multi", a.url)).toMatchObject({ resources: 7, limits: { resources: 7 } });
+      expect(await usage("multi", b.url)).toMatchObject({ resources: 7 });
+    } finally {
+      await a.stop();
+      await b.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
