@@ -3,6 +3,7 @@
  * a runtime may also use them directly (src/runtime/fast-get.ts answers the hottest read with them).
  */
 import type { AppDeps } from "../app.js";
+import { createBlobCollector } from "./blob-collector.js";
 import { createContentStore } from "./content.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
@@ -14,7 +15,13 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock">) {
   const { config, store, blobs, clock } = deps;
-  const content = createContentStore({ blobs, store, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
+  const collector = createBlobCollector({
+    blobs,
+    ledger: store.ledger,
+    graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
+    now: () => clock().getTime(),
+  });
+  const content = createContentStore({ blobs, collector, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
   const packages = createPackageService({
     blobs,
     content,
@@ -35,5 +42,5 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
   });
   const lifecycle = createLifecycleService({ store, content, resources, clock });
   const revisions = createRevisionService({ store, content, resources });
-  return { content, packages, resources, locks, lifecycle, revisions };
+  return { collector, content, packages, resources, locks, lifecycle, revisions };
 }

@@ -82,7 +82,7 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
         return { row: updated, lock };
       } catch (err) {
         await content.discard(stored);
-        throw err;
+        throw content.insertFailure(err);
       }
     },
 
@@ -98,7 +98,7 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
     async purge(uid: string, principal: Principal): Promise<{ uids: string[]; blobsRemoved: number }> {
       const row = await resources.findAnyByUid(uid, principal);
       assertTenant(principal, row.tenantId);
-      const purged = await store.purge(row.uid);
+      const purged = await store.purge(row.uid, clock().getTime());
       if (!purged) throw new ProblemError("NOT_FOUND", `resource ${uid} not found`);
       return { uids: purged.uids, blobsRemoved: await content.collect(purged.blobKeys) };
     },
