@@ -44,6 +44,16 @@ export function isBlobNotReserved(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Rows a write changed: libSQL reports `rowsAffected`, D1 `meta.changes`. Writes here never use
+ * RETURNING: a libSQL statement that returns rows and fails with SQLITE_BUSY while they are read is
+ * left un-reset, and every later commit on that connection fails ("SQL statements in progress").
+ */
+function changes(result: unknown): number {
+  const r = result as { rowsAffected?: number; meta?: { changes?: number } };
+  return r.rowsAffected ?? r.meta?.changes ?? 0;
+}
+
 /** D1 binds at most 100 parameters per statement: 90 keys per lookup, 20 rows (4 columns) per insert. */
 const KEYS_PER_STATEMENT = 90;
 const ROWS_PER_INSERT = 20;
@@ -82,8 +92,8 @@ export function createBlobLedger(db: AnySQLiteDatabase): BlobLedger {
           set: { pending: sql`${blobLedger.pending} + 1`, touchedAt: now, checkAfter: now + graceMs },
           setWhere: isNull(blobLedger.doomedAt),
         })
-        .returning({ key: blobLedger.key });
-      if (reserved.length > 0) return null;
+        .run();
+      if (changes(reserved) > 0) return null;
       const [row] = await db.select({ doomedAt: blobLedger.doomedAt }).from(blobLedger).where(eq(blobLedger.key, key));
       // Gone between the two statements: the deletion just finished; the caller retries.
       return row?.doomedAt ?? 0;
@@ -108,8 +118,8 @@ export function createBlobLedger(db: AnySQLiteDatabase): BlobLedger {
             sql`not ${referenced(LEDGER_KEY)}`,
           ),
         )
-        .returning({ key: blobLedger.key });
-      return claimed.length > 0;
+        .run();
+      return changes(claimed) > 0;
     },
 
     async redoom(key, doomedAt, now) {
@@ -117,8 +127,8 @@ export function createBlobLedger(db: AnySQLiteDatabase): BlobLedger {
         .update(blobLedger)
         .set({ doomedAt: now })
         .where(and(eq(blobLedger.key, key), eq(blobLedger.doomedAt, doomedAt)))
-        .returning({ key: blobLedger.key });
-      return claimed.length > 0;
+        .run();
+      return changes(claimed) > 0;
     },
 
     async forget(key, doomedAt) {
@@ -165,8 +175,8 @@ export function createBlobLedger(db: AnySQLiteDatabase): BlobLedger {
             .insert(blobLedger)
             .values(orphans.slice(j, j + ROWS_PER_INSERT).map((key) => ({ key, pending: 0, touchedAt: now, checkAfter })))
             .onConflictDoNothing()
-            .returning({ key: blobLedger.key });
-          adopted += inserted.length;
+            .run();
+          adopted += changes(inserted);
         }
       }
       return adopted;
