@@ -96,10 +96,19 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger }: Blo
       await collectOne(key);
     },
 
-    /** Deletes each of `keys` nothing references or awaits any more; how many were deleted. */
+    /**
+     * Deletes each of `keys` nothing references or awaits any more; how many were deleted. Best
+     * effort: a key that fails (storage or database error) is left to a later pass.
+     */
     async collect(keys: readonly string[]): Promise<number> {
       let removed = 0;
-      for (const key of keys) if (await collectOne(key)) removed++;
+      for (const key of keys) {
+        try {
+          if (await collectOne(key)) removed++;
+        } catch (err) {
+          logger?.warn("blob collection failed", { key, error: err });
+        }
+      }
       return removed;
     },
 

@@ -13,13 +13,14 @@ import { createRevisionService } from "./revisions.js";
 
 export type Services = ReturnType<typeof createServices>;
 
-export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock">) {
+export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">) {
   const { config, store, blobs, clock } = deps;
   const collector = createBlobCollector({
     blobs,
     ledger: store.ledger,
     graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
     now: () => clock().getTime(),
+    logger: deps.logger,
   });
   const content = createContentStore({ blobs, collector, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
   const packages = createPackageService({

@@ -155,4 +155,20 @@ describe("blob lifetime", () => {
     expect(await blobs.head(orphan)).toBeNull();
     expect(await blobs.head(kept.key)).not.toBeNull();
   });
+
+  it("a storage failure during a purge's collection fails nothing; a later pass finishes the deletion", async () => {
+    const { blob, row } = await createWith("storage hiccup");
+    const realDelete = blobs.delete.bind(blobs);
+    blobs.delete = async () => {
+      throw new Error("storage unreachable");
+    };
+    const purged = await store.purge(row.uid, clock);
+    expect(await content.collect(purged?.blobKeys ?? [])).toBe(0); // no throw: the purge still answers
+    blobs.delete = realDelete;
+    expect(await blobs.head(blob.key)).not.toBeNull();
+    clock += STALE_DOOM_MS + 1; // the failed claim is stale now
+    expect((await collector.pass()).takenOver).toBe(1);
+    expect(await blobs.head(blob.key)).toBeNull();
+    expect(await store.ledger.find(blob.key)).toBeNull();
+  });
 });
