@@ -16,6 +16,7 @@ import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
 import { API_CORS, cors } from "./middleware/cors.js";
+import { headContentLength } from "./middleware/head-length.js";
 import { requestContext } from "./middleware/request-context.js";
 import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
 import { createDataRouter } from "./routes/retrieval/router.js";
@@ -42,8 +43,10 @@ export type AppConfig = Pick<
   | "CMS_AUTH_ISSUER"
   | "CMS_AUTH_EXPLORER_CLIENT_ID"
   | "CMS_AUTH_TENANT_CLAIM"
+  | "CMS_AUTH_REALM_ROLES"
   | "CMS_PUBLIC_READ"
   | "CMS_PUBLIC_URL"
+  | "CMS_CONTENT_ORIGIN"
 >;
 
 export interface AppDeps {
@@ -58,6 +61,8 @@ export interface AppDeps {
   clock: () => Date;
   logger: Logger;
   readAsset: AssetReader;
+  /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
+  platformCompresses: boolean;
 }
 
 /** JSON request bodies carry metadata only; content arrives by URI, inline base64 or a streamed upload. */
@@ -78,6 +83,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   // Wraps everything after it: a known path with another method answers 405 + Allow, not 404.
   app.use(methodNotAllowed({ app, onMethodNotAllowed }));
   app.use(cors(API_CORS));
+  app.use(headContentLength());
   // Bodies that may carry resourceBinary get room for CMS_MAX_INLINE_BYTES of base64; the streamed
   // upload has no body limit here (the multipart parser and the blob store bound what it stores).
   const inlineBodyBytes = Math.ceil(config.CMS_MAX_INLINE_BYTES / 3) * 4 + MAX_JSON_BODY_BYTES;
@@ -100,6 +106,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   const guards = createGuards({
     verifier: deps.verifier,
     tenantClaim: config.CMS_AUTH_TENANT_CLAIM,
+    realmRoles: config.CMS_AUTH_REALM_ROLES,
     links: deps.links,
     publicRead: config.CMS_PUBLIC_READ,
     clock: deps.clock,
@@ -107,13 +114,15 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   const { content, resources, locks, lifecycle, revisions } = services;
   const { clock } = deps;
   const maxInlineBytes = config.CMS_MAX_INLINE_BYTES;
+  // Signed links are for browsers: they go to the content origin, the one that renders active content.
+  const linkOrigin = config.CMS_CONTENT_ORIGIN ?? config.CMS_PUBLIC_URL;
 
   const readiness = [
     { name: "database", check: () => deps.store.ping() },
     { name: "storage", check: () => deps.blobs.check() },
   ];
   app.route("/", createMetaRouter(readiness, guards));
-  app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: config.CMS_PUBLIC_URL, maxInlineBytes }));
+  app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
   app.route("/", createDataRouter({ resources, content, guards }));
   app.route("/", createUploadRouter({ resources, guards }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));
@@ -121,6 +130,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   mountExplorer(app, deps.readAsset, {
     issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,
     clientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,
+    compressAssets: !deps.platformCompresses,
   });
   return app;
 }

@@ -90,8 +90,12 @@ export const ConfigSchema = z
   CMS_AUTH_EXPLORER_CLIENT_ID: z.string().min(1).default("cms-explorer"),
   /** JWKS URL; by default taken from the issuer's discovery document. */
   CMS_AUTH_JWKS_URL: z.url({ message: "must be an absolute URL" }).optional(),
-  /** Minimum time between JWKS refetches caused by an unknown key id (protects the IdP from floods). */
+  /** Minimum time before the same unknown key id (or a bad signature under a known one) refetches the JWKS again. */
   CMS_AUTH_JWKS_COOLDOWN_MS: integer(30_000, 0, 3_600_000),
+  /** Minimum time between any two JWKS fetches: a key id never seen before refetches once this has passed (rotation). */
+  CMS_AUTH_JWKS_REFETCH_FLOOR_MS: integer(5_000, 0, 60_000),
+  /** Count `realm_access.roles` as well as this client's roles (opt-in: realm roles are shared by every client of a realm). */
+  CMS_AUTH_REALM_ROLES: boolean(false),
   /** Claim listing the tenants a token is confined to (a string or a list). */
   CMS_AUTH_TENANT_CLAIM: z.string().min(1).default("tenants"),
   /** HMAC key for signed getData links (≥ 32 characters). Random per process when unset. */
@@ -100,6 +104,21 @@ export const ConfigSchema = z
   CMS_PUBLIC_READ: boolean(false),
   /** Origin used in absolute URLs the service hands out (signed links); defaults to the request's origin. */
   CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
+  /**
+   * A second origin (another hostname for this same server) from which user content is rendered.
+   * Set, active content (HTML, SVG, XML) asked for on any other host is sent as an attachment, and
+   * signed links point here: the way GitHub serves user content from githubusercontent.com.
+   */
+  CMS_CONTENT_ORIGIN: z
+    .string()
+    .transform((value, ctx) => {
+      const url = URL.canParse(value) ? new URL(value) : null;
+      const bare = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
+      if (bare && !/[?#]/.test(value)) return url.origin;
+      ctx.addIssue({ code: "custom", message: "must be an http(s) origin only, e.g. https://content.example.org (no path, query or credentials)" });
+      return z.NEVER;
+    })
+    .optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
   .refine((c) => !c.CMS_AUTH_ENABLED || c.CMS_AUTH_ISSUER, {

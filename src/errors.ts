@@ -21,6 +21,10 @@ export const PROBLEMS = {
   RANGE_NOT_SATISFIABLE: { status: 416, title: "Range not satisfiable" },
   /** Someone else holds a live lock on the resource (RFC 4918 §11.3), or the caller already does. */
   LOCKED: { status: 423, title: "Locked" },
+  /** Node's HTTP layer: the request line and headers took longer than the server allows. */
+  REQUEST_TIMEOUT: { status: 408, title: "Request timeout" },
+  /** Node's HTTP layer: the request line and headers are over its limit (16 KiB by default). */
+  HEADERS_TOO_LARGE: { status: 431, title: "Request header fields too large" },
   /** The external URI points somewhere we refuse to fetch from (SSRF policy, scheme, credentials). */
   ORIGIN_REFUSED: { status: 422, title: "External URI refused" },
   /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */

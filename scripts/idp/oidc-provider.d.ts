@@ -50,6 +50,8 @@ declare module "oidc-provider" {
 
   export interface KoaContextWithOIDC {
     oidc: OIDCContext;
+    /** Path inside the provider (the realm prefix already stripped by server.ts). */
+    readonly path: string;
     body: unknown;
     type: string;
     status: number;
@@ -194,6 +196,8 @@ declare module "oidc-provider" {
       options?: { mergeWithLastSubmission?: boolean },
     ): Promise<void>;
     on(event: string, listener: (...args: unknown[]) => void): this;
+    /** Koa middleware run before the provider's own routes. */
+    use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this;
   }
 
   class OIDCProviderError extends Error {

@@ -1,8 +1,9 @@
 // oidc-provider configured as a Keycloak look-alike: realm paths, clients, JWT access tokens, password grant.
 // Rebuilt on key rotation (its keystore is fixed at construction); state lives in the shared MemoryStore.
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
+import Provider, { type Adapter, errors, type Configuration, type KoaContextWithOIDC } from "oidc-provider";
 import { escapeHtml, page } from "./html.js";
 import type { SigningJwk } from "./keys.js";
+import { createRefreshJwt, isCompactJws, type RefreshJwt } from "./refresh-jwt.js";
 import type { MemoryStore } from "./store.js";
 import { accessTokenClaims, API_CLIENT_ID, checkPassword, profileClaims, type IdpUser } from "./users.js";
 
@@ -34,6 +35,8 @@ export interface ProviderSettings {
   explorerPostLogoutRedirectUris: string[];
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
+  /** HMAC key of the refresh JWTs; kept across rebuilds (key rotation) so refresh tokens survive it. */
+  refreshTokenSecret: Uint8Array;
   /** Absolute path of the login page for an interaction uid. */
   interactionPath(uid: string): string;
 }
@@ -48,9 +51,11 @@ export function createProvider(settings: ProviderSettings): Provider {
     jwt: { sign: { alg: "RS256" } },
   };
   const corsOrigins = new Set(settings.explorerRedirectUris.map((uri) => new URL(uri).origin));
+  const refreshJwt = createRefreshJwt(settings.issuer, settings.refreshTokenSecret);
 
   const configuration: Configuration = {
-    adapter: settings.store.adapterFor,
+    adapter: (model: string) =>
+      model === "RefreshToken" ? refreshJwt.adapter(settings.store.adapterFor(model)) : settings.store.adapterFor(model),
     jwks: { keys: [settings.signingKey] },
     cookies: { keys: settings.cookieKeys },
     clients: [
@@ -161,6 +166,7 @@ export function createProvider(settings: ProviderSettings): Provider {
 
   const provider = new Provider(settings.issuer, configuration);
   registerPasswordGrant(provider, users, resourceServer);
+  provider.use(refreshTokensAsJwts(refreshJwt, settings.store.adapterFor("RefreshToken")));
   return provider;
 }
 
@@ -217,6 +223,24 @@ function registerPasswordGrant(
     },
     ["username", "password", "scope"],
   );
+}
+
+/** Token endpoint answers carry the refresh token as a JWT (the password grant's, and a rotated one). */
+function refreshTokensAsJwts(refreshJwt: RefreshJwt, store: Adapter): Parameters<Provider["use"]>[0] {
+  // Works on the response, since oidc-provider reads the request body itself.
+  return async (ctx, next) => {
+    await next();
+    if (ctx.path !== KEYCLOAK_ROUTES.token) return;
+    const body = ctx.body as Record<string, unknown> | undefined;
+    const opaque = body?.refresh_token;
+    if (typeof opaque !== "string" || isCompactJws(opaque)) return; // none, or the JWT that was redeemed
+    const { accountId, clientId, iat, exp, scope } = (await store.find(opaque)) ?? {};
+    if (typeof accountId !== "string" || typeof clientId !== "string" || typeof iat !== "number" || typeof exp !== "number") {
+      throw new Error("a refresh token just issued is not in the store");
+    }
+    const facts = { jti: opaque, accountId, clientId, iat, exp, ...(typeof scope === "string" ? { scope } : {}) };
+    ctx.body = { ...body, refresh_token: await refreshJwt.wrap(facts) };
+  };
 }
 
 /** Like Keycloak: "profile email" by default, "openid" only when asked for; unknown scopes are refused. */

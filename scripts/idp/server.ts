@@ -68,6 +68,7 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<RunningId
   const store = createMemoryStore();
   // Random per process: a restarted IdP invalidates old browser sessions rather than misreading them.
   const cookieKeys = [randomBytes(32).toString("base64url")];
+  const refreshTokenSecret = new Uint8Array(randomBytes(32));
 
   let signingKey: SigningJwk = await createSigningKey(options.signingKey);
   let issuer = "";
@@ -86,6 +87,7 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<RunningId
       explorerPostLogoutRedirectUris: appOrigins.flatMap((origin) => [`${origin}/`, `${origin}/docs`]),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 300,
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? 1800,
+      refreshTokenSecret,
       interactionPath: (uid) => `${REALM_PATH}${LOGIN_ACTIONS}${uid}`,
     });
     provider.on("server_error", (_ctx, error) => log(`idp server_error: ${String(error)}`));

@@ -1,18 +1,43 @@
 // Development users of the dev IdP and the Keycloak-style claims derived from them.
 // Passwords equal the usernames: development only, never for production or a reachable address.
 import { timingSafeEqual } from "node:crypto";
+import { z } from "zod";
 
-export interface IdpUser {
-  username: string;
-  password: string;
-  /** Realm roles (`realm_access.roles`). */
-  roles: string[];
-  /** Client roles of the API client (`resource_access["cms-server"].roles`); defaults to `roles`. */
-  clientRoles?: string[];
-  /** Emitted as the `tenants` claim only when present. */
-  tenants?: string[];
-  email?: string;
-  name?: string;
+const names = z.array(z.string().min(1));
+
+export const IdpUserSchema = z
+  .object({
+    username: z.string().min(1),
+    password: z.string().min(1),
+    /** Realm roles (`realm_access.roles`). */
+    roles: names,
+    /** Client roles of the API client (`resource_access["cms-server"].roles`); defaults to `roles`. */
+    clientRoles: names.optional(),
+    /** Emitted as the `tenants` claim only when present. */
+    tenants: names.optional(),
+    email: z.string().optional(),
+    name: z.string().optional(),
+  })
+  .strict();
+
+export type IdpUser = z.infer<typeof IdpUserSchema>;
+
+/**
+ * The users file of `npm run idp` (CMS_IDP_USERS): a JSON list of users; one with a default's
+ * username replaces it. Throws one line naming the setting and the first bad field.
+ */
+export function parseUsersFile(text: string, file: string): IdpUser[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`CMS_IDP_USERS (${file}) is not JSON`);
+  }
+  const parsed = z.array(IdpUserSchema).safeParse(json);
+  if (parsed.success) return parsed.data;
+  const [issue] = parsed.error.issues;
+  const at = issue?.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("") ?? "";
+  throw new Error(`CMS_IDP_USERS (${file}): ${at || "the file"} ${issue?.message ?? "is invalid"}`);
 }
 
 export const API_CLIENT_ID = "cms-server";

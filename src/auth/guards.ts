@@ -13,6 +13,8 @@ export interface GuardOptions {
   /** null = auth off: everything is allowed as the anonymous principal. */
   verifier: TokenVerifier | null;
   tenantClaim: string;
+  /** CMS_AUTH_REALM_ROLES: count realm roles too, not only the client roles of this server. */
+  realmRoles: boolean;
   links: LinkSigner;
   publicRead: boolean;
   clock: () => Date;
@@ -26,7 +28,7 @@ export interface Guards {
 }
 
 export function createGuards(options: GuardOptions): Guards {
-  const authenticated = authenticate(options.verifier, { tenantClaim: options.tenantClaim });
+  const authenticated = authenticate(options.verifier, { tenantClaim: options.tenantClaim, realmRoles: options.realmRoles });
   const role = (r: Role) => [authenticated, requireRole(r)] as MiddlewareHandler[];
   const consumer = role("consumer");
 

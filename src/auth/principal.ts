@@ -1,5 +1,5 @@
 /**
- * The caller's principal: Keycloak role claims → an implied role set, the subject as resource owner,
+ * The caller's principal: Keycloak client (optionally realm) roles → an implied role set, issuer + subject as its identity,
  * and an optional tenant confinement. Pure data and checks; no I/O, runtime-neutral.
  */
 import { z } from "zod";
@@ -10,8 +10,10 @@ export const ROLES = ["consumer", "creator", "admin"] as const;
 export type Role = (typeof ROLES)[number];
 
 export interface Principal {
-  /** `sub` of the token; the owner recorded on resources it creates. null only when auth is off. */
+  /** `sub` of the token. null only when auth is off. */
   subject: string | null;
+  /** `iss` of the token: with `subject`, the caller's identity (owner of what it creates, holder of its locks). */
+  issuer: string | null;
   username?: string;
   /** Always closed under implication: admin ⊇ creator ⊇ consumer. */
   roles: ReadonlySet<Role>;
@@ -27,6 +29,11 @@ export interface ClaimMapping {
   clientId: string;
   /** Claim holding the caller's tenants (a string or a list); default `tenants`. */
   tenantClaim?: string;
+  /**
+   * Also count `realm_access.roles`. Off by default: in a realm shared with other applications a realm
+   * role named `admin` is someone else's admin, while client roles belong to this client alone.
+   */
+  realmRoles?: boolean;
 }
 
 export const DEFAULT_TENANT_CLAIM = "tenants";
@@ -34,6 +41,7 @@ export const DEFAULT_TENANT_CLAIM = "tenants";
 /** Auth switched off: every role, every tenant, no owner. */
 export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({
   subject: null,
+  issuer: null,
   roles: new Set<Role>(ROLES),
   tenants: null,
   anonymous: true,
@@ -43,6 +51,7 @@ export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({
 // the tenant claim are read strictly, because getting them wrong would widen access.
 const RoleList = z.object({ roles: z.array(z.unknown()) }).partial();
 export const AccessClaimsSchema = z.object({
+  iss: z.string().min(1),
   sub: z.string().min(1),
   preferred_username: z.string().optional().catch(undefined),
   realm_access: RoleList.optional().catch(undefined),
@@ -81,13 +90,14 @@ function tenantsFrom(claims: Record<string, unknown>, claim: string): string[] |
 /** Builds the principal from verified access-token claims; throws the 401 problem on a bad `sub`/tenant claim. */
 export function principalFromClaims(claims: Record<string, unknown>, mapping: ClaimMapping): Principal {
   const parsed = AccessClaimsSchema.safeParse(claims);
-  if (!parsed.success) throw invalidToken("missing or malformed sub claim");
-  const { sub, preferred_username, realm_access, resource_access } = parsed.data;
+  if (!parsed.success) throw invalidToken("missing or malformed iss or sub claim");
+  const { iss, sub, preferred_username, realm_access, resource_access } = parsed.data;
   const roles = new Set<Role>();
-  rolesFrom(realm_access?.roles, roles);
+  if (mapping.realmRoles) rolesFrom(realm_access?.roles, roles);
   rolesFrom(clientRoles(resource_access, mapping.clientId), roles);
   return {
     subject: sub,
+    issuer: iss,
     ...(preferred_username ? { username: preferred_username } : {}),
     roles,
     tenants: tenantsFrom(claims, mapping.tenantClaim ?? DEFAULT_TENANT_CLAIM),
@@ -97,8 +107,29 @@ export function principalFromClaims(claims: Record<string, unknown>, mapping: Cl
 
 export const hasRole = (principal: Principal, role: Role): boolean => principal.roles.has(role);
 
+// ---- identity: the one place where owners and lock holders are compared ----
+
+/** How a resource records its owner: the creating token's subject and issuer (both null with auth off). */
+export interface Ownership {
+  owner: string | null;
+  ownerIssuer: string | null;
+}
+
+export const ownershipOf = (principal: Principal): Ownership => ({ owner: principal.subject, ownerIssuer: principal.issuer });
+
+/**
+ * Same issuer and same subject: a `sub` is unique only within its issuer, so another identity
+ * provider's "alice" is someone else. Nobody owns a row without an owner (created with auth off).
+ */
+export const isOwner = (principal: Principal, row: Ownership): boolean =>
+  principal.subject !== null && row.owner === principal.subject && row.ownerIssuer === principal.issuer;
+
+/** The lock holder recorded for a principal: issuer and subject in one unambiguous string; null with auth off. */
+export const holderOf = (principal: Principal): string | null =>
+  principal.subject === null ? null : JSON.stringify([principal.issuer, principal.subject]);
+
 /** read: consumer; create: creator; modify (update/lock/delete): admin on anything, creator on its own. */
-export function can(principal: Principal, action: Action, owner?: string | null): boolean {
+export function can(principal: Principal, action: Action, row?: Ownership): boolean {
   switch (action) {
     case "read":
       return principal.roles.has("consumer");
@@ -106,15 +137,15 @@ export function can(principal: Principal, action: Action, owner?: string | null)
       return principal.roles.has("creator");
     case "modify":
       if (principal.roles.has("admin")) return true;
-      return principal.roles.has("creator") && principal.subject !== null && owner === principal.subject;
+      return principal.roles.has("creator") && row !== undefined && isOwner(principal, row);
   }
 }
 
 const ROLE_FOR: Record<Action, Role> = { read: "consumer", create: "creator", modify: "creator" };
 
 /** `can` or throw 403: `insufficient_scope` (RFC 6750 §3.1) when a role is missing, plain 403 for ownership. */
-export function assertCan(principal: Principal, action: Action, owner?: string | null): void {
-  if (can(principal, action, owner)) return;
+export function assertCan(principal: Principal, action: Action, row?: Ownership): void {
+  if (can(principal, action, row)) return;
   if (!principal.roles.has(ROLE_FOR[action])) throw insufficientScope(`the ${ROLE_FOR[action]} role is required`);
   throw new ProblemError("FORBIDDEN", "only the owner or an admin may modify this resource");
 }

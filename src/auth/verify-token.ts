@@ -5,6 +5,7 @@
 import {
   createRemoteJWKSet,
   customFetch,
+  errors as joseErrors,
   type JWTPayload,
   type JWTVerifyGetKey,
   jwtVerify,
@@ -26,15 +27,23 @@ export const MAX_CLOCK_TOLERANCE_SEC = 60;
 export interface TokenVerifierOptions {
   /** Exact issuer (`iss`); also the discovery base. No normalisation: a trailing slash is a different issuer. */
   issuer: string;
-  /** Accepted clients; the first is this server's own client id (expected in `aud`). */
+  /**
+   * The first is this server's own client id, which `aud` must name; a token's `azp` (or `client_id`),
+   * when present, must be one of them all.
+   */
   clientIds: string[];
   /** Explicit JWKS URL; skips discovery. */
   jwksUrl?: string;
   fetch?: typeof fetch;
   /** Leeway for exp/nbf/iat in seconds; default 30, at most 60. */
   clockToleranceSec?: number;
-  /** Minimum time between JWKS refetches caused by an unknown kid; default 30 s. */
+  /**
+   * Minimum time before the same unknown kid, or a bad signature under a known kid, causes another
+   * JWKS refetch; default 30 s.
+   */
   cooldownMs?: number;
+  /** Minimum time between any two JWKS fetches: a kid never seen before refetches once this has passed; default 5 s. */
+  refetchFloorMs?: number;
   /** Cached JWKS is refreshed after this age even without an unknown kid; default 10 min. */
   cacheMaxAgeMs?: number;
   /** Timeout of each discovery/JWKS request; default 5 s. */
@@ -150,6 +159,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
   const timeoutMs = options.timeoutMs ?? 5_000;
   const cooldownMs = options.cooldownMs ?? 30_000;
+  const refetchFloorMs = Math.min(options.refetchFloorMs ?? 5_000, cooldownMs);
   // Failed discovery is retried, but not more often than this (a down IdP is not hammered per request).
   const discoveryRetryMs = Math.min(cooldownMs, 5_000);
 
@@ -160,7 +170,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   const makeJwks = (url: URL) =>
     createRemoteJWKSet(url, {
-      cooldownDuration: cooldownMs,
+      // jose refetches on an unknown kid once this has passed since the last fetch: the IdP may have
+      // dropped the old key at once, so waiting the whole cool-down would refuse every new token.
+      cooldownDuration: refetchFloorMs,
       cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
       timeoutDuration: timeoutMs,
       [customFetch]: fetchImpl,
@@ -186,11 +198,27 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return pending;
   }
 
+  // Kids a refetch did not find, and when: the same forged kid repeated must not refetch every floor.
+  const missingKids = new Map<string, number>();
+  const recentlyMissing = (set: RemoteJWKSet, kid: string | undefined) => {
+    const since = kid === undefined ? undefined : missingKids.get(kid);
+    if (since === undefined || Date.now() - since >= cooldownMs) return false;
+    return !set.jwks()?.keys.some((key) => key.kid === kid); // another refetch may have brought it since
+  };
+  const rememberMissing = (kid: string) => {
+    missingKids.delete(kid);
+    missingKids.set(kid, Date.now());
+    if (missingKids.size > 1000) missingKids.delete(missingKids.keys().next().value as string); // oldest first
+  };
+
   const getKey: JWTVerifyGetKey = async (header, token) => {
     const set = await keySet();
+    if (recentlyMissing(set, header.kid)) throw new joseErrors.JWKSNoMatchingKey();
+    const mayRefetch = !set.coolingDown; // jose refetches for an unknown kid only past the floor
     try {
       return await set(header, token);
     } catch (err) {
+      if (mayRefetch && joseCode(err) === "ERR_JWKS_NO_MATCHING_KEY" && header.kid !== undefined) rememberMissing(header.kid);
       if (KEY_SELECTION_CODES.has(joseCode(err) ?? "")) throw err;
       // Network error, timeout, non-200, unparsable or malformed JWKS: the IdP, not the token.
       throw new KeySourceUnavailable("identity provider keys could not be fetched", { cause: err });
@@ -205,6 +233,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       requiredClaims: ["iss", "sub", "exp", "iat"], // RFC 9068 §2.2; jti and client_id stay optional (Keycloak)
     });
 
+  let signatureReloadAt = Number.NEGATIVE_INFINITY;
+
   async function verify(token: string): Promise<VerifiedClaims> {
     if (!COMPACT_JWS.test(token)) throw invalidToken("malformed token");
     let result: Awaited<ReturnType<typeof verifyOnce>>;
@@ -214,7 +244,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       } catch (err) {
         // An IdP restarted with a new key under the same kid: jose only refetches on unknown kids, so
         // refetch once on a bad signature too, at most once per cool-down (stack notes, row 4).
-        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown) throw err;
+        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown || Date.now() - signatureReloadAt < cooldownMs) {
+          throw err;
+        }
+        signatureReloadAt = Date.now();
         await jwks.reload().catch(() => {
           throw err; // the IdP is unreachable: report the bad signature, not the refetch
         });
@@ -227,7 +260,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     return result.payload as VerifiedClaims;
   }
 
-  /** RFC 9068 §4 checks jose cannot express: explicit typing, claim types, audience-or-azp. */
+  /** RFC 9068 §4 checks jose cannot express: explicit typing, claim types, audience and authorised party. */
   function checkProfile(header: ProtectedHeaderParameters, payload: JWTPayload): void {
     const typ = typeof header.typ === "string" ? header.typ.toLowerCase() : undefined;
     // Explicit typing (RFC 8725 §3.11): `at+jwt`, or Keycloak's `JWT` with payload typ "Bearer" (its ID
@@ -239,10 +272,16 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const aud = payload.aud;
     const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : aud === undefined ? [] : null;
     if (audiences === null || !audiences.every((a) => typeof a === "string")) throw invalidToken("malformed aud claim");
-    const azp = payload.azp;
+    // RFC 9068 §4 step 4: aud must name this service, whoever the token was issued to.
+    if (!audiences.includes(ownClientId)) throw invalidToken("token is not meant for this service (aud)");
+    // Keycloak's audience resolution adds cms-server to aud for any client of the realm whose tokens
+    // carry its roles, so the authorised party must be a client this service accepts as well.
+    const { azp, client_id: issuedTo } = payload;
     if (azp !== undefined && typeof azp !== "string") throw invalidToken("malformed azp claim");
-    if (!audiences.includes(ownClientId) && !(typeof azp === "string" && clientIds.includes(azp))) {
-      throw invalidToken("token is not meant for this service (aud/azp)");
+    if (issuedTo !== undefined && typeof issuedTo !== "string") throw invalidToken("malformed client_id claim");
+    const party = azp ?? issuedTo;
+    if (party !== undefined && !clientIds.includes(party)) {
+      throw invalidToken("token was issued to a client this service does not accept (azp)");
     }
   }
 

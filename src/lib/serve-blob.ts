@@ -4,7 +4,7 @@
  */
 import { ProblemError } from "../errors.js";
 import type { ByteRange } from "../storage/blob-store.js";
-import { contentDisposition } from "./content-disposition.js";
+import { contentDisposition, type DispositionType } from "./content-disposition.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./http-range.js";
 
 export interface BlobEntity {
@@ -14,6 +14,10 @@ export interface BlobEntity {
   lastModified: Date;
   contentType: string;
   filename: string;
+  /** How a browser shows it (default inline). */
+  disposition?: DispositionType;
+  /** Sent as Content-Security-Policy, on every answer that carries the representation's headers. */
+  contentSecurityPolicy?: string;
 }
 
 /** Opens the blob, or just `range` of it, as a stream. Only called when content is actually sent. */
@@ -134,10 +138,11 @@ function representationHeaders(entity: BlobEntity, lastModified: number | undefi
     "accept-ranges": "bytes",
     etag: entity.etag,
     "content-type": safeMediaType(entity.contentType),
-    "content-disposition": contentDisposition(entity.filename, "inline"),
+    "content-disposition": contentDisposition(entity.filename, entity.disposition ?? "inline"),
     "x-content-type-options": "nosniff",
     "cache-control": DEFAULT_CACHE_CONTROL,
   };
+  if (entity.contentSecurityPolicy) headers["content-security-policy"] = entity.contentSecurityPolicy;
   if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
   if (extra) for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
   return headers;
@@ -188,6 +193,12 @@ const weakMatch = (a: ETag, b: ETag) => a.opaque === b.opaque;
 function listMatches(value: string, current: ETag, compare: (a: ETag, b: ETag) => boolean): boolean {
   const list = parseETagList(value);
   return list === "*" || list.some((tag) => compare(tag, current));
+}
+
+/** Whether an If-None-Match value matches `etag` (a quoted entity-tag): §13.1.2's weak comparison. */
+export function ifNoneMatchHits(value: string | null | undefined, etag: string): boolean {
+  const current = parseETag(etag);
+  return value != null && current !== undefined && listMatches(value, current, weakMatch);
 }
 
 /** §13.2.2 steps 1–4, in order. Only GET and HEAD reach here, so a matching If-None-Match is a 304. */

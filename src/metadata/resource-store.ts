@@ -8,7 +8,7 @@
  * must hold at commit time (the caller's lock is live, the revision is the one the caller saw) are
  * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
  */
-import { and, asc, count, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
@@ -19,7 +19,7 @@ import { blobLedger, locks, type NewResourceRow, type ResourceRow, resources, ty
 export interface LockProof {
   lockId: string;
   owner: string;
-  /** Token subject, or null when auth is off (matched with SQL `IS`, so null equals null). */
+  /** principal.ts `holderOf`, or null when auth is off (matched with SQL `IS`, so null equals null). */
   holder: string | null;
 }
 
@@ -82,6 +82,11 @@ export interface ResourceStore {
   ledger: BlobLedger;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
+  /**
+   * Gives rows recorded before owners had an issuer (owner set, owner_issuer null) to `issuer`, the
+   * only issuer whose tokens could have created them; returns how many rows changed.
+   */
+  adoptLegacyOwners(issuer: string): Promise<number>;
 }
 
 // biome-ignore lint: drizzle's result type differs per driver (libSQL ResultSet, D1Result); we never read it.
@@ -281,6 +286,16 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
 
     async ping() {
       await db.select({ n: count() }).from(resources).limit(1);
+    },
+
+    async adoptLegacyOwners(issuer) {
+      // The same terms as resources_legacy_owner_idx's WHERE, so SQLite answers from that (empty) index.
+      const adopted = await db
+        .update(resources)
+        .set({ ownerIssuer: issuer })
+        .where(and(isNull(resources.ownerIssuer), isNotNull(resources.owner)))
+        .returning({ uid: resources.uid });
+      return adopted.length;
     },
   };
   return store;

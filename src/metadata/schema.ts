@@ -2,6 +2,7 @@
  * Drizzle tables for resource metadata. drizzle-kit generates the SQL migrations in ../../drizzle/
  * from this file (`npm run db:generate`); the same migrations apply to libSQL and D1.
  */
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const resources = sqliteTable(
@@ -31,6 +32,12 @@ export const resources = sqliteTable(
     blobKey: text("blob_key").notNull(),
     /** Subject of the token that created the resource (null when auth is off). */
     owner: text("owner"),
+    /**
+     * Issuer of that token: the owner is issuer + subject (principal.ts `isOwner`), since two identity
+     * providers may both have a subject "alice". Null with auth off, and on rows written before this
+     * column existed until start-up adopts them (ResourceStore.adoptLegacyOwners).
+     */
+    ownerIssuer: text("owner_issuer"),
     /** Number of the latest row in `revisions` for this resource (1 after creation). */
     revision: integer("revision").notNull().default(1),
     /** Epoch milliseconds. */
@@ -45,6 +52,8 @@ export const resources = sqliteTable(
     index("resources_tenant_created_idx").on(t.tenantId, t.createdAt),
     index("resources_blob_key_idx").on(t.blobKey),
     index("resources_parent_idx").on(t.parentUid),
+    // Only rows still waiting for an issuer, so the adoption at every start-up costs nothing once done.
+    index("resources_legacy_owner_idx").on(t.uid).where(sql`${t.ownerIssuer} is null and ${t.owner} is not null`),
   ],
 );
 
@@ -92,7 +101,7 @@ export const locks = sqliteTable(
   lockId: text("lock_id").notNull(),
   /** The anchor's `lockOwner` / `author`: a label chosen by the client. */
   owner: text("owner").notNull(),
-  /** Subject of the token that took the lock (null when auth is off): who may use it. */
+  /** Who took the lock and alone may use it: principal.ts `holderOf` (issuer and subject; null when auth is off). */
   holder: text("holder"),
   /** Epoch milliseconds. */
   expiresAt: integer("expires_at").notNull(),

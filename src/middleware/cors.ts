@@ -18,9 +18,17 @@ export interface CorsOptions {
 
 /** The API's CORS policy (what a browser client may send and read). */
 export const API_CORS: CorsOptions = {
-  allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH"],
-  allowHeaders: ["Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Range", "X-Request-Id"],
-  exposeHeaders: ["Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "WWW-Authenticate", "X-Request-Id"],
+  // Only the methods some route answers (the API is GET/HEAD/POST throughout).
+  allowMethods: ["GET", "HEAD", "POST"],
+  // Every request header the API reads, the five RFC 9110 conditionals included (412 needs If-Unmodified-Since).
+  allowHeaders: [
+    "Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "X-Request-Id",
+  ],
+  // Beyond the CORS-safelisted ones: what a script needs to act on an answer (Retry-After of 423/503, Allow of 405).
+  exposeHeaders: [
+    "Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges",
+    "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id",
+  ],
   maxAge: 600,
 };
 

@@ -1,10 +1,14 @@
 /** Every route group starts from createRouter(): an OpenAPIHono whose validation errors are problems. */
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../env.js";
 import { problemResponses, validationHook } from "../http-errors.js";
 import { API_PREFIX } from "./meta.js";
 
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+/** The host a request was addressed to; it decides whether active content may be rendered (CMS_CONTENT_ORIGIN). */
+export const requestHost = (c: Context<AppEnv>) => new URL(c.req.url).host;
 
 /** What a route group factory returns; its per-route types are not needed outside (no RPC client). */
 export type RouteGroup = OpenAPIHono<AppEnv>;

@@ -11,12 +11,17 @@ import type { Logger } from "../lib/logger.js";
 import type { FetchOrigin } from "../services/origin.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
-export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset"> {
+export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "platformCompresses"> {
   createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
 }
 
 /** Completes the runtime's parts into everything createApp needs. */
 export async function createAppDeps(config: Config, logger: Logger, runtime: RuntimeDeps): Promise<AppDeps> {
+  if (config.CMS_AUTH_ENABLED && config.CMS_AUTH_ISSUER) {
+    // Owners are issuer + subject now; rows from before that were created by this issuer's tokens.
+    const adopted = await runtime.store.adoptLegacyOwners(config.CMS_AUTH_ISSUER);
+    if (adopted > 0) logger.info("resources without an owner issuer adopted", { count: adopted, issuer: config.CMS_AUTH_ISSUER });
+  }
   return {
     config,
     blobs: runtime.blobs,
@@ -31,6 +36,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
           clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
           jwksUrl: config.CMS_AUTH_JWKS_URL,
           cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
+          refetchFloorMs: config.CMS_AUTH_JWKS_REFETCH_FLOOR_MS,
         })
       : null,
     links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
@@ -38,5 +44,6 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     clock: () => new Date(),
     logger,
     readAsset: runtime.readAsset,
+    platformCompresses: runtime.platformCompresses,
   };
 }

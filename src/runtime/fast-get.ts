@@ -42,7 +42,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
   function prepare(req: IncomingMessage, row: ResourceRow) {
     const bytes = content.inMemory(row);
     if (!bytes) return null;
-    const result = answerBlob(req.method as string, (name) => req.headers[name] as string | undefined, content.serve(row).entity);
+    const result = answerBlob(req.method as string, (name) => req.headers[name] as string | undefined, content.serve(row, req.headers.host).entity);
     if (result.multipart) return null;
     const send = req.method === "GET" && result.status !== 304;
     const body = send ? (result.range ? bytes.subarray(result.range.start, result.range.end + 1) : bytes) : undefined;

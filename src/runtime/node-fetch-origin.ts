@@ -8,7 +8,7 @@ import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "../lib/ip-address.js";
 import type { FetchOrigin, OriginResponse } from "../services/origin.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
+import { followRedirects, isLocalhostName, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (
@@ -97,6 +97,9 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       // Node never calls `lookup` for IP literals, so they are checked here.
       if (!isAllowed(hostname)) throw refuseAddress(hostname, hostname);
       return { url, hostname, address: hostname, family: literal };
+    }
+    if (!allowPrivate && isLocalhostName(hostname)) {
+      throw problem("ORIGIN_REFUSED", `resourceExternalURI host ${hostname} is not allowed: localhost names are loopback (RFC 6761)`);
     }
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
       const settle = () => {
@@ -192,11 +195,23 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         if (socket.connecting || event === "secureConnect") socket.once(event, () => onConnected(socket));
         else onConnected(socket);
       });
+      let response: IncomingMessage | null = null;
       req.on("response", (res) => {
+        response = res;
         settle();
         resolve(res);
       });
       req.on("error", (err: NodeJS.ErrnoException) => {
+        if (response) {
+          // After the head the body fails with it, at once (req.destroy() would drain it silently and
+          // leave the body stream waiting for the total timeout). A parse error here means bytes past
+          // the declared Content-Length, or a broken chunked encoding.
+          const what = err.code?.startsWith("HPE_")
+            ? `sent a malformed body, e.g. more bytes than its Content-Length (${err.code})`
+            : `failed while sending the body (${err.code ?? err.message})`;
+          response.destroy(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} ${what}`, err));
+          return;
+        }
         if (signal.aborted) return fail(signal.reason);
         fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} could not be reached (${err.code ?? err.message})`, err));
       });
@@ -284,6 +299,11 @@ function bodyStream(
   };
   const onAbort = () => fail(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
+
+  // The response may have failed or ended before this stream was built (the redirect loop awaits in between).
+  if (res.errored) fail(res.errored);
+  else if (res.readableEnded) ended = true;
+  else if (res.destroyed) fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} closed the connection before the body was complete`));
 
   res.on("readable", wake);
   res.on("end", () => {

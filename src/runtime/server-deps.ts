@@ -127,6 +127,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
     store: store ?? resourceStore,
     createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
+    platformCompresses: false,
   });
   const collector = scheduleCollector(
     createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger }),

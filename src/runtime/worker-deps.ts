@@ -76,6 +76,8 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
       await res.body?.cancel();
       return null;
     },
+    // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
+    platformCompresses: true,
   });
 }
 

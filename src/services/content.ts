@@ -5,6 +5,7 @@
  * no row ever points at a missing blob.
  */
 import { ProblemError } from "../errors.js";
+import { contentPolicy } from "../lib/content-policy.js";
 import type { BlobEntity, OpenBlob } from "../lib/serve-blob.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import { type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
@@ -21,17 +22,27 @@ export interface ContentFacts {
   mediaType: string;
   name: string;
   updatedAt: number;
+  /** Set on the files of a zip package. */
+  parentUid?: string | null;
 }
 
 export interface ContentStoreDeps {
   blobs: BlobStore;
   collector: BlobCollector;
   maxResourceBytes: number;
+  /** CMS_CONTENT_ORIGIN: the only origin that renders active content, when set. */
+  contentOrigin?: string;
 }
 
 export type ContentStore = ReturnType<typeof createContentStore>;
 
-export function createContentStore({ blobs, collector, maxResourceBytes }: ContentStoreDeps) {
+export function createContentStore({ blobs, collector, maxResourceBytes, contentOrigin }: ContentStoreDeps) {
+  const contentHost = contentOrigin ? new URL(contentOrigin).host : undefined;
+  // A Host header spelled as a URL would (case, default port), so raw node:http headers and
+  // Hono's request URL reach the same decision.
+  const onContentOrigin = (host: string | undefined) =>
+    host !== undefined && URL.canParse(`http://${host}`) && new URL(`http://${host}`).host === contentHost;
+
   return {
     /**
      * Streams `body` into the tenant's content-addressed area and reserves the blob for a row insert
@@ -98,16 +109,26 @@ export function createContentStore({ blobs, collector, maxResourceBytes }: Conte
       return blobs.peek?.(facts.blobKey as BlobKey);
     },
 
-    /** What serveBlob needs to answer GET/HEAD for a row. */
-    serve(facts: ContentFacts): { entity: BlobEntity; open: OpenBlob } {
+    /**
+     * What serveBlob needs to answer GET/HEAD for a row asked for on `requestHost` (the request
+     * URL's host): the representation, with how a browser may show it (src/lib/content-policy.ts).
+     */
+    serve(facts: ContentFacts, requestHost: string | undefined): { entity: BlobEntity; open: OpenBlob } {
+      const policy = contentPolicy({
+        mediaType: facts.mediaType,
+        packageFile: Boolean(facts.parentUid),
+        apiOriginOnly: contentHost !== undefined && !onContentOrigin(requestHost),
+      });
       return {
         entity: {
           size: facts.size,
           etag: `"${facts.sha256}"`,
           lastModified: new Date(facts.updatedAt),
-          contentType: facts.mediaType,
+          contentType: policy.contentType,
           // Files of a package are named by their path; the download name is its last segment.
           filename: facts.name.slice(facts.name.lastIndexOf("/") + 1),
+          disposition: policy.disposition,
+          contentSecurityPolicy: policy.csp,
         },
         open: async (range) => {
           const blob = await blobs.get(facts.blobKey as BlobKey, range);

@@ -22,7 +22,12 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     now: () => clock().getTime(),
     logger: deps.logger,
   });
-  const content = createContentStore({ blobs, collector, maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES });
+  const content = createContentStore({
+    blobs,
+    collector,
+    maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
+    contentOrigin: config.CMS_CONTENT_ORIGIN,
+  });
   const packages = createPackageService({
     blobs,
     content,

@@ -5,10 +5,11 @@
  */
 import { assertTenant, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
+import { sniffMediaType } from "../lib/media-sniff.js";
 import type { GuardedChange, ResourceChanges, ResourceStore } from "../metadata/resource-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
 import type { ContentStore, StoredBlob } from "./content.js";
-import { type LockClaim, lockProblem } from "./locks.js";
+import { type LockClaim, lockProblem, proofOf } from "./locks.js";
 import type { ContentSource } from "./content-source.js";
 import { assertMayModify, type RequestContext, type ResourceService } from "./resources.js";
 
@@ -39,11 +40,11 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
     const change: GuardedChange = {
       uid: row.uid,
       expectedRevision: row.revision,
-      lock: { lockId: claim.lockId, owner: claim.owner, holder: principal.subject },
+      lock: proofOf(claim, principal),
       actor: principal.subject,
       now,
     };
-    if (!lock || lock.lockId !== claim.lockId || lock.owner !== claim.owner || lock.holder !== principal.subject) {
+    if (!lock || lock.lockId !== claim.lockId || lock.owner !== claim.owner || lock.holder !== change.lock.holder) {
       throw await lockProblem(store, claim.name, change.lock, now);
     }
     return { row, lock, change };
@@ -63,6 +64,10 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
      */
     async update(claim: LockClaim, update: ResourceUpdate, ctx: RequestContext): Promise<{ row: ResourceRow; lock: LockRow }> {
       const { row, lock, change } = await prepare(claim, ctx.principal);
+      if (update.name?.includes("/") && update.name !== row.name) {
+        const detail = "must be a file name; a package file's path can only be echoed unchanged";
+        throw new ProblemError("VALIDATION_FAILED", `resourceName ${detail}`, { errors: [{ pointer: "/json/resourceName", detail }] });
+      }
       if (update.source && (await store.children(row.uid)).length > 0) {
         // Re-exploding would replace every file's UID; the anchor silently left the old files in place.
         throw new ProblemError("CONFLICT", `resource ${row.uid} is a package; create a new package instead of replacing its content`);
@@ -72,9 +77,12 @@ export function createLifecycleService({ store, content, resources, clock }: Lif
         const changes: ResourceChanges = { author: update.author, name: update.name, mediaType: update.mediaType };
         if (update.source) {
           const { body, externalUri, pointer } = await resources.open(update.source, ctx.signal);
-          const blob = await content.put(row.tenantId, body, pointer);
+          // New bytes without a named type: detect it from them (kept unchanged when undetectable).
+          const sniffed = update.mediaType === undefined ? sniffMediaType(body) : undefined;
+          const blob = await content.put(row.tenantId, sniffed?.body ?? body, pointer);
           stored.push(blob);
           Object.assign(changes, { size: blob.size, sha256: blob.sha256, blobKey: blob.key, externalUri });
+          if (sniffed) changes.mediaType = await sniffed.mediaType();
         }
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).
         const updated = await store.update({ ...change, now: clock().getTime() }, changes);

@@ -4,7 +4,7 @@
  * Locks live in the metadata store; an expired lock never blocks; only the holder, or an
  * authenticated admin, may release one. The lock's holder is the token subject, never a request field.
  */
-import { assertTenant, hasRole, type Principal } from "../auth/principal.js";
+import { assertTenant, hasRole, holderOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
 import type { LockProof, ResourceStore } from "../metadata/resource-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
@@ -32,10 +32,10 @@ export type LockService = ReturnType<typeof createLockService>;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
+export const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
   lockId: claim.lockId,
   owner: claim.owner,
-  holder: principal.subject,
+  holder: holderOf(principal),
 });
 
 /**
@@ -49,7 +49,12 @@ export async function lockProblem(store: ResourceStore, name: string, proof: Loc
     // The lock matches now: the guarded change lost a race (e.g. a concurrent update). Retry-safe.
     return new ProblemError("CONFLICT", `${name} was changed concurrently; read it again and retry`);
   }
-  return new ProblemError("LOCKED", `${name} is locked by another holder until ${iso(held.expiresAt)}`, {
+  return lockedBy(held, `${name} is locked by another holder until ${iso(held.expiresAt)}`, now);
+}
+
+/** 423 LOCKED because of `held`, with Retry-After: the seconds until that lock expires. */
+function lockedBy(held: LockRow, detail: string, now: number): ProblemError {
+  return new ProblemError("LOCKED", detail, {
     headers: { "retry-after": String(Math.max(1, Math.ceil((held.expiresAt - now) / 1000))) },
   });
 }
@@ -69,15 +74,16 @@ export function createLockService(deps: LockServiceDeps) {
 
   async function acquire(claim: Omit<LockClaim, "lockId">, principal: Principal, expiresAt: number, now: number): Promise<LockRow> {
     const lockId = crypto.randomUUID();
-    const result = await store.locks.acquire({ name: claim.name, lockId, owner: claim.owner, holder: principal.subject, expiresAt, now });
+    const result = await store.locks.acquire({ name: claim.name, lockId, owner: claim.owner, holder: holderOf(principal), expiresAt, now });
     if (result.acquired) return result.lock;
     const { held } = result;
-    const mine = held.owner === claim.owner && held.holder === principal.subject;
-    throw new ProblemError(
-      "LOCKED",
+    const mine = held.owner === claim.owner && held.holder === holderOf(principal);
+    throw lockedBy(
+      held,
       mine
         ? `${claim.name} is already locked by this owner until ${iso(held.expiresAt)}; it cannot be locked more than once`
         : `${claim.name} is locked by another holder until ${iso(held.expiresAt)}`,
+      now,
     );
   }
 

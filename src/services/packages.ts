@@ -86,6 +86,7 @@ export function createPackageService({ blobs, content, newShortId, limits }: Pac
             sha256: blob.sha256,
             blobKey: blob.key,
             owner: zip.owner,
+            ownerIssuer: zip.ownerIssuer,
             createdAt: zip.createdAt,
             updatedAt: zip.updatedAt,
           });

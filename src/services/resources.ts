@@ -3,7 +3,7 @@
  * external URI, inline bytes or an uploaded stream, and every read. Blobs are stored before rows;
  * rows of one creation are inserted in one batch; whatever fails discards the blobs it stored.
  */
-import { assertCan, assertTenant, type Principal } from "../auth/principal.js";
+import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
 import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
@@ -25,7 +25,7 @@ export interface ResourceServiceDeps {
 }
 
 export interface RequestContext {
-  /** The caller: its subject is recorded as the owner; its tenants confine the request. */
+  /** The caller: its issuer and subject are recorded as the owner; its tenants confine the request. */
   principal: Principal;
   signal?: AbortSignal;
 }
@@ -58,7 +58,7 @@ export const live = (row: ResourceRow | null, what: string): ResourceRow => {
 /** Tenant confinement, then the role and ownership rule for update/lock/unlock/delete. */
 export function assertMayModify(principal: Principal, row: ResourceRow): void {
   assertTenant(principal, row.tenantId);
-  assertCan(principal, "modify", row.owner);
+  assertCan(principal, "modify", row);
 }
 
 export function createResourceService(deps: ResourceServiceDeps) {
@@ -109,7 +109,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
           size: blob.size,
           sha256: blob.sha256,
           blobKey: blob.key,
-          owner: ctx.principal.subject,
+          ...ownershipOf(ctx.principal),
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;

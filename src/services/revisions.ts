@@ -21,11 +21,12 @@ export function createRevisionService({ store, content, resources }: { store: Re
     },
 
     /** The content of one revision, ready for serveBlob; 404 once the resource is deleted. */
-    async content(uid: string, revision: number, principal: Principal) {
+    async content(uid: string, revision: number, principal: Principal, requestHost: string | undefined) {
       const row = await resources.findByUid(uid, principal);
       const found = await store.revision(row.uid, revision);
       if (!found) throw new ProblemError("NOT_FOUND", `resource ${uid} has no revision ${revision}`);
-      return content.serve({ ...found, updatedAt: found.createdAt });
+      // A package file's revisions are still that package's files.
+      return content.serve({ ...found, updatedAt: found.createdAt, parentUid: row.parentUid }, requestHost);
     },
   };
 }

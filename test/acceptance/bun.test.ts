@@ -4,7 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describeAcceptance } from "./suite.js";
+import { describeAcceptance, PUBLIC_URL } from "./suite.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 // The pinned devDependency `bun` that `npm ci` installs: the suite needs no Bun of the machine's own.
@@ -55,6 +55,7 @@ describeAcceptance("bun", async () => {
     CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
     CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
     CMS_LOG_LEVEL: "info", // the URL comes from the `listening` info line
+    CMS_PUBLIC_URL: PUBLIC_URL,
   });
   return {
     baseUrl: url,

@@ -1,8 +1,8 @@
 /** The HTTP acceptance suite on Node: the app served in-process by @hono/node-server, fs + libSQL file. */
 import { startTestApp } from "../helpers/test-app.js";
-import { describeAcceptance } from "./suite.js";
+import { describeAcceptance, PUBLIC_URL } from "./suite.js";
 
 describeAcceptance("node", async () => {
-  const app = await startTestApp({ CMS_LOG_LEVEL: "warn" });
+  const app = await startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PUBLIC_URL: PUBLIC_URL });
   return { baseUrl: app.baseUrl, close: () => app.close() };
 });

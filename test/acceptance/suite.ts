@@ -7,6 +7,9 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
+/** CMS_PUBLIC_URL of every target: signed links are built on it, never on the request's Host. */
+export const PUBLIC_URL = "https://cms.example.org";
+
 export interface AcceptanceTarget {
   /** `http://127.0.0.1:<port>`, no trailing slash. */
   baseUrl: string;
@@ -197,11 +200,31 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
         expect(res.status).toBe(200);
         const link = (await res.json()) as { url: string };
         const signed = new URL(link.url);
+        expect(signed.origin).toBe(PUBLIC_URL);
         expect(signed.searchParams.get("signature")).toBeTruthy();
         const data = await fetch(url(`${signed.pathname}${signed.search}`));
         expect(data.status).toBe(200);
         expect(sha256(new Uint8Array(await data.arrayBuffer()))).toBe(sha256(bytes));
       });
+    });
+
+    it("never lets stored HTML run script in the API's origin: sandboxed, nosniff; PDFs stay viewable", async () => {
+      const res = await create({ resourceExternalURI: origin.put("accept-html", "<script>alert(1)</script>"), resourceName: "page.html", resourceMediaType: "text/html" });
+      expect(res.status).toBe(201);
+      const { resourceURI, resourceUID } = (await res.json()) as { resourceURI: string; resourceUID: string };
+      for (const path of [`/cms/v1.0/getData/${resourceURI}`, `/cms/v1.0/getDataUuid/${resourceUID}`, `/cms/v1.0/getRevisionData/${resourceUID}/1`]) {
+        const data = await fetch(url(path));
+        expect(data.status, path).toBe(200);
+        expect(data.headers.get("content-security-policy"), path).toMatch(/^sandbox; default-src 'none'/);
+        expect(data.headers.get("x-content-type-options"), path).toBe("nosniff");
+        await data.arrayBuffer();
+      }
+      const pdf = await create({ resourceExternalURI: origin.put("accept-pdf", "%PDF-1.4\n"), resourceName: "view.pdf" });
+      const { resourceURI: pdfUri } = (await pdf.json()) as { resourceURI: string };
+      const view = await fetch(url(`/cms/v1.0/getData/${pdfUri}`));
+      expect(view.headers.get("content-security-policy")).toBe("script-src 'none'");
+      expect(view.headers.get("content-disposition")).toMatch(/^inline/);
+      await view.arrayBuffer();
     });
 
     it("streams a 12 MiB resource in and out (multipart upload on object stores)", async () => {
@@ -258,6 +281,7 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
           expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(500);
         }
         expect((await fetch(url("/vendor/swagger-ui-dist/package.json"))).status).toBe(404);
+        expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
       });
     });
   });

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { drizzle } from "drizzle-orm/d1";
 import { migrate } from "drizzle-orm/d1/migrator";
 import { Miniflare } from "miniflare";
-import { describeAcceptance } from "./suite.js";
+import { describeAcceptance, PUBLIC_URL } from "./suite.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -52,6 +52,7 @@ describeAcceptance("workerd", async () => {
         CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
         CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
         CMS_LOG_LEVEL: "warn",
+        CMS_PUBLIC_URL: PUBLIC_URL,
       },
     });
     const url = await mf.ready;

@@ -9,11 +9,11 @@ import { ProblemError, problemResponse } from "../../src/errors.js";
 const t = Math.floor(Date.now() / 1000);
 const base = { iss: "https://idp.example/realms/CMS", iat: t, exp: t + 300, aud: "cms-server" };
 const TOKENS: Record<string, VerifiedClaims> = {
-  "consumer-token": { ...base, sub: "c-1", realm_access: { roles: ["consumer"] } },
+  "consumer-token": { ...base, sub: "c-1", resource_access: { "cms-server": { roles: ["consumer"] } } },
   "creator-token": { ...base, sub: "w-1", preferred_username: "writer", resource_access: { "cms-server": { roles: ["creator"] } } },
-  "admin-token": { ...base, sub: "a-1", realm_access: { roles: ["admin"] }, org: ["t1", "t2"] },
-  "bad-tenants": { ...base, sub: "x", realm_access: { roles: ["admin"] }, tenants: 7 },
-  "b64+/token==": { ...base, sub: "b64", realm_access: { roles: ["consumer"] } },
+  "admin-token": { ...base, sub: "a-1", resource_access: { "cms-server": { roles: ["admin"] } }, org: ["t1", "t2"] },
+  "bad-tenants": { ...base, sub: "x", resource_access: { "cms-server": { roles: ["admin"] } }, tenants: 7 },
+  "b64+/token==": { ...base, sub: "b64", resource_access: { "cms-server": { roles: ["consumer"] } } },
 };
 
 /** Stands in for the jose verifier (tested on its own): fixed tokens, an IdP outage, everything else invalid. */

@@ -132,17 +132,18 @@ async function rejected(promise: Promise<unknown>, description?: string): Promis
 }
 
 describe("createTokenVerifier: accepted tokens", () => {
-  it("accepts a token whose aud contains this server's client id", async () => {
+  it("accepts a token whose aud contains this server's client id, from an accepted client", async () => {
     const { idp, verifier } = await setup();
-    const verified = await verifier.verify(await sign(keyA, claims(idp, { aud: ["account", CLIENT], azp: "other" })));
+    const verified = await verifier.verify(await sign(keyA, claims(idp, { aud: ["account", CLIENT], azp: EXPLORER })));
     expect(verified).toMatchObject({ sub: "user-1", iss: idp.issuer });
     expect(verifier.clientId).toBe(CLIENT);
   });
 
-  it("accepts a different aud when azp is a configured client", async () => {
+  it("accepts this server's own tokens and tokens without azp/client_id when aud names it", async () => {
     const { idp, verifier } = await setup();
-    await expect(verifier.verify(await sign(keyA, claims(idp, { aud: "account", azp: EXPLORER })))).resolves.toBeTruthy();
-    await expect(verifier.verify(await sign(keyA, claims(idp, { aud: undefined, azp: CLIENT })))).resolves.toBeTruthy();
+    await expect(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: CLIENT })))).resolves.toBeTruthy();
+    await expect(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined })))).resolves.toBeTruthy();
+    await expect(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined, client_id: EXPLORER })))).resolves.toBeTruthy();
   });
 
   it("accepts Keycloak's typ JWT (payload typ Bearer) and application/at+jwt", async () => {
@@ -192,9 +193,24 @@ describe("createTokenVerifier: the attack matrix (all 401 invalid_token)", () =>
     await rejected(verifier.verify(await sign(keyA, claims(idp, { iss: undefined }))), "missing iss claim");
   });
 
+  it("a token of an accepted client whose aud does not name this server (shared realm)", async () => {
+    const { idp, verifier } = await setup();
+    const reason = "token is not meant for this service (aud)";
+    await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: "account", azp: EXPLORER }))), reason);
+    await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: undefined, azp: CLIENT }))), reason);
+  });
+
+  it("a token naming this server in aud but issued to a client that is not accepted (azp, client_id)", async () => {
+    const { idp, verifier } = await setup();
+    const reason = "token was issued to a client this service does not accept (azp)";
+    // Keycloak's audience resolution puts cms-server into aud of any client whose tokens carry its roles.
+    await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: [CLIENT, "account"], azp: "other-app" }))), reason);
+    await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined, client_id: "other-app" }))), reason);
+  });
+
   it("wrong audience with a wrong azp (or none)", async () => {
     const { idp, verifier } = await setup();
-    const reason = "token is not meant for this service (aud/azp)";
+    const reason = "token is not meant for this service (aud)";
     await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: "other-api", azp: "other-client" }))), reason);
     await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: ["a", "b"], azp: undefined }))), reason);
     // aud naming only the *other* configured client is not enough: aud must name this server.
@@ -275,12 +291,12 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
     expect(idp.counts.jwks).toBe(1);
   });
 
-  it("key rotation works without restart: a new kid triggers one refetch after the cool-down", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 500 });
+  it("key rotation works without restart: a new kid triggers one refetch after the floor", async () => {
+    const { idp, verifier } = await setup({ cooldownMs: 500, refetchFloorMs: 500 });
     await verifier.verify(await sign(keyA, claims(idp)));
     idp.keys = [keyA.jwk, keyB.jwk];
     const rotated = await sign(keyB, claims(idp));
-    // Within the cool-down the new kid is not fetched yet...
+    // Within the floor the new kid is not fetched yet...
     await rejected(verifier.verify(rotated), "unknown signing key");
     expect(idp.counts.jwks).toBe(1);
     await sleep(600);
@@ -289,6 +305,37 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
     await verifier.verify(await sign(keyA, claims(idp)));
     await verifier.verify(rotated);
     expect(idp.counts).toEqual({ discovery: 1, jwks: 2 });
+  });
+
+  it("an IdP that drops the old key at once: the new kid is fetched as soon as the short floor has passed, not the cool-down", async () => {
+    const { idp, verifier } = await setup({ cooldownMs: 30_000, refetchFloorMs: 200 });
+    await verifier.verify(await sign(keyA, claims(idp)));
+    idp.keys = [keyB.jwk];
+    await sleep(250);
+    // Well inside the 30 s cool-down, but past the floor: one refetch at once, and the token is accepted.
+    await verifier.verify(await sign(keyB, claims(idp)));
+    expect(idp.counts.jwks).toBe(2);
+    await rejected(verifier.verify(await sign(keyA, claims(idp))), "unknown signing key");
+  });
+
+  it("the floor still bounds refetches, and one unknown kid is not refetched again within the cool-down", async () => {
+    const { idp, verifier } = await setup({ cooldownMs: 30_000, refetchFloorMs: 1000 });
+    await verifier.verify(await sign(keyA, claims(idp)));
+    // (A floor of 1 s: the next lines must run inside it even on a loaded machine.)
+    // Within the floor: no refetch for a new kid.
+    await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
+    expect(idp.counts.jwks).toBe(1);
+    await sleep(1100);
+    await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
+    expect(idp.counts.jwks).toBe(2);
+    await sleep(1100);
+    // The same missing kid again: already asked for within the cool-down, so the IdP is not asked again…
+    await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
+    expect(idp.counts.jwks).toBe(2);
+    // … while a kid never seen before is (the floor has passed).
+    idp.keys = [keyA.jwk, keyB.jwk];
+    await verifier.verify(await sign(keyB, claims(idp)));
+    expect(idp.counts.jwks).toBe(3);
   });
 
   it("an IdP that reuses a kid for a new key is picked up after the cool-down (stack notes row 4)", async () => {
@@ -318,7 +365,7 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
       jwksUrl: `${idp.issuer}/protocol/openid-connect/certs`,
       fetch: fetchSpy,
     });
-    await verifier.verify(await sign(keyA, claims(idp)));
+    await verifier.verify(await sign(keyA, claims(idp, { azp: CLIENT })));
     expect(idp.counts).toEqual({ discovery: 0, jwks: 1 });
     expect(seen).toEqual([`${idp.issuer}/protocol/openid-connect/certs`]);
   });

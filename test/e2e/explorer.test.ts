@@ -7,22 +7,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
-
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 let idp: RunningIdp;
 let app: TestApp;
@@ -30,13 +20,15 @@ let origin: Origin;
 let browser: Browser;
 let shots: string;
 const external: string[] = [];
+/** Console messages and page errors about the Content-Security-Policy (the pages must cause none). */
+const cspViolations: string[] = [];
 
 beforeAll(async () => {
   const port = await freePort();
   idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
   app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer });
   origin = await startOrigin();
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: CHROMIUM_FLAGS });
+  browser = await launchChromium();
   // Screenshots go to E2E_SCREENSHOTS when set (to look at them), else to a temp dir removed after.
   shots = process.env.E2E_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "cms-e2e-")));
 }, 60_000);
@@ -57,21 +49,14 @@ async function newPage(): Promise<Page> {
     const host = new URL(req.url()).hostname;
     if (host !== "127.0.0.1" && host !== "localhost") external.push(req.url());
   });
+  page.on("console", (message) => {
+    if (/content.security.policy/i.test(message.text())) cspViolations.push(`${page.url()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => cspViolations.push(`${page.url()}: ${error.message}`));
   return page;
 }
 
-async function logIn(page: Page, user: string) {
-  await page.goto(app.url("/swagger-ui.html"));
-  // No token in this tab yet: the page redirects to the provider's login form.
-  await page.waitForURL((url) => url.href.startsWith(idp.issuer));
-  await page.fill("#username", user);
-  await page.fill("#password", user);
-  await Promise.all([page.waitForURL((url) => url.href.startsWith(app.url("/swagger-ui.html"))), page.click("#kc-login")]);
-  await page.waitForSelector("#cms-session.on", { timeout: 15_000 });
-  expect(await page.textContent("#cms-user")).toBe(`Signed in as ${user}`);
-  // The code and state were removed from the address bar after the exchange.
-  expect(page.url()).toBe(app.url("/swagger-ui.html"));
-}
+const logIn = (page: Page, user: string, path = "/swagger-ui.html") => logIntoExplorer(page, app.url(path), idp.issuer, user);
 
 async function createFromExplorer(page: Page, name: string): Promise<{ status: number; body: string }> {
   const op = page.locator("#operations-resources-post_cms_v1_0_createResource");
@@ -95,6 +80,22 @@ async function createFromExplorer(page: Page, name: string): Promise<{ status: n
 }
 
 describe("API explorer with auth on", () => {
+  it("sends its pages with a CSP that forbids framing", async () => {
+    for (const path of ["/swagger-ui.html", "/docs"]) {
+      const csp = (await fetch(app.url(path))).headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'(;|$)/);
+    }
+  });
+
+  it("lists the operations at /docs under its CSP", async () => {
+    const page = await newPage();
+    await logIn(page, "cms-consumer", "/docs");
+    await page.locator("#operations-resources-post_cms_v1_0_createResource").waitFor({ timeout: 15_000 });
+    expect(await page.locator(".opblock").count()).toBeGreaterThan(20);
+    await page.context().close();
+  }, 60_000);
+
   it("logs a creator in through the IdP and creates a resource from the page (201)", async () => {
     const page = await newPage();
     await logIn(page, "cms-creator");
@@ -132,5 +133,9 @@ describe("API explorer with auth on", () => {
 
   it("made no request outside loopback", () => {
     expect(external).toEqual([]);
+  });
+
+  it("caused no CSP violation and no page error (login, operation list, Try it out)", () => {
+    expect(cspViolations).toEqual([]);
   });
 });

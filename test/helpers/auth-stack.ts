@@ -5,7 +5,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
-import { startTestApp, type TestApp } from "./test-app.js";
+import { freePort, startTestApp, type TestApp } from "./test-app.js";
 
 export const CLIENT_SECRET = "test-client-secret";
 export const LINK_SECRET = "a-link-secret-of-at-least-32-characters!";
@@ -35,7 +35,11 @@ export async function startAuthStack(env: Record<string, string> = {}): Promise<
       { username: "no-roles", password: "no-roles", roles: [] },
     ],
   });
+  // A known port, so signed links (built on CMS_PUBLIC_URL) point at this very server.
+  const port = await freePort();
   const app = await startTestApp({
+    CMS_PORT: String(port),
+    CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
     CMS_AUTH_ENABLED: "true",
     CMS_AUTH_ISSUER: idp.issuer,
     CMS_LINK_SECRET: LINK_SECRET,

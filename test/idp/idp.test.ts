@@ -1,8 +1,10 @@
 /** The dev IdP over real loopback sockets: discovery, password + refresh grants, key rotation, auth code + PKCE. */
 import { createHash, randomBytes } from "node:crypto";
 import {
+  base64url,
   calculateJwkThumbprint,
   createRemoteJWKSet,
+  decodeJwt,
   decodeProtectedHeader,
   exportJWK,
   generateKeyPair,
@@ -222,6 +224,30 @@ describe("password grant (cms-server)", () => {
       refresh_token: "not-a-refresh-token",
     });
     expect(((await bogus.json()) as TokenResponse).error).toBe("invalid_grant");
+  });
+
+  it("hands out refresh tokens as JWTs, as Keycloak does (seed §5.4), and redeems them; a tampered one is refused", async () => {
+    const first = await passwordGrant("cms-creator", "cms-creator");
+    const refresh = first.body.refresh_token ?? "";
+    // Keycloak signs refresh tokens with a realm HMAC key (never in the JWKS) and types them "Refresh".
+    expect(decodeProtectedHeader(refresh)).toMatchObject({ alg: "HS256", typ: "JWT" });
+    const claims = decodeJwt(refresh);
+    expect(claims).toMatchObject({ iss: idp.issuer, aud: idp.issuer, sub: "cms-creator", azp: "cms-server", typ: "Refresh" });
+    expect(claims.exp).toBe((claims.iat ?? 0) + 1800);
+    expect(claims.jti).toEqual(expect.any(String));
+
+    const redeem = (refreshToken: string) =>
+      postForm(url("token"), { client_id: "cms-server", client_secret: SECRET, grant_type: "refresh_token", refresh_token: refreshToken });
+    const [header, payload, signature] = refresh.split(".") as [string, string, string];
+    const raised = base64url.encode(JSON.stringify({ ...claims, sub: "cms-admin" }));
+    expect(((await (await redeem(`${header}.${raised}.${signature}`)).json()) as TokenResponse).error).toBe("invalid_grant");
+    expect(((await (await redeem(claims.jti as string)).json()) as TokenResponse).error).toBe("invalid_grant");
+
+    const second = (await (await redeem(refresh)).json()) as TokenResponse;
+    expect(decodeJwt(second.access_token ?? "")).toMatchObject({ sub: "cms-creator" });
+    // The rotated refresh token is a JWT as well, and works in turn.
+    expect(decodeJwt(second.refresh_token ?? "")).toMatchObject({ typ: "Refresh", sub: "cms-creator" });
+    expect((await redeem(second.refresh_token ?? "")).status).toBe(200);
   });
 
   it("serves userinfo for its access tokens", async () => {

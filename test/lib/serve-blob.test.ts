@@ -150,6 +150,17 @@ describe("serveBlob: full responses", () => {
     );
   });
 
+  it("sends the entity's disposition and Content-Security-Policy on 200 and 206, and neither on 304", async () => {
+    const guarded = entity({ disposition: "attachment", contentSecurityPolicy: "sandbox" });
+    for (const res of [await serveBlob(request(), guarded, memoryBlob().open), await serveBlob(request({ range: "bytes=0-9" }), guarded, memoryBlob().open)]) {
+      expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename=/);
+      expect(res.headers.get("content-security-policy")).toBe("sandbox");
+    }
+    const notModified = await serveBlob(request({ "if-none-match": ETAG }), guarded, memoryBlob().open);
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("content-security-policy")).toBeNull();
+  });
+
   it("answers HEAD with the same status and headers as GET, without opening the blob", async () => {
     const blob = memoryBlob();
     const get = await serveBlob(request(), entity(), memoryBlob().open);

@@ -105,13 +105,14 @@ describe("attack matrix: each → 401", () => {
 
   it("a token of a rotated-out key", async () => {
     // A second stack: rotating the IdP key must not disturb the other cases.
-    const rotating = await startAuthStack({ CMS_AUTH_JWKS_COOLDOWN_MS: "300" });
+    // The default 30 s cool-down stays: only the short refetch floor has to pass for a new kid.
+    const rotating = await startAuthStack({ CMS_AUTH_JWKS_REFETCH_FLOOR_MS: "300" });
     try {
       const old = await rotating.passwordToken("cms-admin");
       const ok = await fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
       expect(ok.status).toBe(200);
       await rotating.idp.rotateKey();
-      await new Promise((resolve) => setTimeout(resolve, 400)); // past the JWKS refetch cool-down
+      await new Promise((resolve) => setTimeout(resolve, 400)); // past the JWKS refetch floor
       const fresh = await rotating.passwordToken("cms-admin");
       // The server learns the new key without a restart …
       expect((await fetch(rotating.app.url("/apiversion"), { headers: bearer(fresh) })).status).toBe(200);
@@ -135,6 +136,14 @@ describe("attack matrix: each → 401", () => {
     await expect401(bearer(token));
   });
 
+  it("a token of the explorer (an accepted client) whose aud does not name cms-server", async () => {
+    await expect401(bearer(await stack.forge({ aud: "account", azp: "cms-explorer", resource_access: { "cms-server": { roles: ["admin"] } } })));
+  });
+
+  it("a token naming cms-server in aud but issued to another client of the realm", async () => {
+    await expect401(bearer(await stack.forge({ aud: ["cms-server", "account"], azp: "other-app", resource_access: { "cms-server": { roles: ["admin"] } } })));
+  });
+
   it("a malformed header is a 400 invalid_request, and a token in the query string is refused", async () => {
     const res = await fetch(stack.app.url("/apiversion"), { headers: { authorization: "Bearer two tokens" } });
     expect(res.status).toBe(400);
@@ -151,6 +160,25 @@ describe("genuine tokens", () => {
       const res = await fetch(stack.app.url("/apiversion"), { headers: { accept: "application/json", ...bearer(await stack.passwordToken(user)) } });
       expect(res.status, user).toBe(200);
       expect(await res.json()).toEqual({ minVersion: 1, maxVersion: 1, versionContexts: { "1.0": "/cms/v1.0" } });
+    }
+  });
+
+  it("reads roles from cms-server's client roles; realm roles of a shared realm grant nothing (403)", async () => {
+    const clientRoles = await stack.forge({ azp: "cms-explorer", resource_access: { "cms-server": { roles: ["consumer"] } } });
+    expect((await fetch(stack.app.url("/apiversion"), { headers: bearer(clientRoles) })).status).toBe(200);
+    const realmRoles = await stack.forge({ azp: "cms-explorer", realm_access: { roles: ["admin"] }, resource_access: { "other-app": { roles: ["admin"] } } });
+    const res = await fetch(stack.app.url("/apiversion"), { headers: bearer(realmRoles) });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
+  });
+
+  it("honours realm roles when CMS_AUTH_REALM_ROLES=true", async () => {
+    const realm = await startAuthStack({ CMS_AUTH_REALM_ROLES: "true" });
+    try {
+      const token = await realm.forge({ azp: "cms-explorer", realm_access: { roles: ["consumer"] } });
+      expect((await fetch(realm.app.url("/apiversion"), { headers: bearer(token) })).status).toBe(200);
+    } finally {
+      await realm.close();
     }
   });
 

@@ -48,7 +48,12 @@ describe("updateResource needs the caller's live lock", () => {
     await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A" }), 400, "VALIDATION_FAILED", "/json/lockID");
     const both = { resourceUID: "x", author: "A", lockID: "l", resourceBinary: base64("a"), resourceExternalURI: t.origin.put("both", "b") };
     await expectProblem(await t.cms.post("updateResource", both), 400, "VALIDATION_FAILED", "/json/resourceBinary");
-    await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "a/b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "a\\b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "../b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    // A new name with '/' (not the current path echoed back) is refused too, once the resource is known.
+    const created = await t.cms.create();
+    const lock = await t.cms.lock(created.resourceUID);
+    await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName: "a/b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
   });
 });
 
@@ -144,6 +149,8 @@ describe("reads", () => {
     ["limit 201", "resourceTenantId=lifeerr&limit=201", "/query/limit"],
     ["a bad date", "resourceTenantId=lifeerr&createdFrom=yesterday", "/query/createdFrom"],
     ["a repeated tenant", "resourceTenantId=lifeerr&resourceTenantId=other", "/query/resourceTenantId"],
+    ["tenant disagreeing with resourceTenantId", "resourceTenantId=lifeerr&tenant=other", "/query/tenant"],
+    ["a bad tenant alias", "tenant=no%2Fslash", "/query/tenant"],
   ])("listResources with %s → 400 naming the parameter", async (_label, query, pointer) => {
     await expectProblem(await t.cms.get(`listResources?${query}`), 400, "VALIDATION_FAILED", pointer);
   });

@@ -96,6 +96,22 @@ describe("updateResource", () => {
       ["update", "renamed.md", sha256("same bytes")],
     ]);
   });
+  it("detects the media type from the new bytes when the update names none (as the anchor did)", async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+    const created = await t.cms.create({ resourceName: "picture", resourceMediaType: "image/png" }, png);
+    const lock = await t.cms.lock(created.resourceUID);
+    const contentType = async () => (await t.cms.get(`getData/${created.resourceURI}`)).headers.get("content-type");
+    expect((await t.cms.post("updateResource", { ...lock, resourceBinary: base64("%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n<<>>\nendobj\n") })).status).toBe(200);
+    expect(await contentType()).toBe("application/pdf");
+    // A type the client names wins over the bytes.
+    expect((await t.cms.post("updateResource", { ...lock, resourceMediaType: "application/octet-stream", resourceBinary: base64(png) })).status).toBe(200);
+    expect(await contentType()).toBe("application/octet-stream");
+    // Bytes with no signature (plain text) keep the current type rather than guessing.
+    expect((await t.cms.post("updateResource", { ...lock, resourceBinary: base64("just words") })).status).toBe(200);
+    expect(await contentType()).toBe("application/octet-stream");
+    const revisions = await revisionsOf(created.resourceUID);
+    expect(revisions.map((r) => r.mediaType)).toEqual(["image/png", "application/pdf", "application/octet-stream", "application/octet-stream"]);
+  });
 });
 
 describe("deleteResource and purge", () => {
@@ -181,6 +197,10 @@ describe("queryResource and listResources", () => {
     expect(await uids("author=Ben&mediaType=image/png")).toEqual(pick(3, 5));
     expect(await uids(`createdFrom=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual([]);
     expect(await uids(`createdBefore=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual(pick(0, 1, 2, 3, 4, 5, 6));
+    // `tenant` is accepted as a short alias of resourceTenantId.
+    const byAlias = await list.get("listResources?tenant=listing&author=Ann");
+    expect(byAlias.status).toBe(200);
+    expect(((await byAlias.json()) as { resources: ResourceDto[] }).resources.map((r) => r.resourceUID)).toEqual(pick(0, 1, 2));
   });
 });
 

@@ -19,6 +19,26 @@ describe("lock conflicts", () => {
     expect(other.detail).toMatch(/locked by another holder until \d{4}-/);
   });
 
+  it("sends Retry-After with every 423, the seconds until the blocking lock expires", async () => {
+    const { resourceUID } = await t.cms.create();
+    const lock = await t.cms.lock(resourceUID, "Alice");
+    const named = await t.cms.post("lockResource", { uid: "retry-after-name", lockOwner: "Alice" });
+    expect(named.status).toBe(200);
+    const refusals = [
+      await t.cms.post("lockResourceDTO", { resourceUID, author: "Alice" }),
+      await t.cms.post("lockResourceDTO", { resourceUID, author: "Bob" }),
+      await t.cms.post("lockResource", { uid: "retry-after-name", lockOwner: "Bob" }),
+      await t.cms.post("renewResourceDtoLock", { ...lock, author: "Mallory" }),
+    ];
+    for (const answer of refusals) {
+      await expectProblem(answer.clone(), 423, "LOCKED");
+      const seconds = Number(answer.headers.get("retry-after"));
+      // The default lock TTL is 1800 s: the wait is positive and never longer than the lock's life.
+      expect(seconds).toBeGreaterThan(0);
+      expect(seconds).toBeLessThanOrEqual(1800);
+    }
+  });
+
   it.each([
     ["a wrong lockID", { lockID: "not-the-lock" }],
     ["a wrong author", { author: "Mallory" }],

@@ -1,5 +1,8 @@
 /** /apiversion, health, the explorer, unknown routes and wrong methods. */
+import { createHash } from "node:crypto";
+import { gunzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { getRaw } from "../helpers/host-request.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
@@ -41,11 +44,42 @@ describe("meta endpoints", () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
-    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(expect.arrayContaining(["GET", "POST", "DELETE"]));
+    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(expect.arrayContaining(["GET", "POST"]));
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["authorization", "content-type", "range", "if-none-match"]),
     );
     expect(res.headers.get("access-control-max-age")).toBe("600");
+  });
+
+  it("lets a preflight send every conditional header the API honours, and only the methods routes have", async () => {
+    const res = await fetch(app.url("/cms/v1.0/getData/x/y"), {
+      method: "OPTIONS",
+      headers: { origin: "https://app.example", "access-control-request-method": "GET", "access-control-request-headers": "if-unmodified-since" },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
+      expect.arrayContaining(["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range"]),
+    );
+    // No route answers PUT, DELETE or PATCH: a preflight must not promise them.
+    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["GET", "HEAD", "POST"]);
+  });
+
+  it("exposes Retry-After (423, 503) and Allow (405) to scripts", async () => {
+    const res = await fetch(app.url("/apiversion"), { method: "DELETE", headers: { origin: "https://app.example" } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
+      expect.arrayContaining(["retry-after", "allow"]),
+    );
+  });
+
+  it.each(["/apiversion", "/openapi.json"])("answers HEAD %s with the Content-Length GET sends", async (path) => {
+    const get = await fetch(app.url(path));
+    const length = (await get.arrayBuffer()).byteLength;
+    expect(get.headers.get("content-length")).toBe(String(length));
+    const head = await fetch(app.url(path), { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-type")).toBe(get.headers.get("content-type"));
+    expect(head.headers.get("content-length")).toBe(String(length));
   });
 
   it("exposes the headers scripts read on every response, errors included", async () => {
@@ -115,6 +149,44 @@ describe("explorer", () => {
       expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(500);
     }
     expect(html).toContain("/openapi.json");
+  });
+
+  it.each(["/swagger-ui.html", "/docs"])("sends %s with a CSP: own scripts and Swagger UI's one hashed inline script, never framed", async (path) => {
+    const res = await fetch(app.url(path));
+    const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
+    expect(csp).toEqual(expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]));
+    expect(res.headers.get("x-frame-options")).toBe("DENY");
+    const html = await res.text();
+    // Besides the JSON data block, exactly one inline script (@hono/swagger-ui's start-up code) …
+    const inline = [...html.matchAll(/<script(?![^>]*\bsrc=)([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(inline.map((m) => m[1])).toEqual([' id="explorer-settings" type="application/json"', ""]);
+    expect(inline[1]?.[2]).toContain("SwaggerUIBundle(");
+    // … and script-src allows this origin plus that script's SHA-256, nothing else inline.
+    const hash = createHash("sha256").update(inline[1]?.[2] ?? "").digest("base64");
+    expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
+  });
+
+  it("sends Swagger UI's bundle gzipped to clients that accept it, with a strong ETag that answers 304", async () => {
+    const url = app.url("/vendor/swagger-ui-dist/swagger-ui-bundle.js");
+    const plain = await getRaw(url, { "accept-encoding": "identity" });
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const etag = plain.headers.etag as string;
+    expect(etag).toMatch(/^"[0-9a-f]{64}"$/);
+    expect(plain.headers.vary).toMatch(/accept-encoding/i);
+    const gzipped = await getRaw(url, { "accept-encoding": "gzip, deflate, br" });
+    expect(gzipped.headers["content-encoding"]).toBe("gzip");
+    expect(gzipped.headers.etag).toBe(etag);
+    expect(Number(gzipped.headers["content-length"])).toBe(gzipped.body.length);
+    // At least 3× smaller on the wire, and the same bytes once inflated.
+    expect(gzipped.body.length * 3).toBeLessThan(plain.body.length);
+    expect(gunzipSync(gzipped.body).equals(plain.body)).toBe(true);
+    expect(createHash("sha256").update(plain.body).digest("hex")).toBe(etag.slice(1, -1));
+    const again = await getRaw(url, { "accept-encoding": "gzip", "if-none-match": etag });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    expect(again.headers.etag).toBe(etag);
+    // q=0 refuses an encoding.
+    expect((await getRaw(url, { "accept-encoding": "gzip;q=0, identity" })).headers["content-encoding"]).toBeUndefined();
   });
 
   it("serves only allow-listed vendor files", async () => {

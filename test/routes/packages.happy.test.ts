@@ -114,4 +114,17 @@ describe("a package's lifecycle", () => {
     const purged = await t.cms.post("purgeResource", { resourceUID: zipUid });
     expect(((await purged.json()) as { purged: string[] }).purged).toHaveLength(5);
   });
+  it("a file in a folder is updated with the LockedResourceDTO the server returned (its path echoed as resourceName)", async () => {
+    const start = await createZip(await scormZip());
+    const logo = (start.resourcesList ?? []).find((r) => r.resourceURI.endsWith("/images/logo.png")) as ResourceDto;
+    const lock = await t.cms.lock(logo.resourceUID);
+    expect(lock.resourceName).toBe("images/logo.png");
+    const updated = await t.cms.post("updateResource", { ...lock, resourceAuthor: "Designer" });
+    expect(updated.status).toBe(200);
+    expect(await updated.json()).toMatchObject({ resourceName: "images/logo.png", author: "Designer" });
+    // Another path is not a rename: a new name must be a plain file name.
+    await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName: "images/other.png" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    const renamed = await t.cms.post("updateResource", { ...lock, resourceName: "brand.png" });
+    expect(await renamed.json()).toMatchObject({ resourceName: "brand.png" });
+  });
 });

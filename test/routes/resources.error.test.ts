@@ -62,6 +62,9 @@ describe("createResource validation", () => {
     ["resourceName", ".."],
     ["resourceName", "."],
     ["resourceName", "nul\u0000.txt"],
+    // Line and paragraph separators: the router cannot match them in a path, so such a resource could never be served.
+    ["resourceName", "line\u2028sep.txt"],
+    ["resourceName", "para\u2029sep.txt"],
     ["resourceName", "é".repeat(128)],
     ["resourceTenantId", undefined],
     ["resourceTenantId", "a/b"],

@@ -10,38 +10,49 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withFastGet } from "../../src/runtime/fast-get.js";
 import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
 import { cmsClient } from "../helpers/cms-client.js";
+import { getWithHost } from "../helpers/host-request.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
-let fast: Server;
-let plain: Server;
-/** Requests the fast path handed to the app. */
-let fallbacks = 0;
+let servers: Servers;
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 };
-let fastUrl: string;
-let plainUrl: string;
+
+type Servers = Awaited<ReturnType<typeof serversFor>>;
+
+/** `target`'s app behind two servers: one with the fast path (its hand-offs to the app counted), one without. */
+async function serversFor(target: TestApp) {
+  const listener = getRequestListener(target.app.fetch);
+  const counted: RequestListener = (req, res) => {
+    result.fallbacks++;
+    listener(req, res);
+  };
+  const fast = createServer(withFastGet({ services: target.services, logger: target.deps.logger, anonymousRead: true }, counted));
+  const plain = createServer(listener);
+  const result = {
+    fastUrl: await listen(fast),
+    plainUrl: await listen(plain),
+    /** Requests the fast path handed to the app. */
+    fallbacks: 0,
+    async close() {
+      for (const server of [fast, plain]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    },
+  };
+  return result;
+}
 
 beforeAll(async () => {
   app = await startTestApp();
-  const listener = getRequestListener(app.app.fetch);
-  const counted: RequestListener = (req, res) => {
-    fallbacks++;
-    listener(req, res);
-  };
-  fast = createServer(withFastGet({ services: app.services, logger: app.deps.logger, anonymousRead: true }, counted));
-  plain = createServer(listener);
-  fastUrl = await listen(fast);
-  plainUrl = await listen(plain);
+  servers = await serversFor(app);
 });
 afterAll(async () => {
-  for (const server of [fast, plain]) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
+  await servers.close();
   await app.close();
 });
 
@@ -57,10 +68,10 @@ async function answer(base: string, path: string, init: RequestInit = {}) {
 
 /** Asks the fast server, then the app alone; returns the fast answer and who gave it. */
 async function decided(path: string, init: RequestInit = {}) {
-  const before = fallbacks;
-  const got = await answer(fastUrl, path, init);
-  const answeredFast = fallbacks === before;
-  const reference = await answer(plainUrl, path, init);
+  const before = servers.fallbacks;
+  const got = await answer(servers.fastUrl, path, init);
+  const answeredFast = servers.fallbacks === before;
+  const reference = await answer(servers.plainUrl, path, init);
   // Answered here, it must be the app's answer to the byte; otherwise the app gave it anyway.
   if (answeredFast) expect({ ...got, requestId: undefined }).toEqual({ ...reference, requestId: undefined });
   else expect(got.status).toBe(reference.status);
@@ -98,12 +109,20 @@ describe("getData fast path", () => {
     });
   });
 
+  it("sends stored HTML with the same sandbox policy as the app", async () => {
+    const page = (await cmsClient(app, "fast").create({ resourceName: "page.html", resourceMediaType: "text/html" }, "<script>1</script>")).resourceURI;
+    await decided(`/cms/v1.0/getData/${page}`); // cached by now
+    const got = await decided(`/cms/v1.0/getData/${page}`);
+    expect(got).toMatchObject({ status: 200, answeredFast: true });
+    expect(got.headers["content-security-policy"]).toMatch(/^sandbox;/);
+  });
+
   it("keeps the request id and logs the same access line as the app", async () => {
-    const before = fallbacks;
-    const res = await fetch(`${fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
+    const before = servers.fallbacks;
+    const res = await fetch(`${servers.fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
     expect(res.headers.get("x-request-id")).toBe("fast-trace-1");
     await res.text();
-    expect(fallbacks).toBe(before);
+    expect(servers.fallbacks).toBe(before);
     const line = app.logs.find((l) => l.msg === "request" && l.requestId === "fast-trace-1");
     expect(line).toMatchObject({ level: "info", method: "GET", path: `/cms/v1.0/getData/${uri}`, status: 200, length: 20 });
     expect(typeof line?.durationMs).toBe("number");
@@ -154,6 +173,40 @@ describe("getData fast path", () => {
     } finally {
       guarded.closeAllConnections();
       await new Promise((resolve) => guarded.close(resolve));
+    }
+  });
+});
+
+describe("getData fast path with CMS_CONTENT_ORIGIN", () => {
+  let split: TestApp;
+  let splitServers: Servers;
+  beforeAll(async () => {
+    split = await startTestApp({ CMS_CONTENT_ORIGIN: "http://content.localhost" });
+    splitServers = await serversFor(split);
+  });
+  afterAll(async () => {
+    await splitServers.close();
+    await split.close();
+  });
+
+  it("decides by the request's host exactly as the app does", async () => {
+    const page = (await cmsClient(split, "split").create({ resourceName: "p.html", resourceMediaType: "text/html" }, "<b>x</b>")).resourceURI;
+    const path = `/cms/v1.0/getData/${page}`;
+    await getWithHost(`${splitServers.plainUrl}${path}`, "127.0.0.1"); // cached by now
+    // Spelled as clients may: the default port and any case name the same origin.
+    const hosts = [
+      ["content.localhost", /^inline/],
+      ["content.localhost:80", /^inline/],
+      ["Content.LocalHost", /^inline/],
+      ["content.localhost:8080", /^attachment/],
+      ["127.0.0.1", /^attachment/],
+    ] as const;
+    for (const [host, disposition] of hosts) {
+      const before = splitServers.fallbacks;
+      const fastAnswer = await getWithHost(`${splitServers.fastUrl}${path}`, host);
+      expect(splitServers.fallbacks).toBe(before); // answered by the fast path
+      expect(fastAnswer, host).toEqual(await getWithHost(`${splitServers.plainUrl}${path}`, host));
+      expect(fastAnswer.headers["content-disposition"], host).toMatch(disposition);
     }
   });
 });

@@ -56,6 +56,7 @@ describe.each(stores)("two Node instances sharing one libSQL database and %s", (
       CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
       CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
       CMS_LINK_SECRET: "a-link-secret-shared-by-every-instance!",
+      CMS_PUBLIC_URL: "https://cms.example.org", // links name the load balancer's origin, not an instance
     };
     // Started together on a fresh database: both migrate it at the same moment.
     [a, b] = await Promise.all([spawnServer(env), spawnServer(env)]);

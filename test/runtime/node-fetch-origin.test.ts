@@ -165,6 +165,10 @@ describe("SSRF: refused before connecting", () => {
     ["other 127/8", (p) => `http://127.0.0.2:${p}/`],
     ["localhost", (p) => `http://localhost:${p}/`],
     ["LOCALHOST", (p) => `http://LOCALHOST:${p}/`],
+    // RFC 6761 §6.3: every *.localhost name is loopback; refused by name, never sent to DNS.
+    ["localhost, trailing dot", (p) => `http://localhost.:${p}/`],
+    ["a name under localhost", (p) => `http://app.localhost:${p}/`],
+    ["a name under localhost, trailing dot", (p) => `http://A.B.Localhost.:${p}/`],
     ["IPv6 loopback", (_p, p6) => `http://[::1]:${p6}/`],
     ["IPv6 loopback, long form", (_p, p6) => `http://[0:0:0:0:0:0:0:1]:${p6}/`],
     ["decimal integer", (p) => `http://2130706433:${p}/`],

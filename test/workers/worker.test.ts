@@ -71,6 +71,15 @@ describe("the Worker entry", () => {
     expect(logged.join("\n")).not.toContain("short-secret-value");
   });
 
+  it("sends the explorer with its CSP: own scripts only, never framed", async () => {
+    const res = await exports.default.fetch(new Request("http://worker.test/swagger-ui.html"));
+    expect(res.status).toBe(200);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(await res.text()).toContain('<script src="/explorer.js"></script>');
+  });
+
   it("answers /apiversion through the deployed entry", async () => {
     const res = await exports.default.fetch(new Request("http://worker.test/apiversion"));
     expect(await res.text()).toBe('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');

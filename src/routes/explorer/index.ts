@@ -6,7 +6,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env.js";
 import { ProblemError } from "../../errors.js";
-import { EXPLORER_SCRIPT, type ExplorerAuth, explorerHtml } from "./page.js";
+import { ifNoneMatchHits } from "../../lib/serve-blob.js";
+import { acceptsGzip, vendorAssets } from "./assets.js";
+import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
 export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
@@ -25,6 +27,8 @@ export interface ExplorerOptions {
   /** The provider's issuer when auth is on; Keycloak's endpoint layout is assumed under it. */
   issuer?: string;
   clientId: string;
+  /** Send vendor files gzipped ourselves; false where the runtime compresses responses (Workers). */
+  compressAssets: boolean;
 }
 
 const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
@@ -64,18 +68,27 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     },
   });
 
-  const page = explorerHtml({ specUrl: "/openapi.json", auth }, "/vendor");
-  for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page));
+  const settings = { specUrl: "/openapi.json", auth };
+  const page = explorerPage(settings, "/vendor");
+  // The explorer holds the user's token: no inline script but Swagger UI's hashed one, nothing foreign, never framed.
+  const pageHeaders = { "content-security-policy": page.csp, "x-frame-options": "DENY" };
+  for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page.html, 200, pageHeaders));
   app.get("/explorer.js", (c) =>
     c.body(EXPLORER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }),
   );
 
+  const vendor = vendorAssets(readAsset, options.compressAssets);
   app.get(`${VENDOR_PATH}/:file`, async (c) => {
     const file = c.req.param("file");
     const type = ASSETS[file];
-    const body = type ? await readAsset(file) : null;
-    if (!type || !body) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
+    const asset = type ? await vendor(file) : null;
+    if (!type || !asset) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
     // swagger-ui-dist is pinned by exact version, so its files can be cached for a day.
-    return c.body(body, 200, { "content-type": type, "cache-control": "public, max-age=86400" });
+    const headers = { "content-type": type, "cache-control": "public, max-age=86400", etag: asset.etag, vary: "accept-encoding" };
+    if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
+    if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
+      return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    }
+    return c.body(asset.bytes, 200, headers);
   });
 }

@@ -1,5 +1,10 @@
-/** The explorer's HTML page and its browser script (self-contained: no CDN, no build step). */
+/**
+ * The explorer's HTML page and its browser script (self-contained: no CDN, no build step). Swagger UI
+ * itself is rendered by @hono/swagger-ui; its one inline start-up script is allowed by its SHA-256
+ * in the page's CSP (a hash-source), so no other inline script can run.
+ */
 import { SwaggerUI } from "@hono/swagger-ui";
+import { Sha256 } from "../../lib/sha256.js";
 
 export interface ExplorerAuth {
   authorizationUrl: string;
@@ -16,30 +21,69 @@ export interface ExplorerSettings {
 // JSON inside <script> must not be able to close the element (`</script>`) or open a comment.
 const safeJson = (value: unknown) => JSON.stringify(value).replaceAll("<", "\\u003c");
 
-/** `baseUrl` is where swagger-ui-dist is served from (`${baseUrl}/swagger-ui-dist/...`). */
-export const explorerHtml = (settings: ExplorerSettings, baseUrl: string) => `<!doctype html>
+/** CSP hash-sources (`'sha256-…'`) of the executable inline scripts (`<script>` with no attributes) in `html`. */
+export function inlineScriptHashes(html: string): string[] {
+  return [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => {
+    const digest = new Sha256().update(new TextEncoder().encode(match[1])).digest();
+    return `'sha256-${btoa(String.fromCharCode(...digest))}'`;
+  });
+}
+
+/**
+ * The pages' Content-Security-Policy: scripts from this origin plus the hashed inline ones (styles
+ * may be inline: the page's own and Swagger UI's), requests to this origin and the provider's token
+ * endpoint, no framing.
+ */
+function explorerCsp(settings: ExplorerSettings, scriptHashes: string[]): string {
+  const connect = ["'self'", ...(settings.auth ? [new URL(settings.auth.tokenUrl).origin] : [])];
+  return [
+    "default-src 'none'",
+    ["script-src 'self'", ...scriptHashes].join(" "),
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    `connect-src ${connect.join(" ")}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/**
+ * The explorer page and its CSP. `baseUrl` is where swagger-ui-dist is served from
+ * (`${baseUrl}/swagger-ui-dist/...`).
+ */
+export function explorerPage(settings: ExplorerSettings, baseUrl: string): { html: string; csp: string } {
+  const swaggerUi = String(
+    SwaggerUI({
+      url: settings.specUrl,
+      baseUrl,
+      deepLinking: true,
+      // No badge from validator.swagger.io: nothing leaves this origin (and the CSP would refuse it).
+      validatorUrl: "none",
+      // Requests made from the page carry the token explorer.js obtained (none when auth is off).
+      requestInterceptor:
+        "(request) => { const s = window.cmsExplorerSession; if (s) request.headers.Authorization = 'Bearer ' + s.accessToken; return request; }",
+    }),
+  );
+  const html = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Content resource service — API explorer</title>
 <link rel="icon" type="image/png" href="${baseUrl}/swagger-ui-dist/favicon-32x32.png">
-<style>#cms-session{font:14px sans-serif;padding:8px 20px;background:#f3f3f3;display:none;gap:12px;align-items:center}#cms-session.on{display:flex}</style>
+<style>#cms-session{font:14px sans-serif;padding:8px 20px;background:#f3f3f3;display:none;gap:12px;align-items:center}#cms-session.on{display:flex}#cms-error{color:#b00;font:14px sans-serif;padding:0 20px}</style>
 </head>
 <body>
 <div id="cms-session"><span id="cms-user"></span><button id="cms-logout" type="button">Log out</button></div>
-<div id="cms-error" role="alert" style="color:#b00;font:14px sans-serif;padding:0 20px"></div>
+<div id="cms-error" role="alert"></div>
 <script id="explorer-settings" type="application/json">${safeJson(settings)}</script>
 <script src="/explorer.js"></script>
-${SwaggerUI({
-  url: settings.specUrl,
-  baseUrl,
-  deepLinking: true,
-  // Requests made from the page carry the token explorer.js obtained (none when auth is off).
-  requestInterceptor: "(request) => { const s = window.cmsExplorerSession; if (s) request.headers.Authorization = 'Bearer ' + s.accessToken; return request; }",
-})}
+${swaggerUi}
 </body>
 </html>`;
+  return { html, csp: explorerCsp(settings, inlineScriptHashes(html)) };
+}
 
 /**
  * Browser side. With auth on, the page itself runs the authorization code flow with PKCE (RFC 7636):

@@ -8,7 +8,7 @@ import { toUri } from "../../services/resource-ids.js";
 import type { RevisionService } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
 import { toResourceView } from "../resources/views.js";
-import { createRouter, type RouteGroup } from "../router.js";
+import { createRouter, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
 export interface LifecycleRouterDeps {
@@ -78,7 +78,7 @@ export function createLifecycleRouter({ lifecycle, revisions, guards, maxInlineB
     })
     .openapi(contract.getRevisionData, async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
-      const { entity, open } = await revisions.content(resourceUID, revision, c.get("principal"));
+      const { entity, open } = await revisions.content(resourceUID, revision, c.get("principal"), requestHost(c));
       return (await serveBlob(c.req.raw, entity, open)) as never;
     });
 }

@@ -13,12 +13,27 @@ import {
 } from "../resources/schemas.js";
 
 /**
+ * A new download name, or the current one echoed back: a package file's name is its path
+ * (`images/logo.png`), which the LockedResourceDTO carries, so a path passes here and
+ * lifecycle.update accepts it only unchanged.
+ */
+const UpdateNameSchema = z
+  .string()
+  .max(1024, { message: "must be at most 1024 characters" })
+  .refine((s) => s.split("/").every((segment) => ResourceNameSchema.safeParse(segment).success), {
+    message: "must be a file name (no '/' or '\\', control characters, '.' or '..'), or the resource's current path unchanged",
+  })
+  .openapi({ example: "logo.png" });
+
+/**
  * The anchor's UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
  * and `resourceMediaType` replace what they name; at most one of the content fields replaces the content.
  */
 export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
   resourceAuthor: optional(AuthorSchema).openapi({ description: "New author; unchanged when absent." }),
-  resourceName: optional(ResourceNameSchema).openapi({ description: "New name (download name); the URI does not change." }),
+  resourceName: optional(UpdateNameSchema).openapi({
+    description: "New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.",
+  }),
   resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type; unchanged when absent (the anchor re-sniffed it)." }),
   resourceBinary: optional(BinarySchema),
   resourceExternalURI: optional(ExternalUriSchema),

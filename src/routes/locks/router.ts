@@ -1,6 +1,6 @@
 /** Lock endpoints: thin handlers over the lock service, behind the auth guards. */
 import type { Guards } from "../../auth/guards.js";
-import type { Principal } from "../../auth/principal.js";
+import { holderOf, type Principal } from "../../auth/principal.js";
 import type { LockRow, ResourceRow } from "../../metadata/schema.js";
 import type { LockService } from "../../services/locks.js";
 import { toUri } from "../../services/resource-ids.js";
@@ -21,7 +21,7 @@ const toLockedResource = ({ row, lock }: { row: ResourceRow; lock: LockRow }) =>
 
 /** The lockID is the key to the lock: shown only to its authenticated holder (the anchor showed it to anyone). */
 const toLock = (lock: LockRow, viewer?: Principal) => ({
-  lockID: !viewer || (lock.holder !== null && lock.holder === viewer.subject) ? lock.lockId : null,
+  lockID: !viewer || (lock.holder !== null && lock.holder === holderOf(viewer)) ? lock.lockId : null,
   lockOwner: lock.owner,
   lockExpiration: iso(lock.expiresAt),
   uid: lock.name,

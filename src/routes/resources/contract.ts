@@ -66,6 +66,7 @@ export const createDataLink = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: CreateDataLinkRequestSchema } } } },
   responses: {
     200: { description: "The signed link", content: { "application/json": { schema: DataLinkSchema } } },
-    ...problemResponses(400, 401, 403, 404, 415),
+    // 503: the server has no CMS_PUBLIC_URL, and links are never built on the request's Host header.
+    ...problemResponses(400, 401, 403, 404, 415, 503),
   },
 });

@@ -1,13 +1,14 @@
 /** Resource endpoints: thin handlers that call the resource service, behind the auth guards. */
 import type { Guards } from "../../auth/guards.js";
 import type { LinkSigner } from "../../auth/signed-links.js";
+import { ProblemError } from "../../errors.js";
 import type { ContentSource } from "../../services/content-source.js";
 import { toContentSource } from "../../services/content-source.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
 import { createRouter } from "../router.js";
 import * as contract from "./contract.js";
-import { encodeCursor } from "./schemas.js";
+import { encodeCursor, listedTenant } from "./schemas.js";
 import { dataPath, toResourceItem, toResourceView } from "./views.js";
 
 export interface ResourceRouterDeps {
@@ -15,7 +16,7 @@ export interface ResourceRouterDeps {
   guards: Guards;
   links: LinkSigner;
   clock: () => Date;
-  /** Origin for absolute URLs (signed links); the request's own origin when unset. */
+  /** Origin for absolute URLs (signed links); unset = no links (never the request's Host). */
   publicUrl?: string;
   /** CMS_MAX_INLINE_BYTES: largest decoded resourceBinary. */
   maxInlineBytes: number;
@@ -44,7 +45,7 @@ export function createResourceRouter({ resources, guards, links, clock, publicUr
       const q = c.req.valid("query");
       const rows = await resources.list(
         {
-          tenantId: q.resourceTenantId,
+          tenantId: listedTenant(q),
           author: q.author,
           mediaType: q.mediaType,
           namePrefix: q.namePrefix,
@@ -61,13 +62,15 @@ export function createResourceRouter({ resources, guards, links, clock, publicUr
       return c.json({ resources: page.map(toResourceItem), nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null }, 200);
     })
     .openapi(contract.createDataLink, async (c) => {
+      // The Host header is the caller's to choose: a link built on it would send a third party's
+      // browser, with a valid signature, wherever the caller liked.
+      if (!publicUrl) throw new ProblemError("UNAVAILABLE", "createDataLink needs CMS_PUBLIC_URL, the origin signed links are built on");
       const { resourceURI, expiresIn } = c.req.valid("json");
       const uri = parseUri(resourceURI);
       const row = await resources.findByUri(uri?.context ?? "", uri?.path ?? "", c.get("principal"));
       const expires = Math.floor(clock().getTime() / 1000) + expiresIn;
       const path = dataPath(row);
       const query = await links.sign(path, expires);
-      const origin = publicUrl ?? new URL(c.req.url).origin;
-      return c.json({ url: `${new URL(path, origin).href}?${query}`, expires: new Date(expires * 1000).toISOString() }, 200);
+      return c.json({ url: `${new URL(path, publicUrl).href}?${query}`, expires: new Date(expires * 1000).toISOString() }, 200);
     });
 }

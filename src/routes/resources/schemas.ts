@@ -28,6 +28,8 @@ export const ResourceNameSchema = z
   .refine((s) => !/[/\\]/.test(s), { message: "must be a file name: no '/' or '\\'" })
   .refine((s) => !CONTROL_CHARS.test(s), { message: "must not contain control characters or NUL" })
   .refine((s) => s !== "." && s !== "..", { message: "must not be '.' or '..'" })
+  // U+2028/U+2029 are line terminators to the router's patterns: a name holding one could be stored but never served.
+  .refine((s) => !/[\u2028\u2029]/.test(s), { message: "must not contain line or paragraph separators (U+2028, U+2029)" })
   .openapi({ example: "logo.png", description: "A file name (no path separators), at most 255 bytes of UTF-8." });
 
 export const AuthorSchema = z
@@ -199,26 +201,39 @@ const DateTimeSchema = z.iso
 
 export const MAX_PAGE_SIZE = 200;
 
-export const ListResourcesQuerySchema = z.object({
-  resourceTenantId: TenantIdSchema,
-  author: z.string().max(256).optional().openapi({ description: "Exact author." }),
-  mediaType: z
-    .string()
-    .max(255)
-    .optional()
-    .openapi({ description: "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`)." }),
-  namePrefix: z.string().min(1).max(1024).optional().openapi({ description: "Case-sensitive prefix of the resource name." }),
-  parentUID: z.string().max(400).optional().openapi({ description: "Only the files of this package." }),
-  createdFrom: DateTimeSchema.optional().openapi({ description: "Created at or after (inclusive)." }),
-  createdBefore: DateTimeSchema.optional().openapi({ description: "Created before (exclusive)." }),
-  limit: z.coerce
-    .number()
-    .int({ message: "must be an integer" })
-    .min(1, { message: "must be at least 1" })
-    .max(MAX_PAGE_SIZE, { message: `must be at most ${MAX_PAGE_SIZE}` })
-    .default(50),
-  cursor: CursorSchema.optional(),
-});
+export const ListResourcesQuerySchema = z
+  .object({
+    resourceTenantId: TenantIdSchema.optional().openapi({ description: "The tenant to list (required, or its alias `tenant`)." }),
+    tenant: TenantIdSchema.optional().openapi({ description: "Short alias of `resourceTenantId`." }),
+    author: z.string().max(256).optional().openapi({ description: "Exact author." }),
+    mediaType: z
+      .string()
+      .max(255)
+      .optional()
+      .openapi({ description: "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`)." }),
+    namePrefix: z.string().min(1).max(1024).optional().openapi({ description: "Case-sensitive prefix of the resource name." }),
+    parentUID: z.string().max(400).optional().openapi({ description: "Only the files of this package." }),
+    createdFrom: DateTimeSchema.optional().openapi({ description: "Created at or after (inclusive)." }),
+    createdBefore: DateTimeSchema.optional().openapi({ description: "Created before (exclusive)." }),
+    limit: z.coerce
+      .number()
+      .int({ message: "must be an integer" })
+      .min(1, { message: "must be at least 1" })
+      .max(MAX_PAGE_SIZE, { message: `must be at most ${MAX_PAGE_SIZE}` })
+      .default(50),
+    cursor: CursorSchema.optional(),
+  })
+  // A refinement, not a transform: the query must stay a plain object for the OpenAPI parameters.
+  .superRefine((q, ctx) => {
+    if (q.resourceTenantId === undefined && q.tenant === undefined) {
+      ctx.addIssue({ code: "custom", path: ["resourceTenantId"], message: "is required (or its alias tenant)" });
+    } else if (q.resourceTenantId !== undefined && q.tenant !== undefined && q.tenant !== q.resourceTenantId) {
+      ctx.addIssue({ code: "custom", path: ["tenant"], message: "must equal resourceTenantId when both are given" });
+    }
+  });
+
+/** The tenant a valid listResources query names (the refinement above guarantees one). */
+export const listedTenant = (q: z.infer<typeof ListResourcesQuerySchema>): string => (q.resourceTenantId ?? q.tenant) as string;
 
 export const ResourcePageSchema = z
   .object({

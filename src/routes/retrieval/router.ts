@@ -9,7 +9,7 @@ import type { ContentStore } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
 import { API_PREFIX } from "../meta.js";
-import { createRouter, type RouteGroup } from "../router.js";
+import { createRouter, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
 /** Hono's pattern for a documented `{context}/{path}` route: the path parameter spans segments. */
@@ -47,7 +47,7 @@ export function createDataRouter({ resources, content, guards }: { resources: Re
 
   const byUri = async (c: Context<AppEnv>) => {
     const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"));
-    const { entity, open } = content.serve(row);
+    const { entity, open } = content.serve(row, requestHost(c));
     return serveBlob(c.req.raw, entity, open);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
@@ -58,7 +58,7 @@ export function createDataRouter({ resources, content, guards }: { resources: Re
   return router
     .openapi(contract.getDataUuid, async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
-      const { entity, open } = content.serve(row);
+      const { entity, open } = content.serve(row, requestHost(c));
       return (await serveBlob(c.req.raw, entity, open)) as never;
     })
     .openapi(contract.postData, async (c) => {
@@ -68,7 +68,7 @@ export function createDataRouter({ resources, content, guards }: { resources: Re
       const row = resourceUID
         ? await resources.findByUid(resourceUID, principal)
         : await resources.findByUri(uri?.context ?? "", uri?.path ?? "", principal);
-      const { entity, open } = content.serve(row);
+      const { entity, open } = content.serve(row, requestHost(c));
       // The whole representation: a POST carries no range or validators (RFC 9110 §14.2).
       return (await serveBlob(new Request(c.req.url, { method: "GET" }), entity, open)) as never;
     })

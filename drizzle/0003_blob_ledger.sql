@@ -7,7 +7,8 @@ CREATE TABLE `blob_ledger` (
 );
 --> statement-breakpoint
 CREATE INDEX `blob_ledger_check_idx` ON `blob_ledger` (`check_after`);--> statement-breakpoint
-CREATE INDEX `blob_ledger_doomed_idx` ON `blob_ledger` (`doomed_at`);--> statement-breakpoint
+CREATE INDEX `blob_ledger_doomed_idx` ON `blob_ledger` (`doomed_at`);
+--> statement-breakpoint
 -- Blobs stored before the ledger existed: every one a row references is recorded, unreserved.
 INSERT OR IGNORE INTO `blob_ledger` (`key`, `pending`, `touched_at`)
 SELECT `blob_key`, 0, CAST(strftime('%s', 'now') AS INTEGER) * 1000 FROM `resources`

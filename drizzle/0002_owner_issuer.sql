@@ -1,0 +1,2 @@
+ALTER TABLE `resources` ADD `owner_issuer` text;--> statement-breakpoint
+CREATE INDEX `resources_legacy_owner_idx` ON `resources` (`uid`) WHERE "resources"."owner_issuer" is null and "resources"."owner" is not null;
