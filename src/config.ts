@@ -19,6 +19,7 @@ const integer = (fallback: number, min: number, max: number) =>
     .default(fallback);
 
 export const GiB = 1024 ** 3;
+export const DEFAULT_DB_BUSY_TIMEOUT_MS = 5_000;
 
 export const ConfigSchema = z
   .object({
@@ -44,6 +45,11 @@ export const ConfigSchema = z
     })
     .default("file:./data/cms.db"),
   CMS_DATABASE_AUTH_TOKEN: z.string().optional(),
+  /**
+   * How long a write to a local database file waits for SQLite's write lock (held by another process
+   * or instance sharing the file) before answering 503 DATABASE_BUSY. The wait never blocks reads.
+   */
+  CMS_DB_BUSY_TIMEOUT_MS: integer(DEFAULT_DB_BUSY_TIMEOUT_MS, 0, 600_000),
   CMS_MAX_RESOURCE_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
   /**
    * Largest decoded `resourceBinary` (base64 in JSON) on create/update. JSON is parsed in memory, so

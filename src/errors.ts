@@ -31,6 +31,10 @@ export const PROBLEMS = {
   ORIGIN_FAILED: { status: 502, title: "External URI could not be fetched" },
   ORIGIN_TIMEOUT: { status: 504, title: "External URI timed out" },
   UNAVAILABLE: { status: 503, title: "Service unavailable" },
+  /** Another process or instance held the database's write lock for longer than CMS_DB_BUSY_TIMEOUT_MS; retry later. */
+  DATABASE_BUSY: { status: 503, title: "Database busy" },
+  /** The volume or bucket refused to store more (disk full, quota); nothing of the request was kept. */
+  INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
   INTERNAL: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: number; title: string }>;
 

@@ -8,6 +8,8 @@ import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./env.js";
 import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse } from "./errors.js";
+import { DatabaseBusyError, DatabaseFullError } from "./metadata/database-errors.js";
+import { StorageError } from "./storage/blob-store.js";
 
 /** The generic code of each status: the first one listed in the table (CONFLICT, not LOCK_NOT_HELD). */
 const CODE_BY_STATUS = new Map<number, ProblemCode>();
@@ -36,8 +38,40 @@ function render(c: Context<AppEnv>, err: ProblemError): Response {
   return problemResponse(err, new URL(c.req.url).pathname, c.get("requestId"));
 }
 
+/** Seconds a client should wait before retrying a write refused for a busy database. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Conditions of the stores that are no bug, wherever they surface (a blob put, a row insert, a
+ * package's files): found in the cause chain, since query builders wrap driver errors.
+ */
+function conditionProblem(err: unknown): ProblemError | null {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof DatabaseBusyError) {
+      return new ProblemError("DATABASE_BUSY", `${e.message}; nothing was changed, retry later`, {
+        headers: { "retry-after": String(BUSY_RETRY_AFTER_SECONDS) },
+        cause: e,
+      });
+    }
+    if (e instanceof DatabaseFullError || (e instanceof StorageError && e.code === "NO_SPACE")) {
+      const where = e instanceof DatabaseFullError ? "the database's volume" : "the blob store";
+      return new ProblemError("INSUFFICIENT_STORAGE", `${where} has no space left; nothing of this request was kept`, { cause: e });
+    }
+  }
+  return null;
+}
+
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ProblemError) return render(c, err);
+  const condition = conditionProblem(err);
+  if (condition) {
+    c.get("logger")?.warn(condition.code === "DATABASE_BUSY" ? "database busy" : "out of space", {
+      requestId: c.get("requestId"),
+      // The condition's own message: a wrapping query error would also carry the statement's parameters.
+      detail: (condition.cause as Error).message,
+    });
+    return render(c, condition);
+  }
   if (err instanceof HTTPException) {
     const code = CODE_BY_STATUS.get(err.status) ?? (err.status < 500 ? "VALIDATION_FAILED" : "INTERNAL");
     // Hono's own messages (malformed JSON, body limit) are safe to show; 5xx never echo internals.

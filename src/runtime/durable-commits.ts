@@ -36,6 +36,8 @@ export function groupCommit(sync: SyncWal): SyncWal {
 
 const READ_ONLY = /^\s*(select|pragma\s+\w+\s*;?\s*$|explain)/i;
 const sqlOf = (statement: InStatement) => (typeof statement === "string" ? statement : statement.sql);
+/** Whether a statement only reads (a SELECT, a pragma query, EXPLAIN): it needs no write lock and no sync. */
+export const isReadOnly = (statement: InStatement) => READ_ONLY.test(sqlOf(statement));
 
 /** The client, with every write (execute of a non-read, batch, migrate, transaction commit) awaiting `syncWal`. */
 export function withDurableCommits(client: Client, syncWal: SyncWal): Client {
@@ -58,7 +60,7 @@ export function withDurableCommits(client: Client, syncWal: SyncWal): Client {
         case "execute":
           return (statement: InStatement, ...rest: unknown[]) => {
             const result = (target.execute as (...args: unknown[]) => Promise<unknown>)(statement, ...rest);
-            return READ_ONLY.test(sqlOf(statement)) ? result : afterWrite(result);
+            return isReadOnly(statement) ? result : afterWrite(result);
           };
         case "batch":
         case "migrate":

@@ -1,8 +1,8 @@
 /**
  * The hottest request, answered on node:http before Hono: an anonymous GET or HEAD of getData
  * whose blob is in the small-blob cache. It gives the answer the Hono route gives — the same
- * lookup (`resources.findByUri`), the same RFC 9110 decision (`answerBlob`), the same CORS headers,
- * request id and access-log line — without building a Web Request, Headers and Response around
+ * lookup (`resources.findByUri`), the same RFC 9110 decision (`answerBlob`), the same CORS headers
+ * and request id (the access-log line is written around it, by access-log.ts) — without building a Web Request, Headers and Response around
  * 4 KiB of bytes (bench, 4 KiB getData: 7.4k → 11k req/s; bench/NOTES.md).
  *
  * It only ever answers 200, single-range 206 and 304. Everything else is handed to the app
@@ -15,7 +15,7 @@ import { ANONYMOUS_PRINCIPAL } from "../auth/principal.js";
 import { answerBlob } from "../lib/serve-blob.js";
 import type { Logger } from "../lib/logger.js";
 import { API_CORS, corsResponseHeaders } from "../middleware/cors.js";
-import { logAccess, requestIdFrom } from "../middleware/request-context.js";
+import { requestIdFrom } from "../middleware/request-context.js";
 import { API_PREFIX } from "../routes/meta.js";
 import type { ResourceRow } from "../metadata/schema.js";
 import { parseUri } from "../services/resource-ids.js";
@@ -50,7 +50,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     return { ...result, body, requestId };
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, started: number) {
+  function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow) {
     let answer: ReturnType<typeof prepare>;
     try {
       answer = prepare(req, row);
@@ -61,11 +61,9 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     }
     if (!answer) return next(req, res);
     res.end(answer.body);
-    logAccess(logger, { requestId: answer.requestId, method: req.method as string, path: req.url as string, status: answer.status, started, length: answer.headers["content-length"] });
   }
 
   return (req, res) => {
-    const started = performance.now();
     const { method, url } = req;
     // Only plain paths: Hono decodes %-escapes and the guards read the query (signed links).
     const uri =
@@ -76,7 +74,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     resources
       .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
       .then(
-        (row) => send(req, res, row, started),
+        (row) => send(req, res, row),
         // Not found, deleted, another tenant's: the app answers it, with its problem details.
         () => next(req, res),
       )

@@ -9,6 +9,7 @@ import type { Config } from "../config.js";
 import { ProblemError, problemResponse } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
 import type { Services } from "../services/index.js";
+import { withAccessLog } from "./access-log.js";
 import { answerClientErrors } from "./client-errors.js";
 import { withFastGet } from "./fast-get.js";
 import { settleUnreadBodies } from "./unread-body.js";
@@ -42,7 +43,7 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
     autoCleanupIncoming: true,
     errorHandler: adapterError(logger),
   });
-  const server = createServer(settleUnreadBodies(withFastGet({ services, logger, anonymousRead }, appListener)));
+  const server = createServer(settleUnreadBodies(withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener))));
   // Requests node:http refuses itself (malformed, head too large) get problem+json too.
   server.on("clientError", answerClientErrors(logger));
   return server;

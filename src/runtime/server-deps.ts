@@ -7,11 +7,11 @@ import { mkdir, open, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createClient } from "@libsql/client";
+import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
 import type { AppDeps } from "../app.js";
-import type { Config } from "../config.js";
+import { type Config, DEFAULT_DB_BUSY_TIMEOUT_MS } from "../config.js";
 import type { Logger } from "../lib/logger.js";
 import { createResourceStore } from "../metadata/resource-store.js";
 import { createBlobCollector } from "../services/blob-collector.js";
@@ -23,26 +23,32 @@ import { scheduleCollector } from "./collector-schedule.js";
 import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
+import { createSqliteFileClient } from "./sqlite-file-client.js";
 import { nodeToWebStream } from "./node-streams.js";
 
 // Two levels below the project root: here (src/runtime/) and in the bundle (dist/node/, scripts/build.mjs).
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
-export async function openDatabase(config: Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN">) {
+type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN"> & Partial<Pick<Config, "CMS_DB_BUSY_TIMEOUT_MS">>;
+
+export async function openDatabase(config: DatabaseSettings) {
   const url = config.CMS_DATABASE_URL;
-  if (url.startsWith("file:")) await mkdir(dirname(resolve(url.slice("file:".length))), { recursive: true });
-  let client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
-  if (url.startsWith("file:")) {
-    // busy_timeout makes writers from several processes wait, not fail (set first: switching to WAL
-    // takes a write lock too); WAL lets readers proceed during writes.
-    await client.execute("PRAGMA busy_timeout = 5000");
-    const { rows } = await client.execute("PRAGMA journal_mode = WAL");
-    if (String(rows[0]?.[0]).toLowerCase() === "wal") {
-      // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
-      await client.execute("PRAGMA synchronous = NORMAL");
-      client = withDurableCommits(client, groupCommit(() => fsyncWal(resolve(url.slice("file:".length)))));
-    }
+  if (!url.startsWith("file:") || url.includes(":memory:")) {
+    const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
+    return migrated(client);
   }
+  const file = resolve(url.slice("file:".length));
+  await mkdir(dirname(file), { recursive: true });
+  const client = createSqliteFileClient({ file, maxWaitMs: config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS });
+  // WAL lets readers proceed during writes (switching to it takes the write lock, so it may wait).
+  const { rows } = await client.execute("PRAGMA journal_mode = WAL");
+  if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client);
+  // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
+  await client.execute("PRAGMA synchronous = NORMAL");
+  return migrated(withDurableCommits(client, groupCommit(() => fsyncWal(file))));
+}
+
+async function migrated(client: Client) {
   const db = drizzle(client);
   await migrateShared(db);
   return { db, close: () => client.close() };

@@ -81,7 +81,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
   });
 }
 
-type Built = { app: App; deps: AppDeps; config: Config } | { misconfigured: ProblemError };
+type Built = { app: App; deps: AppDeps; config: Config; logger: Logger } | { misconfigured: ProblemError };
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
@@ -95,8 +95,9 @@ export function createWorkerApp(): WorkerApp {
   const build = async (env: WorkerBindings): Promise<Built> => {
     try {
       const config = parseConfig(settingsOf(env));
-      const deps = await createWorkerDeps(env, config, consoleLogger(config));
-      return { app: createApp(deps), deps, config };
+      const logger = consoleLogger(config);
+      const deps = await createWorkerDeps(env, config, logger);
+      return { app: createApp(deps), deps, config, logger };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
@@ -141,7 +142,18 @@ export function createWorkerApp(): WorkerApp {
         return problemResponse(new ProblemError("INTERNAL", "the service could not start; see the log"), new URL(request.url).pathname);
       }
       if ("misconfigured" in result) return problemResponse(result.misconfigured, new URL(request.url).pathname);
-      return result.app.fetch(request, env, ctx as never);
+      const started = performance.now();
+      const response = await result.app.fetch(request, env, ctx as never);
+      // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
+      result.logger.info("request", {
+        requestId: response.headers.get("x-request-id"),
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: response.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        length: Number(response.headers.get("content-length") ?? 0) || undefined,
+      });
+      return response;
     },
   };
 }

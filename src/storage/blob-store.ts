@@ -81,7 +81,8 @@ export interface BlobStore {
   check(): Promise<void>;
 }
 
-export type StorageErrorCode = "INVALID_KEY" | "TOO_LARGE" | "HASH_MISMATCH" | "IO" | "ABORTED";
+/** NO_SPACE: the volume is full (ENOSPC, EDQUOT) or the bucket refuses to store more (quota, 507). */
+export type StorageErrorCode = "INVALID_KEY" | "TOO_LARGE" | "HASH_MISMATCH" | "IO" | "ABORTED" | "NO_SPACE";
 
 export class StorageError extends Error {
   readonly code: StorageErrorCode;

@@ -17,7 +17,7 @@ export const updateResource = jsonPost({
     "The previous state stays available as a revision. The lock stays held. A failed update (download error, size limit, lost lock) leaves the resource unchanged. A package's content cannot be replaced (409).",
   body: UpdateResourceRequestSchema,
   ok: { status: 200, description: "Updated", schema: LockedResourceSchema },
-  errors: [401, 403, 404, 409, 413, 422, 423, 502, 504],
+  errors: [401, 403, 404, 409, 413, 422, 423, 502, 503, 504, 507],
 });
 
 export const deleteResource = jsonPost({
@@ -26,7 +26,7 @@ export const deleteResource = jsonPost({
   summary: "Soft-delete a resource under the caller's live lock; it (and a package's files) is no longer served",
   body: LockedResourceRequestSchema,
   ok: { status: 200, description: "Deleted; the resource as it was", schema: ResourceSchema },
-  errors: [401, 403, 404, 409, 423],
+  errors: [401, 403, 404, 409, 423, 503, 507],
 });
 
 export const purgeResource = jsonPost({
@@ -36,7 +36,7 @@ export const purgeResource = jsonPost({
   description: "Stored content is deleted once no resource or revision references it (content is deduplicated per tenant).",
   body: PurgeRequestSchema,
   ok: { status: 200, description: "Purged", schema: PurgeResultSchema },
-  errors: [401, 403, 404],
+  errors: [401, 403, 404, 503],
 });
 
 export const getRevisions = createRoute({

@@ -21,7 +21,7 @@ export const lockResourceDto = jsonPost({
   summary: "Lock a resource for updateResource/deleteResource (CMS_LOCK_TTL, default 30 minutes)",
   body: LockResourceRequestSchema,
   ok: { status: 200, description: "Locked: keep lockID and author for update, renew, unlock and delete", schema: LockedResourceSchema },
-  errors: [401, 403, 404, 423],
+  errors: [401, 403, 404, 423, 503, 507],
 });
 
 export const unlockResourceDto = jsonPost({
@@ -30,7 +30,7 @@ export const unlockResourceDto = jsonPost({
   summary: "Release a resource lock (its holder, or an authenticated admin)",
   body: LockedResourceRequestSchema,
   ok: { status: 204, description: "Unlocked" },
-  errors: [401, 403, 404, 409, 423],
+  errors: [401, 403, 404, 409, 423, 503, 507],
 });
 
 export const renewResourceDtoLock = jsonPost({
@@ -39,7 +39,7 @@ export const renewResourceDtoLock = jsonPost({
   summary: "Extend a live resource lock to now + CMS_LOCK_TTL",
   body: LockedResourceRequestSchema,
   ok: { status: 200, description: "Renewed", schema: LockedResourceSchema },
-  errors: [401, 403, 404, 409, 423],
+  errors: [401, 403, 404, 409, 423, 503, 507],
 });
 
 export const lockName = jsonPost({
@@ -48,7 +48,7 @@ export const lockName = jsonPost({
   summary: "Lock any name (the anchor's generic lock API; shares the namespace with resource locks)",
   body: NewLockRequestSchema,
   ok: { status: 200, description: "Locked", schema: LockSchema },
-  errors: [401, 403, 423],
+  errors: [401, 403, 423, 503, 507],
 });
 
 export const unlockName = jsonPost({
@@ -57,7 +57,7 @@ export const unlockName = jsonPost({
   summary: "Release a named lock (its holder, or an authenticated admin)",
   body: LockRequestSchema,
   ok: { status: 204, description: "Unlocked" },
-  errors: [401, 403, 409, 423],
+  errors: [401, 403, 409, 423, 503, 507],
 });
 
 export const renewName = jsonPost({
@@ -66,7 +66,7 @@ export const renewName = jsonPost({
   summary: "Extend a live named lock",
   body: LockRequestSchema,
   ok: { status: 200, description: "Renewed", schema: LockSchema },
-  errors: [401, 403, 409, 423],
+  errors: [401, 403, 409, 423, 503, 507],
 });
 
 export const queryName = jsonPost({

@@ -30,7 +30,7 @@ export const createResource = createRoute({
       headers: z.object({ Location: z.string() }),
       content: { "application/json": { schema: ResourceSchema } },
     },
-    ...problemResponses(400, 401, 403, 413, 415, 422, 502, 504),
+    ...problemResponses(400, 401, 403, 413, 415, 422, 502, 503, 504, 507),
   },
 });
 

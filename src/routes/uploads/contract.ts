@@ -46,6 +46,6 @@ export const uploadResource = createRoute({
       headers: z.object({ Location: z.string() }),
       content: { "application/json": { schema: ResourceSchema } },
     },
-    ...problemResponses(400, 401, 403, 413, 415),
+    ...problemResponses(400, 401, 403, 413, 415, 503, 507),
   },
 });

@@ -272,6 +272,25 @@ describe("s3 driver: multipart streaming", () => {
     expect(await s3.objectKeys(bucket)).toEqual(["part-retried"]);
   });
 
+  it("a bucket that fills up mid-upload (507, or a quota error) is NO_SPACE: upload aborted, nothing left", async () => {
+    const refusals = [
+      xmlResponse(507, "<Error><Code>XMinioStorageFull</Code><Message>Storage backend has reached its minimum free drive threshold.</Message></Error>"),
+      xmlResponse(403, "<Error><Code>QuotaExceeded</Code><Message>The bucket quota was exceeded.</Message></Error>"),
+    ];
+    for (const refusal of refusals) {
+      const refusing = recordingFetch((request) => (new URL(request.url).searchParams.get("partNumber") === "2" ? refusal.clone() : undefined));
+      const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch: refusing.fetch, retries: 2 });
+      const source = lazySource(30 * MiB);
+      const err = await storageError(store.put(parseBlobKey("bucket-full"), source.stream), "NO_SPACE");
+      expect(err.message).toMatch(/^\[s3\] UploadPart failed: HTTP (507 XMinioStorageFull|403 QuotaExceeded)/);
+      // Not retried: a full bucket stays full for a while.
+      expect(refusing.calls.filter(isPart).filter((c) => c.status !== 200)).toHaveLength(1);
+      expect(source.cancelled).toBe(true);
+      expect(await s3.pendingUploads(bucket)).toEqual([]);
+      expect(await s3.objectKeys(bucket)).toEqual([]);
+    }
+  });
+
   it("a CopyObject error embedded in a 200 response fails the put and removes the temp object", async () => {
     const { fetch } = recordingFetch((request) =>
       request.headers.has("x-amz-copy-source")

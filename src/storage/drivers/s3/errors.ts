@@ -54,6 +54,12 @@ export async function readBoundedText(response: Response): Promise<string> {
 }
 
 /**
+ * Answers of a bucket that refuses to store more: HTTP 507 (MinIO's XMinioStorageFull, WebDAV-style
+ * gateways) or a quota error code (Ceph RGW's QuotaExceeded, Backblaze B2's StorageCapExceeded).
+ */
+const NO_SPACE_CODES = new Set(["XMinioStorageFull", "QuotaExceeded", "StorageCapExceeded", "InsufficientStorage"]);
+
+/**
  * S3 reports errors as `<Error><Code>…</Code><Message>…</Message></Error>`
  * (https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html). Only Code and Message are
  * used: other elements (StringToSign, AWSAccessKeyId, …) may carry request details.
@@ -69,7 +75,8 @@ export function responseError(
   const message = redact(rawMessage.length > MAX_MESSAGE_CHARS ? `${rawMessage.slice(0, MAX_MESSAGE_CHARS)}…` : rawMessage, secrets);
   const safeCode = redact(code.slice(0, 64), secrets);
   const cause = new S3ResponseError(status, safeCode, message);
-  return new StorageError(DRIVER, "IO", `${operation} failed: HTTP ${status} ${safeCode}${message ? `: ${message}` : ""}`, {
+  const full = status === 507 || NO_SPACE_CODES.has(code);
+  return new StorageError(DRIVER, full ? "NO_SPACE" : "IO", `${operation} failed: HTTP ${status} ${safeCode}${message ? `: ${message}` : ""}`, {
     cause,
   });
 }

@@ -1,0 +1,102 @@
+/**
+ * sqlite-file-client.ts against a real second process holding SQLite's write lock on the same file:
+ * writes wait on timers (the event loop keeps turning), give up after the bound with
+ * DatabaseBusyError, commit at once when the lock lifts, and no connection is opened or leaked.
+ */
+import { mkdtemp, readdir, readlink, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { DatabaseBusyError } from "../../src/metadata/database-errors.js";
+import { openDatabase } from "../../src/runtime/server-deps.js";
+import { holdWriteLock } from "../helpers/write-lock-holder.js";
+
+/** Open file descriptors of this process on `file` (the database, not its -wal/-shm). */
+async function openDescriptors(file: string): Promise<number> {
+  let n = 0;
+  for (const fd of await readdir("/proc/self/fd")) {
+    if ((await readlink(`/proc/self/fd/${fd}`).catch(() => "")) === file) n++;
+  }
+  return n;
+}
+
+/** The longest gap between ticks of a 5 ms interval while `work` runs: how long the event loop stalled. */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  let last = performance.now();
+  let stallMs = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    stallMs = Math.max(stallMs, now - last);
+    last = now;
+  }, 5);
+  try {
+    const value = await work();
+    return { value, stallMs };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+describe("waiting for SQLite's write lock held by another process", () => {
+  let dir: string;
+  let file: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-busy-"));
+    file = join(dir, "cms.db");
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const open = async (maxWaitMs: number) => {
+    const database = await openDatabase({ CMS_DATABASE_URL: `file:${file}`, CMS_DB_BUSY_TIMEOUT_MS: maxWaitMs });
+    const client = database.db.$client;
+    await client.execute("create table if not exists t (v text)");
+    return { client, close: database.close };
+  };
+
+  it("waits without stalling the event loop and commits as soon as the lock lifts", async () => {
+    const { client, close } = await open(5_000);
+    const holder = await holdWriteLock(file, 400);
+    const started = performance.now();
+    const { stallMs } = await longestStall(() => client.execute({ sql: "insert into t values (?)", args: ["waited"] }));
+    const waitedMs = performance.now() - started;
+    await holder.released;
+    expect(waitedMs).toBeGreaterThan(300);
+    expect(waitedMs).toBeLessThan(1_500);
+    expect(stallMs).toBeLessThan(100);
+    // Batches too, and the next commits right away (no statement left in progress).
+    await client.batch([{ sql: "insert into t values ('a')", args: [] }, { sql: "insert into t values ('b')", args: [] }]);
+    expect((await client.execute("select count(*) from t")).rows[0]?.[0]).toBe(3);
+    close();
+  });
+
+  it("gives up after the bound with DatabaseBusyError, changing nothing; the next write commits", async () => {
+    const { client, close } = await open(200);
+    const holder = await holdWriteLock(file, 700);
+    const started = performance.now();
+    const err = await client.execute({ sql: "insert into t values (?)", args: ["refused"] }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(DatabaseBusyError);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    await holder.released;
+    await client.execute({ sql: "insert into t values (?)", args: ["after"] });
+    expect((await client.execute("select v from t")).rows.map((r) => r[0])).toEqual(["after"]);
+    close();
+  });
+
+  it("keeps one connection through lock episodes: waiting opens none and leaks none", async () => {
+    const { client, close } = await open(100);
+    await client.execute("select 1");
+    const before = await openDescriptors(file);
+    for (let round = 0; round < 5; round++) {
+      const holder = await holdWriteLock(file, 150);
+      await Promise.allSettled(Array.from({ length: 4 }, (_, i) => client.execute({ sql: "insert into t values (?)", args: [`r${round}-${i}`] })));
+      await holder.released;
+      await client.execute({ sql: "insert into t values (?)", args: [`after ${round}`] });
+    }
+    expect(before).toBe(1);
+    expect(await openDescriptors(file)).toBe(before);
+    close();
+  });
+});
