@@ -2,7 +2,7 @@
 // (@cloudflare/vitest-pool-workers), with the bindings of wrangler.toml simulated by Miniflare.
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 import { SummaryReporter } from "./test/helpers/summary-reporter.js";
 
@@ -10,11 +10,17 @@ import { SummaryReporter } from "./test/helpers/summary-reporter.js";
 // through [build], the pool does not. Cheap (four file copies), so done on every run.
 execFileSync(process.execPath, [fileURLToPath(new URL("./scripts/vendor-swagger.mjs", import.meta.url))], { stdio: "inherit" });
 
+// The drizzle/ migrations, applied to the test D1 database by tests that store metadata (as
+// `wrangler d1 migrations apply` does on deploy).
+const migrations = await readD1Migrations(fileURLToPath(new URL("./drizzle", import.meta.url)));
+
 export default defineConfig({
   plugins: [
     cloudflareTest({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { bindings: { CMS_LOG_LEVEL: "warn", CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!" } },
+      miniflare: {
+        bindings: { CMS_LOG_LEVEL: "warn", CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!", TEST_MIGRATIONS: migrations },
+      },
     }),
   ],
   test: {

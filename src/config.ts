@@ -103,6 +103,13 @@ export const ConfigSchema = z
   CMS_BLOB_CACHE_BYTES: integer(64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
   /** Only blobs up to this size enter that cache. */
   CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
+  /**
+   * How long a create's reservation of a blob protects it (seconds): longer than any create takes
+   * from its upload being stored to its row being written. Crash leftovers are deleted after it.
+   */
+  CMS_GC_GRACE_SECONDS: integer(900, 1, 7 * 24 * 3600),
+  /** Seconds between blob collection passes (Node/Bun; the Worker collects on its cron trigger). */
+  CMS_GC_INTERVAL_SECONDS: integer(60, 1, 24 * 3600),
   /** Total time allowed for one external fetch, body included. */
   CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   /** Allow external URIs resolving to loopback/private addresses (development and tests only). */

@@ -3,8 +3,14 @@ import { createWorkerApp } from "./runtime/worker-deps.js";
 
 const app = createWorkerApp();
 
+/** The daily cron of wrangler.toml: also list the bucket for orphan blobs (the other runs only collect). */
+const SWEEP_CRON = "17 3 * * *";
+
 export default {
   fetch(request, env, ctx) {
     return app.fetch(request, env, ctx);
+  },
+  scheduled(controller, env, ctx) {
+    ctx.waitUntil(app.collect(env, { sweep: controller.cron === SWEEP_CRON }));
   },
 } satisfies ExportedHandler<Env>;

@@ -11,9 +11,11 @@
 import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
+import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
 import { createLockStore, type LockStore } from "./lock-store.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import {
+  blobLedger,
   locks,
   type NewResourceRow,
   type ResourceRow,
@@ -63,7 +65,8 @@ export interface ListQuery {
 export interface ResourceStore {
   /**
    * Inserts resources that share one `context` (a resource, or a package with its files) and their
-   * first revisions, all or nothing.
+   * first revisions, all or nothing, consuming one ledger reservation per row. Rejects (the
+   * database's BLOB_NOT_RESERVED, see `isBlobNotReserved`) if a row's blob is not reserved in the ledger.
    */
   insertAll(rows: NewResourceRow[], charge?: UsageCharge): Promise<ResourceRow[]>;
   insert(row: NewResourceRow, charge?: UsageCharge): Promise<ResourceRow>;
@@ -82,8 +85,11 @@ export interface ResourceStore {
   update(change: GuardedChange, changes: ResourceChanges, charge?: UsageCharge): Promise<ResourceRow | null>;
   /** Marks the resource and its package files deleted (a "delete" revision each) and drops its lock; null if the guard fails. */
   softDelete(change: GuardedChange): Promise<ResourceRow | null>;
-  /** Removes the resource, its files, revisions and locks for good; the blob keys they used, or null if unknown. */
-  purge(uid: string): Promise<{ uids: string[]; blobKeys: string[] } | null>;
+  /**
+   * Removes the resource, its files, revisions and locks for good, and marks the blobs they used for
+   * the collector's attention (`now`); the blob keys they used, or null if unknown.
+   */
+  purge(uid: string, now: number): Promise<{ uids: string[]; blobKeys: string[] } | null>;
   revisions(uid: string): Promise<RevisionRow[]>;
   revision(uid: string, revision: number): Promise<RevisionRow | null>;
   /** How many rows (current or past revisions) point at a blob, so a blob is removed only when nothing does. */
@@ -91,6 +97,7 @@ export interface ResourceStore {
   locks: LockStore;
   /** Resumable (tus) uploads in progress. */
   tusUploads: TusUploadStore;
+  ledger: BlobLedger;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
   /**
@@ -198,6 +205,11 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
       const actor = first.owner ?? null;
       const results = await db.batch([
         ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
+        consumeReservations(
+          db,
+          rows.map((r) => r.blobKey),
+          first.createdAt,
+        ),
         snapshot("create", actor, first.createdAt, eq(resources.context, first.context)),
         ...(charge ? [chargeStatement(db, charge)] : []),
       ]);
@@ -275,6 +287,8 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
                 .where(and(eq(tenantUsage.tenantId, charge.tenantId), sql`exists (select 1 from ${resources} where ${justChanged(c)})`)),
             ]
           : []),
+        // The new content's reservation is consumed only if the guarded update applied.
+        consumeReservations(db, changes.blobKey ? [changes.blobKey] : [], c.now, sql`exists (select 1 from ${resources} where ${justChanged(c)})`),
       ]);
       return updated[0] ?? null;
     },
@@ -301,7 +315,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
       return deleted[0] ?? null;
     },
 
-    async purge(uid) {
+    async purge(uid, now) {
       const family = sql`(select ${resources.uid} from ${resources} where ${familyOf(uid)})`;
       // Gives back what the family was charged (bytes of every row, one resource per top-level row).
       const refund = db
@@ -311,8 +325,15 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
           resources: sql`${tenantUsage.resources} - (select count(*) from ${resources} where ${familyOf(uid)} and ${resources.parentUid} is null)`,
         })
         .where(sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`);
-      const [, current, past, , , removed] = await db.batch([
+      const [, , current, past, , , removed] = await db.batch([
         refund,
+        // Recorded in the same transaction, so the collector finds these blobs even if this process dies next.
+        db
+          .update(blobLedger)
+          .set({ checkAfter: now })
+          .where(
+            sql`${blobLedger.key} in (select ${resources.blobKey} from ${resources} where ${familyOf(uid)} union select ${revisions.blobKey} from ${revisions} where ${revisions.resourceUid} in ${family})`,
+          ),
         db.selectDistinct({ key: resources.blobKey }).from(resources).where(familyOf(uid)),
         db.selectDistinct({ key: revisions.blobKey }).from(revisions).where(sql`${revisions.resourceUid} in ${family}`),
         db.delete(revisions).where(sql`${revisions.resourceUid} in ${family}`),
@@ -360,6 +381,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
 
     locks: createLockStore(db),
     tusUploads: createTusUploadStore(db),
+    ledger: createBlobLedger(db),
 
     async ping() {
       await db.select({ n: count() }).from(resources).limit(1);

@@ -171,3 +171,28 @@ export const tenantUsage = sqliteTable(
 );
 
 export type TenantUsageRow = typeof tenantUsage.$inferSelect;
+
+/**
+ * One row per stored content blob: the database's record of who may still need it, so a blob is
+ * deleted only when the database agrees nothing references or awaits it (see services/blob-collector.ts).
+ * A create *reserves* its key (pending + 1) before it checks whether the blob exists, and its row
+ * insert releases the reservation in the same batch; a trigger (migration 0005) refuses any row whose
+ * blob is not in this table undoomed. A collector *dooms* a row (doomed_at) before deleting the blob.
+ */
+export const blobLedger = sqliteTable(
+  "blob_ledger",
+  {
+    key: text("key").primaryKey(),
+    /** Creates between their reservation and their row insert (or failure). */
+    pending: integer("pending").notNull().default(0),
+    /** Epoch ms of the last reservation: a reservation older than the grace period counts as abandoned. */
+    touchedAt: integer("touched_at").notNull(),
+    /** Epoch ms when the collector should look at this blob again; null while rows reference it. */
+    checkAfter: integer("check_after"),
+    /** Epoch ms when a collector claimed the blob for deletion; reservations wait until it is gone. */
+    doomedAt: integer("doomed_at"),
+  },
+  (t) => [index("blob_ledger_check_idx").on(t.checkAfter), index("blob_ledger_doomed_idx").on(t.doomedAt)],
+);
+
+export type BlobLedgerRow = typeof blobLedger.$inferSelect;

@@ -14,10 +14,12 @@ import type { AppDeps } from "../app.js";
 import { type Config, DEFAULT_DB_BUSY_TIMEOUT_MS } from "../config.js";
 import type { Logger } from "../lib/logger.js";
 import { createResourceStore } from "../metadata/resource-store.js";
+import { createBlobCollector } from "../services/blob-collector.js";
 import { createCachedBlobStore } from "../storage/drivers/cached.js";
 import { createFsBlobStore } from "../storage/drivers/fs.js";
 import { createS3BlobStore } from "../storage/drivers/s3.js";
 import { createAppDeps } from "./app-deps.js";
+import { scheduleCollector } from "./collector-schedule.js";
 import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { createNodeFetchOrigin } from "./node-fetch-origin.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
@@ -133,9 +135,15 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
     readAsset: readSwaggerAsset,
     platformCompresses: false,
   });
+  const collector = scheduleCollector(
+    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger }),
+    config.CMS_GC_INTERVAL_SECONDS * 1000,
+    logger,
+  );
   return {
     ...deps,
     close: async () => {
+      await collector.stop();
       store?.close();
       database.close();
     },

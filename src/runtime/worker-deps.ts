@@ -8,6 +8,7 @@ import { type Config, ConfigError, parseConfig } from "../config.js";
 import { ProblemError, problemResponse } from "../errors.js";
 import { createJsonLogger, type Logger } from "../lib/logger.js";
 import { type BatchSQLiteDatabase, createResourceStore } from "../metadata/resource-store.js";
+import { createBlobCollector } from "../services/blob-collector.js";
 import { createR2BlobStore, type R2BucketLike } from "../storage/drivers/r2.js";
 import { createAppDeps } from "./app-deps.js";
 import { createWorkerFetchOrigin } from "./worker-fetch-origin.js";
@@ -24,6 +25,8 @@ export interface WorkerBindings {
 /** Hosts the app with its bindings; `fetch` answers every request of the isolate. */
 export interface WorkerApp {
   fetch(request: Request, env: object, ctx?: unknown): Response | Promise<Response>;
+  /** The cron trigger's work (wrangler.toml): a blob collection pass, with a storage sweep when `sweep`. */
+  collect(env: object, options: { sweep: boolean }): Promise<void>;
 }
 
 /** libSQL URLs a Worker can reach: over HTTP(S) or WebSockets, never a local file. */
@@ -78,7 +81,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
   });
 }
 
-type Built = { app: App; logger: Logger } | { misconfigured: ProblemError };
+type Built = { app: App; deps: AppDeps; config: Config; logger: Logger } | { misconfigured: ProblemError };
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
@@ -93,7 +96,8 @@ export function createWorkerApp(): WorkerApp {
     try {
       const config = parseConfig(settingsOf(env));
       const logger = consoleLogger(config);
-      return { app: createApp(await createWorkerDeps(env, config, logger)), logger };
+      const deps = await createWorkerDeps(env, config, logger);
+      return { app: createApp(deps), deps, config, logger };
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
@@ -102,14 +106,34 @@ export function createWorkerApp(): WorkerApp {
     }
   };
 
+  const builtFor = (env: object): Promise<Built> => {
+    let pending = built.get(env);
+    if (!pending) {
+      pending = build(env as WorkerBindings);
+      built.set(env, pending);
+      pending.catch(() => built.delete(env));
+    }
+    return pending;
+  };
+
   return {
+    async collect(env, { sweep }) {
+      const result = await builtFor(env);
+      if ("misconfigured" in result) return;
+      const { deps, config } = result;
+      const collector = createBlobCollector({
+        blobs: deps.blobs,
+        ledger: deps.store.ledger,
+        graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
+        now: Date.now,
+        logger: deps.logger,
+      });
+      if (sweep) deps.logger.info("orphan blobs found", { adopted: await collector.sweep() });
+      deps.logger.info("blobs collected", { ...(await collector.pass()) });
+    },
+
     async fetch(request, env, ctx) {
-      let pending = built.get(env);
-      if (!pending) {
-        pending = build(env as WorkerBindings);
-        built.set(env, pending);
-        pending.catch(() => built.delete(env));
-      }
+      const pending = builtFor(env);
       let result: Built;
       try {
         result = await pending;

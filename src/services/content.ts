@@ -1,15 +1,17 @@
 /**
  * Content blobs for resources: stored content-addressed per tenant (identical bytes are kept once),
- * discarded only when no row references them, and opened for serveBlob. A row is always written
- * after its blob is durable, so no row ever points at a missing blob.
+ * deleted only by the blob collector when nothing references or awaits them, and opened for
+ * serveBlob. A row is always written after its blob is durable and reserved (blob-collector.ts), so
+ * no row ever points at a missing blob.
  */
 import { ProblemError } from "../errors.js";
 import { contentPolicy } from "../lib/content-policy.js";
 import type { BlobEntity, OpenBlob } from "../lib/serve-blob.js";
-import type { ResourceStore } from "../metadata/resource-store.js";
+import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import { type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
+import type { BlobCollector } from "./blob-collector.js";
 
 export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean };
 
@@ -33,7 +35,7 @@ export interface ContentFacts {
 
 export interface ContentStoreDeps {
   blobs: BlobStore;
-  store: ResourceStore;
+  collector: BlobCollector;
   maxResourceBytes: number;
   /** CMS_CONTENT_ORIGIN: the only origin that renders active content, when set. */
   contentOrigin?: string;
@@ -41,7 +43,7 @@ export interface ContentStoreDeps {
 
 export type ContentStore = ReturnType<typeof createContentStore>;
 
-export function createContentStore({ blobs, store, maxResourceBytes, contentOrigin }: ContentStoreDeps) {
+export function createContentStore({ blobs, collector, maxResourceBytes, contentOrigin }: ContentStoreDeps) {
   const contentHost = contentOrigin ? new URL(contentOrigin).host : undefined;
   // A Host header spelled as a URL would (case, default port), so raw node:http headers and
   // Hono's request URL reach the same decision.
@@ -50,17 +52,24 @@ export function createContentStore({ blobs, store, maxResourceBytes, contentOrig
 
   return {
     /**
-     * Streams `body` into the tenant's content-addressed area. 413 PAYLOAD_TOO_LARGE, naming
-     * `pointer`, once more than `maxResourceBytes` actually arrive (declared lengths are not trusted).
+     * Streams `body` into the tenant's content-addressed area and reserves the blob for a row insert
+     * (which consumes the reservation), or `discard` it. 413 PAYLOAD_TOO_LARGE, naming `pointer`,
+     * once more than `maxResourceBytes` actually arrive (declared lengths are not trusted).
      */
     async put(tenantId: string, body: ReadableStream<Uint8Array>, pointer: string, expected?: ExpectedDigest): Promise<StoredBlob> {
       const prefix = await tenantPrefix(tenantId);
+      let reserved: BlobKey | undefined;
       try {
         return await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
           maxBytes: maxResourceBytes,
           expectedSha256: expected?.sha256,
+          reserve: async (key) => {
+            await collector.reserve(key);
+            reserved = key;
+          },
         });
       } catch (err) {
+        if (reserved) await collector.release(reserved).catch(() => {}); // what matters is the error below
         if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected) throw digestMismatch(expected, err);
         if (err instanceof StorageError && err.code === "TOO_LARGE") {
           throw new ProblemError("PAYLOAD_TOO_LARGE", `the content exceeds the limit of ${maxResourceBytes} bytes`, {
@@ -73,34 +82,35 @@ export function createContentStore({ blobs, store, maxResourceBytes, contentOrig
     },
 
     /**
-     * Removes blobs this request created if no row references them (identical content may be shared
-     * with other rows). Best effort: a failure leaves an unreferenced blob, never a dangling row.
+     * Gives up the reservations of blobs a failed request stored, deleting those nothing else needs
+     * (identical content may be shared with other rows). Best effort: what a failure here leaves
+     * behind, the collector deletes after the grace period; never a dangling row.
      */
     async discard(stored: readonly StoredBlob[]): Promise<void> {
       for (const blob of stored) {
-        if (!blob.created) continue;
         try {
-          if ((await store.countByBlobKey(blob.key)) === 0) await blobs.delete(blob.key);
+          await collector.release(blob.key);
         } catch {
-          // An orphaned blob only costs space; the original error matters more to the caller.
+          // An orphaned blob only costs space until the next pass; the original error matters more.
         }
       }
     },
 
+    /** Deletes each blob nothing references or awaits any more (after a purge). How many were deleted. */
+    collect(keys: readonly string[]): Promise<number> {
+      return collector.collect(keys);
+    },
+
     /**
-     * Deletes each blob no row references any more (after a purge). Returns how many were removed.
-     * Known gap: a create that deduplicates onto one of these blobs between the count and the delete
-     * would be left without content; purges are rare admin actions, and a periodic sweep comparing
-     * `blobs.list()` with the tables is the planned remedy (not done yet).
+     * The error a failed row insert should surface: a blob claimed by the collector while the
+     * request was in flight (its reservation lapsed) is a retryable 503, anything else unchanged.
      */
-    async collect(keys: readonly string[]): Promise<number> {
-      let removed = 0;
-      for (const key of keys) {
-        if ((await store.countByBlobKey(key)) > 0) continue;
-        await blobs.delete(key as BlobKey);
-        removed++;
-      }
-      return removed;
+    insertFailure(err: unknown): unknown {
+      if (!isBlobNotReserved(err)) return err;
+      return new ProblemError("UNAVAILABLE", "the stored content was collected while this request was in flight; retry", {
+        headers: { "retry-after": "1" },
+        cause: err,
+      });
     },
 
     /** The content's bytes if the blob store holds them in memory (see `BlobStore.peek`), with no I/O. */

@@ -3,6 +3,7 @@
  * a runtime may also use them directly (src/runtime/fast-get.ts answers the hottest read with them).
  */
 import type { AppDeps } from "../app.js";
+import { createBlobCollector } from "./blob-collector.js";
 import { createContentStore } from "./content.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
@@ -14,11 +15,18 @@ import { createTusUploadService } from "./tus-uploads.js";
 
 export type Services = ReturnType<typeof createServices>;
 
-export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock">) {
+export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">) {
   const { config, store, blobs, clock } = deps;
+  const collector = createBlobCollector({
+    blobs,
+    ledger: store.ledger,
+    graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
+    now: () => clock().getTime(),
+    logger: deps.logger,
+  });
   const content = createContentStore({
     blobs,
-    store,
+    collector,
     maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
     contentOrigin: config.CMS_CONTENT_ORIGIN,
   });
@@ -52,5 +60,5 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     maxBytes: config.CMS_MAX_RESOURCE_BYTES,
     expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,
   });
-  return { content, packages, resources, locks, lifecycle, revisions, tus, quotas };
+  return { collector, content, packages, resources, locks, lifecycle, revisions, tus, quotas };
 }

@@ -99,7 +99,7 @@ export function createLifecycleService({ store, content, resources, clock, quota
         return { row: updated, lock };
       } catch (err) {
         await content.discard(stored);
-        throw err;
+        throw content.insertFailure(err);
       }
     },
 
@@ -115,7 +115,7 @@ export function createLifecycleService({ store, content, resources, clock, quota
     async purge(uid: string, principal: Principal): Promise<{ uids: string[]; blobsRemoved: number }> {
       const row = await resources.findAnyByUid(uid, principal);
       assertTenant(principal, row.tenantId);
-      const purged = await store.purge(row.uid);
+      const purged = await store.purge(row.uid, clock().getTime());
       if (!purged) throw new ProblemError("NOT_FOUND", `resource ${uid} not found`);
       return { uids: purged.uids, blobsRemoved: await content.collect(purged.blobKeys) };
     },

@@ -157,7 +157,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
         return { primary: start, files: files.filter((r) => r !== start) };
       } catch (err) {
         await content.discard(stored);
-        throw err;
+        throw content.insertFailure(err);
       }
     },
 

@@ -37,6 +37,11 @@ export interface PutOptions {
   maxBytes?: number;
   /** If given, the put fails unless the content hashes to this value. */
   expectedSha256?: string;
+  /**
+   * putContentAddressed only: called with the derived key once the content is in, before the store
+   * checks whether that blob already exists. The blob collector's reservation (services/blob-collector.ts).
+   */
+  reserve?: (key: BlobKey) => Promise<void>;
 }
 
 export interface BlobStore {

@@ -2,7 +2,7 @@
  * The put steps every BlobStore driver shares: key check before reading, per-chunk and hash checks
  * while ingesting, and the content-addressed commit. Web APIs only (R2 and S3 run in workerd).
  */
-import { StorageError, type BlobInfo, type BlobKey } from "./blob-store.js";
+import { StorageError, type BlobInfo, type BlobKey, type PutOptions } from "./blob-store.js";
 import { parseBlobKey } from "./keys.js";
 
 const noop = () => {};
@@ -47,17 +47,21 @@ export interface ContentAddressedSteps {
 }
 
 /**
- * The second half of `putContentAddressed`: derives the key, keeps an existing blob (same key means
- * same content), else commits. Two concurrent first uploads may both commit (both report created);
- * the content is identical, so that race is harmless. On any failure the ingested content is dropped.
+ * The second half of `putContentAddressed`: derives the key, lets the caller `reserve` it, keeps an
+ * existing blob (same key means same content), else commits. Two concurrent first uploads may both
+ * commit (both report created); the content is identical, so that race is harmless. On any failure
+ * the ingested content is dropped.
  */
 export async function commitContentAddressed(
   info: BlobInfo,
   keyFor: (info: BlobInfo) => BlobKey,
+  reserve: PutOptions["reserve"],
   steps: ContentAddressedSteps,
 ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
   try {
     const key = parseBlobKey(keyFor(info));
+    // Before the existence check: from here on no collector may delete the blob this put relies on.
+    await reserve?.(key);
     if (await steps.exists(key)) {
       await steps.discard();
       return { ...info, key, created: false };

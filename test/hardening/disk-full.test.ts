@@ -36,11 +36,14 @@ const TINY_CREATES = scaled(60, 400);
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-/** Every file under `dir` (temp folders included), relative, sorted. */
+/**
+ * Every file under `dir` (temp folders included), relative, sorted; not the `owner` marker of each
+ * process's temp folder (driver bookkeeping written at start-up, never a partial upload).
+ */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile())
+    .filter((e) => e.isFile() && !(e.name === "owner" && e.parentPath.includes("/.tmp/")))
     .map((e) => join(e.parentPath, e.name).slice(dir.length))
     .sort();
 }

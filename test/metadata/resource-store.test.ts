@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createResourceStore, type GuardedChange, type ResourceStore } from "../../src/metadata/resource-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { MIGRATIONS_FOLDER, openDatabase } from "../../src/runtime/server-deps.js";
+import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;
 let store: ResourceStore;
@@ -20,7 +21,7 @@ let close: () => void;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-store-"));
   const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
-  store = createResourceStore(db.db);
+  store = reservingStore(createResourceStore(db.db));
   close = db.close;
 });
 afterEach(async () => {
@@ -119,13 +120,13 @@ describe("softDelete and purge", () => {
     const r = await store.insert(row());
     await take(r.uid);
     await store.update(change(r.uid), { blobKey: "second" });
-    const purged = await store.purge(r.uid);
+    const purged = await store.purge(r.uid, 6000);
     expect(purged?.uids).toEqual([r.uid]);
     expect(purged?.blobKeys.sort()).toEqual([r.blobKey, "second"].sort());
     expect(await store.findByUid(r.uid)).toBeNull();
     expect(await store.revisions(r.uid)).toEqual([]);
     expect(await store.countByBlobKey("second")).toBe(0);
-    expect(await store.purge(r.uid)).toBeNull();
+    expect(await store.purge(r.uid, 6000)).toBeNull();
   });
 });
 

@@ -13,6 +13,7 @@ import { createResourceStore, type ResourceStore } from "../../src/metadata/reso
 import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { withPreparedUriLookup } from "../../src/runtime/prepared-lookup.js";
 import { openDatabase } from "../../src/runtime/server-deps.js";
+import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;
 let file: string;
@@ -24,7 +25,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-lookup-"));
   file = join(dir, "cms.db");
   const db = await openDatabase({ CMS_DATABASE_URL: `file:${file}` });
-  store = createResourceStore(db.db);
+  store = reservingStore(createResourceStore(db.db));
   lookup = withPreparedUriLookup(store, file);
   close = db.close;
 });
@@ -53,7 +54,7 @@ describe("cached getData lookup", () => {
     const found = await lookup.findByUri("id0002-t", "a.txt");
     expect(found?.deletedAt).toBeNull();
 
-    await store.purge("id0002-t");
+    await store.purge("id0002-t", 5000);
     await nextTurn();
     expect(await lookup.findByUri("id0002-t", "a.txt")).toBeNull();
   });

@@ -9,3 +9,9 @@ declare module "cloudflare:workers" {
   /** The main module's exports (src/worker.ts), running in the test's isolate. */
   export const exports: { default: { fetch(request: Request): Promise<Response> } };
 }
+
+// `cloudflare:test`: only what the tests use (the pool's own types need the Workers tsconfig).
+declare module "cloudflare:test" {
+  /** Applies the migrations the config read with readD1Migrations (vitest.workers.config.ts). */
+  export function applyD1Migrations(db: unknown, migrations: unknown, migrationsTableName?: string): Promise<void>;
+}

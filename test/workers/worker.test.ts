@@ -1,4 +1,8 @@
-/** The Worker entry inside workerd: its SSRF policy, and a bad setting answered with a 500 problem. */
+/**
+ * The Worker entry inside workerd: its SSRF policy, a bad setting answered with a 500 problem, and
+ * blob collection on D1 + R2 (the migrations' triggers and the cron trigger's pass).
+ */
+import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createWorkerApp } from "../../src/runtime/worker-deps.js";
@@ -79,5 +83,45 @@ describe("the Worker entry", () => {
   it("answers /apiversion through the deployed entry", async () => {
     const res = await exports.default.fetch(new Request("http://worker.test/apiversion"));
     expect(await res.text()).toBe('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
+  });
+
+  it("collects on D1 and R2: a purge deletes its blob, the cron's sweep and pass delete an orphan after the grace period", async () => {
+    await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+    const app = createWorkerApp();
+    const settings = { ...env, CMS_GC_GRACE_SECONDS: "1" };
+    const body = { resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "gc.txt", resourceTenantId: "gc" };
+    const created = await app.fetch(
+      new Request("http://worker.test/cms/v1.0/createResource", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...body, resourceBinary: btoa("collect me on R2") }),
+      }),
+      settings,
+    );
+    expect(created.status).toBe(201);
+    const { resourceUID } = (await created.json()) as { resourceUID: string };
+    const keys = async () => (await env.BLOBS.list({ prefix: "t/" })).objects.map((o: { key: string }) => o.key);
+    const [blobKey] = await keys();
+    expect(blobKey).toBeDefined();
+
+    const purged = await app.fetch(
+      new Request("http://worker.test/cms/v1.0/purgeResource", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ resourceUID }),
+      }),
+      settings,
+    );
+    expect(await purged.json()).toMatchObject({ blobsRemoved: 1 });
+    expect(await keys()).not.toContain(blobKey);
+
+    // A blob no row and no ledger entry knows (left by a crash): adopted by the sweep, deleted after the grace.
+    const orphan = `t/${"0".repeat(32)}/ab/cd/abcd${"0".repeat(60)}`;
+    await env.BLOBS.put(orphan, "orphan");
+    await app.collect(settings, { sweep: true });
+    expect(await keys()).toContain(orphan);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await app.collect(settings, { sweep: false });
+    expect(await keys()).not.toContain(orphan);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * Filesystem blob driver (Node/Bun): one file per key under `root`, written to `<root>/.tmp/` and
- * renamed into place, so readers see the old blob or the complete new one, never a partial file.
+ * Filesystem blob driver (Node/Bun): one file per key under `root`, written to this process's folder
+ * under `<root>/.tmp/` (fs-temp.ts) and renamed into place, so readers see the old blob or the
+ * complete new one, never a partial file.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { lstat, mkdir, open, opendir, readdir, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import { lstat, mkdir, open, opendir, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
@@ -17,6 +18,7 @@ import {
 import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
+import { claimTempDir, sweepTempRoot } from "./fs-temp.js";
 
 export const DRIVER = "fs";
 
@@ -42,9 +44,9 @@ export interface FsBlobStoreOptions {
   /** Directory holding the blobs; created (with parents) if missing. */
   root: string;
   /**
-   * The start-up sweep removes temp files untouched for longer than this. Default: 1 hour. Younger
-   * ones may be live uploads of another process sharing the root (an active upload keeps its temp
-   * file's mtime fresh), and a stale leftover only costs disk space until the next sweep.
+   * The start-up sweep removes the temp folders of dead processes at once (fs-temp.ts); this age
+   * (default 1 hour) applies only where liveness cannot be checked: folders of processes on other
+   * hosts sharing the volume (their marker is refreshed while they live), and loose temp entries.
    */
   tempMaxAgeMs?: number;
 }
@@ -53,8 +55,9 @@ export interface FsBlobStore extends BlobStore {
   /** The resolved (real) root directory. */
   readonly root: string;
   /**
-   * Removes leftovers of crashed uploads from `<root>/.tmp/`: entries untouched for longer than
-   * `olderThanMs` (default: the store's `tempMaxAgeMs`; pass 0 for everything). Resolves to the count.
+   * Removes leftovers of crashed uploads from `<root>/.tmp/`: folders of dead processes, and entries
+   * whose liveness cannot be checked untouched for longer than `olderThanMs` (default: the store's
+   * `tempMaxAgeMs`). Never this store's own folder. Resolves to the count.
    */
   sweepTemp(options?: { olderThanMs?: number }): Promise<number>;
 }
@@ -169,12 +172,13 @@ interface TempFile {
 class FsStore implements FsBlobStore {
   readonly driver = DRIVER;
   readonly root: string;
+  /** This store's own temp folder inside `<root>/.tmp/`. */
   readonly #tmpDir: string;
   readonly #tempMaxAgeMs: number;
 
-  constructor(root: string, tempMaxAgeMs: number) {
+  constructor(root: string, tmpDir: string, tempMaxAgeMs: number) {
     this.root = root;
-    this.#tmpDir = path.join(root, TMP_DIR);
+    this.#tmpDir = tmpDir;
     this.#tempMaxAgeMs = tempMaxAgeMs;
   }
 
@@ -196,7 +200,7 @@ class FsStore implements FsBlobStore {
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
     const temp = await this.#writeTemp(body, options);
-    return commitContentAddressed(temp.info, keyFor, {
+    return commitContentAddressed(temp.info, keyFor, options.reserve, {
       exists: async (key) => {
         const existing = await stat(this.#pathOf(key)).catch((err: unknown) => {
           if (isMissing(err)) return null;
@@ -273,24 +277,8 @@ class FsStore implements FsBlobStore {
     }
   }
 
-  async sweepTemp(options: { olderThanMs?: number } = {}): Promise<number> {
-    const cutoff = Date.now() - (options.olderThanMs ?? this.#tempMaxAgeMs);
-    let names: string[];
-    try {
-      names = await readdir(this.#tmpDir);
-    } catch (err) {
-      if (isMissing(err)) return 0;
-      throw ioError("list temp directory", err);
-    }
-    let removed = 0;
-    for (const name of names) {
-      const entry = path.join(this.#tmpDir, name);
-      const st = await lstat(entry).catch(() => null);
-      if (!st || st.mtimeMs > cutoff) continue;
-      await io("remove temp file", () => rm(entry, { recursive: true, force: true }));
-      removed += 1;
-    }
-    return removed;
+  sweepTemp(options: { olderThanMs?: number } = {}): Promise<number> {
+    return io("sweep temp files", () => sweepTempRoot(path.join(this.root, TMP_DIR), options.olderThanMs ?? this.#tempMaxAgeMs, this.#tmpDir));
   }
 
   /** Resolves a key to its file, re-validating it and asserting the result stays under root. */
@@ -458,7 +446,8 @@ export async function createFsBlobStore(options: FsBlobStoreOptions): Promise<Fs
       cause: err,
     });
   }
-  const store = new FsStore(root, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS);
+  const tmp = await io("create temp folder", () => claimTempDir(path.join(root, TMP_DIR)));
+  const store = new FsStore(root, tmp.dir, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS);
   await store.sweepTemp();
   return store;
 }

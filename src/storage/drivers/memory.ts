@@ -94,6 +94,7 @@ export function createMemoryBlobStore(): BlobStore {
     async putContentAddressed(body, keyFor, options = {}) {
       const blob = await ingest(body, options);
       const key = parseBlobKey(keyFor(info(blob)));
+      await options.reserve?.(key);
       if (blobs.has(key)) return { ...info(blob), key, created: false };
       blobs.set(key, blob);
       return { ...info(blob), key, created: true };

@@ -142,7 +142,7 @@ class R2Store implements BlobStore {
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
     const data = await this.#ingest(body, options);
-    return commitContentAddressed(data.info, keyFor, {
+    return commitContentAddressed(data.info, keyFor, options.reserve, {
       exists: async (key) => (await io("head", () => this.#bucket.head(key))) != null,
       commit: async (key) => {
         await this.#store(key, data);

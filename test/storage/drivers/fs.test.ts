@@ -1,7 +1,8 @@
 // Runs the blob-store conformance suite against the fs driver, plus fs-only guarantees: temp-file
 // hygiene, start-up sweep, on-disk layout, clear failures on unwritable roots, read backpressure.
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { spawn } from "node:child_process";
+import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type BlobKey } from "../../../src/storage/blob-store.js";
@@ -73,7 +74,15 @@ describe("fs driver extras", () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  const tmpEntries = () => readdir(path.join(store.root, ".tmp"));
+  /** Temp entries: loose ones in `.tmp/`, and upload files in the per-process folders (owner markers excluded). */
+  const tmpEntries = async () => {
+    const entries = await readdir(path.join(store.root, ".tmp"), { recursive: true, withFileTypes: true });
+    return entries
+      .filter((e) => !(e.isDirectory() && e.parentPath.endsWith(".tmp")) && e.name !== "owner")
+      .map((e) => path.relative(path.join(store.root, ".tmp"), path.join(e.parentPath, e.name)))
+      .filter((name) => !name.includes(path.sep) || !name.endsWith(path.sep))
+      .sort();
+  };
 
   it("leaves no temp files after success, failure or abort", async () => {
     const k = parseBlobKey("hygiene");
@@ -110,6 +119,44 @@ describe("fs driver extras", () => {
     expect(await tmpEntries()).toEqual([]);
   });
 
+  it("removes a dead process's temp folder at the next start-up, however young, and keeps a live one's", async () => {
+    const tmp = path.join(store.root, ".tmp");
+    const procStart = async (pid: number) => {
+      const stat = await readFile(`/proc/${pid}/stat`, "latin1").catch(() => null);
+      return stat === null ? null : (stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null);
+    };
+    // A child that exits at once: its pid is dead (or reused with another start time) afterwards.
+    const dead = spawn(process.execPath, ["-e", ""]);
+    const deadPid = dead.pid as number;
+    const deadStart = await procStart(deadPid);
+    await new Promise((resolve) => dead.once("exit", resolve));
+    const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
+    try {
+      const livePid = live.pid as number;
+      for (const [name, pid, start] of [["crashed", deadPid, deadStart ?? "0"], ["running", livePid, await procStart(livePid)]] as const) {
+        await mkdir(path.join(tmp, name));
+        await writeFile(path.join(tmp, name, "owner"), JSON.stringify({ host: hostname(), pid, start }));
+        await writeFile(path.join(tmp, name, "upload.part"), "half an upload");
+      }
+      const before = await tmpEntries();
+      expect(before).toEqual([path.join("crashed", "upload.part"), path.join("running", "upload.part")]);
+      await createFsBlobStore({ root }); // the start-up sweep
+      expect(await tmpEntries()).toEqual([path.join("running", "upload.part")]);
+    } finally {
+      live.kill("SIGKILL");
+    }
+  });
+
+  it("writes uploads inside its own marked folder, which its own sweep never removes", async () => {
+    const tmp = path.join(store.root, ".tmp");
+    const [own] = await readdir(tmp);
+    const owner = JSON.parse(await readFile(path.join(tmp, own as string, "owner"), "utf8"));
+    expect(owner).toMatchObject({ host: hostname(), pid: process.pid });
+    expect(await store.sweepTemp({ olderThanMs: 0 })).toBe(0);
+    await store.put(parseBlobKey("after-sweep"), streamOf(bytesOf("still works")));
+    expect(await readText((await store.get(parseBlobKey("after-sweep")))!.body)).toBe("still works");
+  });
+
   it("lays blobs out in fan-out directories with no tenant text in paths", async () => {
     const tenant = "acme-corp";
     const bytes = bytesOf("laid out");
@@ -117,7 +164,7 @@ describe("fs driver extras", () => {
     const { key, sha256 } = await store.putContentAddressed(streamOf(bytes), (info) => contentKeyUnder(prefix, info.sha256));
     expect(key).toBe(await contentKey(tenant, sha256));
     const relative = path.join(...key.split("/"));
-    expect(await filesUnder(store.root)).toEqual([relative]);
+    expect((await filesUnder(store.root)).filter((f) => !f.startsWith(".tmp"))).toEqual([relative]);
     expect(relative).toBe(path.join("t", prefix.slice(2, -1), sha256.slice(0, 2), sha256.slice(2, 4), sha256));
     expect(relative).not.toContain(tenant);
     // The file holds a one-line sha256 header, then the content verbatim.

@@ -62,7 +62,7 @@ export class S3Store implements BlobStore {
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
     const staged = await this.#stage(body, options);
-    return commitContentAddressed(staged.info, keyFor, {
+    return commitContentAddressed(staged.info, keyFor, options.reserve, {
       exists: async (key) => (await this.#head(this.#objectKey(key))) !== null,
       commit: (key) => this.#commit(staged, this.#objectKey(key)),
       discard: () => this.#discard(staged),

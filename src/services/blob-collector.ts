@@ -1,0 +1,165 @@
+/**
+ * Blob lifetime. Blobs are shared (content-addressed per tenant) and live outside the database, so
+ * deleting one can race a create that is about to reuse it. The rule that makes this safe on every
+ * driver and across instances sharing a database and a store:
+ *
+ * - A create *reserves* the key in the ledger before it checks whether the blob exists; its row
+ *   insert consumes the reservation in the same batch, and the database refuses (trigger) a row whose
+ *   blob is not reserved or is claimed for deletion.
+ * - Only this collector deletes blobs, and only after *dooming* the key in one statement that
+ *   re-checks "no row references it, no reservation is live" under the database's serialisation.
+ *   A reservation arriving at a doomed key waits until the deletion is over, then stores its own copy.
+ * - A reservation never consumed (its process died) counts as abandoned after the grace period;
+ *   blobs found in storage with no ledger row (orphans) are adopted and collected after it too.
+ *
+ * Assumption (documented in the README): a collector finishes deleting one blob within
+ * STALE_DOOM_MS of dooming it; past that, another instance takes the deletion over.
+ */
+import type { Logger } from "../lib/logger.js";
+import type { BlobLedger } from "../metadata/blob-ledger.js";
+import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+
+/** A deletion claimed this long ago and not finished is taken over (its collector died). */
+export const STALE_DOOM_MS = 30_000;
+/** How often a reservation waiting on a deletion looks again. */
+const WAIT_STEP_MS = 20;
+/** Keys looked at per batch of a pass (a pass continues until none is due). */
+const BATCH = 200;
+/** Top-level prefix of every content key (storage/keys.ts). */
+const CONTENT_PREFIX = "t/";
+
+export interface BlobCollectorDeps {
+  blobs: BlobStore;
+  ledger: BlobLedger;
+  /** How long a reservation protects a blob before it counts as abandoned. */
+  graceMs: number;
+  now: () => number;
+  logger?: Logger;
+}
+
+export interface CollectFigures {
+  /** Blobs deleted. */
+  removed: number;
+  /** Keys looked at but kept (referenced, reserved, or claimed by another collector). */
+  kept: number;
+  /** Deletions of dead collectors finished. */
+  takenOver: number;
+}
+
+export type BlobCollector = ReturnType<typeof createBlobCollector>;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export function createBlobCollector({ blobs, ledger, graceMs, now, logger }: BlobCollectorDeps) {
+  /** Deletes a blob this collector doomed at `doomedAt`, then its ledger row. */
+  async function remove(key: string, doomedAt: number): Promise<boolean> {
+    // Too late to start: another instance may already be taking this deletion over.
+    if (now() - doomedAt > STALE_DOOM_MS / 2) return false;
+    await blobs.delete(key as BlobKey);
+    await ledger.forget(key, doomedAt);
+    return true;
+  }
+
+  /** Finishes a deletion whose collector stopped; true if this caller did it. */
+  async function takeOver(key: string, doomedAt: number): Promise<boolean> {
+    const at = now();
+    return (await ledger.redoom(key, doomedAt, at)) && (await remove(key, at));
+  }
+
+  /** Deletes `key` if the ledger lets it go now; otherwise notes when to look again. */
+  async function collectOne(key: string): Promise<boolean> {
+    const at = now();
+    if (await ledger.doom(key, at, at - graceMs)) return remove(key, at);
+    await ledger.postpone(key, graceMs);
+    return false;
+  }
+
+  return {
+    graceMs,
+
+    /**
+     * The reservation a content-addressed put makes before it relies on an existing blob (see
+     * `PutOptions.reserve`): waits while a collector deletes that blob, taking over a dead one's.
+     */
+    async reserve(key: BlobKey): Promise<void> {
+      for (;;) {
+        const doomedAt = await ledger.reserve(key, now(), graceMs);
+        if (doomedAt === null) return;
+        if (doomedAt !== 0 && now() - doomedAt > STALE_DOOM_MS) await takeOver(key, doomedAt);
+        else await sleep(WAIT_STEP_MS);
+      }
+    },
+
+    /** Gives up a reservation of a put whose row was never written, and deletes the blob if nothing else needs it. */
+    async release(key: string): Promise<void> {
+      await ledger.release(key, now());
+      await collectOne(key);
+    },
+
+    /**
+     * Deletes each of `keys` nothing references or awaits any more; how many were deleted. Best
+     * effort: a key that fails (storage or database error) is left to a later pass.
+     */
+    async collect(keys: readonly string[]): Promise<number> {
+      let removed = 0;
+      for (const key of keys) {
+        try {
+          if (await collectOne(key)) removed++;
+        } catch (err) {
+          logger?.warn("blob collection failed", { key, error: err });
+        }
+      }
+      return removed;
+    },
+
+    /**
+     * One collection pass: every key due for a look (purged, released, or with a lapsed
+     * reservation), then deletions left unfinished by dead collectors. Errors are logged per key.
+     */
+    async pass(): Promise<CollectFigures> {
+      const figures: CollectFigures = { removed: 0, kept: 0, takenOver: 0 };
+      const failed = new Set<string>();
+      for (;;) {
+        const due = (await ledger.due(now(), BATCH + failed.size)).filter((key) => !failed.has(key));
+        if (due.length === 0) break;
+        for (const key of due) {
+          try {
+            if (await collectOne(key)) figures.removed++;
+            else figures.kept++;
+          } catch (err) {
+            failed.add(key);
+            logger?.warn("blob collection failed", { key, error: err });
+          }
+        }
+      }
+      for (const { key, doomedAt } of await ledger.staleDooms(now() - STALE_DOOM_MS, BATCH)) {
+        try {
+          if (await takeOver(key, doomedAt)) figures.takenOver++;
+        } catch (err) {
+          logger?.warn("blob collection failed", { key, error: err });
+        }
+      }
+      return figures;
+    },
+
+    /**
+     * Lists the store and records every blob the ledger does not know (left by a crash, or stored
+     * before the ledger existed) so a pass collects it once the grace period has passed.
+     */
+    async sweep(): Promise<number> {
+      let adopted = 0;
+      let chunk: string[] = [];
+      const flush = async () => {
+        const at = now();
+        adopted += await ledger.adopt(chunk, at, at + graceMs);
+        chunk = [];
+      };
+      for await (const key of blobs.list(CONTENT_PREFIX)) {
+        chunk.push(key);
+        if (chunk.length >= 500) await flush();
+      }
+      await flush();
+      return adopted;
+    },
+  };
+}

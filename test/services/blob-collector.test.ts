@@ -1,0 +1,174 @@
+/**
+ * The blob lifetime protocol on a real migrated libSQL file and the in-memory blob store, with a
+ * controllable clock: reservations wait for a deletion in progress and then store their own copy, a
+ * dead collector's deletion is taken over, the database refuses rows whose blob is not reserved,
+ * abandoned reservations, purges and orphans are collected only when the rules allow.
+ */
+import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ProblemError } from "../../src/errors.js";
+import { createResourceStore, type ResourceStore } from "../../src/metadata/resource-store.js";
+import type { NewResourceRow } from "../../src/metadata/schema.js";
+import { openDatabase } from "../../src/runtime/server-deps.js";
+import { createBlobCollector, STALE_DOOM_MS, type BlobCollector } from "../../src/services/blob-collector.js";
+import { createContentStore, type ContentStore } from "../../src/services/content.js";
+import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
+import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
+import { contentKey } from "../../src/storage/keys.js";
+import { streamOf } from "../helpers/streams.js";
+
+const GRACE_MS = 60_000;
+const bytes = (text: string) => new TextEncoder().encode(text);
+const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+
+let dir: string;
+let close: () => void;
+let store: ResourceStore;
+let blobs: BlobStore;
+let collector: BlobCollector;
+let content: ContentStore;
+let clock: number;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-gc-"));
+  const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  close = db.close;
+  store = createResourceStore(db.db);
+  blobs = createMemoryBlobStore();
+  clock = 1_000_000;
+  collector = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock });
+  content = createContentStore({ blobs, collector, maxResourceBytes: 1 << 20 });
+});
+afterEach(async () => {
+  close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+let seq = 0;
+const rowFor = (blobKey: string, text: string): NewResourceRow => {
+  const uid = `id${++seq}-t`;
+  return { uid, shortId: `id${seq}`, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A", mediaType: "text/plain", size: text.length, sha256: sha(text), blobKey, createdAt: clock, updatedAt: clock };
+};
+
+/** What a create does: store (reserving), then insert the row (consuming the reservation). */
+async function createWith(text: string) {
+  const blob = await content.put("t", streamOf(bytes(text)), "/body");
+  return { blob, row: await store.insert(rowFor(blob.key, text)) };
+}
+
+describe("blob lifetime", () => {
+  it("a row insert consumes the reservation; a purge frees the blob at once", async () => {
+    const { blob, row } = await createWith("purge me");
+    expect(await store.ledger.find(blob.key)).toEqual({ pending: 0, doomedAt: null });
+    const purged = await store.purge(row.uid, clock);
+    expect(await content.collect(purged?.blobKeys ?? [])).toBe(1);
+    expect(await blobs.head(blob.key)).toBeNull();
+    expect(await store.ledger.find(blob.key)).toBeNull();
+  });
+
+  it("keeps a blob a create has reserved but not yet inserted, however the purge and the pass run", async () => {
+    const { row } = await createWith("shared");
+    const inFlight = await content.put("t", streamOf(bytes("shared")), "/body"); // deduplicated, reserved
+    expect(inFlight.created).toBe(false);
+    const purged = await store.purge(row.uid, clock);
+    expect(await content.collect(purged?.blobKeys ?? [])).toBe(0);
+    expect((await collector.pass()).removed).toBe(0);
+    await store.insert(rowFor(inFlight.key, "shared"));
+    expect(await blobs.head(inFlight.key)).not.toBeNull();
+  });
+
+  it("a reservation arriving during a deletion waits for it, then stores its own copy", async () => {
+    const { blob, row } = await createWith("doomed");
+    await store.purge(row.uid, clock);
+    expect(await store.ledger.doom(blob.key, clock, clock - GRACE_MS)).toBe(true); // a collector's claim
+    let settled = false;
+    const put = content.put("t", streamOf(bytes("doomed")), "/body").finally(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(settled).toBe(false); // waiting while the blob is claimed
+    await blobs.delete(blob.key); // the collector finishes
+    await store.ledger.forget(blob.key, clock);
+    const stored = await put;
+    expect(stored.created).toBe(true);
+    await store.insert(rowFor(stored.key, "doomed"));
+    expect(await blobs.head(stored.key)).toMatchObject({ sha256: sha("doomed") });
+  });
+
+  it("takes over the deletion of a collector that died after claiming", async () => {
+    const { blob, row } = await createWith("orphaned claim");
+    await store.purge(row.uid, clock);
+    expect(await store.ledger.doom(blob.key, clock, clock - GRACE_MS)).toBe(true); // and then nothing
+    clock += STALE_DOOM_MS + 1;
+    const stored = await content.put("t", streamOf(bytes("orphaned claim")), "/body");
+    expect(stored.created).toBe(true); // the old copy was deleted, this one written
+    await store.insert(rowFor(stored.key, "orphaned claim"));
+    expect(await blobs.head(stored.key)).not.toBeNull();
+  });
+
+  it("the database refuses a row whose blob is claimed for deletion or unknown; the service answers 503", async () => {
+    const { blob, row } = await createWith("refused");
+    await store.purge(row.uid, clock);
+    await store.ledger.doom(blob.key, clock, clock - GRACE_MS);
+    const insert = store.insert(rowFor(blob.key, "refused"));
+    await expect(insert).rejects.toThrow();
+    const failure = content.insertFailure(await insert.catch((err: unknown) => err));
+    expect(failure).toBeInstanceOf(ProblemError);
+    expect(failure).toMatchObject({ status: 503, code: "UNAVAILABLE" });
+    await expect(store.insert(rowFor("t/never/reserved", "x"))).rejects.toThrow();
+  });
+
+  it("collects an abandoned reservation (a create that died) only after the grace period", async () => {
+    const blob = await content.put("t", streamOf(bytes("abandoned")), "/body"); // never inserted
+    clock += GRACE_MS - 1;
+    expect((await collector.pass()).removed).toBe(0);
+    clock += 2;
+    expect((await collector.pass()).removed).toBe(1);
+    expect(await blobs.head(blob.key)).toBeNull();
+  });
+
+  it("a failed create's discard frees what only it needed, and leaves what others use", async () => {
+    const { blob: used } = await createWith("in use");
+    const again = await content.put("t", streamOf(bytes("in use")), "/body");
+    const alone = await content.put("t", streamOf(bytes("only mine")), "/body");
+    await content.discard([again, alone]);
+    expect(await blobs.head(used.key)).not.toBeNull();
+    expect(await blobs.head(alone.key)).toBeNull();
+  });
+
+  it("a purge whose inline collection never ran is collected by the next pass", async () => {
+    const { blob, row } = await createWith("crashed after purge");
+    await store.purge(row.uid, clock); // the process dies before collecting
+    expect((await collector.pass()).removed).toBe(1);
+    expect(await blobs.head(blob.key)).toBeNull();
+  });
+
+  it("adopts blobs the ledger does not know (orphans) and collects them after the grace period", async () => {
+    const orphan = await contentKey("t", sha("orphan"));
+    await blobs.put(orphan as BlobKey, streamOf(bytes("orphan")));
+    const { blob: kept } = await createWith("kept");
+    expect(await collector.sweep()).toBe(1);
+    expect((await collector.pass()).removed).toBe(0);
+    clock += GRACE_MS + 1;
+    expect((await collector.pass()).removed).toBe(1);
+    expect(await blobs.head(orphan)).toBeNull();
+    expect(await blobs.head(kept.key)).not.toBeNull();
+  });
+
+  it("a storage failure during a purge's collection fails nothing; a later pass finishes the deletion", async () => {
+    const { blob, row } = await createWith("storage hiccup");
+    const realDelete = blobs.delete.bind(blobs);
+    blobs.delete = async () => {
+      throw new Error("storage unreachable");
+    };
+    const purged = await store.purge(row.uid, clock);
+    expect(await content.collect(purged?.blobKeys ?? [])).toBe(0); // no throw: the purge still answers
+    blobs.delete = realDelete;
+    expect(await blobs.head(blob.key)).not.toBeNull();
+    clock += STALE_DOOM_MS + 1; // the failed claim is stale now
+    expect((await collector.pass()).takenOver).toBe(1);
+    expect(await blobs.head(blob.key)).toBeNull();
+    expect(await store.ledger.find(blob.key)).toBeNull();
+  });
+});
