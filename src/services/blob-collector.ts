@@ -85,7 +85,9 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger }: Blo
       for (;;) {
         const doomedAt = await ledger.reserve(key, now(), graceMs);
         if (doomedAt === null) return;
-        if (doomedAt !== 0 && now() - doomedAt > STALE_DOOM_MS) await takeOver(key, doomedAt);
+        // A stale claim, or one whose blob is already gone (its collector failed to drop the ledger
+        // row, e.g. on a full disk): finish that deletion now instead of waiting for it.
+        if (doomedAt !== 0 && (now() - doomedAt > STALE_DOOM_MS || (await blobs.head(key)) === null)) await takeOver(key, doomedAt);
         else await sleep(WAIT_STEP_MS);
       }
     },

@@ -107,6 +107,21 @@ describe("blob lifetime", () => {
     expect(await blobs.head(stored.key)).not.toBeNull();
   });
 
+  it("does not wait for a deletion whose blob is already gone (its collector could not drop the ledger row)", async () => {
+    const { blob, row } = await createWith("deleted, not forgotten");
+    await store.purge(row.uid, clock);
+    expect(await store.ledger.doom(blob.key, clock, clock - GRACE_MS)).toBe(true);
+    await blobs.delete(blob.key); // then `forget` failed (e.g. the database file's disk was full)
+    // The clock stands still: without the fix the put waits STALE_DOOM_MS, i.e. forever here.
+    const stored = await Promise.race([
+      content.put("t", streamOf(bytes("deleted, not forgotten")), "/body"),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the put waited for a finished deletion")), 2_000)),
+    ]);
+    expect(stored.created).toBe(true);
+    await store.insert(rowFor(stored.key, "deleted, not forgotten"));
+    expect(await blobs.head(stored.key)).toMatchObject({ sha256: sha("deleted, not forgotten") });
+  });
+
   it("the database refuses a row whose blob is claimed for deletion or unknown; the service answers 503", async () => {
     const { blob, row } = await createWith("refused");
     await store.purge(row.uid, clock);
