@@ -22,7 +22,7 @@ import { createServerDeps } from "../../src/runtime/server-deps.js";
 import { createServices } from "../../src/services/index.js";
 import { type BlobStore, StorageError } from "../../src/storage/blob-store.js";
 import { API, base64, type Client, cmsClient, expectProblem } from "../helpers/cms-client.js";
-import { S3RVER_ACCESS_KEY_ID, type S3TestServer, startS3Server } from "../helpers/s3-server.js";
+import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { report, scaled } from "./scale.js";
 
@@ -292,11 +292,7 @@ describe("an S3 bucket that refuses to store more (HTTP 507 XMinioStorageFull)",
     s3 = await startS3Server();
     proxy = await startRefusingProxy(s3.endpoint);
     app = await startTestApp({
-      CMS_STORAGE: "s3",
-      CMS_S3_ENDPOINT: proxy.endpoint,
-      CMS_S3_BUCKET: s3.bucket,
-      CMS_S3_ACCESS_KEY_ID: S3RVER_ACCESS_KEY_ID,
-      CMS_S3_SECRET_ACCESS_KEY: "S3RVER",
+      ...s3Settings(s3, proxy.endpoint),
       CMS_LOG_LEVEL: "warn",
     });
     cms = cmsClient(app, TENANT);

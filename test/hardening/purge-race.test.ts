@@ -12,7 +12,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { S3RVER_ACCESS_KEY_ID, type S3TestServer, startS3Server } from "../helpers/s3-server.js";
+import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { spawnServer, type ServerProcess } from "../helpers/spawn-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { report, scaled } from "./scale.js";
@@ -138,11 +138,7 @@ describe("purge racing de-duplicating creates (issue 11 §1)", () => {
       const s3: S3TestServer = await startS3Server();
       const app = await startTestApp({
         CMS_LOG_LEVEL: "warn",
-        CMS_STORAGE: "s3",
-        CMS_S3_ENDPOINT: s3.endpoint,
-        CMS_S3_BUCKET: s3.bucket,
-        CMS_S3_ACCESS_KEY_ID: S3RVER_ACCESS_KEY_ID,
-        CMS_S3_SECRET_ACCESS_KEY: "S3RVER",
+        ...s3Settings(s3),
       });
       try {
         const storedBlobs = async () => {

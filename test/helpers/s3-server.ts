@@ -13,6 +13,15 @@ import path from "node:path";
 /** s3rver's dummy account: the only access key it accepts (it does not verify SigV4 signatures). */
 export const S3RVER_ACCESS_KEY_ID = "S3RVER";
 
+/** The settings that point the service at `s3` (or at a proxy in front of it: `endpoint`). */
+export const s3Settings = (s3: { endpoint: string; bucket: string }, endpoint = s3.endpoint): Record<string, string> => ({
+  CMS_STORAGE: "s3",
+  CMS_S3_ENDPOINT: endpoint,
+  CMS_S3_BUCKET: s3.bucket,
+  CMS_S3_ACCESS_KEY_ID: S3RVER_ACCESS_KEY_ID,
+  CMS_S3_SECRET_ACCESS_KEY: "S3RVER",
+});
+
 /** The slice of s3rver's (untyped, CommonJS) API this helper uses. */
 interface KoaContext {
   method: string;

@@ -175,16 +175,12 @@ describe("tus core and extensions", () => {
 
 describe("tus on an S3 bucket (s3rver)", () => {
   it("tus-js-client uploads 12 MiB in 5 MiB PATCHes (parts are objects under tus/), none left once it completes", async () => {
-    const { S3RVER_ACCESS_KEY_ID, startS3Server } = await import("../helpers/s3-server.js");
+    const { s3Settings, startS3Server } = await import("../helpers/s3-server.js");
     const { startTestApp } = await import("../helpers/test-app.js");
     const { Upload } = await import("tus-js-client");
     const s3 = await startS3Server();
     const app = await startTestApp({
-      CMS_STORAGE: "s3",
-      CMS_S3_ENDPOINT: s3.endpoint,
-      CMS_S3_BUCKET: s3.bucket,
-      CMS_S3_ACCESS_KEY_ID: S3RVER_ACCESS_KEY_ID,
-      CMS_S3_SECRET_ACCESS_KEY: "S3RVER",
+      ...s3Settings(s3),
     });
     try {
       const bytes = Buffer.alloc(12 * 1024 * 1024);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
-import { S3RVER_ACCESS_KEY_ID, type S3TestServer, startS3Server } from "../helpers/s3-server.js";
+import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
@@ -27,11 +27,7 @@ const stores: [string, (dir: string) => Promise<SharedStore>][] = [
       const s3: S3TestServer = await startS3Server();
       return {
         env: {
-          CMS_STORAGE: "s3",
-          CMS_S3_ENDPOINT: s3.endpoint,
-          CMS_S3_BUCKET: s3.bucket,
-          CMS_S3_ACCESS_KEY_ID: S3RVER_ACCESS_KEY_ID,
-          CMS_S3_SECRET_ACCESS_KEY: "S3RVER",
+          ...s3Settings(s3),
           CMS_VOLUME: join(dir, "unused-volume"),
         },
         close: () => s3.close(),
