@@ -1,3 +1,4 @@
+// Kept over lru-cache: this cache is bounded in bytes and holds empty blobs, and lru-cache sizes must be ≥ 1.
 /**
  * A bounded in-memory LRU of whole small blobs in front of another BlobStore. Serving a hot 4 KiB
  * blob from the fs driver costs an open, fstat, header read, content read and close per request;
