@@ -26,7 +26,7 @@ const UpdateNameSchema = z
   .openapi({ example: "logo.png" });
 
 /**
- * The anchor's UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
+ * UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
  * and `resourceMediaType` replace what they name; at most one of the content fields replaces the content.
  */
 export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({

@@ -1,6 +1,6 @@
 /**
  * Route definitions for locks. Conflicts answer 423 LOCKED (someone else holds a live lock, or the
- * caller already does) and 409 LOCK_NOT_HELD (no live lock matches); the anchor answered 400.
+ * caller already does) and 409 LOCK_NOT_HELD (no live lock matches).
  */
 import { jsonPost } from "../router.js";
 import {

@@ -1,6 +1,6 @@
 /**
- * The anchor's lock DTOs, field names exact (§1.2): LockedResourceDTO for resource locks and
- * NewLockDTO/LockDTO/QueryLockDTO for named locks, whose UID field is `uid` in JSON (§1.0).
+ * The lock DTOs, field names as sastix/cms clients send them: LockedResourceDTO for resource locks and
+ * NewLockDTO/LockDTO/QueryLockDTO for named locks, whose UID field is `uid` in JSON.
  */
 import { z } from "@hono/zod-openapi";
 import { AuthorSchema, ResourceItemSchema, ResourceUidSchema } from "../resources/schemas.js";

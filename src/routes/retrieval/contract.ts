@@ -1,5 +1,5 @@
 /**
- * Route definitions for reading content: getData by URI (GET/HEAD and the anchor's POST),
+ * Route definitions for reading content: getData by URI (GET/HEAD and POST),
  * getMultiPartData (its range-serving twin), getDataUuid and getParentUuid. No logic here.
  */
 import { createRoute, z } from "@hono/zod-openapi";
