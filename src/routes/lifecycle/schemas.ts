@@ -34,7 +34,7 @@ export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
   resourceName: optional(UpdateNameSchema).openapi({
     description: "New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.",
   }),
-  resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type; unchanged when absent (the anchor re-sniffed it)." }),
+  resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type. When absent: detected from new content by its signature, else unchanged." }),
   resourceBinary: optional(BinarySchema),
   resourceExternalURI: optional(ExternalUriSchema),
 })

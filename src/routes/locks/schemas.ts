@@ -16,7 +16,7 @@ const LockNameSchema = z.string().min(1, { message: "must not be empty" }).max(4
 
 /** Fields of a ResourceDTO a client may echo back; the server reads its own copy instead. */
 const EchoedFields = {
-  resourceURI: z.string().nullish().openapi({ description: "Ignored (echoed by the anchor's clients)." }),
+  resourceURI: z.string().nullish().openapi({ description: "Ignored (clients echo it)." }),
   resourcesList: z.array(z.unknown()).nullish().openapi({ description: "Ignored." }),
 };
 

@@ -177,9 +177,9 @@ export const ResourceUidSchema = z
 export const ResourceQueryRequestSchema = z
   .object({
     queryUID: ResourceUidSchema,
-    queryResourceName: z.string().nullish().openapi({ description: "Ignored, as in the anchor; use listResources to filter." }),
-    queryResourceMediaType: z.string().nullish().openapi({ description: "Ignored, as in the anchor." }),
-    queryResourceAuthor: z.string().nullish().openapi({ description: "Ignored, as in the anchor." }),
+    queryResourceName: z.string().nullish().openapi({ description: "Ignored; use listResources to filter." }),
+    queryResourceMediaType: z.string().nullish().openapi({ description: "Ignored." }),
+    queryResourceAuthor: z.string().nullish().openapi({ description: "Ignored." }),
   })
   .openapi("ResourceQuery");
 
