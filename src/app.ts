@@ -1,6 +1,6 @@
 /**
  * createApp(deps): the one Hono app every runtime serves. Pure: no environment, no I/O at build
- * time; runtime entry points (node.ts, bun.ts, later worker.ts) build the deps and serve it.
+ * time; runtime entry points (node.ts, bun.ts, worker.ts) build the deps and serve it.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";

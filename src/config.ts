@@ -66,7 +66,7 @@ export const ConfigSchema = z
   CMS_MAX_INLINE_BYTES: integer(4 * 1024 * 1024, 1, 64 * 1024 * 1024),
   /** Lifetime of a lock in seconds when the client asks for none, and what renew extends it by. */
   CMS_LOCK_TTL: integer(30 * 60, 1, 24 * 3600),
-  /** Longest lifetime a client may request for a lock, in seconds (the anchor documented 8 h). */
+  /** Longest lifetime a client may request for a lock, in seconds. */
   CMS_LOCK_MAX_TTL: integer(8 * 3600, 1, 7 * 24 * 3600),
   /**
    * Seconds a resumable (tus) upload stays resumable after its last PATCH (`Upload-Expires`); then it
@@ -114,7 +114,7 @@ export const ConfigSchema = z
   CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
   /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
   CMS_FETCH_ALLOW_PRIVATE: boolean(false),
-  /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER (seed §5). */
+  /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER. */
   CMS_AUTH_ENABLED: boolean(false),
   /** Exact issuer of access tokens, e.g. http://127.0.0.1:8080/auth/realms/CMS (discovery base). */
   CMS_AUTH_ISSUER: z.url({ message: "must be an absolute URL" }).optional(),

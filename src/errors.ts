@@ -12,7 +12,7 @@ export const PROBLEMS = {
   CONFLICT: { status: 409, title: "Conflict" },
   /**
    * The change needs a live lock of the caller and there is none: never locked, expired, released,
-   * or the lockID/owner do not match. (The anchor answered 400 for all lock errors.)
+   * or the lockID/owner do not match.
    */
   LOCK_NOT_HELD: { status: 409, title: "Lock not held" },
   PRECONDITION_FAILED: { status: 412, title: "Precondition failed" },

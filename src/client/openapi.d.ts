@@ -161,7 +161,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Same as GET getData (the anchor's range-serving endpoint)
+         * Same as GET getData, under the range-serving endpoint's name
          * @description Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers. Deleted resources are not served.
          */
         get: operations["getMultiPartData"];
@@ -170,7 +170,7 @@ export interface paths {
         delete?: never;
         options?: never;
         /**
-         * Headers only: Same as GET getData (the anchor's range-serving endpoint)
+         * Headers only: Same as GET getData, under the range-serving endpoint's name
          * @description Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers. Deleted resources are not served.
          */
         head: operations["getMultiPartDataHead"];
@@ -186,7 +186,7 @@ export interface paths {
         };
         /**
          * Fetch a resource's content by its UID
-         * @description Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers. Deleted resources are not served. An unknown UID is 404 (the anchor answered 400).
+         * @description Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers. Deleted resources are not served. An unknown UID is 404.
          */
         get: operations["getDataUuid"];
         put?: never;
@@ -195,7 +195,7 @@ export interface paths {
         options?: never;
         /**
          * Headers only: Fetch a resource's content by its UID
-         * @description Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers. Deleted resources are not served. An unknown UID is 404 (the anchor answered 400).
+         * @description Streams the content with its registered media type, a strong ETag (SHA-256), Range (single, multiple, suffix, open) and conditional requests (If-None-Match, If-Modified-Since, If-Match, If-Unmodified-Since, If-Range). HEAD returns the same headers. Deleted resources are not served. An unknown UID is 404.
          */
         head: operations["getDataUuidHead"];
         patch?: never;
@@ -211,8 +211,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Fetch a resource's content by resourceUID or resourceURI (the anchor's DataDTO)
-         * @description The whole content with the registered media type (the anchor sniffed it and never checked the database).
+         * Fetch a resource's content by resourceUID or resourceURI (DataDTO)
+         * @description The whole content with the media type registered for the resource.
          */
         post: operations["getDataByDTO"];
         delete?: never;
@@ -232,7 +232,7 @@ export interface paths {
         put?: never;
         /**
          * The UID of the package a file was extracted from
-         * @description The body is the UID as plain text (as in the anchor), or a JSON string. The answer is the parent UID as plain text; a resource that is not part of a package is 404 (the anchor failed with 500).
+         * @description The body is the UID as plain text, or a JSON string. The answer is the parent UID as plain text; a resource that is not part of a package is 404.
          */
         post: operations["getParentUuid"];
         delete?: never;
@@ -476,7 +476,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Lock any name (the anchor's generic lock API; shares the namespace with resource locks) */
+        /** Lock any name (generic lock API; shares the namespace with resource locks) */
         post: operations["lockResource"];
         delete?: never;
         options?: never;
@@ -632,11 +632,11 @@ export interface components {
         ResourceQuery: {
             /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345 */
             queryUID: string;
-            /** @description Ignored, as in the anchor; use listResources to filter. */
+            /** @description Ignored; use listResources to filter. */
             queryResourceName?: string | null;
-            /** @description Ignored, as in the anchor. */
+            /** @description Ignored. */
             queryResourceMediaType?: string | null;
-            /** @description Ignored, as in the anchor. */
+            /** @description Ignored. */
             queryResourceAuthor?: string | null;
         };
         ResourcePage: {
@@ -707,7 +707,7 @@ export interface components {
              */
             resourceAuthor?: string | null;
             /**
-             * @description New media type; unchanged when absent (the anchor re-sniffed it).
+             * @description New media type. When absent: detected from new content by its signature, else unchanged.
              * @example image/png
              */
             resourceMediaType?: string | null;
@@ -741,7 +741,7 @@ export interface components {
             lockExpirationDate?: string;
             /** @description Ignored. */
             resourceName?: string | null;
-            /** @description Ignored (echoed by the anchor's clients). */
+            /** @description Ignored (clients echo it). */
             resourceURI?: string | null;
             /** @description Ignored. */
             resourcesList?: unknown[] | null;
@@ -782,7 +782,7 @@ export interface components {
              * @example Test Author
              */
             author: string;
-            /** @description Ignored (echoed by the anchor's clients). */
+            /** @description Ignored (clients echo it). */
             resourceURI?: string | null;
             /** @description Ignored. */
             resourcesList?: unknown[] | null;

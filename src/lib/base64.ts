@@ -3,7 +3,7 @@
 // One flat character class: a grouped `(?:x{4})*` pattern overflows V8's regexp stack on large input.
 const ALPHABET = /^[A-Za-z0-9+/]*(={0,2})$/;
 
-/** Strict: the standard alphabet, padding optional, no whitespace (the anchor's Jackson byte[] format). */
+/** Strict: the standard alphabet, padding optional, no whitespace (Jackson's byte[] format). */
 export function isBase64(text: string): boolean {
   const match = ALPHABET.exec(text);
   if (!match) return false;

@@ -1,3 +1,4 @@
+// Kept over ipaddr.js: its range() names do not encode our SSRF policy (NAT64/6to4/2000::/3); docs/library-decisions.md.
 /**
  * IP address parsing and classification for the SSRF policy: is an address globally routable?
  * Runtime-neutral (no `node:` imports) so every runtime adapter can share it.

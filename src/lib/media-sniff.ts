@@ -1,6 +1,6 @@
 /**
  * Media type detection from the content's first bytes (magic numbers), for an update that names no
- * type: the anchor re-detected it, and its clients cannot send one. `file-type/core` has no Node
+ * type (sastix/cms clients cannot send one). `file-type/core` has no Node
  * imports, so it runs on Workers too. Formats without a signature (text, HTML, CSS, JSON) are not
  * detected: the caller then keeps the type it had rather than guessing.
  */

@@ -1,6 +1,5 @@
 /**
- * Media types by file extension, for files extracted from a zip package (the anchor asked Tika by
- * name). Only what e-learning packages carry; anything else is application/octet-stream.
+ * Media types by file extension, for files extracted from a zip package. Only what e-learning packages carry; anything else is application/octet-stream.
  */
 const BY_EXTENSION: Record<string, string> = {
   html: "text/html",
@@ -55,7 +54,7 @@ export function mediaTypeForPath(path: string): string {
 }
 
 /**
- * The anchor explodes a resource whose declared type ends with "zip" (application/zip,
+ * A resource is exploded as a package when its declared type ends with "zip" (application/zip,
  * multipart/x-zip); Windows' application/x-zip-compressed, which does not, is accepted too.
  */
 export const isZipMediaType = (mediaType: string): boolean => {

@@ -1,3 +1,4 @@
+// Kept over @mjackson/multipart-parser 0.10.1: it buffers each whole part in memory (docs/library-decisions.md).
 /**
  * Streaming multipart/form-data parser (RFC 7578 over RFC 2046 §5.1) on Web streams only, so it
  * runs on Node, Bun and Workers: every part body is a stream pulled from the source on demand.

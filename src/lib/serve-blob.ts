@@ -23,8 +23,7 @@ export interface BlobEntity {
   contentSecurityPolicy?: string;
 }
 
-/** Opens the blob, or just `range` of it, as a stream. Only called when content is actually sent. */
-/** The content (or one range of it): a stream, or bytes already in memory. */
+/** Opens the blob, or just `range` of it: a stream, or bytes already in memory. Only called when content is sent. */
 export type OpenBlob = (range?: ByteRange) => Promise<ReadableStream<Uint8Array> | Uint8Array<ArrayBuffer>>;
 
 const toStream = (body: ReadableStream<Uint8Array> | Uint8Array): ReadableStream<Uint8Array> =>

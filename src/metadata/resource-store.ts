@@ -303,7 +303,7 @@ export function createResourceStore(db: BatchSQLiteDatabase): ResourceStore {
           .where(guard(c))
           .returning(),
         snapshot("delete", c.actor, c.now, justChanged(c, eq(resources.deletedAt, c.now))),
-        // Files of a package go with it (the anchor left them served); each gets its own delete revision.
+        // Files of a package go with it; each gets its own delete revision.
         db
           .update(resources)
           .set({ deletedAt: c.now, revision: sql`${resources.revision} + 1`, updatedAt: c.now })

@@ -21,7 +21,7 @@ export const resources = sqliteTable(
     path: text("path").notNull(),
     /** The package (zip) a file was extracted from; null for top-level resources. */
     parentUid: text("parent_uid"),
-    /** Display and download name; updateResource may change it (the URI stays, as in the anchor). */
+    /** Display and download name; updateResource may change it (the URI stays). */
     name: text("name").notNull(),
     author: text("author").notNull(),
     mediaType: text("media_type").notNull(),
@@ -99,7 +99,7 @@ export const locks = sqliteTable(
   {
   name: text("name").primaryKey(),
   lockId: text("lock_id").notNull(),
-  /** The anchor's `lockOwner` / `author`: a label chosen by the client. */
+  /** The DTOs' `lockOwner` / `author`: a label chosen by the client. */
   owner: text("owner").notNull(),
   /** Who took the lock and alone may use it: principal.ts `holderOf` (issuer and subject; null when auth is off). */
   holder: text("holder"),

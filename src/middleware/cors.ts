@@ -1,6 +1,5 @@
 /**
- * CORS for a bearer-token API: any origin may call it (tokens are not ambient credentials, as the
- * anchor allowed). Hono's `cors()` touches `c.res` before the handler runs, which makes Hono copy
+ * CORS for a bearer-token API: any origin may call it (tokens are not ambient credentials). Hono's `cors()` touches `c.res` before the handler runs, which makes Hono copy
  * the handler's Response into a new one — on @hono/node-server that turns every Uint8Array body
  * into a Web stream (a quick bench of 4 KiB getData went from 4.2k to 7.4k req/s once responses
  * were no longer copied). This sets its headers afterwards, on the response the handler produced.

@@ -1,5 +1,5 @@
 /**
- * Finds an e-learning package's start page, as the Java server did (anchor §3.9): root `info.json`
+ * Finds an e-learning package's start page, as sastix/cms clients expect: root `info.json`
  * (`startpage`, then `startPage`), else the launch resource of a root SCORM `imsmanifest.xml`.
  */
 import { scormLaunch } from "./scorm-manifest.js";

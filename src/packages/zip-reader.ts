@@ -1,3 +1,4 @@
+// Kept over fflate (no random access) and @zip.js/zip.js (10x the bundle); docs/library-decisions.md.
 /**
  * Opens an untrusted zip by random access (end record → central directory → one entry at a time)
  * and refuses, before any entry is inflated, anything unsafe, unsupported or over `ZipLimits`.

@@ -1,4 +1,4 @@
-/** Service metadata: the anchor's `/apiversion`, liveness and readiness. */
+/** Service metadata: `/apiversion`, liveness and readiness. */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Guards } from "../auth/guards.js";
 import { problemResponses } from "../http-errors.js";
@@ -61,11 +61,11 @@ export interface ReadinessCheck {
 
 export function createMetaRouter(checks: ReadinessCheck[], guards: Guards) {
   const router = createRouter();
-  // Seed §4: /apiversion is called with the bearer token when auth is on; any reader may call it.
+  // /apiversion is called with the bearer token when auth is on; any reader may call it.
   router.use("/apiversion", ...guards.role("consumer"));
   return router
     .openapi(apiVersion, (c) =>
-      // The anchor's clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
+      // sastix/cms clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
       c.body('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}', 200, {
         "content-type": "application/json",
       }) as never,

@@ -17,7 +17,7 @@ export type RouteGroup = OpenAPIHono<AppEnv>;
 export const BEARER_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }];
 
 export interface JsonPostOptions<B extends z.ZodType, S extends number, E extends number> {
-  /** The anchor's verb, appended to API_PREFIX; also the operationId generated clients call. */
+  /** The RPC verb, appended to API_PREFIX; also the operationId generated clients call. */
   verb: string;
   tag: string;
   summary: string;
@@ -29,7 +29,7 @@ export interface JsonPostOptions<B extends z.ZodType, S extends number, E extend
   errors: E[];
 }
 
-/** The anchor's RPC shape: POST `/cms/v1.0/<verb>` with a JSON body, bearer-protected. */
+/** The RPC shape: POST `/cms/v1.0/<verb>` with a JSON body, bearer-protected. */
 export function jsonPost<B extends z.ZodType, S extends number, E extends number>(o: JsonPostOptions<B, S, E>) {
   const ok = o.ok.schema
     ? { description: o.ok.description, content: { "application/json": { schema: o.ok.schema } } }

@@ -12,11 +12,13 @@
  */
 import { getTableColumns } from "drizzle-orm";
 import Database from "libsql";
+import { LRUCache } from "lru-cache";
 import type { ResourceStore } from "../metadata/resource-store.js";
 import { type ResourceRow, resources } from "../metadata/schema.js";
 
-/** Rows kept (URIs looked up, found or not), in two generations of half this each. */
+/** Rows kept (URIs looked up, found or not), least recently used evicted first. */
 const MAX_CACHED_ROWS = 10_000;
+const NOT_FOUND = Symbol("not found");
 
 export function withPreparedUriLookup(store: ResourceStore, databaseFile: string): ResourceStore & { close(): void } {
   const db = new Database(databaseFile);
@@ -38,19 +40,8 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
     return Object.freeze(row) as ResourceRow;
   };
 
-  // Two generations instead of an LRU list: when the recent one is full it becomes the older one
-  // (whose rows are dropped), and a hit in the older one moves the row back. O(1) per lookup, and
-  // hot rows survive a scan of cold ones. (Evicting a Map's first key is not O(1) in V8: deleted
-  // entries stay in the table until it is rehashed, and iteration skips them one by one.)
-  let recent = new Map<string, ResourceRow | null>();
-  let older = new Map<string, ResourceRow | null>();
-  const remember = (key: string, row: ResourceRow | null) => {
-    if (recent.size >= MAX_CACHED_ROWS / 2) {
-      older = recent;
-      recent = new Map();
-    }
-    recent.set(key, row);
-  };
+  // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.
+  const rows = new LRUCache<string, ResourceRow | typeof NOT_FOUND>({ max: MAX_CACHED_ROWS });
   let version: unknown;
   let checkedThisTurn = false;
   const nextTurn = () => {
@@ -63,8 +54,7 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
     setImmediate(nextTurn);
     const current = (dataVersion.get() as unknown[])[0];
     if (current !== version) {
-      recent = new Map();
-      older = new Map();
+      rows.clear();
       version = current;
     }
   }
@@ -74,16 +64,11 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
     async findByUri(context, path) {
       revalidate();
       const key = `${context}\n${path}`;
-      const cached = recent.get(key);
-      if (cached !== undefined) return cached;
-      const kept = older.get(key);
-      if (kept !== undefined) {
-        remember(key, kept);
-        return kept;
-      }
+      const cached = rows.get(key);
+      if (cached !== undefined) return cached === NOT_FOUND ? null : cached;
       const values = select.get(context, path) as unknown[] | undefined;
       const row = values ? toRow(values) : null;
-      remember(key, row);
+      rows.set(key, row ?? NOT_FOUND);
       return row;
     },
     close: () => db.close(),

@@ -71,7 +71,7 @@ export function createLifecycleService({ store, content, resources, clock, quota
         throw new ProblemError("VALIDATION_FAILED", `resourceName ${detail}`, { errors: [{ pointer: "/json/resourceName", detail }] });
       }
       if (update.source && (await store.children(row.uid)).length > 0) {
-        // Re-exploding would replace every file's UID; the anchor silently left the old files in place.
+        // Re-exploding would replace every file's UID, so a package's content cannot be replaced.
         throw new ProblemError("CONFLICT", `resource ${row.uid} is a package; create a new package instead of replacing its content`);
       }
       const stored: StoredBlob[] = [];

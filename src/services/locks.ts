@@ -1,5 +1,5 @@
 /**
- * Lock rules for the anchor's two lock APIs, which share one namespace as they did there: resource
+ * Lock rules for the two lock APIs, which share one namespace: resource
  * locks (lockResourceDTO & co., keyed by resource UID) and generic named locks (lockResource & co.).
  * Locks live in the metadata store; an expired lock never blocks; only the holder, or an
  * authenticated admin, may release one. The lock's holder is the token subject, never a request field.
@@ -21,7 +21,7 @@ export interface LockServiceDeps {
   maxTtlMs: number;
 }
 
-/** The anchor's lock fields as the client sent them. */
+/** The lock DTO fields as the client sent them. */
 export interface LockClaim {
   name: string;
   lockId: string;
@@ -40,7 +40,7 @@ export const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
 
 /**
  * Why a change guarded by `proof` cannot proceed: 423 when someone else holds a live lock, 409 when
- * there is no live lock at all. The message never repeats another holder's lockID (the anchor's did).
+ * there is no live lock at all. The message never repeats another holder's lockID.
  */
 export async function lockProblem(store: ResourceStore, name: string, proof: LockProof, now: number): Promise<ProblemError> {
   const held = await store.locks.find(name, now);
@@ -128,7 +128,7 @@ export function createLockService(deps: LockServiceDeps) {
       await release(claim, principal);
     },
 
-    /** renewResourceDtoLock: always extends to now + TTL (the anchor's renew likely never stored its change). */
+    /** renewResourceDtoLock: always extends to now + TTL. */
     async renewResource(claim: LockClaim, principal: Principal): Promise<{ row: ResourceRow; lock: LockRow }> {
       const row = await resources.findByUid(claim.name, principal);
       assertMayModify(principal, row);
@@ -154,7 +154,7 @@ export function createLockService(deps: LockServiceDeps) {
       return renew(claim, principal, Math.max(requested, now + ttlMs));
     },
 
-    /** The live lock on a name; expired locks are free, so they are "not found" (the anchor returned them). */
+    /** The live lock on a name; expired locks are free, so they are "not found". */
     async queryName(name: string, principal: Principal): Promise<LockRow> {
       await authorizeName(name, principal, "read");
       const lock = await store.locks.find(name, clock().getTime());

@@ -1,5 +1,5 @@
 /**
- * Zip packages (the anchor's e-learning use, §3.9): a stored zip is read by ranged reads from its
+ * Zip packages (e-learning content): a stored zip is read by ranged reads from its
  * blob, checked (zip slip, bombs, limits) by the package reader, and every file is streamed into its
  * own blob. Nothing is written to the database here: the caller inserts the zip and all its files in
  * one batch, so a failed package leaves no rows, and the blobs stored so far are discarded.
@@ -63,7 +63,7 @@ export function createPackageService({ blobs, content, newShortId, limits }: Pac
         for (const entry of archive.entries) {
           if (entry.isDirectory) continue;
           if (entry.path.normalize("NFC") === zip.path.normalize("NFC")) {
-            // Both would have the URI `<context>/<path>` (the anchor failed with FileAlreadyExists).
+            // Both would have the URI `<context>/<path>`.
             throw new ProblemError("VALIDATION_FAILED", `zip entry "${entry.path}" has the package's own name`, {
               errors: [{ pointer: "/body/resourceName", detail: "equals the path of a file inside the zip" }],
             });

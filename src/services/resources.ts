@@ -71,7 +71,7 @@ async function expectedFromOrigin(
 
 const notFound = (what: string) => new ProblemError("NOT_FOUND", `resource ${what} not found`);
 
-/** A live row or 404: deleted resources are never served (the anchor kept serving them). */
+/** A live row or 404: deleted resources are never served. */
 export const live = (row: ResourceRow | null, what: string): ResourceRow => {
   if (!row) throw notFound(what);
   if (row.deletedAt !== null) throw new ProblemError("NOT_FOUND", `resource ${what} was deleted`);
@@ -153,7 +153,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
         const inserted = await charged(all, blob.size, (charge) => store.insertAll(all, charge));
         const files = inserted.filter((r) => r.parentUid === uid);
         const start = files.find((r) => r.path === pkg.startPath) as ResourceRow;
-        // The anchor answers with the start page and lists the other files; getParentUuid gives the zip.
+        // A package answers with its start page and lists the other files; getParentUuid gives the zip.
         return { primary: start, files: files.filter((r) => r !== start) };
       } catch (err) {
         await content.discard(stored);
@@ -180,7 +180,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
       return row;
     },
 
-    /** The UID of the package a file came from; 404 for a top-level resource (the anchor failed with 500). */
+    /** The UID of the package a file came from; 404 for a top-level resource. */
     async parentOf(uid: string, principal: Principal): Promise<string> {
       const row = live(await lookup(uid, principal), uid);
       if (!row.parentUid) throw new ProblemError("NOT_FOUND", `resource ${uid} has no parent: it is not part of a package`);

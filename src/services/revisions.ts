@@ -1,7 +1,6 @@
 /**
  * A resource's history: every revision (create, each update, the delete) with the content it had,
- * fetchable by a stable URL for as long as the resource is not deleted (the anchor's archived
- * content was unreachable, §3.10).
+ * fetchable by a stable URL for as long as the resource is not deleted.
  */
 import type { Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";

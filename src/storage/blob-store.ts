@@ -1,5 +1,5 @@
 /**
- * The blob-storage contract every driver (fs, memory, later S3/R2) implements, on Web streams so
+ * The blob-storage contract every driver (fs, memory, S3, R2, and the cache in front of them) implements, on Web streams so
  * the same interface works on Node, Bun and Workers. Drivers never speak HTTP: a missing blob is
  * `null`, failures are `StorageError`s carrying the driver name.
  */

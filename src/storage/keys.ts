@@ -3,6 +3,7 @@
  * user-controlled text (tenant ids are hashed). Web APIs only, so it runs on Workers too.
  */
 import { StorageError, type BlobKey } from "./blob-store.js";
+import { toHex } from "../lib/sha256.js";
 
 /** Longest key accepted, in characters (keys are ASCII, so also bytes). */
 export const MAX_KEY_LENGTH = 512;
@@ -62,8 +63,6 @@ export function parseKeyPrefix(raw: string): string {
   parseBlobKey(raw.endsWith("/") ? raw.slice(0, -1) : raw);
   return raw;
 }
-
-const toHex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
 /**
  * The key prefix under which one tenant's content-addressed blobs live: `t/<32 hex>/`, the first

@@ -1,5 +1,5 @@
 /**
- * The API explorer: the OpenAPI 3.1 document and Swagger UI at the anchor's `/swagger-ui.html` and
+ * The API explorer: the OpenAPI 3.1 document and Swagger UI at `/swagger-ui.html` and
  * at `/docs`, with Swagger UI's assets served from our own origin so it works with no internet.
  * With auth on, the page logs the user in at the provider (authorization code + PKCE).
  */

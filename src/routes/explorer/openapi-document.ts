@@ -16,7 +16,7 @@ const TAGS = [
   { name: "resources", description: "Register resources (by URI, inline or streamed), query and list them, mint signed links." },
   { name: "content", description: "Fetch content with ranges and conditional requests." },
   { name: "lifecycle", description: "Update, delete and purge resources; their revisions." },
-  { name: "locks", description: "Resource locks, and the anchor's generic named locks." },
+  { name: "locks", description: "Resource locks, and generic named locks in the same namespace." },
 ];
 
 // Every path answers another method with 405 and any bug with 500; with auth on, a token check

@@ -26,7 +26,7 @@ const UpdateNameSchema = z
   .openapi({ example: "logo.png" });
 
 /**
- * The anchor's UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
+ * UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
  * and `resourceMediaType` replace what they name; at most one of the content fields replaces the content.
  */
 export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
@@ -34,7 +34,7 @@ export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
   resourceName: optional(UpdateNameSchema).openapi({
     description: "New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.",
   }),
-  resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type; unchanged when absent (the anchor re-sniffed it)." }),
+  resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type. When absent: detected from new content by its signature, else unchanged." }),
   resourceBinary: optional(BinarySchema),
   resourceExternalURI: optional(ExternalUriSchema),
 })

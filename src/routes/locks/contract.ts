@@ -1,6 +1,6 @@
 /**
  * Route definitions for locks. Conflicts answer 423 LOCKED (someone else holds a live lock, or the
- * caller already does) and 409 LOCK_NOT_HELD (no live lock matches); the anchor answered 400.
+ * caller already does) and 409 LOCK_NOT_HELD (no live lock matches).
  */
 import { jsonPost } from "../router.js";
 import {
@@ -45,7 +45,7 @@ export const renewResourceDtoLock = jsonPost({
 export const lockName = jsonPost({
   verb: "lockResource",
   tag,
-  summary: "Lock any name (the anchor's generic lock API; shares the namespace with resource locks)",
+  summary: "Lock any name (generic lock API; shares the namespace with resource locks)",
   body: NewLockRequestSchema,
   ok: { status: 200, description: "Locked", schema: LockSchema },
   errors: [401, 403, 423, 503, 507],

@@ -19,7 +19,7 @@ const toLockedResource = ({ row, lock }: { row: ResourceRow; lock: LockRow }) =>
   resourceName: row.name,
 });
 
-/** The lockID is the key to the lock: shown only to its authenticated holder (the anchor showed it to anyone). */
+/** The lockID is the key to the lock: shown only to its authenticated holder. */
 const toLock = (lock: LockRow, viewer?: Principal) => ({
   lockID: !viewer || (lock.holder !== null && lock.holder === holderOf(viewer)) ? lock.lockId : null,
   lockOwner: lock.owner,

@@ -1,6 +1,6 @@
 /**
- * The anchor's lock DTOs, field names exact (§1.2): LockedResourceDTO for resource locks and
- * NewLockDTO/LockDTO/QueryLockDTO for named locks, whose UID field is `uid` in JSON (§1.0).
+ * The lock DTOs, field names as sastix/cms clients send them: LockedResourceDTO for resource locks and
+ * NewLockDTO/LockDTO/QueryLockDTO for named locks, whose UID field is `uid` in JSON.
  */
 import { z } from "@hono/zod-openapi";
 import { AuthorSchema, ResourceItemSchema, ResourceUidSchema } from "../resources/schemas.js";
@@ -16,7 +16,7 @@ const LockNameSchema = z.string().min(1, { message: "must not be empty" }).max(4
 
 /** Fields of a ResourceDTO a client may echo back; the server reads its own copy instead. */
 const EchoedFields = {
-  resourceURI: z.string().nullish().openapi({ description: "Ignored (echoed by the anchor's clients)." }),
+  resourceURI: z.string().nullish().openapi({ description: "Ignored (clients echo it)." }),
   resourcesList: z.array(z.unknown()).nullish().openapi({ description: "Ignored." }),
 };
 

@@ -70,7 +70,7 @@ export const Sha256HexSchema = z
     example: "5f8f04f6a3a892aaabbddb6cf273894493773960d4a325b105fee46eef4304f1",
   });
 
-/** The anchor's clients (Jackson) send absent fields as `null`: null means "not given" everywhere. */
+/** sastix/cms clients (Jackson) send absent fields as `null`: null means "not given" everywhere. */
 export const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
 export interface ContentFields {
@@ -78,7 +78,7 @@ export interface ContentFields {
   resourceExternalURI?: string | null;
 }
 
-/** At most one content source; with `required`, exactly one (the anchor's rule, as field errors). */
+/** At most one content source; with `required`, exactly one (as field errors). */
 const contentFieldsRule =
   (required: boolean) =>
   (value: ContentFields, ctx: z.RefinementCtx): void => {
@@ -173,13 +173,13 @@ export const ResourceUidSchema = z
   .max(400, { message: "must be at most 400 characters" })
   .openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" });
 
-/** The anchor's ResourceQueryDTO: only queryUID is used (the other fields were ignored there too). */
+/** ResourceQueryDTO: only queryUID is used. */
 export const ResourceQueryRequestSchema = z
   .object({
     queryUID: ResourceUidSchema,
-    queryResourceName: z.string().nullish().openapi({ description: "Ignored, as in the anchor; use listResources to filter." }),
-    queryResourceMediaType: z.string().nullish().openapi({ description: "Ignored, as in the anchor." }),
-    queryResourceAuthor: z.string().nullish().openapi({ description: "Ignored, as in the anchor." }),
+    queryResourceName: z.string().nullish().openapi({ description: "Ignored; use listResources to filter." }),
+    queryResourceMediaType: z.string().nullish().openapi({ description: "Ignored." }),
+    queryResourceAuthor: z.string().nullish().openapi({ description: "Ignored." }),
   })
   .openapi("ResourceQuery");
 

@@ -1,4 +1,4 @@
-/** Rows → the anchor's DTO shapes, and the getData path of a row. */
+/** Rows → the DTO shapes of the API, and the getData path of a row. */
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toUri } from "../../services/resource-ids.js";
 import { API_PREFIX } from "../meta.js";

@@ -1,5 +1,5 @@
 /**
- * Route definitions for reading content: getData by URI (GET/HEAD and the anchor's POST),
+ * Route definitions for reading content: getData by URI (GET/HEAD and POST),
  * getMultiPartData (its range-serving twin), getDataUuid and getParentUuid. No logic here.
  */
 import { createRoute, z } from "@hono/zod-openapi";
@@ -57,7 +57,7 @@ export const getMultiPartData = createRoute({
   ...getData,
   path: `${API_PREFIX}/getMultiPartData/{context}/{path}`,
   operationId: "getMultiPartData",
-  summary: "Same as GET getData (the anchor's range-serving endpoint)",
+  summary: "Same as GET getData, under the range-serving endpoint's name",
 });
 
 export const getDataUuid = createRoute({
@@ -66,7 +66,7 @@ export const getDataUuid = createRoute({
   operationId: "getDataUuid",
   tags: ["content"],
   summary: "Fetch a resource's content by its UID",
-  description: `${SERVING} An unknown UID is 404 (the anchor answered 400).`,
+  description: `${SERVING} An unknown UID is 404.`,
   security: readSecurity,
   request: { params: UidParamsSchema, ...contentRequest },
   responses: contentResponses,
@@ -77,8 +77,8 @@ export const postData = createRoute({
   path: `${API_PREFIX}/getData`,
   operationId: "getDataByDTO",
   tags: ["content"],
-  summary: "Fetch a resource's content by resourceUID or resourceURI (the anchor's DataDTO)",
-  description: "The whole content with the registered media type (the anchor sniffed it and never checked the database).",
+  summary: "Fetch a resource's content by resourceUID or resourceURI (DataDTO)",
+  description: "The whole content with the media type registered for the resource.",
   security: BEARER_SECURITY,
   request: { body: { required: true, content: { "application/json": { schema: DataRequestSchema } } } },
   responses: {
@@ -94,7 +94,7 @@ export const getParentUuid = createRoute({
   tags: ["content"],
   summary: "The UID of the package a file was extracted from",
   description:
-    "The body is the UID as plain text (as in the anchor), or a JSON string. The answer is the parent UID as plain text; a resource that is not part of a package is 404 (the anchor failed with 500).",
+    "The body is the UID as plain text, or a JSON string. The answer is the parent UID as plain text; a resource that is not part of a package is 404.",
   security: BEARER_SECURITY,
   request: {
     body: {

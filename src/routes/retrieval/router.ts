@@ -17,7 +17,7 @@ const honoPath = (route: RouteConfig) => route.path.replace("{context}", ":conte
 
 const MAX_UID_TEXT = 400;
 
-/** getParentUuid's body: plain text as the anchor took it, or a JSON string (whose quotes the anchor kept). */
+/** getParentUuid's body: the UID as plain text, or as a JSON string. */
 async function uidFromBody(c: Context<AppEnv>): Promise<string> {
   const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== "text/plain" && type !== "application/json") {

@@ -1,4 +1,4 @@
-/** zod schemas for reading content: the URI path parameters and the anchor's DataDTO. */
+/** zod schemas for reading content: the URI path parameters and DataDTO. */
 import { z } from "@hono/zod-openapi";
 
 export const UriParamsSchema = z.object({

@@ -1,3 +1,4 @@
+// Kept over lru-cache: this cache is bounded in bytes and holds empty blobs, and lru-cache sizes must be ≥ 1.
 /**
  * A bounded in-memory LRU of whole small blobs in front of another BlobStore. Serving a hot 4 KiB
  * blob from the fs driver costs an open, fstat, header read, content read and close per request;
@@ -10,6 +11,7 @@
  * serves content-addressed keys.
  */
 import type { BlobInfo, BlobKey, BlobObject, BlobStore, ByteRange, PutOptions } from "../blob-store.js";
+import { checkRange } from "../driver-kit.js";
 
 export interface CachedBlobStoreOptions {
   /** Total bytes of content held (entries are evicted least recently used first). */
@@ -37,13 +39,6 @@ interface Entry extends BlobInfo {
 }
 
 const noop = () => {};
-
-function checkRange(range: ByteRange, size: number): void {
-  const { start, end } = range;
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
-    throw new RangeError(`byte range ${start}-${end} is outside a blob of ${size} bytes`);
-  }
-}
 
 /** One copied chunk: consumers may scribble on what they read without touching the cache. */
 function bytesStream(bytes: Uint8Array, start: number, end: number): ReadableStream<Uint8Array> {

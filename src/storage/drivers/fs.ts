@@ -19,6 +19,7 @@ import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 import { claimTempDir, sweepTempRoot } from "./fs-temp.js";
+import { checkRange } from "../driver-kit.js";
 
 export const DRIVER = "fs";
 
@@ -108,13 +109,6 @@ async function fsyncDir(dir: string): Promise<void> {
     if (errorCode(err) !== "EINVAL") throw ioError("fsync directory", err);
   } finally {
     await handle.close().catch(noop);
-  }
-}
-
-function checkRange(range: ByteRange, size: number): void {
-  const { start, end } = range;
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
-    throw new RangeError(`byte range ${start}-${end} is outside a blob of ${size} bytes`);
   }
 }
 

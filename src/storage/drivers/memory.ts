@@ -5,6 +5,8 @@
 import type { BlobInfo, BlobKey, BlobObject, BlobStore, ByteRange, PutOptions } from "../blob-store.js";
 import { parseBlobKey, parseKeyPrefix } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, targetOrCancel } from "../put-checks.js";
+import { checkRange } from "../driver-kit.js";
+import { toHex } from "../../lib/sha256.js";
 
 export const DRIVER = "memory";
 
@@ -16,14 +18,6 @@ interface StoredBlob extends BlobInfo {
 }
 
 const noop = () => {};
-const toHex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-
-function checkRange(range: ByteRange, size: number): void {
-  const { start, end } = range;
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
-    throw new RangeError(`byte range ${start}-${end} is outside a blob of ${size} bytes`);
-  }
-}
 
 /**
  * Reads the whole body, enforcing `maxBytes` as chunks arrive (cancelling the body once exceeded),

@@ -13,6 +13,7 @@ import {
   type ByteRange,
   type PutOptions,
 } from "../blob-store.js";
+import { checkRangeShape, rangeOutside } from "../driver-kit.js";
 import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
@@ -95,15 +96,6 @@ const describe = (err: unknown) => (err instanceof Error ? err.message : String(
 /** R2 failures as StorageError IO. */
 const { ioError, io } = ioWrappers(DRIVER, describe);
 
-function checkRangeShape({ start, end }: ByteRange): void {
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start) {
-    throw new RangeError(`byte range ${start}-${end} is not a valid range`);
-  }
-}
-
-const outside = ({ start, end }: ByteRange, size: number) =>
-  new RangeError(`byte range ${start}-${end} is outside a blob of ${size} bytes`);
-
 /** What an upload left: the bytes in memory (small body) or a complete temp object (large body). */
 type Ingested = { info: BlobInfo } & ({ bytes: Uint8Array; temp?: undefined } | { temp: string; bytes?: undefined });
 
@@ -162,13 +154,13 @@ class R2Store implements BlobStore {
       // R2 refuses a range that starts past the end; tell that apart from a real failure.
       const current = range ? await this.head(valid).catch(() => undefined) : undefined;
       if (current === null) return null;
-      if (range && current && range.end >= current.size) throw outside(range, current.size);
+      if (range && current && range.end >= current.size) throw rangeOutside(range, current.size);
       throw ioError("get", err);
     }
     if (!object) return null;
     if (range && range.end >= object.size) {
       await object.body.cancel().catch(noop);
-      throw outside(range, object.size);
+      throw rangeOutside(range, object.size);
     }
     const info = this.#info(object);
     // R2 reads are snapshots: this body keeps the version `get` found, whatever happens to the key.

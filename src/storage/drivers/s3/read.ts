@@ -5,18 +5,12 @@
 import { isSha256Hex } from "../../keys.js";
 import { StorageError, type BlobInfo, type ByteRange } from "../../blob-store.js";
 import { DRIVER } from "./errors.js";
+import { checkRange } from "../../driver-kit.js";
 
 /** User metadata holding the content hash; S3 returns it as the `x-amz-meta-sha256` header. */
 export const SHA256_META = "x-amz-meta-sha256";
 
 const noop = () => {};
-
-export function checkRange(range: ByteRange, size: number): void {
-  const { start, end } = range;
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end >= size) {
-    throw new RangeError(`byte range ${start}-${end} is outside a blob of ${size} bytes`);
-  }
-}
 
 function contentLength(headers: Headers): number {
   const raw = headers.get("Content-Length");
