@@ -107,7 +107,7 @@ export interface ResourceStore {
   adoptLegacyOwners(issuer: string): Promise<number>;
 }
 
-// biome-ignore lint: drizzle's result type differs per driver (libSQL ResultSet, D1Result); we never read it.
+// biome-ignore lint/suspicious/noExplicitAny: drizzle's result type differs per driver (libSQL ResultSet, D1Result); we never read it.
 export type AnySQLiteDatabase = BaseSQLiteDatabase<"async", any, Record<string, unknown>>;
 
 /** libSQL's and D1's drizzle databases both have `batch` (one transaction); the base type does not. */
