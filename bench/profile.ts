@@ -19,7 +19,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Context, createResource, getDataPath, prepareFixtures, shippedServer } from "./lib/context.js";
+import { createResource, getDataPath, prepareFixtures, shippedServer } from "./lib/context.js";
 import { startNginx } from "./lib/nginx.js";
 import { installExitHooks, startServer, stopAll } from "./lib/proc.js";
 import { ensureBun } from "./lib/setup.js";
@@ -151,7 +151,6 @@ async function main() {
   const fixtures = prepareFixtures(work, true);
   const nginx = await startNginx({ root: fixtures.dir, workDir: work, name: "profile" });
   const bun = onBun ? ensureBun(ROOT) : null;
-  const ctx: Context = { root: ROOT, work, options: { quick: true, runs: 1, duration: seconds, warmup: 2, only: null, keep: true }, bun, fixtures, nginx };
   const dataDir = path.join(work, "profile-data");
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });

@@ -6,19 +6,14 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { createGuards } from "./auth/guards.js";
-import type { LinkSigner } from "./auth/signed-links.js";
-import type { TokenVerifier } from "./auth/verify-token.js";
-import type { Config } from "./config.js";
+import type { AppDeps } from "./app-deps.js";
 import type { AppEnv } from "./env.js";
 import { ProblemError } from "./errors.js";
 import { notFound, onError, onMethodNotAllowed, validationHook } from "./http-errors.js";
-import type { IdGenerator } from "./lib/ids.js";
-import type { Logger } from "./lib/logger.js";
-import type { ResourceStore } from "./metadata/resource-store.js";
 import { API_CORS, cors } from "./middleware/cors.js";
 import { headContentLength } from "./middleware/head-length.js";
 import { requestContext } from "./middleware/request-context.js";
-import { type AssetReader, mountExplorer } from "./routes/explorer/index.js";
+import { mountExplorer } from "./routes/explorer/index.js";
 import { createDataRouter } from "./routes/retrieval/router.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
@@ -29,49 +24,8 @@ import { createTusRouter } from "./routes/tus/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
 import { createUsageRouter } from "./routes/usage/router.js";
 import { createServices, type Services } from "./services/index.js";
-import type { FetchOrigin } from "./services/origin.js";
-import type { BlobStore } from "./storage/blob-store.js";
 
-export type AppConfig = Pick<
-  Config,
-  | "CMS_MAX_RESOURCE_BYTES"
-  | "CMS_MAX_INLINE_BYTES"
-  | "CMS_LOCK_TTL"
-  | "CMS_TUS_EXPIRY_SECONDS"
-  | "CMS_QUOTA_BYTES"
-  | "CMS_QUOTA_RESOURCES"
-  | "CMS_QUOTA_INGRESS_BYTES_PER_DAY"
-  | "CMS_QUOTA_OVERRIDES"
-  | "CMS_LOCK_MAX_TTL"
-  | "CMS_ZIP_MAX_ENTRIES"
-  | "CMS_ZIP_MAX_BYTES"
-  | "CMS_ZIP_MAX_RATIO"
-  | "CMS_GC_GRACE_SECONDS"
-  | "CMS_AUTH_ENABLED"
-  | "CMS_AUTH_ISSUER"
-  | "CMS_AUTH_EXPLORER_CLIENT_ID"
-  | "CMS_AUTH_TENANT_CLAIM"
-  | "CMS_AUTH_REALM_ROLES"
-  | "CMS_PUBLIC_READ"
-  | "CMS_PUBLIC_URL"
-  | "CMS_CONTENT_ORIGIN"
->;
-
-export interface AppDeps {
-  config: AppConfig;
-  blobs: BlobStore;
-  store: ResourceStore;
-  fetchOrigin: FetchOrigin;
-  /** null when auth is off (CMS_AUTH_ENABLED=false). */
-  verifier: TokenVerifier | null;
-  links: LinkSigner;
-  newShortId: IdGenerator;
-  clock: () => Date;
-  logger: Logger;
-  readAsset: AssetReader;
-  /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
-  platformCompresses: boolean;
-}
+export type { AppConfig, AppDeps } from "./app-deps.js";
 
 /** JSON request bodies carry metadata only; content arrives by URI, inline base64 or a streamed upload. */
 const MAX_JSON_BODY_BYTES = 64 * 1024;

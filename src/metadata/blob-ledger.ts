@@ -4,7 +4,7 @@
  * of instances sharing the database (libSQL or D1).
  */
 import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
-import type { AnySQLiteDatabase } from "./resource-store.js";
+import type { AnySQLiteDatabase } from "./store-types.js";
 import { blobLedger, resources, revisions } from "./schema.js";
 
 export interface BlobLedger {

@@ -4,7 +4,7 @@
  * overwritten by the next acquire (no reaper needed, and an abandoned lock can never block for ever).
  */
 import { and, eq, gt, lte, sql } from "drizzle-orm";
-import type { AnySQLiteDatabase, LockProof } from "./resource-store.js";
+import type { AnySQLiteDatabase, LockProof } from "./store-types.js";
 import { type LockRow, locks } from "./schema.js";
 
 export interface NewLock extends LockProof {

@@ -10,9 +10,9 @@
  */
 import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
 import { createLockStore, type LockStore } from "./lock-store.js";
+import type { AnySQLiteDatabase, LockProof } from "./store-types.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import {
   blobLedger,
@@ -27,13 +27,8 @@ import {
   tenantUsage,
 } from "./schema.js";
 
-/** Proof that the caller holds a lock: all three must match a live row of `locks`. */
-export interface LockProof {
-  lockId: string;
-  owner: string;
-  /** principal.ts `holderOf`, or null when auth is off (matched with SQL `IS`, so null equals null). */
-  holder: string | null;
-}
+// Kept in their own module so lock-store.ts can use them without importing this file back.
+export type { AnySQLiteDatabase, LockProof } from "./store-types.js";
 
 /** What updateResource may change; omitted fields keep their value. */
 export type ResourceChanges = Partial<Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">>;
@@ -107,8 +102,6 @@ export interface ResourceStore {
   adoptLegacyOwners(issuer: string): Promise<number>;
 }
 
-// biome-ignore lint: drizzle's result type differs per driver (libSQL ResultSet, D1Result); we never read it.
-export type AnySQLiteDatabase = BaseSQLiteDatabase<"async", any, Record<string, unknown>>;
 
 /** libSQL's and D1's drizzle databases both have `batch` (one transaction); the base type does not. */
 export type BatchSQLiteDatabase = AnySQLiteDatabase & {

@@ -4,7 +4,7 @@
  * the same offset, exactly one advances it.
  */
 import { and, eq, isNull, lte } from "drizzle-orm";
-import type { AnySQLiteDatabase } from "./resource-store.js";
+import type { AnySQLiteDatabase } from "./store-types.js";
 import { type NewTusUploadRow, type TusUploadRow, tusUploads } from "./schema.js";
 
 export interface TusPart {

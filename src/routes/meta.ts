@@ -5,8 +5,7 @@ import { problemResponses } from "../http-errors.js";
 import { ProblemError } from "../errors.js";
 import { BEARER_SECURITY, createRouter } from "./router.js";
 
-export const API_VERSION = "1.0";
-export const API_PREFIX = `/cms/v${API_VERSION}`;
+export { API_PREFIX, API_VERSION } from "./api-version.js";
 
 const VersionSchema = z
   .object({

@@ -3,7 +3,7 @@ import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../env.js";
 import { problemResponses, validationHook } from "../http-errors.js";
-import { API_PREFIX } from "./meta.js";
+import { API_PREFIX } from "./api-version.js";
 
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 

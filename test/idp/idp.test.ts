@@ -238,7 +238,7 @@ describe("password grant (cms-server)", () => {
 
     const redeem = (refreshToken: string) =>
       postForm(url("token"), { client_id: "cms-server", client_secret: SECRET, grant_type: "refresh_token", refresh_token: refreshToken });
-    const [header, payload, signature] = refresh.split(".") as [string, string, string];
+    const [header, , signature] = refresh.split(".") as [string, string, string];
     const raised = base64url.encode(JSON.stringify({ ...claims, sub: "cms-admin" }));
     expect(((await (await redeem(`${header}.${raised}.${signature}`)).json()) as TokenResponse).error).toBe("invalid_grant");
     expect(((await (await redeem(claims.jti as string)).json()) as TokenResponse).error).toBe("invalid_grant");

@@ -182,8 +182,8 @@ describe("findStartPage: imsmanifest.xml", () => {
     await expectStartPageError([manifest(missing), page("start.html")], /launch resource "index.html" is not a file in the zip/);
     const external = `<manifest><resources><resource identifier="r" href="https://evil.example/x.html"/></resources></manifest>`;
     await expectStartPageError([manifest(external), page("x.html")], /not a file in the zip/);
-    const escape = `<manifest><resources xml:base="../../"><resource identifier="r" href="/etc/passwd"/></resources></manifest>`;
-    await expectStartPageError([manifest(escape), page("start.html")], /not a file in the zip/);
+    const escaping = `<manifest><resources xml:base="../../"><resource identifier="r" href="/etc/passwd"/></resources></manifest>`;
+    await expectStartPageError([manifest(escaping), page("start.html")], /not a file in the zip/);
     await expectStartPageError([manifest(`<manifest><resources/></manifest>`), page("start.html")], /names no resource with an href/);
     await expectStartPageError([manifest(`this is not xml at all <<<>>> &&&`), page("start.html")], /names no resource with an href/);
   });

@@ -4,7 +4,9 @@
  * and a revisit costs a 304. A handful of pinned static files: holding them in memory is the point.
  */
 import { toHex } from "../../lib/sha256.js";
-import type { AssetReader } from "./index.js";
+
+/** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
+export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
 
 export interface VendorAsset {
   bytes: Uint8Array<ArrayBuffer>;

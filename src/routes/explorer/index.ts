@@ -7,12 +7,11 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../env.js";
 import { ProblemError } from "../../errors.js";
 import { ifNoneMatchHits } from "../../lib/serve-blob.js";
-import { acceptsGzip, vendorAssets } from "./assets.js";
+import { type AssetReader, acceptsGzip, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 import { openApiDocument } from "./openapi-document.js";
 
-/** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
-export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
+export type { AssetReader } from "./assets.js";
 
 export const VENDOR_PATH = "/vendor/swagger-ui-dist";
 

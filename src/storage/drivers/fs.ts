@@ -402,7 +402,7 @@ class FsStore implements FsBlobStore {
   }
 
   async *#walk(relativeDir: string, prefix: string): AsyncGenerator<BlobKey> {
-    let dir;
+    let dir: Awaited<ReturnType<typeof opendir>>;
     try {
       dir = await opendir(relativeDir ? this.#resolve(relativeDir) : this.root);
     } catch (err) {
