@@ -2,7 +2,7 @@
  * In-memory blob driver for tests and local development: the same contract as the fs driver, Web
  * APIs only. Everything lives in the heap, so it is not for production data.
  */
-import type { BlobInfo, BlobKey, BlobObject, BlobStore, ByteRange, PutOptions } from "../blob-store.js";
+import type { BlobInfo, BlobKey, BlobObject, BlobStore, PutOptions } from "../blob-store.js";
 import { parseBlobKey, parseKeyPrefix } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, targetOrCancel } from "../put-checks.js";
 import { checkRange } from "../driver-kit.js";
