@@ -1,7 +1,7 @@
 /**
  * File transfers of the CLI. `get` keeps an interrupted download as `<file>.part` with its ETag in
  * `<file>.part.json`; the next run hashes what is there and asks only for the rest (Range +
- * If-Range), then verifies the whole file's SHA-256 before renaming it into place.
+ * If-Range), then verifies the whole file against the Repr-Digest (else the ETag) before renaming it into place.
  */
 import { createReadStream, createWriteStream } from "node:fs";
 import { readFile, rename, rm, stat, writeFile } from "node:fs/promises";

@@ -2,8 +2,10 @@
  * Downloads with Range resume and SHA-256 verification. The caller keeps the bytes it already has
  * and their running hash; the request asks for the rest with `If-Range: <ETag>`, so content that
  * changed meanwhile comes back whole (200) and the hash starts over. The body stream errors with
- * ChecksumMismatch at its end when the whole content does not hash to the ETag (the quoted SHA-256).
+ * ChecksumMismatch at its end when the whole content does not hash to the answer's `Repr-Digest`
+ * (sha-256, RFC 9530), or, when that has no sha-256 member, to the ETag (the quoted SHA-256).
  */
+import { parseSha256Digest } from "../lib/digest-fields.js";
 import { Sha256 } from "../lib/sha256.js";
 import { ChecksumMismatch, CmsProblem } from "./problem.js";
 import type { Progress } from "./upload.js";
@@ -36,6 +38,14 @@ const totalOf = (res: Response): number => {
   return Number(range?.[1] ?? res.headers.get("content-length") ?? Number.NaN);
 };
 
+/** The SHA-256 (hex) the whole content must hash to: Repr-Digest's, else the ETag's. */
+function expectedSha256(res: Response, etag: string): string {
+  const digest = parseSha256Digest(res.headers.get("repr-digest"));
+  if (digest.kind === "sha256") return digest.hex;
+  if (digest.kind === "malformed") throw new TypeError(`malformed Repr-Digest: ${res.headers.get("repr-digest")}`);
+  return etag.replace(/^"|"$/g, "");
+}
+
 export async function download(fetchFn: (req: Request) => Promise<Response>, url: string, o: DownloadOptions = {}): Promise<Download> {
   const offset = o.offset ?? 0;
   const headers = new Headers();
@@ -49,7 +59,7 @@ export async function download(fetchFn: (req: Request) => Promise<Response>, url
   if (res.status === 416 && offset > 0 && totalOf(res) === offset) return download(fetchFn, url, { ...o, offset: 0, hash: undefined });
   if (res.status !== 200 && res.status !== 206) throw await CmsProblem.from(res);
   const etag = res.headers.get("etag") ?? "";
-  const sha256 = etag.replace(/^"|"$/g, "");
+  const sha256 = expectedSha256(res, etag);
   const start = res.status === 206 ? offset : 0;
   const hash = start > 0 && o.hash ? o.hash : new Sha256();
   const size = totalOf(res);

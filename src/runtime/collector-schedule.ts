@@ -20,7 +20,7 @@ export function scheduleCollector(collector: BlobCollector, intervalMs: number, 
       if (adopted > 0) logger.info("orphan blobs found", { adopted });
     }
     const figures = await collector.pass();
-    if (figures.removed > 0 || figures.takenOver > 0) logger.info("blobs collected", { ...figures });
+    if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0) logger.info("blobs collected", { ...figures });
   };
   const tick = () => {
     if (running || stopped) return;

@@ -136,7 +136,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
     platformCompresses: false,
   });
   const collector = scheduleCollector(
-    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger }),
+    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger, tusUploads: resourceStore.tusUploads }),
     config.CMS_GC_INTERVAL_SECONDS * 1000,
     logger,
   );

@@ -127,6 +127,7 @@ export function createWorkerApp(): WorkerApp {
         graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
         now: Date.now,
         logger: deps.logger,
+        tusUploads: deps.store.tusUploads,
       });
       if (sweep) deps.logger.info("orphan blobs found", { adopted: await collector.sweep() });
       deps.logger.info("blobs collected", { ...(await collector.pass()) });

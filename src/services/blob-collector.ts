@@ -17,7 +17,9 @@
  */
 import type { Logger } from "../lib/logger.js";
 import type { BlobLedger } from "../metadata/blob-ledger.js";
+import type { TusUploadStore } from "../metadata/tus-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+import { collectExpiredUploads } from "./tus-uploads.js";
 
 /** A deletion claimed this long ago and not finished is taken over (its collector died). */
 export const STALE_DOOM_MS = 30_000;
@@ -35,6 +37,8 @@ export interface BlobCollectorDeps {
   graceMs: number;
   now: () => number;
   logger?: Logger;
+  /** When given, each pass also removes every expired tus upload (row and parts). */
+  tusUploads?: TusUploadStore;
 }
 
 export interface CollectFigures {
@@ -44,13 +48,15 @@ export interface CollectFigures {
   kept: number;
   /** Deletions of dead collectors finished. */
   takenOver: number;
+  /** Expired tus uploads removed. */
+  uploadsExpired: number;
 }
 
 export type BlobCollector = ReturnType<typeof createBlobCollector>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function createBlobCollector({ blobs, ledger, graceMs, now, logger }: BlobCollectorDeps) {
+export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUploads }: BlobCollectorDeps) {
   /** Deletes a blob this collector doomed at `doomedAt`, then its ledger row. */
   async function remove(key: string, doomedAt: number): Promise<boolean> {
     // Too late to start: another instance may already be taking this deletion over.
@@ -116,10 +122,11 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger }: Blo
 
     /**
      * One collection pass: every key due for a look (purged, released, or with a lapsed
-     * reservation), then deletions left unfinished by dead collectors. Errors are logged per key.
+     * reservation), then deletions left unfinished by dead collectors, then expired tus uploads.
+     * Errors are logged per key.
      */
     async pass(): Promise<CollectFigures> {
-      const figures: CollectFigures = { removed: 0, kept: 0, takenOver: 0 };
+      const figures: CollectFigures = { removed: 0, kept: 0, takenOver: 0, uploadsExpired: 0 };
       const failed = new Set<string>();
       for (;;) {
         const due = (await ledger.due(now(), BATCH + failed.size)).filter((key) => !failed.has(key));
@@ -139,6 +146,17 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger }: Blo
           if (await takeOver(key, doomedAt)) figures.takenOver++;
         } catch (err) {
           logger?.warn("blob collection failed", { key, error: err });
+        }
+      }
+      if (tusUploads) {
+        try {
+          let n: number;
+          do {
+            n = await collectExpiredUploads(tusUploads, blobs, now(), BATCH);
+            figures.uploadsExpired += n;
+          } while (n === BATCH);
+        } catch (err) {
+          logger?.warn("expired upload collection failed", { error: err });
         }
       }
       return figures;

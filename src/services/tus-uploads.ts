@@ -3,14 +3,15 @@
  * blob-store object under `tus/<id>/` (so every driver — fs, S3, R2, memory — holds them with no
  * driver of its own, and they survive restarts). When the last byte arrives the parts are streamed,
  * in order, into `resources.create`: a finished upload is an ordinary resource (dedupe, zip packages,
- * digests, tenant rules). Expired uploads are collected when new ones are created.
+ * digests, tenant rules). Expired uploads are collected a few at a time when new ones are created,
+ * and all of them by every blob-collector pass (blob-collector.ts), so they go with nobody uploading.
  */
 import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
 import { Sha256 } from "../lib/sha256.js";
 import type { ResourceStore } from "../metadata/resource-store.js";
 import type { TusUploadRow } from "../metadata/schema.js";
-import { partsOf, type TusPart } from "../metadata/tus-store.js";
+import { partsOf, type TusPart, type TusUploadStore } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
@@ -38,6 +39,25 @@ const COLLECT_PER_CREATE = 8;
 
 const randomId = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 const partsPrefix = (id: string) => `tus/${id}/`;
+
+/** Deletes every object under the upload's prefix (recorded parts and any orphan of a failed PATCH). */
+async function dropParts(blobs: BlobStore, id: string): Promise<void> {
+  const keys: BlobKey[] = [];
+  for await (const key of blobs.list(partsPrefix(id))) keys.push(key);
+  await Promise.all(keys.map((key) => blobs.delete(key)));
+}
+
+async function removeUpload(uploads: TusUploadStore, blobs: BlobStore, id: string): Promise<void> {
+  await uploads.remove(id);
+  await dropParts(blobs, id);
+}
+
+/** Removes up to `limit` uploads expired at `now` (row, then parts); returns how many. */
+export async function collectExpiredUploads(uploads: TusUploadStore, blobs: BlobStore, now: number, limit: number): Promise<number> {
+  const rows = await uploads.expired(now, limit);
+  for (const row of rows) await removeUpload(uploads, blobs, row.id);
+  return rows.length;
+}
 
 /**
  * The request body as received, ended cleanly where the client stopped: tus keeps whatever arrived
@@ -102,17 +122,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
   const uploads = store.tusUploads;
   const now = () => clock().getTime();
 
-  /** Deletes every object under the upload's prefix (recorded parts and any orphan of a failed PATCH). */
-  async function dropParts(id: string): Promise<void> {
-    const keys: BlobKey[] = [];
-    for await (const key of blobs.list(partsPrefix(id))) keys.push(key);
-    await Promise.all(keys.map((key) => blobs.delete(key)));
-  }
-
-  async function remove(id: string): Promise<void> {
-    await uploads.remove(id);
-    await dropParts(id);
-  }
+  const remove = (id: string) => removeUpload(uploads, blobs, id);
 
   /** The upload `id` if `principal` may act on it: 404 when unknown or expired (tus allows 404 for both). */
   async function get(id: string, principal: Principal): Promise<TusUploadRow> {
@@ -125,7 +135,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
   }
 
   async function collectExpired(): Promise<void> {
-    for (const row of await uploads.expired(now(), COLLECT_PER_CREATE)) await remove(row.id);
+    await collectExpiredUploads(uploads, blobs, now(), COLLECT_PER_CREATE);
   }
 
   return {
@@ -216,7 +226,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
         throw err;
       }
       await uploads.finish(row.id, created.primary.uid);
-      await dropParts(row.id);
+      await dropParts(blobs, row.id);
       return created;
     },
 

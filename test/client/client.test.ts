@@ -1,16 +1,18 @@
 /**
  * The typed client (src/client) against the real server with auth on and the real dev IdP, all on
  * 127.0.0.1: password-grant tokens with refresh, streaming upload with progress, downloads resumed
- * with Range and verified against the SHA-256, typed problems, signed links, and a bundle for
+ * with Range and verified against Repr-Digest (else the ETag), typed problems, signed links, and a bundle for
  * browsers/Workers with no Node imports.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error -- a plain .mjs script without types
 import { buildClient } from "../../scripts/build.mjs";
+import { download } from "../../src/client/download.js";
 import { ChecksumMismatch, CmsProblem, type CmsClient, createCmsClient, passwordGrant, Sha256, staticToken } from "../../src/client/index.js";
 import { type AuthStack, CLIENT_SECRET, startAuthStack } from "../helpers/auth-stack.js";
 
@@ -115,5 +117,42 @@ describe("createCmsClient", () => {
     const bundled = (await import(pathToFileURL(out).href)) as typeof import("../../src/client/index.js");
     const c = bundled.createCmsClient({ baseUrl: stack.app.baseUrl, token: bundled.staticToken(await stack.passwordToken("acme-creator")) });
     expect((await c.listResources({ resourceTenantId: "acme", limit: 1 })).resources).toHaveLength(1);
+  });
+});
+
+describe("download verifies against Repr-Digest (RFC 9530)", () => {
+  // A loopback server standing in for a CMS that answers with a chosen Repr-Digest and ETag.
+  const serve = async (body: Uint8Array, headers: Record<string, string>) => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { "content-length": String(body.length), ...headers });
+      res.end(body);
+    });
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    const { port } = server.address() as { port: number };
+    return { url: `http://127.0.0.1:${port}/x`, close: () => new Promise((ok) => server.close(ok)) };
+  };
+  const digestOf = (bytes: Uint8Array) => `sha-256=:${createHash("sha256").update(bytes).digest("base64")}:`;
+
+  it("fails the body with ChecksumMismatch when Repr-Digest does not match, even if the ETag does", async () => {
+    const bytes = randomBytes(10_000);
+    const server = await serve(bytes, { etag: `"${hex(bytes)}"`, "repr-digest": digestOf(randomBytes(10)) });
+    try {
+      const dl = await download((req) => fetch(req), server.url);
+      await expect(bytesOf(dl.body)).rejects.toBeInstanceOf(ChecksumMismatch);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("verifies against Repr-Digest when the ETag is not a SHA-256", async () => {
+    const bytes = randomBytes(10_000);
+    const server = await serve(bytes, { etag: '"v1"', "repr-digest": `md5=:AAAA:, ${digestOf(bytes)}` });
+    try {
+      const dl = await download((req) => fetch(req), server.url);
+      expect(dl.sha256).toBe(hex(bytes));
+      expect(hex(await bytesOf(dl.body))).toBe(hex(bytes));
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -25,8 +26,16 @@ export interface ExitResult {
   stdout: string;
 }
 
-function start(env: Record<string, string>) {
-  return spawn(process.execPath, ["dist/node/server.mjs"], {
+/** The server under test: the built Node server, or `bun src/bun.ts` with the pinned devDependency bun. */
+export type ServerRuntime = "node" | "bun";
+const COMMANDS: Record<ServerRuntime, [string, string[]]> = {
+  node: [process.execPath, ["dist/node/server.mjs"]],
+  bun: [join(ROOT, "node_modules", ".bin", "bun"), ["src/bun.ts"]],
+};
+
+function start(env: Record<string, string>, runtime: ServerRuntime = "node") {
+  const [command, args] = COMMANDS[runtime];
+  return spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", CMS_HOST: "127.0.0.1", CMS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -52,8 +61,8 @@ export function runUntilExit(env: Record<string, string>, timeoutMs = 20_000): P
   });
 }
 
-export async function spawnServer(env: Record<string, string>): Promise<ServerProcess> {
-  const child = start(env);
+export async function spawnServer(env: Record<string, string>, runtime: ServerRuntime = "node"): Promise<ServerProcess> {
+  const child = start(env, runtime);
   const stdout: string[] = [];
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += d));

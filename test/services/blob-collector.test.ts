@@ -187,3 +187,35 @@ describe("blob lifetime", () => {
     expect(await store.ledger.find(blob.key)).toBeNull();
   });
 });
+
+describe("expired tus uploads", () => {
+  const upload = async (id: string, expiresAt: number) => {
+    const key = `tus/${id}/0` as BlobKey;
+    await blobs.put(key, streamOf(bytes("part")));
+    await store.tusUploads.create({ id, tenantId: "t", fields: "{}", length: 10, offset: 4, parts: JSON.stringify([{ key, size: 4 }]), createdAt: clock, expiresAt });
+    return key;
+  };
+  const keysUnder = async (prefix: string) => {
+    const keys: string[] = [];
+    for await (const key of blobs.list(prefix)) keys.push(key);
+    return keys;
+  };
+
+  it("a pass removes every expired upload (row and parts) with nobody uploading, and keeps live ones", async () => {
+    const sweeping = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock, tusUploads: store.tusUploads });
+    const expiring = "a".repeat(32);
+    const live = "b".repeat(32);
+    await upload(expiring, clock + 1_000);
+    await upload(live, clock + 3_600_000);
+
+    expect((await sweeping.pass()).uploadsExpired).toBe(0);
+    expect(await keysUnder(`tus/${expiring}/`)).toHaveLength(1);
+
+    clock += 1_000;
+    expect((await sweeping.pass()).uploadsExpired).toBe(1);
+    expect(await store.tusUploads.find(expiring)).toBeNull();
+    expect(await keysUnder(`tus/${expiring}/`)).toEqual([]);
+    expect(await store.tusUploads.find(live)).not.toBeNull();
+    expect(await keysUnder(`tus/${live}/`)).toHaveLength(1);
+  });
+});
