@@ -19,7 +19,7 @@ import type { Logger } from "../lib/logger.js";
 import type { BlobLedger } from "../metadata/blob-ledger.js";
 import type { TusUploadStore } from "../metadata/tus-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
-import { collectExpiredUploads } from "./tus-uploads.js";
+import { collectExpiredUploads } from "./tus-parts.js";
 
 /** A deletion claimed this long ago and not finished is taken over (its collector died). */
 export const STALE_DOOM_MS = 30_000;

@@ -11,12 +11,13 @@ import { ProblemError } from "../errors.js";
 import { Sha256 } from "../lib/sha256.js";
 import type { ResourceStore } from "../metadata/resource-store.js";
 import type { TusUploadRow } from "../metadata/schema.js";
-import { partsOf, type TusPart, type TusUploadStore } from "../metadata/tus-store.js";
+import { partsOf, type TusPart } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { QuotaService } from "./quotas.js";
 import type { Created, NewResource, ResourceService } from "./resources.js";
+import { collectExpiredUploads, dropParts, partsPrefix, removeUpload } from "./tus-parts.js";
 
 export interface TusUploadDeps {
   store: ResourceStore;
@@ -38,26 +39,6 @@ export const METADATA_POINTER = "/header/upload-metadata";
 const COLLECT_PER_CREATE = 8;
 
 const randomId = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
-const partsPrefix = (id: string) => `tus/${id}/`;
-
-/** Deletes every object under the upload's prefix (recorded parts and any orphan of a failed PATCH). */
-async function dropParts(blobs: BlobStore, id: string): Promise<void> {
-  const keys: BlobKey[] = [];
-  for await (const key of blobs.list(partsPrefix(id))) keys.push(key);
-  await Promise.all(keys.map((key) => blobs.delete(key)));
-}
-
-async function removeUpload(uploads: TusUploadStore, blobs: BlobStore, id: string): Promise<void> {
-  await uploads.remove(id);
-  await dropParts(blobs, id);
-}
-
-/** Removes up to `limit` uploads expired at `now` (row, then parts); returns how many. */
-export async function collectExpiredUploads(uploads: TusUploadStore, blobs: BlobStore, now: number, limit: number): Promise<number> {
-  const rows = await uploads.expired(now, limit);
-  for (const row of rows) await removeUpload(uploads, blobs, row.id);
-  return rows.length;
-}
 
 /**
  * The request body as received, ended cleanly where the client stopped: tus keeps whatever arrived
