@@ -20,7 +20,9 @@ afterAll(() => stack?.close());
 
 it("logs in with the password grant, caches the token 0600, uses it, and logs out", async () => {
   await writeFile(join(stack.app.dir, "a.txt"), "auth");
-  const refused = await cms("put", "a.txt", "--tenant", "acme");
+  // Not logged in: refused. (`ls`, not `put`: a streamed upload refused before its body is read
+  // may see the connection reset instead of the 401 — noted in the closing note, issue 11 §3.)
+  const refused = await cms("ls", "--tenant", "acme");
   expect(refused.code).toBe(1);
   expect(refused.stderr).toMatch(/^cms: 401 UNAUTHENTICATED: .*\n$/);
 
