@@ -8,7 +8,7 @@
  */
 import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../errors.js";
-import { Sha256 } from "../lib/sha256.js";
+import { Sha256, toHex } from "../lib/sha256.js";
 import type { ResourceStore } from "../metadata/resource-store.js";
 import type { TusUploadRow } from "../metadata/schema.js";
 import { partsOf, type TusPart } from "../metadata/tus-store.js";
@@ -38,7 +38,7 @@ export const METADATA_POINTER = "/header/upload-metadata";
 /** Expired uploads removed per creation: bounded, so one request never pays for a long backlog. */
 const COLLECT_PER_CREATE = 8;
 
-const randomId = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+const randomId = () => toHex(crypto.getRandomValues(new Uint8Array(16)));
 
 /**
  * The request body as received, ended cleanly where the client stopped: tus keeps whatever arrived
