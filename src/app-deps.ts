@@ -6,7 +6,7 @@ import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { ResourceStore } from "./metadata/resource-store.js";
 import type { AssetReader } from "./routes/explorer/index.js";
-import type { FetchOrigin } from "./services/origin.js";
+import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
 
 export type AppConfig = Pick<

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { type Client, createClient } from "@libsql/client";
 import { createResourceStore } from "../../src/metadata/resource-store.js";
-import { openDatabase } from "../../src/runtime/server-deps.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { createFsBlobStore } from "../../src/storage/drivers/fs.js";
 import { contentKeyUnder, tenantPrefix } from "../../src/storage/keys.js";
 import { type Context, startApp, verify } from "../lib/context.js";

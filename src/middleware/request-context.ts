@@ -1,7 +1,7 @@
 /**
  * Per-request context: a request id (a sane incoming `X-Request-Id` is honoured, otherwise a new
  * one), echoed in the response. The access log is the server's: it is written when the answer is
- * over (runtime/access-log.ts on node:http, the Worker's fetch handler on Workers).
+ * over (runtime/node/access-log.ts on node:http, the Worker's fetch handler on Workers).
  */
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../env.js";

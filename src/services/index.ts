@@ -1,6 +1,6 @@
 /**
  * The services behind the routes, built once from the app's deps. createApp mounts routes on them;
- * a runtime may also use them directly (src/runtime/fast-get.ts answers the hottest read with them).
+ * a runtime may also use them directly (src/runtime/node/fast-get.ts answers the hottest read with them).
  */
 import type { AppDeps } from "../app-deps.js";
 import { createBlobCollector } from "./blob-collector.js";

@@ -12,7 +12,7 @@ import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
 import { parseSha256Digest } from "../lib/digest-fields.js";
 import { type ContentStore, digestMismatch, type StoredBlob } from "./content.js";
 import type { ContentSource, ExpectedDigest } from "./content-source.js";
-import type { FetchOrigin } from "./origin.js";
+import type { FetchOrigin } from "../origin/fetch-origin.js";
 import type { PackageService } from "./packages.js";
 import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";

@@ -11,7 +11,8 @@ import { migrate } from "drizzle-orm/libsql/migrator";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createResourceStore, type GuardedChange, type ResourceStore } from "../../src/metadata/resource-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { MIGRATIONS_FOLDER, openDatabase } from "../../src/runtime/server-deps.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
+import { MIGRATIONS_FOLDER } from "../../src/runtime/node/migrations.js";
 import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;

@@ -11,8 +11,8 @@ import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createResourceStore, type ResourceStore } from "../../src/metadata/resource-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { withPreparedUriLookup } from "../../src/runtime/prepared-lookup.js";
-import { openDatabase } from "../../src/runtime/server-deps.js";
+import { withPreparedUriLookup } from "../../src/runtime/node/prepared-lookup.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ProblemError } from "../../src/errors.js";
 import { createResourceStore, type ResourceStore } from "../../src/metadata/resource-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/server-deps.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { createBlobCollector, STALE_DOOM_MS, type BlobCollector } from "../../src/services/blob-collector.js";
 import { createContentStore, type ContentStore } from "../../src/services/content.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";

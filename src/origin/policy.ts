@@ -1,10 +1,10 @@
 /**
- * The runtime-neutral half of the SSRF-safe `FetchOrigin`s (runtime/node-fetch-origin.ts pins checked
- * addresses, runtime/worker-fetch-origin.ts judges by name): URL checks, the redirect loop under one
+ * The runtime-neutral half of the SSRF-safe `FetchOrigin`s (node-fetch.ts pins checked
+ * addresses, worker-fetch.ts judges by name): URL checks, the redirect loop under one
  * total budget, and the problem shape. Web APIs only, so the Worker can use it.
  */
 import { ProblemError, type ProblemCode } from "../errors.js";
-import type { FetchOrigin, OriginResponse } from "./origin.js";
+import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 
 const FIELD = "/body/resourceExternalURI";
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);

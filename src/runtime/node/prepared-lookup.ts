@@ -1,5 +1,5 @@
 /**
- * Node/Bun fast path for getData's row lookup on a local libSQL file: one statement prepared once
+ * Node/Bun fast path for getData's row lookup on a local libSQL file: one statement (metadata/uri-lookup.ts) prepared once
  * on a synchronous `libsql` connection (through @libsql/client every call re-prepares the SQL and
  * re-reads its column list), and a bounded cache of the rows it found.
  *
@@ -10,11 +10,11 @@
  * version is read once per event-loop turn: a request sees every write committed before its turn
  * began, so a client that waited for a write's response never reads what it replaced.
  */
-import { getTableColumns } from "drizzle-orm";
 import Database from "libsql";
 import { LRUCache } from "lru-cache";
-import type { ResourceStore } from "../metadata/resource-store.js";
-import { type ResourceRow, resources } from "../metadata/schema.js";
+import type { ResourceStore } from "../../metadata/resource-store.js";
+import type { ResourceRow } from "../../metadata/schema.js";
+import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
 
 /** Rows kept (URIs looked up, found or not), least recently used evicted first. */
 const MAX_CACHED_ROWS = 10_000;
@@ -22,23 +22,10 @@ const NOT_FOUND = Symbol("not found");
 
 export function withPreparedUriLookup(store: ResourceStore, databaseFile: string): ResourceStore & { close(): void } {
   const db = new Database(databaseFile);
-  const columns = Object.entries(getTableColumns(resources));
-  const select = db.prepare(
-    `SELECT ${columns.map(([, c]) => `"${c.name}"`).join(", ")} FROM resources WHERE context = ? AND path = ? LIMIT 1`,
-  );
+  const select = db.prepare(URI_LOOKUP_SQL);
   select.raw(true);
   const dataVersion = db.prepare("PRAGMA data_version");
   dataVersion.raw(true);
-
-  // Rows are mapped with drizzle's own column definitions, so they equal what the store returns.
-  const toRow = (values: unknown[]) => {
-    const row: Record<string, unknown> = {};
-    for (let i = 0; i < columns.length; i++) {
-      const [key, column] = columns[i] as (typeof columns)[number];
-      row[key] = values[i] === null ? null : column.mapFromDriverValue(values[i]);
-    }
-    return Object.freeze(row) as ResourceRow;
-  };
 
   // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.
   const rows = new LRUCache<string, ResourceRow | typeof NOT_FOUND>({ max: MAX_CACHED_ROWS });
@@ -67,7 +54,7 @@ export function withPreparedUriLookup(store: ResourceStore, databaseFile: string
       const cached = rows.get(key);
       if (cached !== undefined) return cached === NOT_FOUND ? null : cached;
       const values = select.get(context, path) as unknown[] | undefined;
-      const row = values ? toRow(values) : null;
+      const row = values ? toResourceRow(values) : null;
       rows.set(key, row ?? NOT_FOUND);
       return row;
     },

@@ -2,7 +2,7 @@
 // misbehave like this), the real app, its volume and database.
 import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNodeFetchOrigin } from "../../src/runtime/node-fetch-origin.js";
+import { createNodeFetchOrigin } from "../../src/origin/node-fetch.js";
 import { expectProblem, tableCounts, volumeFiles } from "../helpers/cms-client.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
 

@@ -6,9 +6,9 @@ import dns, { type LookupAddress, type LookupAllOptions } from "node:dns";
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
-import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "../lib/ip-address.js";
-import type { FetchOrigin, OriginResponse } from "../services/origin.js";
-import { followRedirects, isLocalhostName, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
+import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip-address.js";
+import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import { followRedirects, isLocalhostName, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (

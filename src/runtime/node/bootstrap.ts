@@ -4,13 +4,13 @@
  * the database or the listening address is unusable.
  */
 import type { AddressInfo } from "node:net";
-import { createApp } from "../app.js";
-import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../config.js";
-import { createJsonLogger } from "../lib/logger.js";
-import { createServices } from "../services/index.js";
+import { createApp } from "../../app.js";
+import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../../config.js";
+import { createJsonLogger } from "../../lib/logger.js";
+import { createServices } from "../../services/index.js";
 import { batchedLines } from "./batched-lines.js";
-import { createNodeServer } from "./node-server.js";
-import { createServerDeps } from "./server-deps.js";
+import { createNodeServer } from "./server.js";
+import { createServerDeps } from "./deps.js";
 
 const stdout = batchedLines((chunk) => process.stdout.write(chunk));
 // Every way out (process.exit included) writes what is still pending; stdout is synchronous here.

@@ -4,9 +4,9 @@
  * by URL: IP literals in any spelling and private names are refused outright.
  */
 import { ProblemError } from "../errors.js";
-import { ipVersion, unbracket } from "../lib/ip-address.js";
-import type { FetchOrigin, OriginResponse } from "../services/origin.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "../services/origin-policy.js";
+import { ipVersion, unbracket } from "./ip-address.js";
+import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
 
 export interface WorkerFetchOriginOptions {
   /**

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProblemError } from "../../src/errors.js";
-import { createWorkerFetchOrigin, privateHostReason } from "../../src/runtime/worker-fetch-origin.js";
+import { createWorkerFetchOrigin, privateHostReason } from "../../src/origin/worker-fetch.js";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
 let origin: Origin;

@@ -3,7 +3,7 @@ import http from "node:http";
 import net, { type AddressInfo, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProblemError, type ProblemCode } from "../../src/errors.js";
-import { createNodeFetchOrigin, type LookupAll } from "../../src/runtime/node-fetch-origin.js";
+import { createNodeFetchOrigin, type LookupAll } from "../../src/origin/node-fetch.js";
 
 // ---------------------------------------------------------------------------------------------
 // Network guard: every outgoing connection of this file must go to loopback. It wraps

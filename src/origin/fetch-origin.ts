@@ -1,6 +1,6 @@
 /**
  * The contract for fetching a resource's content from its external URI. Implementations enforce
- * the SSRF policy (see runtime/node-fetch-origin.ts); the service only sees a stream.
+ * the SSRF policy (this folder: policy.ts, ip-address.ts, node-fetch.ts, worker-fetch.ts); the service only sees a stream.
  */
 
 export interface OriginResponse {

@@ -3,15 +3,15 @@
  * R2 (`BLOBS`), metadata in D1 (`DB`) through drizzle's D1 driver, or in a remote libSQL database
  * when `CMS_DATABASE_URL` names one. Web APIs only.
  */
-import { createApp, type App, type AppDeps } from "../app.js";
-import { type Config, ConfigError, parseConfig } from "../config.js";
-import { ProblemError, problemResponse } from "../errors.js";
-import { createJsonLogger, type Logger } from "../lib/logger.js";
-import { type BatchSQLiteDatabase, createResourceStore } from "../metadata/resource-store.js";
-import { createBlobCollector } from "../services/blob-collector.js";
-import { createR2BlobStore, type R2BucketLike } from "../storage/drivers/r2.js";
-import { createAppDeps } from "./app-deps.js";
-import { createWorkerFetchOrigin } from "./worker-fetch-origin.js";
+import { createApp, type App, type AppDeps } from "../../app.js";
+import { type Config, ConfigError, parseConfig } from "../../config.js";
+import { ProblemError, problemResponse } from "../../errors.js";
+import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { type BatchSQLiteDatabase, createResourceStore } from "../../metadata/resource-store.js";
+import { createBlobCollector } from "../../services/blob-collector.js";
+import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
+import { createAppDeps } from "../app-deps.js";
+import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
 
 /** The bindings this Worker uses (see wrangler.toml); vars and secrets arrive as strings beside them. */
 export interface WorkerBindings {

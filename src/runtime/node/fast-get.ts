@@ -11,15 +11,15 @@
  * error. Node and Bun (node:http) only; Workers serve everything through the app.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
-import { ANONYMOUS_PRINCIPAL } from "../auth/principal.js";
-import { answerBlob } from "../lib/serve-blob.js";
-import type { Logger } from "../lib/logger.js";
-import { API_CORS, corsResponseHeaders } from "../middleware/cors.js";
-import { requestIdFrom } from "../middleware/request-context.js";
-import { API_PREFIX } from "../routes/meta.js";
-import type { ResourceRow } from "../metadata/schema.js";
-import { parseUri } from "../services/resource-ids.js";
-import type { Services } from "../services/index.js";
+import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
+import { answerBlob } from "../../lib/serve-blob.js";
+import type { Logger } from "../../lib/logger.js";
+import { API_CORS, corsResponseHeaders } from "../../middleware/cors.js";
+import { requestIdFrom } from "../../middleware/request-context.js";
+import { API_PREFIX } from "../../routes/meta.js";
+import type { ResourceRow } from "../../metadata/schema.js";
+import { parseUri } from "../../services/resource-ids.js";
+import type { Services } from "../../services/index.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
 const CORS_HEADERS = corsResponseHeaders(API_CORS);

@@ -17,7 +17,7 @@
  */
 import type { Client, InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from "@libsql/client";
 import Database from "libsql";
-import { DatabaseBusyError, DatabaseFullError } from "../metadata/database-errors.js";
+import { DatabaseBusyError, DatabaseFullError } from "../../metadata/database-errors.js";
 import { isReadOnly } from "./durable-commits.js";
 
 type Connection = InstanceType<typeof Database>;

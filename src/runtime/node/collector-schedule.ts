@@ -3,8 +3,8 @@
  * and a collection pass every `intervalMs` (the Worker runs the same pass from its cron trigger).
  * Passes never overlap; `stop` waits for the running one, so the database can close after it.
  */
-import type { Logger } from "../lib/logger.js";
-import type { BlobCollector } from "../services/blob-collector.js";
+import type { Logger } from "../../lib/logger.js";
+import type { BlobCollector } from "../../services/blob-collector.js";
 
 const SWEEP_EVERY_MS = 24 * 60 * 60 * 1000;
 
