@@ -3,7 +3,7 @@
  * on or off, and how getData may be read (token, signed link, or public).
  */
 import type { MiddlewareHandler } from "hono";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { ANONYMOUS_PRINCIPAL, type Role } from "./principal.js";
 import { authenticate, requireRole } from "./require-auth.js";
 import type { LinkSigner } from "./signed-links.js";

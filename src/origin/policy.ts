@@ -3,7 +3,7 @@
  * addresses, worker-fetch.ts judges by name): URL checks, the redirect loop under one
  * total budget, and the problem shape. Web APIs only, so the Worker can use it.
  */
-import { ProblemError, type ProblemCode } from "../errors.js";
+import { ProblemError, type ProblemCode } from "../problems.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 
 const FIELD = "/body/resourceExternalURI";

@@ -3,7 +3,7 @@
  * hand so every hop is checked. Workers cannot resolve names before connecting, so the policy is
  * by URL: IP literals in any spelling and private names are refused outright.
  */
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { ipVersion, unbracket } from "./ip-address.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";

@@ -1,8 +1,8 @@
 /** Service metadata: `/apiversion`, liveness and readiness. */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Guards } from "../auth/guards.js";
-import { problemResponses } from "../http-errors.js";
-import { ProblemError } from "../errors.js";
+import { problemResponses } from "../http/problem-handlers.js";
+import { ProblemError } from "../problems.js";
 import { BEARER_SECURITY, createRouter } from "./router.js";
 
 export { API_PREFIX, API_VERSION } from "./api-version.js";

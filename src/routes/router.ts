@@ -1,8 +1,8 @@
 /** Every route group starts from createRouter(): an OpenAPIHono whose validation errors are problems. */
 import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppEnv } from "../env.js";
-import { problemResponses, validationHook } from "../http-errors.js";
+import type { AppEnv } from "../http/app-env.js";
+import { problemResponses, validationHook } from "../http/problem-handlers.js";
 import { API_PREFIX } from "./api-version.js";
 
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });

@@ -2,7 +2,7 @@
 import http from "node:http";
 import net, { type AddressInfo, type Socket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { ProblemError, type ProblemCode } from "../../src/errors.js";
+import { ProblemError, type ProblemCode } from "../../src/problems.js";
 import { createNodeFetchOrigin, type LookupAll } from "../../src/origin/node-fetch.js";
 
 // ---------------------------------------------------------------------------------------------

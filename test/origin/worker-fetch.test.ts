@@ -3,7 +3,7 @@
  * every hop, redirects, status and time limits, streaming. Network only to loopback test origins.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ProblemError } from "../../src/errors.js";
+import { ProblemError } from "../../src/problems.js";
 import { createWorkerFetchOrigin, privateHostReason } from "../../src/origin/worker-fetch.js";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 

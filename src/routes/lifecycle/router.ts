@@ -1,6 +1,6 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
-import { serveBlob } from "../../lib/serve-blob.js";
+import { serveBlob } from "../../http/answer-blob.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
 import type { LifecycleService } from "../../services/lifecycle.js";

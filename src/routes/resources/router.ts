@@ -1,7 +1,7 @@
 /** Resource endpoints: thin handlers that call the resource service, behind the auth guards. */
 import type { Guards } from "../../auth/guards.js";
 import type { LinkSigner } from "../../auth/signed-links.js";
-import { ProblemError } from "../../errors.js";
+import { ProblemError } from "../../problems.js";
 import type { ContentSource } from "../../services/content-source.js";
 import { toContentSource } from "../../services/content-source.js";
 import { parseUri } from "../../services/resource-ids.js";

@@ -1,9 +1,9 @@
 /** The streaming upload: multipart fields → validated metadata, the file part → storage as it arrives. */
 import type { Guards } from "../../auth/guards.js";
-import { ProblemError } from "../../errors.js";
-import { toFieldErrors } from "../../http-errors.js";
-import { parseSha256Digest } from "../../lib/digest-fields.js";
-import { type MultipartPart, parseMultipart, readText } from "../../lib/multipart.js";
+import { ProblemError } from "../../problems.js";
+import { toFieldErrors } from "../../http/problem-handlers.js";
+import { parseSha256Digest } from "../../http/digest-fields.js";
+import { type MultipartPart, parseMultipart, readText } from "../../http/multipart.js";
 import { digestMismatch } from "../../services/content.js";
 import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/content-source.js";
 import type { ResourceService } from "../../services/resources.js";

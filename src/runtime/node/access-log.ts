@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Logger } from "../../lib/logger.js";
-import { requestIdFrom } from "../../middleware/request-context.js";
+import { requestIdFrom } from "../../http/middleware/request-context.js";
 
 function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse, started: number): void {
   // The id is settled here, where the line is written; the fast path and the app take it from the

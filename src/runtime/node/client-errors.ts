@@ -4,9 +4,9 @@
  * empty-bodied default. Wired to the server's 'clientError' event; the connection closes after it.
  */
 import type { Duplex } from "node:stream";
-import { type ProblemCode, ProblemError, toProblemDocument } from "../../errors.js";
+import { type ProblemCode, ProblemError, toProblemDocument } from "../../problems.js";
 import type { Logger } from "../../lib/logger.js";
-import { requestIdFrom } from "../../middleware/request-context.js";
+import { requestIdFrom } from "../../http/middleware/request-context.js";
 
 /** The same statuses Node's own default answer uses, by its error code. */
 function problemFor(code: string | undefined): ProblemError {

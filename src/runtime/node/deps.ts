@@ -6,7 +6,7 @@
 import type { AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
-import { createResourceStore } from "../../metadata/resource-store.js";
+import { createMetadataStore } from "../../metadata/metadata-store.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
 import { createBlobCollector } from "../../services/blob-collector.js";
 import { createAppDeps } from "../app-deps.js";
@@ -23,7 +23,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
   }
-  const resourceStore = createResourceStore(database.db);
+  const resourceStore = createMetadataStore(database.db);
   const url = config.CMS_DATABASE_URL;
   const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length)) : null;
   const deps = await createAppDeps(config, logger, {

@@ -12,10 +12,10 @@
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
-import { answerBlob } from "../../lib/serve-blob.js";
+import { answerBlob } from "../../http/answer-blob.js";
 import type { Logger } from "../../lib/logger.js";
-import { API_CORS, corsResponseHeaders } from "../../middleware/cors.js";
-import { requestIdFrom } from "../../middleware/request-context.js";
+import { API_CORS, corsResponseHeaders } from "../../http/middleware/cors.js";
+import { requestIdFrom } from "../../http/middleware/request-context.js";
 import { API_PREFIX } from "../../routes/meta.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { parseUri } from "../../services/resource-ids.js";

@@ -12,7 +12,7 @@
  */
 import Database from "libsql";
 import { LRUCache } from "lru-cache";
-import type { ResourceStore } from "../../metadata/resource-store.js";
+import type { MetadataStore } from "../../metadata/metadata-store.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
 
@@ -20,7 +20,7 @@ import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
 const MAX_CACHED_ROWS = 10_000;
 const NOT_FOUND = Symbol("not found");
 
-export function withPreparedUriLookup(store: ResourceStore, databaseFile: string): ResourceStore & { close(): void } {
+export function withPreparedUriLookup(store: MetadataStore, databaseFile: string): MetadataStore & { close(): void } {
   const db = new Database(databaseFile);
   const select = db.prepare(URI_LOOKUP_SQL);
   select.raw(true);

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import type { App, AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
-import { ProblemError, problemResponse } from "../../errors.js";
+import { ProblemError, problemResponse } from "../../problems.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Services } from "../../services/index.js";
 import { withAccessLog } from "./access-log.js";

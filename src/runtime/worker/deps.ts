@@ -5,9 +5,9 @@
  */
 import { createApp, type App, type AppDeps } from "../../app.js";
 import { type Config, ConfigError, parseConfig } from "../../config.js";
-import { ProblemError, problemResponse } from "../../errors.js";
+import { ProblemError, problemResponse } from "../../problems.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
-import { type BatchSQLiteDatabase, createResourceStore } from "../../metadata/resource-store.js";
+import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { createBlobCollector } from "../../services/blob-collector.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
@@ -66,7 +66,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
   const assets = env.ASSETS;
   return createAppDeps(config, logger, {
     blobs: createR2BlobStore(env.BLOBS),
-    store: createResourceStore(db),
+    store: createMetadataStore(db),
     createFetchOrigin: createWorkerFetchOrigin,
     readAsset: async (file) => {
       if (!assets) return null;
