@@ -8,8 +8,7 @@ import { serveBlob } from "../../http/answer-blob.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
-import { API_PREFIX } from "../meta.js";
-import { createRouter, requestHost, type RouteGroup } from "../router.js";
+import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
 /** Hono's pattern for a documented `{context}/{path}` route: the path parameter spans segments. */
@@ -41,9 +40,7 @@ async function uidFromBody(c: Context<AppEnv>): Promise<string> {
 
 export function createContentRouter({ resources, content, guards }: { resources: ResourceService; content: ContentService; guards: Guards }): RouteGroup {
   const router = createRouter();
-  for (const verb of ["getData/:context/*", "getMultiPartData/*", "getDataUuid/*"]) router.use(`${API_PREFIX}/${verb}`, ...guards.read);
-  router.use(contract.postData.path, ...guards.role("consumer"));
-  router.use(contract.getParentUuid.path, ...guards.role("consumer"));
+  const consumer = guards.role("consumer");
 
   const byUri = async (c: Context<AppEnv>) => {
     const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"));
@@ -52,16 +49,16 @@ export function createContentRouter({ resources, content, guards }: { resources:
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);
-    router.get(honoPath(route), byUri);
+    router.get(honoPath(route), guards.read, byUri);
   }
 
   return router
-    .openapi(contract.getDataUuid, async (c) => {
+    .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
       const { entity, open } = content.serve(row, requestHost(c));
       return (await serveBlob(c.req.raw, entity, open)) as never;
     })
-    .openapi(contract.postData, async (c) => {
+    .openapi(guarded(contract.postData, consumer), async (c) => {
       const { resourceUID, resourceURI } = c.req.valid("json");
       const principal = c.get("principal");
       const uri = resourceURI ? parseUri(resourceURI) : null;
@@ -72,7 +69,7 @@ export function createContentRouter({ resources, content, guards }: { resources:
       // The whole representation: a POST carries no range or validators (RFC 9110 §14.2).
       return (await serveBlob(new Request(c.req.url, { method: "GET" }), entity, open)) as never;
     })
-    .openapi(contract.getParentUuid, async (c) => {
+    .openapi(guarded(contract.getParentUuid, consumer), async (c) => {
       const parent = await resources.parentOf(await uidFromBody(c), c.get("principal"));
       return c.text(parent, 200);
     });

@@ -67,7 +67,7 @@ function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
 export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadService; guards: Guards; maxBytes: number }): RouteGroup {
   const router = createRouter();
   for (const route of TUS_ROUTES) router.openAPIRegistry.registerPath(route);
-  const [authenticate, requireCreator] = guards.role("creator") as [MiddlewareHandler<AppEnv>, MiddlewareHandler<AppEnv>];
+  const creator = guards.role("creator");
 
   // Every answer says which protocol it speaks; every request but OPTIONS must speak 1.0.0 (§Tus-Resumable).
   const protocol: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -77,9 +77,7 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
           headers: { "tus-version": TUS_VERSION, "tus-resumable": TUS_VERSION },
         });
       }
-      await authenticate(c, async () => {
-        await requireCreator(c, next);
-      });
+      await creator(c, next);
     } else {
       await next();
     }

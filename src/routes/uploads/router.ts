@@ -39,10 +39,9 @@ function expectedDigest(part: MultipartPart, field: string | undefined): Expecte
 
 export function createUploadRouter({ resources, guards }: { resources: ResourceService; guards: Guards }): RouteGroup {
   const router = createRouter();
-  router.use(uploadResource.path, ...guards.role("creator"));
   router.openAPIRegistry.registerPath(uploadResource);
 
-  router.post(uploadResource.path, async (c) => {
+  router.post(uploadResource.path, guards.role("creator"), async (c) => {
     const parts = parseMultipart(c.req.raw.body ?? new ReadableStream(), c.req.header("content-type") ?? "", {
       maxParts: UPLOAD_FIELDS.length + 4,
       maxFieldBytes: MAX_FIELD_BYTES,

@@ -27,7 +27,7 @@ const CORS_HEADERS = corsResponseHeaders(API_CORS);
 export interface FastGetDeps {
   services: Pick<Services, "resources" | "content">;
   logger: Logger;
-  /** True when reads need no credentials (auth off, or CMS_PUBLIC_READ). Otherwise nothing is answered here. */
+  /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise nothing is answered here. */
   anonymousRead: boolean;
 }
 

@@ -4,6 +4,7 @@
  */
 import { createServer, type Server } from "node:http";
 import { getRequestListener, RequestError } from "@hono/node-server";
+import { readsAreOpen } from "../../auth/guards.js";
 import type { App, AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
 import { ProblemError, problemResponse } from "../../problems.js";
@@ -35,7 +36,7 @@ const adapterError = (logger: Logger) => (err: unknown) => {
 };
 
 export function createNodeServer({ config, deps, services, logger, app }: NodeServerParts): Server {
-  const anonymousRead = deps.verifier === null || config.CMS_PUBLIC_READ;
+  const anonymousRead = readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ });
   const appListener = getRequestListener(app.fetch, {
     hostname: config.CMS_HOST,
     // Kept on (the default): it hands the app a body whose cancel leaves the request readable, so
