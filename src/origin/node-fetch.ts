@@ -8,7 +8,8 @@ import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip-address.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
-import { followRedirects, isLocalhostName, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
+import { isLocalhostName } from "./host-names.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (

@@ -33,12 +33,6 @@ export function parseOriginUrl(raw: string | URL): URL {
   return url;
 }
 
-/**
- * `localhost`, `localhost.` and every name under it are loopback by definition (RFC 6761 §6.3): refused
- * by name, so they never reach a resolver that might answer NXDOMAIN (502) or something else entirely.
- */
-export const isLocalhostName = (hostname: string): boolean => /(?:^|\.)localhost\.?$/i.test(hostname);
-
 /** A Content-Length value as a safe integer; null when absent or not a plain decimal number. */
 export function parseContentLength(raw: string | null | undefined): number | null {
   const length = raw != null && /^\d+$/.test(raw) ? Number(raw) : null;

@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProblemError } from "../../src/problems.js";
-import { createWorkerFetchOrigin, privateHostReason } from "../../src/origin/worker-fetch.js";
+import { privateHostReason } from "../../src/origin/host-names.js";
+import { createWorkerFetchOrigin } from "../../src/origin/worker-fetch.js";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 
 let origin: Origin;
