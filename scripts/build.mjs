@@ -4,8 +4,8 @@
 // smaller (bench/RESULTS.md, scenario 5). Tests (test/global-setup.ts) and the bench build it too.
 //
 // Kept outside the bundle: libSQL (a native addon, resolved at run time) and swagger-ui-dist (its
-// files are read from disk). The bundle sits two levels below the project root, like
-// src/runtime/server-deps.ts, so `../../drizzle` finds the migrations from both.
+// files are read from disk). The migrations are found by walking up to drizzle/ from the module
+// (src/runtime/node/migrations.ts), so the bundle's depth does not matter.
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 

@@ -4,9 +4,9 @@ import type { TokenVerifier } from "./auth/verify-token.js";
 import type { Config } from "./config.js";
 import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
-import type { ResourceStore } from "./metadata/resource-store.js";
+import type { MetadataStore } from "./metadata/metadata-store.js";
 import type { AssetReader } from "./routes/explorer/index.js";
-import type { FetchOrigin } from "./services/origin.js";
+import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
 
 export type AppConfig = Pick<
@@ -37,7 +37,7 @@ export type AppConfig = Pick<
 export interface AppDeps {
   config: AppConfig;
   blobs: BlobStore;
-  store: ResourceStore;
+  store: MetadataStore;
   fetchOrigin: FetchOrigin;
   /** null when auth is off (CMS_AUTH_ENABLED=false). */
   verifier: TokenVerifier | null;

@@ -3,7 +3,7 @@
  * it drops a handler-set Content-Length on streamed bodies and sends them chunked
  * (oven-sh/bun#10507, still so in Bun 1.4.5), so getData would lose its Content-Length.
  */
-import { bootstrap, fail, serveNode } from "./runtime/bootstrap.js";
+import { bootstrap, fail, serveNode } from "./runtime/node/bootstrap.js";
 
 try {
   serveNode(await bootstrap(process.env), "bun");

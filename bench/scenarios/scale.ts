@@ -7,8 +7,8 @@
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { type Client, createClient } from "@libsql/client";
-import { createResourceStore } from "../../src/metadata/resource-store.js";
-import { openDatabase } from "../../src/runtime/server-deps.js";
+import { createMetadataStore } from "../../src/metadata/metadata-store.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { createFsBlobStore } from "../../src/storage/drivers/fs.js";
 import { contentKeyUnder, tenantPrefix } from "../../src/storage/keys.js";
 import { type Context, startApp, verify } from "../lib/context.js";
@@ -126,13 +126,13 @@ end
 `;
 
 /**
- * The lookup alone, in this process: `ResourceStore.findByUri` on uniformly random rows, timed per
+ * The lookup alone, in this process: `MetadataStore.findByUri` on uniformly random rows, timed per
  * call. Isolates the database from HTTP and the event-loop queueing that dominates getData's p99.
  */
 async function lookupLatency(database: string, rows: number, calls: number): Promise<{ p50: number; p99: number }> {
   const { db, close } = await openDatabase({ CMS_DATABASE_URL: `file:${database}`, CMS_DATABASE_AUTH_TOKEN: undefined });
   try {
-    const store = createResourceStore(db as never);
+    const store = createMetadataStore(db as never);
     let seed = 12345;
     const random = () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -250,7 +250,7 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
           ],
         ),
         "",
-        `The lookup alone — \`ResourceStore.findByUri\` (the drizzle store; the service on a file: database uses a prepared statement instead) called in the bench process on uniformly random rows, ${lookupCalls} calls per run (no HTTP, no queueing):`,
+        `The lookup alone — \`MetadataStore.findByUri\` (the drizzle store; the service on a file: database uses a prepared statement instead) called in the bench process on uniformly random rows, ${lookupCalls} calls per run (no HTTP, no queueing):`,
         "",
         table(
           ["database", "p50 µs", "p99 µs"],

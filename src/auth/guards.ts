@@ -1,9 +1,9 @@
 /**
- * The access rules of the routes in one place: which middleware a route group mounts when auth is
- * on or off, and how getData may be read (token, signed link, or public).
+ * The access rules of the routes in one place: the guard each route is bound to (routes/router.ts
+ * `guarded`), with auth on or off, and how content may be read (token, signed link, or public).
  */
 import type { MiddlewareHandler } from "hono";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { ANONYMOUS_PRINCIPAL, type Role } from "./principal.js";
 import { authenticate, requireRole } from "./require-auth.js";
 import type { LinkSigner } from "./signed-links.js";
@@ -22,15 +22,28 @@ export interface GuardOptions {
 
 export interface Guards {
   /** Verifies the bearer token and requires `role`. */
-  role(role: Role): MiddlewareHandler[];
-  /** getData: a valid signed link, or public read, or a token with the consumer role. */
-  read: MiddlewareHandler[];
+  role(role: Role): MiddlewareHandler;
+  /** Content reads (getData & co.): a valid signed link, or open reads, or a token with the consumer role. */
+  read: MiddlewareHandler;
 }
+
+/**
+ * Whether content may be read with no credentials at all: auth off, or CMS_PUBLIC_READ. The one
+ * statement of the rule: the read guard and the Node fast path (runtime/node/fast-get.ts) both use it.
+ */
+export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) => verifier === null || publicRead;
 
 export function createGuards(options: GuardOptions): Guards {
   const authenticated = authenticate(options.verifier, { tenantClaim: options.tenantClaim, realmRoles: options.realmRoles });
-  const role = (r: Role) => [authenticated, requireRole(r)] as MiddlewareHandler[];
+  const role = (r: Role): MiddlewareHandler => {
+    const hasRole = requireRole(r);
+    return (c, next) =>
+      authenticated(c, async () => {
+        await hasRole(c, next);
+      });
+  };
   const consumer = role("consumer");
+  const open = readsAreOpen(options);
 
   const signedLinkOrToken: MiddlewareHandler = async (c, next) => {
     const url = new URL(c.req.url);
@@ -45,16 +58,12 @@ export function createGuards(options: GuardOptions): Guards {
       c.set("principal", ANONYMOUS_PRINCIPAL);
       return next();
     }
-    if (options.publicRead || options.verifier === null) {
+    if (open) {
       c.set("principal", ANONYMOUS_PRINCIPAL);
       return next();
     }
-    // Run the token chain, then continue with this request's own next().
-    const [auth, requireConsumer] = consumer as [MiddlewareHandler, MiddlewareHandler];
-    await auth(c, async () => {
-      await requireConsumer(c, next);
-    });
+    return consumer(c, next);
   };
 
-  return { role, read: [signedLinkOrToken] };
+  return { role, read: signedLinkOrToken };
 }

@@ -3,7 +3,7 @@
  * and an optional tenant confinement. Pure data and checks; no I/O, runtime-neutral.
  */
 import { z } from "zod";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { insufficientScope, invalidToken } from "./verify-token.js";
 
 export const ROLES = ["consumer", "creator", "admin"] as const;

@@ -3,7 +3,7 @@
  * `requireRole` guards routes by role. Failures are thrown as problems for the app's onError.
  */
 import type { MiddlewareHandler } from "hono";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { ANONYMOUS_PRINCIPAL, type ClaimMapping, type Principal, principalFromClaims, type Role } from "./principal.js";
 import { bearerChallenge, insufficientScope, type TokenVerifier } from "./verify-token.js";
 

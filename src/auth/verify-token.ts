@@ -12,7 +12,7 @@ import {
   type ProtectedHeaderParameters,
   type RemoteJWKSet,
 } from "jose";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 
 export const BEARER_REALM = "CMS";
 

@@ -1,7 +1,7 @@
 /**
  * Conditions of the metadata database that are not bugs and that callers answer honestly: another
  * writer held the write lock for longer than we wait (503 + Retry-After), or the disk is full (507).
- * Raised by the database wiring (runtime/busy-wait.ts); rendered by http-errors.ts. Web APIs only.
+ * Raised by the database wiring (runtime/node/sqlite-file-client.ts, runtime/worker/deps.ts); rendered by http/problem-handlers.ts. Web APIs only.
  */
 
 /** The write lock stayed taken (another process or instance is writing) for the whole allowed wait. */

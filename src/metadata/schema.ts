@@ -35,7 +35,7 @@ export const resources = sqliteTable(
     /**
      * Issuer of that token: the owner is issuer + subject (principal.ts `isOwner`), since two identity
      * providers may both have a subject "alice". Null with auth off, and on rows written before this
-     * column existed until start-up adopts them (ResourceStore.adoptLegacyOwners).
+     * column existed until start-up adopts them (MetadataStore.adoptLegacyOwners).
      */
     ownerIssuer: text("owner_issuer"),
     /** Number of the latest row in `revisions` for this resource (1 after creation). */

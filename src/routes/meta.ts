@@ -1,9 +1,9 @@
 /** Service metadata: `/apiversion`, liveness and readiness. */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Guards } from "../auth/guards.js";
-import { problemResponses } from "../http-errors.js";
-import { ProblemError } from "../errors.js";
-import { BEARER_SECURITY, createRouter } from "./router.js";
+import { problemResponses } from "../http/problem-handlers.js";
+import { ProblemError } from "../problems.js";
+import { BEARER_SECURITY, createRouter, guarded } from "./router.js";
 
 export { API_PREFIX, API_VERSION } from "./api-version.js";
 
@@ -61,9 +61,8 @@ export interface ReadinessCheck {
 export function createMetaRouter(checks: ReadinessCheck[], guards: Guards) {
   const router = createRouter();
   // /apiversion is called with the bearer token when auth is on; any reader may call it.
-  router.use("/apiversion", ...guards.role("consumer"));
   return router
-    .openapi(apiVersion, (c) =>
+    .openapi(guarded(apiVersion, guards.role("consumer")), (c) =>
       // sastix/cms clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
       c.body('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}', 200, {
         "content-type": "application/json",

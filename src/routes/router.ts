@@ -1,14 +1,23 @@
 /** Every route group starts from createRouter(): an OpenAPIHono whose validation errors are problems. */
-import { createRoute, OpenAPIHono, type z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../env.js";
-import { problemResponses, validationHook } from "../http-errors.js";
+import { createRoute, OpenAPIHono, type RouteConfig, type z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../http/app-env.js";
+import { problemResponses, validationHook } from "../http/problem-handlers.js";
 import { API_PREFIX } from "./api-version.js";
 
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
 /** The host a request was addressed to; it decides whether active content may be rendered (CMS_CONTENT_ORIGIN). */
 export const requestHost = (c: Context<AppEnv>) => new URL(c.req.url).host;
+
+/**
+ * `route` with its access guards bound to it (auth/guards.ts): they run before its validators, so a
+ * caller without the right token gets 401/403, never a 400 about a body they may not send.
+ */
+export const guarded = <R extends RouteConfig>(route: R, guard: MiddlewareHandler): R & { middleware: MiddlewareHandler } => ({
+  ...route,
+  middleware: guard,
+});
 
 /** What a route group factory returns; its per-route types are not needed outside (no RPC client). */
 export type RouteGroup = OpenAPIHono<AppEnv>;

@@ -1,6 +1,6 @@
 /**
  * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock), so
- * server-deps.ts and worker-deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
+ * runtime/node/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
  */
 import type { AppDeps } from "../app.js";
 import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
@@ -8,7 +8,7 @@ import { createTokenVerifier } from "../auth/verify-token.js";
 import type { Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
-import type { FetchOrigin } from "../services/origin.js";
+import type { FetchOrigin } from "../origin/fetch-origin.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
 export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "platformCompresses"> {

@@ -2,7 +2,7 @@
  * Where new content comes from: an external URI (downloaded under the SSRF policy), inline base64
  * bytes from the JSON body (small, capped), or a streamed multipart upload (large files).
  */
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { decodeBase64, decodedLength } from "../lib/base64.js";
 
 /** A SHA-256 (hex) the content must hash to, and the request field or header that announced it. */

@@ -4,9 +4,9 @@
  * serveBlob. A row is always written after its blob is durable and reserved (blob-collector.ts), so
  * no row ever points at a missing blob.
  */
-import { ProblemError } from "../errors.js";
-import { contentPolicy } from "../lib/content-policy.js";
-import type { BlobEntity, OpenBlob } from "../lib/serve-blob.js";
+import { ProblemError } from "../problems.js";
+import { contentPolicy } from "../http/content-policy.js";
+import type { BlobEntity, OpenBlob } from "../http/blob-entity.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import { type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
@@ -33,7 +33,7 @@ export interface ContentFacts {
   parentUid?: string | null;
 }
 
-export interface ContentStoreDeps {
+export interface ContentServiceDeps {
   blobs: BlobStore;
   collector: BlobCollector;
   maxResourceBytes: number;
@@ -41,9 +41,9 @@ export interface ContentStoreDeps {
   contentOrigin?: string;
 }
 
-export type ContentStore = ReturnType<typeof createContentStore>;
+export type ContentService = ReturnType<typeof createContentService>;
 
-export function createContentStore({ blobs, collector, maxResourceBytes, contentOrigin }: ContentStoreDeps) {
+export function createContentService({ blobs, collector, maxResourceBytes, contentOrigin }: ContentServiceDeps) {
   const contentHost = contentOrigin ? new URL(contentOrigin).host : undefined;
   // A Host header spelled as a URL would (case, default port), so raw node:http headers and
   // Hono's request URL reach the same decision.
@@ -120,7 +120,7 @@ export function createContentStore({ blobs, collector, maxResourceBytes, content
 
     /**
      * What serveBlob needs to answer GET/HEAD for a row asked for on `requestHost` (the request
-     * URL's host): the representation, with how a browser may show it (src/lib/content-policy.ts).
+     * URL's host): the representation, with how a browser may show it (src/http/content-policy.ts).
      */
     serve(facts: ContentFacts, requestHost: string | undefined): { entity: BlobEntity; open: OpenBlob } {
       const policy = contentPolicy({

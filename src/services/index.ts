@@ -1,10 +1,10 @@
 /**
  * The services behind the routes, built once from the app's deps. createApp mounts routes on them;
- * a runtime may also use them directly (src/runtime/fast-get.ts answers the hottest read with them).
+ * a runtime may also use them directly (src/runtime/node/fast-get.ts answers the hottest read with them).
  */
 import type { AppDeps } from "../app-deps.js";
 import { createBlobCollector } from "./blob-collector.js";
-import { createContentStore } from "./content.js";
+import { createContentService } from "./content.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
 import { createPackageService } from "./packages.js";
@@ -24,7 +24,7 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     now: () => clock().getTime(),
     logger: deps.logger,
   });
-  const content = createContentStore({
+  const content = createContentService({
     blobs,
     collector,
     maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,

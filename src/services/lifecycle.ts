@@ -4,19 +4,19 @@
  * (rows, revisions and locks gone for good, then every blob nothing references any more).
  */
 import { assertTenant, type Principal } from "../auth/principal.js";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { sniffMediaType } from "../lib/media-sniff.js";
-import type { GuardedChange, ResourceChanges, ResourceStore } from "../metadata/resource-store.js";
+import type { GuardedChange, ResourceChanges, MetadataStore } from "../metadata/metadata-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
-import type { ContentStore, StoredBlob } from "./content.js";
+import type { ContentService, StoredBlob } from "./content.js";
 import { type LockClaim, lockProblem, proofOf } from "./locks.js";
 import type { ContentSource } from "./content-source.js";
 import type { QuotaService } from "./quotas.js";
 import { assertMayModify, type RequestContext, type ResourceService } from "./resources.js";
 
 export interface LifecycleServiceDeps {
-  store: ResourceStore;
-  content: ContentStore;
+  store: MetadataStore;
+  content: ContentService;
   resources: ResourceService;
   clock: () => Date;
   quotas: QuotaService;

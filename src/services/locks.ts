@@ -5,14 +5,14 @@
  * authenticated admin, may release one. The lock's holder is the token subject, never a request field.
  */
 import { assertTenant, hasRole, holderOf, type Principal } from "../auth/principal.js";
-import { ProblemError } from "../errors.js";
-import type { LockProof, ResourceStore } from "../metadata/resource-store.js";
+import { ProblemError } from "../problems.js";
+import type { LockProof, MetadataStore } from "../metadata/metadata-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
 import { parseUid } from "./resource-ids.js";
 import { assertMayModify, type ResourceService } from "./resources.js";
 
 export interface LockServiceDeps {
-  store: ResourceStore;
+  store: MetadataStore;
   resources: ResourceService;
   clock: () => Date;
   /** Lifetime of a new lock and what renew extends to, in ms. */
@@ -42,7 +42,7 @@ export const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
  * Why a change guarded by `proof` cannot proceed: 423 when someone else holds a live lock, 409 when
  * there is no live lock at all. The message never repeats another holder's lockID.
  */
-export async function lockProblem(store: ResourceStore, name: string, proof: LockProof, now: number): Promise<ProblemError> {
+export async function lockProblem(store: MetadataStore, name: string, proof: LockProof, now: number): Promise<ProblemError> {
   const held = await store.locks.find(name, now);
   if (!held) return new ProblemError("LOCK_NOT_HELD", `${name} is not locked, or its lock expired or was released; lock it first`);
   if (held.lockId === proof.lockId && held.owner === proof.owner && held.holder === proof.holder) {

@@ -4,19 +4,19 @@
  * own blob. Nothing is written to the database here: the caller inserts the zip and all its files in
  * one batch, so a failed package leaves no rows, and the blobs stored so far are discarded.
  */
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import type { IdGenerator } from "../lib/ids.js";
 import { mediaTypeForPath } from "../lib/media-types.js";
 import type { NewResourceRow } from "../metadata/schema.js";
-import { findStartPage } from "../packages/start-page.js";
-import { openZip, ZipError, type ZipLimits, type ZipSource } from "../packages/zip-reader.js";
+import { findStartPage } from "../start-page/detect.js";
+import { openZip, ZipError, type ZipLimits, type ZipSource } from "../zip/reader.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
-import type { ContentStore, StoredBlob } from "./content.js";
+import type { ContentService, StoredBlob } from "./content.js";
 import { toUid } from "./resource-ids.js";
 
 export interface PackageServiceDeps {
   blobs: BlobStore;
-  content: ContentStore;
+  content: ContentService;
   newShortId: IdGenerator;
   limits: Partial<ZipLimits>;
 }

@@ -5,8 +5,8 @@
  */
 import type { Principal } from "../auth/principal.js";
 import type { Config } from "../config.js";
-import { ProblemError } from "../errors.js";
-import type { ResourceStore, UsageCharge } from "../metadata/resource-store.js";
+import { ProblemError } from "../problems.js";
+import type { MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 
 export type QuotaConfig = Pick<Config, "CMS_QUOTA_BYTES" | "CMS_QUOTA_RESOURCES" | "CMS_QUOTA_INGRESS_BYTES_PER_DAY" | "CMS_QUOTA_OVERRIDES">;
 export type QuotaLimits = UsageCharge["limits"];
@@ -33,7 +33,7 @@ function overQuota(tenantId: string, quota: QuotaName, limit: number, used: numb
 
 export type QuotaService = ReturnType<typeof createQuotaService>;
 
-export function createQuotaService({ store, config, clock }: { store: ResourceStore; config: QuotaConfig; clock: () => Date }) {
+export function createQuotaService({ store, config, clock }: { store: MetadataStore; config: QuotaConfig; clock: () => Date }) {
   const today = () => Math.floor(clock().getTime() / DAY_MS);
 
   function limitsFor(tenantId: string): QuotaLimits {

@@ -4,22 +4,22 @@
  * rows of one creation are inserted in one batch; whatever fails discards the blobs it stored.
  */
 import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
-import type { ListQuery, ResourceStore, UsageCharge } from "../metadata/resource-store.js";
+import type { ListQuery, MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
-import { parseSha256Digest } from "../lib/digest-fields.js";
-import { type ContentStore, digestMismatch, type StoredBlob } from "./content.js";
+import { parseSha256Digest } from "../http/digest-fields.js";
+import { type ContentService, digestMismatch, type StoredBlob } from "./content.js";
 import type { ContentSource, ExpectedDigest } from "./content-source.js";
-import type { FetchOrigin } from "./origin.js";
+import type { FetchOrigin } from "../origin/fetch-origin.js";
 import type { PackageService } from "./packages.js";
 import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";
 
 export interface ResourceServiceDeps {
-  store: ResourceStore;
-  content: ContentStore;
+  store: MetadataStore;
+  content: ContentService;
   packages: PackageService;
   fetchOrigin: FetchOrigin;
   newShortId: IdGenerator;

@@ -3,15 +3,15 @@
  * fetchable by a stable URL for as long as the resource is not deleted.
  */
 import type { Principal } from "../auth/principal.js";
-import { ProblemError } from "../errors.js";
-import type { ResourceStore } from "../metadata/resource-store.js";
+import { ProblemError } from "../problems.js";
+import type { MetadataStore } from "../metadata/metadata-store.js";
 import type { RevisionRow } from "../metadata/schema.js";
-import type { ContentStore } from "./content.js";
+import type { ContentService } from "./content.js";
 import type { ResourceService } from "./resources.js";
 
 export type RevisionService = ReturnType<typeof createRevisionService>;
 
-export function createRevisionService({ store, content, resources }: { store: ResourceStore; content: ContentStore; resources: ResourceService }) {
+export function createRevisionService({ store, content, resources }: { store: MetadataStore; content: ContentService; resources: ResourceService }) {
   return {
     /** Every revision, oldest first; also for a deleted resource, whose last revision records the delete. */
     async list(uid: string, principal: Principal): Promise<RevisionRow[]> {

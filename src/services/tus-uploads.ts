@@ -7,9 +7,9 @@
  * and all of them by every blob-collector pass (blob-collector.ts), so they go with nobody uploading.
  */
 import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
-import { ProblemError } from "../errors.js";
+import { ProblemError } from "../problems.js";
 import { Sha256, toHex } from "../lib/sha256.js";
-import type { ResourceStore } from "../metadata/resource-store.js";
+import type { MetadataStore } from "../metadata/metadata-store.js";
 import type { TusUploadRow } from "../metadata/schema.js";
 import { partsOf, type TusPart } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
@@ -20,7 +20,7 @@ import type { Created, NewResource, ResourceService } from "./resources.js";
 import { collectExpiredUploads, dropParts, partsPrefix, removeUpload } from "./tus-parts.js";
 
 export interface TusUploadDeps {
-  store: ResourceStore;
+  store: MetadataStore;
   blobs: BlobStore;
   resources: ResourceService;
   quotas: QuotaService;

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { type AuthEnv, authenticate, requireRole } from "../../src/auth/require-auth.js";
 import { invalidToken, type TokenVerifier, type VerifiedClaims } from "../../src/auth/verify-token.js";
-import { ProblemError, problemResponse } from "../../src/errors.js";
+import { ProblemError, problemResponse } from "../../src/problems.js";
 
 const t = Math.floor(Date.now() / 1000);
 const base = { iss: "https://idp.example/realms/CMS", iat: t, exp: t + 300, aud: "cms-server" };

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { calculateJwkThumbprint, exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bearerChallenge, createTokenVerifier, type TokenVerifierOptions } from "../../src/auth/verify-token.js";
-import { ProblemError } from "../../src/errors.js";
+import { ProblemError } from "../../src/problems.js";
 
 const CLIENT = "cms-server";
 const EXPLORER = "cms-explorer";

@@ -4,10 +4,10 @@
 import net from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ProblemError } from "../../src/errors.js";
-import { isGlobalUnicast, parseIPv4, parseIPv6, specialPurposeRange } from "../../src/lib/ip-address.js";
-import { parseMultipart } from "../../src/lib/multipart.js";
-import { openZip, ZipError } from "../../src/packages/zip-reader.js";
+import { ProblemError } from "../../src/problems.js";
+import { isGlobalUnicast, parseIPv4, parseIPv6, specialPurposeRange } from "../../src/origin/ip-address.js";
+import { parseMultipart } from "../../src/http/multipart.js";
+import { openZip, ZipError } from "../../src/zip/reader.js";
 import { buildZip, drain, memorySource } from "../helpers/zip-writer.js";
 import { report, scaled } from "./scale.js";
 

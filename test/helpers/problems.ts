@@ -1,6 +1,6 @@
 /** Assertion helper: the ProblemError a synchronous call throws (fails the test if it throws nothing else). */
 import { expect } from "vitest";
-import { ProblemError } from "../../src/errors.js";
+import { ProblemError } from "../../src/problems.js";
 
 export function thrownProblem(fn: () => unknown): ProblemError {
   try {

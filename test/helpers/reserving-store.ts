@@ -1,10 +1,10 @@
 /**
- * A ResourceStore for tests that write rows directly: it reserves each row's blob key in the ledger
+ * A MetadataStore for tests that write rows directly: it reserves each row's blob key in the ledger
  * first, as content.put does for the services (the database refuses rows whose blob is unreserved).
  */
-import type { ResourceStore } from "../../src/metadata/resource-store.js";
+import type { MetadataStore } from "../../src/metadata/metadata-store.js";
 
-export function reservingStore(store: ResourceStore): ResourceStore {
+export function reservingStore(store: MetadataStore): MetadataStore {
   const reserve = async (keys: (string | undefined)[]) => {
     for (const key of keys) if (key !== undefined) await store.ledger.reserve(key, Date.now(), 60_000);
   };

@@ -1,6 +1,6 @@
 /**
  * Stored content never runs script in the API's origin: every path that serves bytes sends the
- * policy of src/lib/content-policy.ts (a `sandbox` CSP, nosniff, the right disposition), and with
+ * policy of src/http/content-policy.ts (a `sandbox` CSP, nosniff, the right disposition), and with
  * CMS_CONTENT_ORIGIN active content is rendered only on that origin. Real server on 127.0.0.1;
  * the content origin is the same server under another Host (as a second hostname would be).
  */

@@ -1,7 +1,7 @@
 /** The batched log writer: one write per event-loop turn, in order, nothing lost on flush. */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { batchedLines } from "../../src/runtime/batched-lines.js";
+import { batchedLines } from "../../src/runtime/node/batched-lines.js";
 
 describe("batchedLines", () => {
   it("writes the lines of one turn in a single write, in order, each ending in a newline", async () => {

@@ -1,5 +1,5 @@
 /**
- * The getData fast path (src/runtime/fast-get.ts) must give exactly the answer the Hono route
+ * The getData fast path (src/runtime/node/fast-get.ts) must give exactly the answer the Hono route
  * gives, and hand everything else to the app. Two real servers over the same deps on 127.0.0.1:
  * one with the fast path (its fallback to the app counted, to know who answered), one with the app alone.
  */
@@ -7,7 +7,7 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withFastGet } from "../../src/runtime/fast-get.js";
+import { withFastGet } from "../../src/runtime/node/fast-get.js";
 import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
 import { cmsClient } from "../helpers/cms-client.js";
 import { getWithHost } from "../helpers/host-request.js";

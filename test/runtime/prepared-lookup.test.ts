@@ -9,15 +9,15 @@ import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createResourceStore, type ResourceStore } from "../../src/metadata/resource-store.js";
+import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { withPreparedUriLookup } from "../../src/runtime/prepared-lookup.js";
-import { openDatabase } from "../../src/runtime/server-deps.js";
+import { withPreparedUriLookup } from "../../src/runtime/node/prepared-lookup.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;
 let file: string;
-let store: ResourceStore;
+let store: MetadataStore;
 let lookup: ReturnType<typeof withPreparedUriLookup>;
 let close: () => void;
 
@@ -25,7 +25,7 @@ beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-lookup-"));
   file = join(dir, "cms.db");
   const db = await openDatabase({ CMS_DATABASE_URL: `file:${file}` });
-  store = reservingStore(createResourceStore(db.db));
+  store = reservingStore(createMetadataStore(db.db));
   lookup = withPreparedUriLookup(store, file);
   close = db.close;
 });

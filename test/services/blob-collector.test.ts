@@ -9,12 +9,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ProblemError } from "../../src/errors.js";
-import { createResourceStore, type ResourceStore } from "../../src/metadata/resource-store.js";
+import { ProblemError } from "../../src/problems.js";
+import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/server-deps.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { createBlobCollector, STALE_DOOM_MS, type BlobCollector } from "../../src/services/blob-collector.js";
-import { createContentStore, type ContentStore } from "../../src/services/content.js";
+import { createContentService, type ContentService } from "../../src/services/content.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 import { contentKey } from "../../src/storage/keys.js";
@@ -26,21 +26,21 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
 let dir: string;
 let close: () => void;
-let store: ResourceStore;
+let store: MetadataStore;
 let blobs: BlobStore;
 let collector: BlobCollector;
-let content: ContentStore;
+let content: ContentService;
 let clock: number;
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-gc-"));
   const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
   close = db.close;
-  store = createResourceStore(db.db);
+  store = createMetadataStore(db.db);
   blobs = createMemoryBlobStore();
   clock = 1_000_000;
   collector = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock });
-  content = createContentStore({ blobs, collector, maxResourceBytes: 1 << 20 });
+  content = createContentService({ blobs, collector, maxResourceBytes: 1 << 20 });
 });
 afterEach(async () => {
   close();

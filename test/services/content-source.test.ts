@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProblemError } from "../../src/errors.js";
+import { ProblemError } from "../../src/problems.js";
 import { toContentSource } from "../../src/services/content-source.js";
 
 describe("toContentSource", () => {

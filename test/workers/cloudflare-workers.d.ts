@@ -2,7 +2,7 @@
 // the main tsconfig (DOM + Node), like the shared conformance suite it runs; the Workers runtime
 // types (tsconfig.worker.json) declare TextEncoder differently and would reject that suite.
 declare module "cloudflare:workers" {
-  import type { WorkerBindings } from "../../src/runtime/worker-deps.js";
+  import type { WorkerBindings } from "../../src/runtime/worker/deps.js";
 
   /** The bindings and vars of wrangler.toml, as Miniflare provides them to the tests. */
   export const env: Required<WorkerBindings> & Record<string, unknown>;

@@ -5,7 +5,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createWorkerApp } from "../../src/runtime/worker-deps.js";
+import { createWorkerApp } from "../../src/runtime/worker/deps.js";
 
 const create = (resourceExternalURI: string) =>
   new Request("http://worker.test/cms/v1.0/createResource", {

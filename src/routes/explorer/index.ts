@@ -4,9 +4,9 @@
  * With auth on, the page logs the user in at the provider (authorization code + PKCE).
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env.js";
-import { ProblemError } from "../../errors.js";
-import { ifNoneMatchHits } from "../../lib/serve-blob.js";
+import type { AppEnv } from "../../http/app-env.js";
+import { ProblemError } from "../../problems.js";
+import { ifNoneMatchHits } from "../../http/etag.js";
 import { type AssetReader, acceptsGzip, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 import { openApiDocument } from "./openapi-document.js";

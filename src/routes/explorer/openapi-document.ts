@@ -4,8 +4,8 @@
  * 503) answers, HEAD twins of the content GETs, global tags and the server the client talks to.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { AppEnv } from "../../env.js";
-import { problemResponses } from "../../http-errors.js";
+import type { AppEnv } from "../../http/app-env.js";
+import { problemResponses } from "../../http/problem-handlers.js";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 type Info = Document["info"];

@@ -1,8 +1,8 @@
 /** Route definitions for updating, deleting and purging resources, and for their revisions. No logic here. */
 import { createRoute } from "@hono/zod-openapi";
-import { problemResponses } from "../../http-errors.js";
-import { contentRequest, contentResponses } from "../retrieval/contract.js";
-import { UidParamsSchema } from "../retrieval/schemas.js";
+import { problemResponses } from "../../http/problem-handlers.js";
+import { contentRequest, contentResponses } from "../content/contract.js";
+import { UidParamsSchema } from "../content/schemas.js";
 import { LockedResourceRequestSchema, LockedResourceSchema } from "../locks/schemas.js";
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY, jsonPost } from "../router.js";

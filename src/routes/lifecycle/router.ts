@@ -1,6 +1,6 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
-import { serveBlob } from "../../lib/serve-blob.js";
+import { serveBlob } from "../../http/answer-blob.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
 import type { LifecycleService } from "../../services/lifecycle.js";
@@ -8,7 +8,7 @@ import { toUri } from "../../services/resource-ids.js";
 import type { RevisionService } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
 import { toResourceView } from "../resources/views.js";
-import { createRouter, requestHost, type RouteGroup } from "../router.js";
+import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
 export interface LifecycleRouterDeps {
@@ -32,14 +32,10 @@ const toRevisionView = (row: RevisionRow) => ({
 
 export function createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
-  router.use(contract.updateResource.path, ...guards.role("creator"));
-  router.use(contract.deleteResource.path, ...guards.role("creator"));
-  router.use(contract.purgeResource.path, ...guards.role("admin"));
-  router.use(`${API_PREFIX}/getRevisions/*`, ...guards.role("consumer"));
-  router.use(`${API_PREFIX}/getRevisionData/*`, ...guards.read);
+  const creator = guards.role("creator");
 
   return router
-    .openapi(contract.updateResource, async (c) => {
+    .openapi(guarded(contract.updateResource, creator), async (c) => {
       const body = c.req.valid("json");
       const claim = { name: body.resourceUID, owner: body.author, lockId: body.lockID };
       const update = {
@@ -62,21 +58,21 @@ export function createLifecycleRouter({ lifecycle, revisions, guards, maxInlineB
         200,
       );
     })
-    .openapi(contract.deleteResource, async (c) => {
+    .openapi(guarded(contract.deleteResource, creator), async (c) => {
       const { resourceUID, author, lockID } = c.req.valid("json");
       const row = await lifecycle.remove({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"));
       return c.json(toResourceView(row), 200);
     })
-    .openapi(contract.purgeResource, async (c) => {
+    .openapi(guarded(contract.purgeResource, guards.role("admin")), async (c) => {
       const { uids, blobsRemoved } = await lifecycle.purge(c.req.valid("json").resourceUID, c.get("principal"));
       return c.json({ purged: uids, blobsRemoved }, 200);
     })
-    .openapi(contract.getRevisions, async (c) => {
+    .openapi(guarded(contract.getRevisions, guards.role("consumer")), async (c) => {
       const { resourceUID } = c.req.valid("param");
       const rows = await revisions.list(resourceUID, c.get("principal"));
       return c.json({ resourceUID, revisions: rows.map(toRevisionView) }, 200);
     })
-    .openapi(contract.getRevisionData, async (c) => {
+    .openapi(guarded(contract.getRevisionData, guards.read), async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
       const { entity, open } = await revisions.content(resourceUID, revision, c.get("principal"), requestHost(c));
       return (await serveBlob(c.req.raw, entity, open)) as never;

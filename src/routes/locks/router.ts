@@ -4,7 +4,7 @@ import { holderOf, type Principal } from "../../auth/principal.js";
 import type { LockRow, ResourceRow } from "../../metadata/schema.js";
 import type { LockService } from "../../services/locks.js";
 import { toUri } from "../../services/resource-ids.js";
-import { createRouter, type RouteGroup } from "../router.js";
+import { createRouter, guarded, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -29,40 +29,37 @@ const toLock = (lock: LockRow, viewer?: Principal) => ({
 
 export function createLockRouter({ locks, guards }: { locks: LockService; guards: Guards }): RouteGroup {
   const router = createRouter();
-  for (const route of [contract.lockResourceDto, contract.unlockResourceDto, contract.renewResourceDtoLock, contract.lockName, contract.unlockName, contract.renewName]) {
-    router.use(route.path, ...guards.role("creator"));
-  }
-  router.use(contract.queryName.path, ...guards.role("consumer"));
+  const creator = guards.role("creator");
 
   return router
-    .openapi(contract.lockResourceDto, async (c) => {
+    .openapi(guarded(contract.lockResourceDto, creator), async (c) => {
       const { resourceUID, author } = c.req.valid("json");
       return c.json(toLockedResource(await locks.lockResource(resourceUID, author, c.get("principal"))), 200);
     })
-    .openapi(contract.unlockResourceDto, async (c) => {
+    .openapi(guarded(contract.unlockResourceDto, creator), async (c) => {
       const { resourceUID, author, lockID } = c.req.valid("json");
       await locks.unlockResource({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"));
       return c.body(null, 204);
     })
-    .openapi(contract.renewResourceDtoLock, async (c) => {
+    .openapi(guarded(contract.renewResourceDtoLock, creator), async (c) => {
       const { resourceUID, author, lockID } = c.req.valid("json");
       return c.json(toLockedResource(await locks.renewResource({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"))), 200);
     })
-    .openapi(contract.lockName, async (c) => {
+    .openapi(guarded(contract.lockName, creator), async (c) => {
       const { uid, lockOwner, lockExpiration } = c.req.valid("json");
       return c.json(toLock(await locks.lockName(uid, lockOwner, lockExpiration ?? undefined, c.get("principal"))), 200);
     })
-    .openapi(contract.unlockName, async (c) => {
+    .openapi(guarded(contract.unlockName, creator), async (c) => {
       const { uid, lockID, lockOwner } = c.req.valid("json");
       await locks.unlockName({ name: uid, lockId: lockID, owner: lockOwner }, c.get("principal"));
       return c.body(null, 204);
     })
-    .openapi(contract.renewName, async (c) => {
+    .openapi(guarded(contract.renewName, creator), async (c) => {
       const { uid, lockID, lockOwner, lockExpiration } = c.req.valid("json");
       const claim = { name: uid, lockId: lockID, owner: lockOwner };
       return c.json(toLock(await locks.renewName(claim, lockExpiration ?? undefined, c.get("principal"))), 200);
     })
-    .openapi(contract.queryName, async (c) => {
+    .openapi(guarded(contract.queryName, guards.role("consumer")), async (c) => {
       const principal = c.get("principal");
       return c.json(toLock(await locks.queryName(c.req.valid("json").uid, principal), principal), 200);
     });

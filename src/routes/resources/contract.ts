@@ -1,6 +1,6 @@
 /** Route definitions (method, path, request, responses) for creating, querying and listing resources. No logic here. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { problemResponses } from "../../http-errors.js";
+import { problemResponses } from "../../http/problem-handlers.js";
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY as security, jsonPost } from "../router.js";
 import {

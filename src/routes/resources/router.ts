@@ -1,12 +1,12 @@
 /** Resource endpoints: thin handlers that call the resource service, behind the auth guards. */
 import type { Guards } from "../../auth/guards.js";
 import type { LinkSigner } from "../../auth/signed-links.js";
-import { ProblemError } from "../../errors.js";
+import { ProblemError } from "../../problems.js";
 import type { ContentSource } from "../../services/content-source.js";
 import { toContentSource } from "../../services/content-source.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
-import { createRouter } from "../router.js";
+import { createRouter, guarded } from "../router.js";
 import * as contract from "./contract.js";
 import { encodeCursor, listedTenant } from "./schemas.js";
 import { dataPath, toResourceItem, toResourceView } from "./views.js";
@@ -24,24 +24,21 @@ export interface ResourceRouterDeps {
 
 export function createResourceRouter({ resources, guards, links, clock, publicUrl, maxInlineBytes }: ResourceRouterDeps) {
   const router = createRouter();
-  router.use(contract.createResource.path, ...guards.role("creator"));
-  for (const route of [contract.createDataLink, contract.queryResource, contract.listResources]) {
-    router.use(route.path, ...guards.role("consumer"));
-  }
-
+  const creator = guards.role("creator");
+  const consumer = guards.role("consumer");
   return router
-    .openapi(contract.createResource, async (c) => {
+    .openapi(guarded(contract.createResource, creator), async (c) => {
       const body = c.req.valid("json");
       // The schema guarantees exactly one of resourceBinary and resourceExternalURI.
       const source = toContentSource(body, maxInlineBytes) as ContentSource;
       const created = await resources.create(body, source, { principal: c.get("principal"), signal: c.req.raw.signal });
       return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
     })
-    .openapi(contract.queryResource, async (c) => {
+    .openapi(guarded(contract.queryResource, consumer), async (c) => {
       const { row, files } = await resources.query(c.req.valid("json").queryUID, c.get("principal"));
       return c.json(toResourceView(row, files), 200);
     })
-    .openapi(contract.listResources, async (c) => {
+    .openapi(guarded(contract.listResources, consumer), async (c) => {
       const q = c.req.valid("query");
       const rows = await resources.list(
         {
@@ -61,7 +58,7 @@ export function createResourceRouter({ resources, guards, links, clock, publicUr
       const last = page.at(-1);
       return c.json({ resources: page.map(toResourceItem), nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null }, 200);
     })
-    .openapi(contract.createDataLink, async (c) => {
+    .openapi(guarded(contract.createDataLink, consumer), async (c) => {
       // The Host header is the caller's to choose: a link built on it would send a third party's
       // browser, with a valid signature, wherever the caller liked.
       if (!publicUrl) throw new ProblemError("UNAVAILABLE", "createDataLink needs CMS_PUBLIC_URL, the origin signed links are built on");

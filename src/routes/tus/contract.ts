@@ -5,7 +5,7 @@
  * answers are header-only.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { problemResponses } from "../../http-errors.js";
+import { problemResponses } from "../../http/problem-handlers.js";
 import { API_PREFIX } from "../meta.js";
 import { ResourceSchema } from "../resources/schemas.js";
 import { BEARER_SECURITY } from "../router.js";

@@ -1,10 +1,10 @@
 /** tus 1.0 over the app's Fetch primitives: header checks and answers here, the rules in services/tus-uploads. */
 import type { Context, MiddlewareHandler } from "hono";
 import type { Guards } from "../../auth/guards.js";
-import type { AppEnv } from "../../env.js";
-import { ProblemError } from "../../errors.js";
-import { toFieldErrors } from "../../http-errors.js";
-import { formatHttpDate } from "../../lib/serve-blob.js";
+import type { AppEnv } from "../../http/app-env.js";
+import { ProblemError } from "../../problems.js";
+import { toFieldErrors } from "../../http/problem-handlers.js";
+import { formatHttpDate } from "../../http/http-date.js";
 import {
   integerHeader,
   parseUploadChecksum,
@@ -13,7 +13,7 @@ import {
   TUS_CONTENT_TYPE,
   TUS_EXTENSIONS,
   TUS_VERSION,
-} from "../../lib/tus-headers.js";
+} from "../../http/tus-headers.js";
 import type { TusUploadRow } from "../../metadata/schema.js";
 import { METADATA_POINTER, type TusFields, type TusUploadService } from "../../services/tus-uploads.js";
 import { dataPath, toResourceView } from "../resources/views.js";
@@ -67,7 +67,7 @@ function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
 export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadService; guards: Guards; maxBytes: number }): RouteGroup {
   const router = createRouter();
   for (const route of TUS_ROUTES) router.openAPIRegistry.registerPath(route);
-  const [authenticate, requireCreator] = guards.role("creator") as [MiddlewareHandler<AppEnv>, MiddlewareHandler<AppEnv>];
+  const creator = guards.role("creator");
 
   // Every answer says which protocol it speaks; every request but OPTIONS must speak 1.0.0 (§Tus-Resumable).
   const protocol: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -77,9 +77,7 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
           headers: { "tus-version": TUS_VERSION, "tus-resumable": TUS_VERSION },
         });
       }
-      await authenticate(c, async () => {
-        await requireCreator(c, next);
-      });
+      await creator(c, next);
     } else {
       await next();
     }

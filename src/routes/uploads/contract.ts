@@ -4,7 +4,7 @@
  * zod-openapi's form validator would read the whole body into memory.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { problemResponses } from "../../http-errors.js";
+import { problemResponses } from "../../http/problem-handlers.js";
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY } from "../router.js";
 import {

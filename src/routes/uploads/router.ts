@@ -1,9 +1,9 @@
 /** The streaming upload: multipart fields → validated metadata, the file part → storage as it arrives. */
 import type { Guards } from "../../auth/guards.js";
-import { ProblemError } from "../../errors.js";
-import { toFieldErrors } from "../../http-errors.js";
-import { parseSha256Digest } from "../../lib/digest-fields.js";
-import { type MultipartPart, parseMultipart, readText } from "../../lib/multipart.js";
+import { ProblemError } from "../../problems.js";
+import { toFieldErrors } from "../../http/problem-handlers.js";
+import { parseSha256Digest } from "../../http/digest-fields.js";
+import { type MultipartPart, parseMultipart, readText } from "../../http/multipart.js";
 import { digestMismatch } from "../../services/content.js";
 import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/content-source.js";
 import type { ResourceService } from "../../services/resources.js";
@@ -39,10 +39,9 @@ function expectedDigest(part: MultipartPart, field: string | undefined): Expecte
 
 export function createUploadRouter({ resources, guards }: { resources: ResourceService; guards: Guards }): RouteGroup {
   const router = createRouter();
-  router.use(uploadResource.path, ...guards.role("creator"));
   router.openAPIRegistry.registerPath(uploadResource);
 
-  router.post(uploadResource.path, async (c) => {
+  router.post(uploadResource.path, guards.role("creator"), async (c) => {
     const parts = parseMultipart(c.req.raw.body ?? new ReadableStream(), c.req.header("content-type") ?? "", {
       maxParts: UPLOAD_FIELDS.length + 4,
       maxFieldBytes: MAX_FIELD_BYTES,

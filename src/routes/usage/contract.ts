@@ -1,6 +1,6 @@
 /** GET usage: a tenant's stored bytes, resources, revisions and today's ingress, with its quota limits. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { problemResponses } from "../../http-errors.js";
+import { problemResponses } from "../../http/problem-handlers.js";
 import { API_PREFIX } from "../meta.js";
 import { TenantIdSchema } from "../resources/schemas.js";
 import { BEARER_SECURITY } from "../router.js";

@@ -1,0 +1,57 @@
+/**
+ * HTTP digest fields (RFC 9530): `Repr-Digest` / `Content-Digest` (a Structured Fields dictionary of
+ * algorithm → byte sequence) and `Want-Repr-Digest` / `Want-Content-Digest` (algorithm → preference
+ * 0–10). We compute only SHA-256, the one algorithm we store; other algorithms are ignored as §4 allows.
+ */
+import { decodeBase64, isBase64 } from "../lib/base64.js";
+import { toHex } from "../lib/sha256.js";
+
+export const SHA256_ALGORITHM = "sha-256";
+
+/** `sha-256=:<base64>:` for a hex SHA-256. */
+export function sha256DigestField(sha256Hex: string): string {
+  const bytes = new Uint8Array(sha256Hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(sha256Hex.slice(i * 2, i * 2 + 2), 16);
+  return `${SHA256_ALGORITHM}=:${btoa(String.fromCharCode(...bytes))}:`;
+}
+
+/** The dictionary's members as [key, raw value] pairs (parameters dropped); null if it is not a dictionary. */
+function members(value: string): [string, string][] | null {
+  const out: [string, string][] = [];
+  for (const item of value.split(",")) {
+    const trimmed = item.trim();
+    if (trimmed === "") return null;
+    const match = /^([a-z*][a-z0-9_\-.*]*)(?:=([^;]*))?(?:;.*)?$/.exec(trimmed);
+    if (!match) return null;
+    out.push([match[1] as string, (match[2] ?? "?1").trim()]);
+  }
+  return out;
+}
+
+export type DigestParse = { kind: "absent" } | { kind: "sha256"; hex: string } | { kind: "malformed" };
+
+/**
+ * The SHA-256 (hex) a `Repr-Digest` / `Content-Digest` field value carries. A field naming only
+ * other algorithms is "absent" (we cannot check it); a malformed one, or a sha-256 member that is not
+ * 32 bytes of base64, is "malformed".
+ */
+export function parseSha256Digest(value: string | null | undefined): DigestParse {
+  if (value == null) return { kind: "absent" };
+  const list = members(value);
+  if (!list) return { kind: "malformed" };
+  const member = list.find(([key]) => key === SHA256_ALGORITHM);
+  if (!member) return { kind: "absent" };
+  const match = /^:([A-Za-z0-9+/=]*):$/.exec(member[1]);
+  if (!match || !isBase64(match[1] as string)) return { kind: "malformed" };
+  const bytes = decodeBase64(match[1] as string);
+  return bytes.byteLength === 32 ? { kind: "sha256", hex: toHex(bytes) } : { kind: "malformed" };
+}
+
+/** True when a `Want-*-Digest` value asks for SHA-256 (preference 1–10). */
+export function wantsSha256(value: string | null | undefined): boolean {
+  if (value == null) return false;
+  const member = members(value)?.find(([key]) => key === SHA256_ALGORITHM);
+  if (!member) return false;
+  const preference = Number(member[1]);
+  return Number.isInteger(preference) && preference >= 1 && preference <= 10;
+}

@@ -1,0 +1,394 @@
+/**
+ * MetadataStore: the metadata operations the services need, implemented once with drizzle over any
+ * async SQLite dialect (libSQL on Node/Bun, D1 on Workers). The only module (with lock-store.ts)
+ * that builds queries.
+ *
+ * Atomicity without interactive transactions (D1 has none): every state change is one statement or
+ * one `db.batch([...])`, which both libSQL and D1 run as a single transaction. Conditions that
+ * must hold at commit time (the caller's lock is live, the revision is the one the caller saw) are
+ * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
+ */
+import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
+import { createLockStore, type LockStore } from "./lock-store.js";
+import type { AnySQLiteDatabase, LockProof } from "./store-types.js";
+import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
+import {
+  blobLedger,
+  locks,
+  type NewResourceRow,
+  type ResourceRow,
+  resources,
+  type RevisionAction,
+  type RevisionRow,
+  revisions,
+  type TenantUsageRow,
+  tenantUsage,
+} from "./schema.js";
+
+// Kept in their own module so lock-store.ts can use them without importing this file back.
+export type { AnySQLiteDatabase, LockProof } from "./store-types.js";
+
+/** What updateResource may change; omitted fields keep their value. */
+export type ResourceChanges = Partial<Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">>;
+
+export interface GuardedChange {
+  uid: string;
+  /** The revision the caller read; the change applies only if it is still the latest. */
+  expectedRevision: number;
+  lock: LockProof;
+  actor: string | null;
+  now: number;
+}
+
+export interface ListQuery {
+  tenantId: string;
+  author?: string;
+  /** Compared with the stored type's essence (before any `;`), case-insensitively. */
+  mediaType?: string;
+  namePrefix?: string;
+  parentUid?: string;
+  /** Inclusive lower and exclusive upper bound, epoch ms. */
+  createdFrom?: number;
+  createdBefore?: number;
+  /** Keyset cursor: rows strictly after this (createdAt, uid) in the list order. */
+  after?: { createdAt: number; uid: string };
+  limit: number;
+}
+
+export interface MetadataStore {
+  /**
+   * Inserts resources that share one `context` (a resource, or a package with its files) and their
+   * first revisions, all or nothing, consuming one ledger reservation per row. Rejects (the
+   * database's BLOB_NOT_RESERVED, see `isBlobNotReserved`) if a row's blob is not reserved in the ledger.
+   */
+  insertAll(rows: NewResourceRow[], charge?: UsageCharge): Promise<ResourceRow[]>;
+  insert(row: NewResourceRow, charge?: UsageCharge): Promise<ResourceRow>;
+  /** The tenant's usage counters, or null before its first charge. */
+  usage(tenantId: string): Promise<TenantUsageRow | null>;
+  /** Revision rows of the tenant's resources. */
+  revisionCount(tenantId: string): Promise<number>;
+  /** Deleted rows included: callers decide what a deleted resource means for them. */
+  findByUid(uid: string): Promise<ResourceRow | null>;
+  findByUri(context: string, path: string): Promise<ResourceRow | null>;
+  /** Live files of a package, by path. */
+  children(parentUid: string): Promise<ResourceRow[]>;
+  /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */
+  list(query: ListQuery): Promise<ResourceRow[]>;
+  /** Applies `changes` as a new "update" revision if the guard holds; null if it does not. */
+  update(change: GuardedChange, changes: ResourceChanges, charge?: UsageCharge): Promise<ResourceRow | null>;
+  /** Marks the resource and its package files deleted (a "delete" revision each) and drops its lock; null if the guard fails. */
+  softDelete(change: GuardedChange): Promise<ResourceRow | null>;
+  /**
+   * Removes the resource, its files, revisions and locks for good, and marks the blobs they used for
+   * the collector's attention (`now`); the blob keys they used, or null if unknown.
+   */
+  purge(uid: string, now: number): Promise<{ uids: string[]; blobKeys: string[] } | null>;
+  revisions(uid: string): Promise<RevisionRow[]>;
+  revision(uid: string, revision: number): Promise<RevisionRow | null>;
+  /** How many rows (current or past revisions) point at a blob, so a blob is removed only when nothing does. */
+  countByBlobKey(blobKey: string): Promise<number>;
+  locks: LockStore;
+  /** Resumable (tus) uploads in progress. */
+  tusUploads: TusUploadStore;
+  ledger: BlobLedger;
+  /** Throws if the database cannot be queried (readiness). */
+  ping(): Promise<void>;
+  /**
+   * Gives rows recorded before owners had an issuer (owner set, owner_issuer null) to `issuer`, the
+   * only issuer whose tokens could have created them; returns how many rows changed.
+   */
+  adoptLegacyOwners(issuer: string): Promise<number>;
+}
+
+
+/** libSQL's and D1's drizzle databases both have `batch` (one transaction); the base type does not. */
+export type BatchSQLiteDatabase = AnySQLiteDatabase & {
+  batch<T extends [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]>(queries: T): Promise<BatchResponse<T>>;
+};
+
+/** D1 binds at most 100 parameters per statement; multi-row inserts are chunked to stay under it. */
+const MAX_PARAMS_PER_STATEMENT = 100;
+const RESOURCE_COLUMNS = Object.keys(resources).length;
+const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_COLUMNS));
+
+/**
+ * What a write adds to its tenant's usage, and the limits it must stay within (0 = none). Charged in
+ * the write's own batch: a CHECK constraint of `tenant_usage` fails the whole batch when over a limit,
+ * with the constraint's name (`quota_bytes`, `quota_resources`, `quota_ingress`) in the error.
+ */
+export interface UsageCharge {
+  tenantId: string;
+  bytes: number;
+  resources: number;
+  ingressBytes: number;
+  /** UTC day number of the write (epoch ms / 86 400 000). */
+  day: number;
+  limits: { bytes: number; resources: number; ingressBytesPerDay: number };
+}
+
+const chargeStatement = (db: BatchSQLiteDatabase, c: UsageCharge) =>
+  db
+    .insert(tenantUsage)
+    .values({
+      tenantId: c.tenantId,
+      bytes: c.bytes,
+      resources: c.resources,
+      ingressDay: c.day,
+      ingressBytes: c.ingressBytes,
+      maxBytes: c.limits.bytes,
+      maxResources: c.limits.resources,
+      maxIngressBytes: c.limits.ingressBytesPerDay,
+    })
+    .onConflictDoUpdate({
+      target: tenantUsage.tenantId,
+      set: {
+        bytes: sql`${tenantUsage.bytes} + excluded.bytes`,
+        resources: sql`${tenantUsage.resources} + excluded.resources`,
+        // A new day starts the day's count afresh.
+        ingressBytes: sql`case when ${tenantUsage.ingressDay} = excluded.ingress_day then ${tenantUsage.ingressBytes} + excluded.ingress_bytes else excluded.ingress_bytes end`,
+        ingressDay: sql`excluded.ingress_day`,
+        maxBytes: sql`excluded.max_bytes`,
+        maxResources: sql`excluded.max_resources`,
+        maxIngressBytes: sql`excluded.max_ingress_bytes`,
+      },
+    });
+
+export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
+  // getData's lookup runs on every read: built and prepared once instead of per request.
+  const findByUriQuery = db
+    .select()
+    .from(resources)
+    .where(and(eq(resources.context, sql.placeholder("context")), eq(resources.path, sql.placeholder("path"))))
+    .limit(1)
+    .prepare();
+  /** Copies the current state of the matching resources into `revisions` (revision numbers as stored). */
+  const snapshot = (action: RevisionAction, actor: string | null, now: number, where: SQL) =>
+    db
+      .insert(revisions)
+      .select(
+        sql`select ${resources.uid}, ${resources.revision}, ${action}, ${resources.name}, ${resources.author}, ${resources.mediaType}, ${resources.size}, ${resources.sha256}, ${resources.blobKey}, ${actor}, ${now} from ${resources} where ${where}`,
+      )
+      // Only when an earlier, committed change already wrote this revision number (then the guarded
+      // UPDATE in the same batch changed nothing): never a duplicate, never a failed batch.
+      .onConflictDoNothing();
+
+  const liveLock = (uid: string, lock: LockProof, now: number) =>
+    sql`exists (select 1 from ${locks} where ${locks.name} = ${uid} and ${locks.lockId} = ${lock.lockId} and ${locks.owner} = ${lock.owner} and ${locks.holder} is ${lock.holder} and ${locks.expiresAt} > ${now})`;
+
+  const guard = (c: GuardedChange) =>
+    and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision), isNull(resources.deletedAt), liveLock(c.uid, c.lock, c.now));
+
+  /** The row the guarded UPDATE produced: same uid, next revision, stamped in this batch. */
+  const justChanged = (c: GuardedChange, extra?: SQL) =>
+    and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision + 1), eq(resources.updatedAt, c.now), extra) as SQL;
+
+  const familyOf = (uid: string) => sql`(${resources.uid} = ${uid} or ${resources.parentUid} = ${uid})`;
+
+  const store: MetadataStore = {
+    async insertAll(rows, charge) {
+      const first = rows[0];
+      if (!first) return [];
+      if (rows.some((r) => r.context !== first.context)) throw new TypeError("insertAll: rows must share one context");
+      const inserts = [];
+      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+        inserts.push(db.insert(resources).values(rows.slice(i, i + ROWS_PER_INSERT)).returning());
+      }
+      const actor = first.owner ?? null;
+      const results = await db.batch([
+        ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
+        consumeReservations(
+          db,
+          rows.map((r) => r.blobKey),
+          first.createdAt,
+        ),
+        snapshot("create", actor, first.createdAt, eq(resources.context, first.context)),
+        ...(charge ? [chargeStatement(db, charge)] : []),
+      ]);
+      return results.slice(0, inserts.length).flat() as ResourceRow[];
+    },
+
+    async insert(row, charge) {
+      const [inserted] = await store.insertAll([row], charge);
+      if (!inserted) throw new Error("insert returned no row");
+      return inserted;
+    },
+
+    async findByUid(uid) {
+      const [row] = await db.select().from(resources).where(eq(resources.uid, uid)).limit(1);
+      return row ?? null;
+    },
+
+    async findByUri(context, path) {
+      const [row] = await findByUriQuery.execute({ context, path });
+      return row ?? null;
+    },
+
+    children(parentUid) {
+      return db
+        .select()
+        .from(resources)
+        .where(and(eq(resources.parentUid, parentUid), isNull(resources.deletedAt)))
+        .orderBy(asc(resources.path));
+    },
+
+    list(q) {
+      const essence = sql`lower(trim(substr(${resources.mediaType}, 1, instr(${resources.mediaType} || ';', ';') - 1)))`;
+      const conditions = [
+        eq(resources.tenantId, q.tenantId),
+        isNull(resources.deletedAt),
+        q.author === undefined ? undefined : eq(resources.author, q.author),
+        q.mediaType === undefined ? undefined : sql`${essence} = ${q.mediaType.toLowerCase()}`,
+        // substr() compares exactly (LIKE would be case-insensitive and treat % and _ as wildcards).
+        q.namePrefix === undefined ? undefined : sql`substr(${resources.name}, 1, ${q.namePrefix.length}) = ${q.namePrefix}`,
+        q.parentUid === undefined ? undefined : eq(resources.parentUid, q.parentUid),
+        q.createdFrom === undefined ? undefined : gte(resources.createdAt, q.createdFrom),
+        q.createdBefore === undefined ? undefined : lt(resources.createdAt, q.createdBefore),
+        q.after === undefined
+          ? undefined
+          : or(gt(resources.createdAt, q.after.createdAt), and(eq(resources.createdAt, q.after.createdAt), gt(resources.uid, q.after.uid))),
+      ];
+      return db
+        .select()
+        .from(resources)
+        .where(and(...conditions))
+        .orderBy(asc(resources.createdAt), asc(resources.uid))
+        .limit(q.limit);
+    },
+
+    async update(c, changes, charge) {
+      const [updated] = await db.batch([
+        db
+          .update(resources)
+          .set({ ...changes, revision: c.expectedRevision + 1, updatedAt: c.now })
+          .where(guard(c))
+          .returning(),
+        snapshot("update", c.actor, c.now, justChanged(c)),
+        // Charged only if the guarded change applied (the tenant's row exists since its first creation).
+        ...(charge
+          ? [
+              db
+                .update(tenantUsage)
+                .set({
+                  bytes: sql`${tenantUsage.bytes} + ${charge.bytes}`,
+                  ingressBytes: sql`case when ${tenantUsage.ingressDay} = ${charge.day} then ${tenantUsage.ingressBytes} + ${charge.ingressBytes} else ${charge.ingressBytes} end`,
+                  ingressDay: charge.day,
+                  maxBytes: charge.limits.bytes,
+                  maxIngressBytes: charge.limits.ingressBytesPerDay,
+                })
+                .where(and(eq(tenantUsage.tenantId, charge.tenantId), sql`exists (select 1 from ${resources} where ${justChanged(c)})`)),
+            ]
+          : []),
+        // The new content's reservation is consumed only if the guarded update applied.
+        consumeReservations(db, changes.blobKey ? [changes.blobKey] : [], c.now, sql`exists (select 1 from ${resources} where ${justChanged(c)})`),
+      ]);
+      return updated[0] ?? null;
+    },
+
+    async softDelete(c) {
+      const parentDeleted = sql`exists (select 1 from ${resources} p where p.uid = ${c.uid} and p.revision = ${c.expectedRevision + 1} and p.deleted_at = ${c.now})`;
+      const liveChild = and(eq(resources.parentUid, c.uid), isNull(resources.deletedAt), parentDeleted);
+      const [deleted] = await db.batch([
+        db
+          .update(resources)
+          .set({ deletedAt: c.now, revision: c.expectedRevision + 1, updatedAt: c.now })
+          .where(guard(c))
+          .returning(),
+        snapshot("delete", c.actor, c.now, justChanged(c, eq(resources.deletedAt, c.now))),
+        // Files of a package go with it; each gets its own delete revision.
+        db
+          .update(resources)
+          .set({ deletedAt: c.now, revision: sql`${resources.revision} + 1`, updatedAt: c.now })
+          .where(liveChild),
+        snapshot("delete", c.actor, c.now, and(eq(resources.parentUid, c.uid), eq(resources.deletedAt, c.now)) as SQL),
+        // A deleted resource cannot be modified, so its lock has nothing left to protect.
+        db.delete(locks).where(and(eq(locks.name, c.uid), sql`exists (select 1 from ${resources} p where p.uid = ${c.uid} and p.deleted_at = ${c.now})`)),
+      ]);
+      return deleted[0] ?? null;
+    },
+
+    async purge(uid, now) {
+      const family = sql`(select ${resources.uid} from ${resources} where ${familyOf(uid)})`;
+      // Gives back what the family was charged (bytes of every row, one resource per top-level row).
+      const refund = db
+        .update(tenantUsage)
+        .set({
+          bytes: sql`${tenantUsage.bytes} - (select coalesce(sum(${resources.size}), 0) from ${resources} where ${familyOf(uid)})`,
+          resources: sql`${tenantUsage.resources} - (select count(*) from ${resources} where ${familyOf(uid)} and ${resources.parentUid} is null)`,
+        })
+        .where(sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`);
+      const [, , current, past, , , removed] = await db.batch([
+        refund,
+        // Recorded in the same transaction, so the collector finds these blobs even if this process dies next.
+        db
+          .update(blobLedger)
+          .set({ checkAfter: now })
+          .where(
+            sql`${blobLedger.key} in (select ${resources.blobKey} from ${resources} where ${familyOf(uid)} union select ${revisions.blobKey} from ${revisions} where ${revisions.resourceUid} in ${family})`,
+          ),
+        db.selectDistinct({ key: resources.blobKey }).from(resources).where(familyOf(uid)),
+        db.selectDistinct({ key: revisions.blobKey }).from(revisions).where(sql`${revisions.resourceUid} in ${family}`),
+        db.delete(revisions).where(sql`${revisions.resourceUid} in ${family}`),
+        db.delete(locks).where(sql`${locks.name} in ${family}`),
+        db.delete(resources).where(familyOf(uid)).returning({ uid: resources.uid }),
+      ]);
+      if (removed.length === 0) return null;
+      const blobKeys = [...new Set([...current, ...past].map((r) => r.key))];
+      return { uids: removed.map((r) => r.uid), blobKeys };
+    },
+
+    revisions(uid) {
+      return db.select().from(revisions).where(eq(revisions.resourceUid, uid)).orderBy(asc(revisions.revision));
+    },
+
+    async revision(uid, revision) {
+      const [row] = await db
+        .select()
+        .from(revisions)
+        .where(and(eq(revisions.resourceUid, uid), eq(revisions.revision, revision)))
+        .limit(1);
+      return row ?? null;
+    },
+
+    async usage(tenantId) {
+      const [row] = await db.select().from(tenantUsage).where(eq(tenantUsage.tenantId, tenantId)).limit(1);
+      return row ?? null;
+    },
+
+    async revisionCount(tenantId) {
+      const [row] = await db
+        .select({ n: count() })
+        .from(revisions)
+        .where(sql`${revisions.resourceUid} in (select ${resources.uid} from ${resources} where ${resources.tenantId} = ${tenantId})`);
+      return row?.n ?? 0;
+    },
+
+    async countByBlobKey(blobKey) {
+      const [current, past] = await db.batch([
+        db.select({ n: count() }).from(resources).where(eq(resources.blobKey, blobKey)),
+        db.select({ n: count() }).from(revisions).where(eq(revisions.blobKey, blobKey)),
+      ]);
+      return (current[0]?.n ?? 0) + (past[0]?.n ?? 0);
+    },
+
+    locks: createLockStore(db),
+    tusUploads: createTusUploadStore(db),
+    ledger: createBlobLedger(db),
+
+    async ping() {
+      await db.select({ n: count() }).from(resources).limit(1);
+    },
+
+    async adoptLegacyOwners(issuer) {
+      // The same terms as resources_legacy_owner_idx's WHERE, so SQLite answers from that (empty) index.
+      const adopted = await db
+        .update(resources)
+        .set({ ownerIssuer: issuer })
+        .where(and(isNull(resources.ownerIssuer), isNotNull(resources.owner)))
+        .returning({ uid: resources.uid });
+      return adopted.length;
+    },
+  };
+  return store;
+}

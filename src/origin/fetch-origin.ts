@@ -1,0 +1,24 @@
+/**
+ * The contract for fetching a resource's content from its external URI. Implementations enforce
+ * the SSRF policy (this folder: policy.ts, ip-address.ts, node-fetch.ts, worker-fetch.ts); the service only sees a stream.
+ */
+
+export interface OriginResponse {
+  /** The content, streamed. Errors mid-way (timeouts, resets) surface as a `ProblemError` from the stream. */
+  body: ReadableStream<Uint8Array>;
+  /** The origin's Content-Type, if any (informational: the client's declared media type wins). */
+  contentType: string | null;
+  /** The origin's declared length, if any. Not trusted for limits: the blob store counts real bytes. */
+  contentLength: number | null;
+  /** The origin's `Repr-Digest` field, if any (RFC 9530): checked against the bytes received. */
+  reprDigest: string | null;
+  /** The final URL after redirects. */
+  url: string;
+}
+
+/**
+ * Fetches `url` and resolves once response headers arrived with a 2xx status. Throws `ProblemError`
+ * with code ORIGIN_REFUSED (policy), ORIGIN_FAILED (bad status, too many redirects, network error)
+ * or ORIGIN_TIMEOUT, each naming the field `/body/resourceExternalURI`.
+ */
+export type FetchOrigin = (url: string, options?: { signal?: AbortSignal }) => Promise<OriginResponse>;

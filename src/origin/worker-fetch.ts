@@ -1,0 +1,182 @@
+/**
+ * SSRF-safe `FetchOrigin` for Workers (Web APIs only): the global `fetch`, redirects followed by
+ * hand so every hop is checked. Workers cannot resolve names before connecting, so the policy is
+ * by URL: IP literals in any spelling and private names are refused outright.
+ */
+import { ProblemError } from "../problems.js";
+import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import { privateHostReason } from "./host-names.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
+
+export interface WorkerFetchOriginOptions {
+  /**
+   * Allow IP literals and private names (localhost, *.internal, single labels…). Development and
+   * tests only (`wrangler dev` against a loopback origin).
+   * @default false
+   */
+  allowPrivate?: boolean;
+  /**
+   * Budget for the whole fetch: redirects, headers and the entire body.
+   * @default 60_000
+   */
+  totalTimeoutMs?: number;
+  /**
+   * Longest wait for response headers of one hop, and for each next body chunk while the consumer reads.
+   * @default 30_000
+   */
+  idleTimeoutMs?: number;
+  /**
+   * Redirects followed before failing with ORIGIN_FAILED; each hop is re-validated.
+   * @default 5
+   */
+  maxRedirects?: number;
+  /**
+   * Value of the User-Agent request header.
+   * @default "content-resource-service"
+   */
+  userAgent?: string;
+  /**
+   * Tests only: the fetch used for every hop.
+   * @default globalThis.fetch
+   */
+  fetch?: typeof fetch;
+}
+
+export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}): FetchOrigin {
+  const allowPrivate = options.allowPrivate ?? false;
+  const totalTimeoutMs = options.totalTimeoutMs ?? 60_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const userAgent = options.userAgent ?? "content-resource-service";
+  const fetchHop = options.fetch ?? ((input, init) => fetch(input, init));
+
+  /** The shared URL checks, then the by-name policy: Workers cannot check addresses before connecting. */
+  const validateUrl = (raw: string | URL): URL => {
+    const url = parseOriginUrl(raw);
+    const why = allowPrivate ? null : privateHostReason(url.hostname);
+    if (why) throw problem("ORIGIN_REFUSED", `resourceExternalURI host ${url.hostname} is not allowed: ${why}`);
+    return url;
+  };
+
+  /** One GET without following redirects; rejects with a ProblemError (or the abort reason). */
+  const request = async (url: URL, signal: AbortSignal): Promise<Response> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const idle = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`)),
+        idleTimeoutMs,
+      );
+    });
+    const hop = fetchHop(url.href, {
+      method: "GET",
+      redirect: "manual",
+      signal,
+      // No Authorization/Cookie ever; identity encoding keeps byte counts real.
+      headers: { Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
+    });
+    try {
+      return await Promise.race([hop, idle]);
+    } catch (err) {
+      hop.then((res) => res.body?.cancel().catch(() => {})).catch(() => {});
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof ProblemError) throw err;
+      const message = err instanceof Error ? err.message : String(err);
+      throw problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} could not be reached (${message})`, err);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return followRedirects({
+    totalTimeoutMs,
+    maxRedirects,
+    validateUrl,
+    hop: async (url, signal) => {
+      const res = await request(url, signal);
+      return {
+        status: res.status,
+        statusText: res.statusText,
+        location: res.headers.get("location"),
+        discard: () => res.body?.cancel().catch(() => {}),
+        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose),
+      };
+    },
+  });
+}
+
+function toOriginResponse(res: Response, url: URL, signal: AbortSignal, idleTimeoutMs: number, dispose: () => void): OriginResponse {
+  return {
+    body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose),
+    contentType: res.headers.get("content-type"),
+    contentLength: parseContentLength(res.headers.get("content-length")),
+    reprDigest: res.headers.get("repr-digest"),
+    url: url.href,
+  };
+}
+
+/**
+ * Pull-based wrapper over the response body: one read per pull (backpressure), an idle timer while
+ * waiting on the origin, and the total-timeout/caller abort surfacing as the stream's error.
+ */
+function bodyStream(
+  body: ReadableStream<Uint8Array> | null,
+  url: URL,
+  signal: AbortSignal,
+  idleTimeoutMs: number,
+  dispose: () => void,
+): ReadableStream<Uint8Array> {
+  if (body === null) {
+    dispose();
+    return new ReadableStream({ start: (c) => c.close() });
+  }
+  const reader = body.getReader();
+  let finished = false;
+  const finish = () => {
+    if (finished) return;
+    finished = true;
+    dispose();
+  };
+  const aborted = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+  aborted.catch(() => {}); // observed by the race below; never an unhandled rejection
+
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        try {
+          const idle = new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () => reject(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`)),
+              idleTimeoutMs,
+            );
+          });
+          const read = await Promise.race([reader.read(), idle, aborted]);
+          if (read.done) {
+            finish();
+            controller.close();
+            return;
+          }
+          controller.enqueue(read.value);
+        } catch (err) {
+          finish();
+          reader.cancel(err).catch(() => {});
+          if (signal.aborted) throw signal.reason;
+          if (err instanceof ProblemError) throw err;
+          const message = err instanceof Error ? err.message : String(err);
+          throw problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} failed while sending the body (${message})`, err);
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      cancel(reason) {
+        // Cancelling stops the download so the origin stops sending.
+        finish();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

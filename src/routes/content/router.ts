@@ -1,0 +1,76 @@
+/** Content endpoints: resolve a live resource (tenant-checked) and stream it with serveBlob. */
+import type { RouteConfig } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Guards } from "../../auth/guards.js";
+import type { AppEnv } from "../../http/app-env.js";
+import { ProblemError } from "../../problems.js";
+import { serveBlob } from "../../http/answer-blob.js";
+import type { ContentService } from "../../services/content.js";
+import { parseUri } from "../../services/resource-ids.js";
+import type { ResourceService } from "../../services/resources.js";
+import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
+import * as contract from "./contract.js";
+
+/** Hono's pattern for a documented `{context}/{path}` route: the path parameter spans segments. */
+const honoPath = (route: RouteConfig) => route.path.replace("{context}", ":context").replace("{path}", ":path{.+}");
+
+const MAX_UID_TEXT = 400;
+
+/** getParentUuid's body: the UID as plain text, or as a JSON string. */
+async function uidFromBody(c: Context<AppEnv>): Promise<string> {
+  const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
+  if (type !== "text/plain" && type !== "application/json") {
+    throw new ProblemError("UNSUPPORTED_MEDIA_TYPE", "send the UID as text/plain (or as a JSON string)");
+  }
+  const text = (await c.req.text()).trim();
+  let uid: unknown = text;
+  if (type === "application/json") {
+    try {
+      uid = JSON.parse(text);
+    } catch {
+      uid = undefined;
+    }
+  }
+  if (typeof uid !== "string" || uid === "" || uid.length > MAX_UID_TEXT) {
+    const detail = `must be a resource UID of at most ${MAX_UID_TEXT} characters`;
+    throw new ProblemError("VALIDATION_FAILED", `invalid body: ${detail}`, { errors: [{ pointer: "/body", detail }] });
+  }
+  return uid;
+}
+
+export function createContentRouter({ resources, content, guards }: { resources: ResourceService; content: ContentService; guards: Guards }): RouteGroup {
+  const router = createRouter();
+  const consumer = guards.role("consumer");
+
+  const byUri = async (c: Context<AppEnv>) => {
+    const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"));
+    const { entity, open } = content.serve(row, requestHost(c));
+    return serveBlob(c.req.raw, entity, open);
+  };
+  for (const route of [contract.getData, contract.getMultiPartData]) {
+    router.openAPIRegistry.registerPath(route);
+    router.get(honoPath(route), guards.read, byUri);
+  }
+
+  return router
+    .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
+      const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
+      const { entity, open } = content.serve(row, requestHost(c));
+      return (await serveBlob(c.req.raw, entity, open)) as never;
+    })
+    .openapi(guarded(contract.postData, consumer), async (c) => {
+      const { resourceUID, resourceURI } = c.req.valid("json");
+      const principal = c.get("principal");
+      const uri = resourceURI ? parseUri(resourceURI) : null;
+      const row = resourceUID
+        ? await resources.findByUid(resourceUID, principal)
+        : await resources.findByUri(uri?.context ?? "", uri?.path ?? "", principal);
+      const { entity, open } = content.serve(row, requestHost(c));
+      // The whole representation: a POST carries no range or validators (RFC 9110 §14.2).
+      return (await serveBlob(new Request(c.req.url, { method: "GET" }), entity, open)) as never;
+    })
+    .openapi(guarded(contract.getParentUuid, consumer), async (c) => {
+      const parent = await resources.parentOf(await uidFromBody(c), c.get("principal"));
+      return c.text(parent, 200);
+    });
+}

@@ -1,0 +1,25 @@
+/** The blob store CMS_STORAGE chooses (fs volume or S3), checked usable, with the small-blob memory cache in front. */
+import type { Config } from "../../config.js";
+import type { BlobStore } from "../../storage/blob-store.js";
+import { createCachedBlobStore } from "../../storage/drivers/cached.js";
+import { createFsBlobStore } from "../../storage/drivers/fs.js";
+import { createS3BlobStore } from "../../storage/drivers/s3.js";
+
+export async function openBlobStorage(config: Config): Promise<BlobStore> {
+  const storage =
+    config.CMS_STORAGE === "s3"
+      ? createS3BlobStore({
+          endpoint: config.CMS_S3_ENDPOINT as string,
+          bucket: config.CMS_S3_BUCKET as string,
+          region: config.CMS_S3_REGION,
+          accessKeyId: config.CMS_S3_ACCESS_KEY_ID as string,
+          secretAccessKey: config.CMS_S3_SECRET_ACCESS_KEY as string,
+          prefix: config.CMS_S3_PREFIX,
+        })
+      : await createFsBlobStore({ root: config.CMS_VOLUME });
+  await storage.check();
+  // Content-addressed blobs never change, so hot small ones can be served from memory.
+  return config.CMS_BLOB_CACHE_BYTES > 0
+    ? createCachedBlobStore(storage, { maxBytes: config.CMS_BLOB_CACHE_BYTES, maxEntryBytes: config.CMS_BLOB_CACHE_ENTRY_BYTES })
+    : storage;
+}

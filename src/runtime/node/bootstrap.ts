@@ -1,0 +1,70 @@
+/**
+ * Start-up shared by the Node and Bun entry points: environment → config → deps → app, serving it
+ * with @hono/node-server, and the one-line fatal report (exit code 1) when a setting, the volume,
+ * the database or the listening address is unusable.
+ */
+import type { AddressInfo } from "node:net";
+import { createApp } from "../../app.js";
+import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../../config.js";
+import { createJsonLogger } from "../../lib/logger.js";
+import { createServices } from "../../services/index.js";
+import { batchedLines } from "./batched-lines.js";
+import { createNodeServer } from "./server.js";
+import { createServerDeps } from "./deps.js";
+
+const stdout = batchedLines((chunk) => process.stdout.write(chunk));
+// Every way out (process.exit included) writes what is still pending; stdout is synchronous here.
+process.on("exit", stdout.flush);
+
+export async function bootstrap(env: Record<string, string | undefined>) {
+  const config = withLoopbackPublicUrl(parseConfig(env));
+  const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL);
+  const deps = await createServerDeps(config, logger);
+  const services = createServices(deps);
+  return { config, logger, deps, services, app: createApp(deps, services) };
+}
+
+export type Bootstrapped = Awaited<ReturnType<typeof bootstrap>>;
+
+export function fail(err: unknown): never {
+  const message = err instanceof ConfigError ? err.message : `cannot start: ${err instanceof Error ? err.message : String(err)}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+/** The "listening" log line; tests and operators read the URL from it. */
+export function logListening({ config, logger }: Bootstrapped, url: string, runtime: string) {
+  logger.info("listening", {
+    url,
+    runtime,
+    volume: config.CMS_VOLUME,
+    database: config.CMS_DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@"),
+    auth: config.CMS_AUTH_ENABLED,
+  });
+}
+
+/** Stops on SIGINT/SIGTERM: `close` stops accepting, then the database closes; 5 s at most. */
+export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promise<void>) {
+  const stop = (signal: string) => {
+    logger.info("stopping", { signal });
+    // Open keep-alive connections must not hold the shutdown forever.
+    setTimeout(() => process.exit(0), 5000).unref();
+    void close()
+      .then(() => deps.close())
+      .finally(() => process.exit(0));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+/** Serves the app through node:http (Node's, or Bun's own), logs "listening" and stops on signals. */
+export function serveNode(started: Bootstrapped, runtime: string) {
+  const { config } = started;
+  const server = createNodeServer(started);
+  server.on("error", (err: NodeJS.ErrnoException) => fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${err.code ?? err.message}`)));
+  server.listen(config.CMS_PORT, config.CMS_HOST, () => {
+    const info = server.address() as AddressInfo;
+    logListening(started, `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`, runtime);
+  });
+  stopOnSignals(started, () => new Promise((resolve) => server.close(() => resolve())));
+}

@@ -1,0 +1,44 @@
+/**
+ * Runs the blob collector in a Node/Bun process: a storage sweep for orphans at start-up and daily,
+ * and a collection pass every `intervalMs` (the Worker runs the same pass from its cron trigger).
+ * Passes never overlap; `stop` waits for the running one, so the database can close after it.
+ */
+import type { Logger } from "../../lib/logger.js";
+import type { BlobCollector } from "../../services/blob-collector.js";
+
+const SWEEP_EVERY_MS = 24 * 60 * 60 * 1000;
+
+export function scheduleCollector(collector: BlobCollector, intervalMs: number, logger: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  let lastSweep = Number.NEGATIVE_INFINITY;
+
+  const run = async () => {
+    if (Date.now() - lastSweep >= SWEEP_EVERY_MS) {
+      lastSweep = Date.now();
+      const adopted = await collector.sweep();
+      if (adopted > 0) logger.info("orphan blobs found", { adopted });
+    }
+    const figures = await collector.pass();
+    if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0) logger.info("blobs collected", { ...figures });
+  };
+  const tick = () => {
+    if (running || stopped) return;
+    running = run()
+      .catch((err: unknown) => logger.warn("blob collection pass failed", { error: err }))
+      .finally(() => {
+        running = null;
+      });
+  };
+  const first = setTimeout(tick, 0);
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Node/Bun wiring shared by the entry points: blob storage (blob-storage.ts), the migrated libSQL
+ * database (database.ts) with the prepared getData lookup in front, the SSRF-safe origin fetcher,
+ * the self-hosted explorer assets, and the blob collector on a timer.
+ */
+import type { AppDeps } from "../../app.js";
+import type { Config } from "../../config.js";
+import type { Logger } from "../../lib/logger.js";
+import { createMetadataStore } from "../../metadata/metadata-store.js";
+import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
+import { createBlobCollector } from "../../services/blob-collector.js";
+import { createAppDeps } from "../app-deps.js";
+import { openBlobStorage } from "./blob-storage.js";
+import { scheduleCollector } from "./collector-schedule.js";
+import { openDatabase } from "./database.js";
+import { readSwaggerAsset } from "./explorer-assets.js";
+import { withPreparedUriLookup } from "./prepared-lookup.js";
+
+/** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
+export async function createServerDeps(config: Config, logger: Logger): Promise<AppDeps & { close(): Promise<void> }> {
+  const blobs = await openBlobStorage(config);
+  const database = await openDatabase(config);
+  if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
+    logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
+  }
+  const resourceStore = createMetadataStore(database.db);
+  const url = config.CMS_DATABASE_URL;
+  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length)) : null;
+  const deps = await createAppDeps(config, logger, {
+    blobs,
+    store: store ?? resourceStore,
+    createFetchOrigin: createNodeFetchOrigin,
+    readAsset: readSwaggerAsset,
+    platformCompresses: false,
+  });
+  const collector = scheduleCollector(
+    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger, tusUploads: resourceStore.tusUploads }),
+    config.CMS_GC_INTERVAL_SECONDS * 1000,
+    logger,
+  );
+  return {
+    ...deps,
+    close: async () => {
+      await collector.stop();
+      store?.close();
+      database.close();
+    },
+  };
+}

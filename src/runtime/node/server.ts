@@ -1,0 +1,51 @@
+/**
+ * The node:http server of the Node and Bun entry points: @hono/node-server's adapter for the app,
+ * with the cached-getData fast path in front of it. Not listening yet; the caller picks the address.
+ */
+import { createServer, type Server } from "node:http";
+import { getRequestListener, RequestError } from "@hono/node-server";
+import { readsAreOpen } from "../../auth/guards.js";
+import type { App, AppDeps } from "../../app.js";
+import type { Config } from "../../config.js";
+import { ProblemError, problemResponse } from "../../problems.js";
+import type { Logger } from "../../lib/logger.js";
+import type { Services } from "../../services/index.js";
+import { withAccessLog } from "./access-log.js";
+import { answerClientErrors } from "./client-errors.js";
+import { withFastGet } from "./fast-get.js";
+import { settleUnreadBodies } from "./unread-body.js";
+
+export interface NodeServerParts {
+  config: Pick<Config, "CMS_HOST" | "CMS_PUBLIC_READ">;
+  deps: Pick<AppDeps, "verifier">;
+  services: Services;
+  logger: Logger;
+  app: App;
+}
+
+/**
+ * The adapter's answer when it cannot build a Request (a raw backslash in the path, an invalid Host
+ * header: its messages say which) or, never expected, when the app itself throws.
+ */
+const adapterError = (logger: Logger) => (err: unknown) => {
+  if (err instanceof RequestError) {
+    return problemResponse(new ProblemError("VALIDATION_FAILED", `the request target or Host header is not valid: ${err.message}`));
+  }
+  logger.error("unhandled error", { err });
+  return problemResponse(new ProblemError("INTERNAL", "The server failed to handle this request."));
+};
+
+export function createNodeServer({ config, deps, services, logger, app }: NodeServerParts): Server {
+  const anonymousRead = readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ });
+  const appListener = getRequestListener(app.fetch, {
+    hostname: config.CMS_HOST,
+    // Kept on (the default): it hands the app a body whose cancel leaves the request readable, so
+    // settleUnreadBodies can drain it; the adapter's own drain then closes what is still unread after 0.5 s.
+    autoCleanupIncoming: true,
+    errorHandler: adapterError(logger),
+  });
+  const server = createServer(settleUnreadBodies(withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener))));
+  // Requests node:http refuses itself (malformed, head too large) get problem+json too.
+  server.on("clientError", answerClientErrors(logger));
+  return server;
+}

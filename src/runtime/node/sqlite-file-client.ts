@@ -1,0 +1,222 @@
+/**
+ * The libSQL `Client` for a local database file (Node/Bun): one `libsql` connection whose writes
+ * wait for SQLite's write lock on timers, never on the main thread.
+ *
+ * Why not @libsql/client's own `file:` driver: it runs synchronously on the main thread, so
+ * `busy_timeout` slept there — one write waiting for another process's lock stalled every request
+ * (measured: /healthz, getData, listResources ≈ 4.7 s). And a statement that failed with SQLITE_BUSY
+ * stays un-reset until garbage collection: until then every COMMIT on that connection failed
+ * ("cannot commit transaction - SQL statements in progress"), and closing such a connection leaks it.
+ *
+ * Here the busy timeout is 0 and every write takes the lock first with `BEGIN IMMEDIATE` through
+ * `exec` (which finalises its statement even when it fails): on SQLITE_BUSY nothing is left behind,
+ * the write sleeps on a timer (2 ms, doubling to 50 ms) and tries again, up to `maxWaitMs`, then
+ * DatabaseBusyError. Once the lock is held its statements cannot meet SQLITE_BUSY. Reads need no
+ * lock in WAL mode. All work between BEGIN and COMMIT is synchronous, so the one connection is never
+ * shared by two transactions. Interactive transactions are not offered (D1 has none; nothing uses them).
+ */
+import type { Client, InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from "@libsql/client";
+import Database from "libsql";
+import { DatabaseBusyError, DatabaseFullError } from "../../metadata/database-errors.js";
+import { isReadOnly } from "./durable-commits.js";
+
+type Connection = InstanceType<typeof Database>;
+type Statement = { sql: string; args: InArgs };
+
+/** SQLite primary result codes (extended codes carry them in their low byte). */
+const SQLITE_BUSY = 5;
+const SQLITE_FULL = 13;
+const FIRST_RETRY_MS = 2;
+/** `PRAGMA name = value`: a setting, applied to the connection rather than in a transaction. */
+const PRAGMA_ASSIGNMENT = /^\s*pragma\s+(\w+)\s*=/i;
+const MAX_RETRY_MS = 50;
+
+const primaryCode = (err: unknown) => {
+  const { rawCode } = (err ?? {}) as { rawCode?: unknown };
+  return typeof rawCode === "number" ? rawCode & 0xff : undefined;
+};
+const isBusy = (err: unknown) => primaryCode(err) === SQLITE_BUSY;
+/** A full disk becomes DatabaseFullError (507); anything else stays as it is. */
+const asCondition = (err: unknown) => (primaryCode(err) === SQLITE_FULL ? new DatabaseFullError({ cause: err }) : err);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface SqliteFileOptions {
+  /** Path of the database file. */
+  file: string;
+  /** Longest a statement waits for the write lock before DatabaseBusyError. */
+  maxWaitMs: number;
+}
+
+export function createSqliteFileClient(options: SqliteFileOptions): Client {
+  return new SqliteFileClient(options);
+}
+
+class SqliteFileClient implements Client {
+  readonly protocol = "file";
+  closed = false;
+  readonly #db: Connection;
+  readonly #maxWaitMs: number;
+
+  constructor({ file, maxWaitMs }: SqliteFileOptions) {
+    this.#db = new Database(file); // busy timeout 0 (the default): a locked database answers SQLITE_BUSY at once
+    this.#maxWaitMs = maxWaitMs;
+  }
+
+  execute(stmt: InStatement): Promise<ResultSet>;
+  execute(sql: string, args?: InArgs): Promise<ResultSet>;
+  async execute(stmt: InStatement | string, args?: InArgs): Promise<ResultSet> {
+    const statement = toStatement(typeof stmt === "string" ? { sql: stmt, args: args ?? [] } : stmt);
+    if (isReadOnly(statement)) return this.#retrying(() => runStatement(this.#db, statement));
+    const setting = PRAGMA_ASSIGNMENT.exec(statement.sql);
+    if (setting) {
+      // Outside any transaction (journal_mode cannot change inside one), through exec; answers the new value.
+      await this.#retrying(() => this.#db.exec(statement.sql));
+      return runStatement(this.#db, { sql: `PRAGMA ${setting[1]}`, args: [] });
+    }
+    const [result] = await this.#write([statement]);
+    return result as ResultSet;
+  }
+
+  /** One transaction; a batch that writes holds the write lock from its first statement on. */
+  async batch(stmts: Array<InStatement | [string, InArgs?]>, _mode?: TransactionMode): Promise<ResultSet[]> {
+    const statements = stmts.map((s) => toStatement(Array.isArray(s) ? { sql: s[0], args: s[1] ?? [] } : s));
+    if (statements.some((s) => !isReadOnly(s))) return this.#write(statements);
+    return this.#retrying(() => {
+      this.#db.exec("BEGIN DEFERRED");
+      return this.#commit(statements);
+    });
+  }
+
+  /** Start-up only: foreign keys are off around the migration, as drizzle's table rebuilds need. */
+  async migrate(stmts: InStatement[]): Promise<ResultSet[]> {
+    this.#db.exec("PRAGMA foreign_keys = off");
+    try {
+      return await this.#write(stmts.map(toStatement));
+    } finally {
+      this.#db.exec("PRAGMA foreign_keys = on");
+    }
+  }
+
+  async executeMultiple(sql: string): Promise<void> {
+    await this.#retrying(() => this.#db.exec(sql));
+  }
+
+  async transaction(): Promise<never> {
+    throw new Error("interactive transactions are not supported on this client: use batch()");
+  }
+
+  async sync(): Promise<never> {
+    throw new Error("sync() is for embedded replicas, not a local database file");
+  }
+
+  reconnect(): void {}
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.#db.close();
+  }
+
+  /**
+   * Takes the write lock (waiting on timers), runs `statements`, commits; all or nothing. BEGIN to
+   * COMMIT is one synchronous step: no other call can slip into the transaction.
+   */
+  #write(statements: Statement[]): Promise<ResultSet[]> {
+    return this.#retrying(() => {
+      this.#db.exec("BEGIN IMMEDIATE");
+      return this.#commit(statements);
+    });
+  }
+
+  /** Runs the statements inside the transaction just begun and commits, or rolls back and throws. */
+  #commit(statements: Statement[]): ResultSet[] {
+    try {
+      const results = statements.map((s) => runStatement(this.#db, s));
+      this.#db.exec("COMMIT");
+      return results;
+    } catch (err) {
+      if (this.#db.inTransaction) this.#db.exec("ROLLBACK");
+      throw asCondition(err);
+    }
+  }
+
+  /** Runs `attempt` until it does not fail with SQLITE_BUSY, sleeping between tries, up to the bound. */
+  async #retrying<T>(attempt: () => T): Promise<T> {
+    const deadline = Date.now() + this.#maxWaitMs;
+    for (let delay = FIRST_RETRY_MS; ; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
+      if (this.closed) throw new Error("the database client is closed");
+      try {
+        return attempt();
+      } catch (err) {
+        if (!isBusy(err)) throw asCondition(err);
+        const left = deadline - Date.now();
+        if (left <= 0) throw new DatabaseBusyError(this.#maxWaitMs, { cause: err });
+        await sleep(Math.min(left, delay * (0.5 + Math.random())));
+      }
+    }
+  }
+}
+
+function toStatement(stmt: InStatement): Statement {
+  return typeof stmt === "string" ? { sql: stmt, args: [] } : { sql: stmt.sql, args: stmt.args ?? [] };
+}
+
+/** The values SQLite takes, as @libsql/client converts them. */
+function toSqlValue(value: InValue): unknown {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (value instanceof Date) return value.valueOf();
+  if (value instanceof ArrayBuffer) return Buffer.from(value);
+  if (value === undefined) throw new TypeError("undefined cannot be passed as argument to the database");
+  return value;
+}
+
+/** Integers as numbers (refusing ones JavaScript cannot hold exactly), blobs as ArrayBuffers: @libsql/client's `intMode: "number"`. */
+function fromSqlValue(value: unknown): unknown {
+  if (typeof value === "bigint") {
+    if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
+      throw new RangeError("Received integer which cannot be safely represented as a JavaScript number");
+    }
+    return Number(value);
+  }
+  if (Buffer.isBuffer(value)) return value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength);
+  return value;
+}
+
+/** A Row as @libsql/client builds it: values by index (with `length`) and, enumerable, by column name. */
+function toRow(values: unknown[], columns: string[]): Row {
+  const row = {} as Row;
+  Object.defineProperty(row, "length", { value: values.length });
+  values.forEach((raw, i) => {
+    const value = fromSqlValue(raw);
+    Object.defineProperty(row, i, { value });
+    const column = columns[i] as string;
+    if (!Object.hasOwn(row, column)) Object.defineProperty(row, column, { value, enumerable: true, configurable: true, writable: true });
+  });
+  return row;
+}
+
+function runStatement(db: Connection, { sql, args }: Statement): ResultSet {
+  const stmt = db.prepare(sql);
+  stmt.safeIntegers(true);
+  const bound = Array.isArray(args) ? args.map(toSqlValue) : Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/^[:@$]/, ""), toSqlValue(v)]));
+  if (!stmt.reader) {
+    const info = stmt.run(bound) as { changes: number; lastInsertRowid: number | bigint };
+    return resultSet([], [], [], info.changes, BigInt(info.lastInsertRowid));
+  }
+  stmt.raw(true);
+  const described = stmt.columns() as { name: string; type: string | null }[];
+  const columns = described.map((c) => c.name);
+  const rows = (stmt.all(bound) as unknown[][]).map((values) => toRow(values, columns));
+  return resultSet(columns, described.map((c) => c.type ?? ""), rows, 0, undefined);
+}
+
+function resultSet(columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet {
+  return {
+    columns,
+    columnTypes,
+    rows,
+    rowsAffected,
+    lastInsertRowid,
+    toJSON: () => ({ columns, columnTypes, rows: rows.map((r) => Array.from(r as ArrayLike<unknown>)), rowsAffected, lastInsertRowid: lastInsertRowid?.toString() ?? null }),
+  };
+}

@@ -1,0 +1,160 @@
+/**
+ * Workers wiring: bindings and vars → config → deps → the one app, built once per isolate. Blobs in
+ * R2 (`BLOBS`), metadata in D1 (`DB`) through drizzle's D1 driver, or in a remote libSQL database
+ * when `CMS_DATABASE_URL` names one. Web APIs only.
+ */
+import { createApp, type App, type AppDeps } from "../../app.js";
+import { type Config, ConfigError, parseConfig } from "../../config.js";
+import { ProblemError, problemResponse } from "../../problems.js";
+import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
+import { createBlobCollector } from "../../services/blob-collector.js";
+import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
+import { createAppDeps } from "../app-deps.js";
+import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
+
+/** The bindings this Worker uses (see wrangler.toml); vars and secrets arrive as strings beside them. */
+export interface WorkerBindings {
+  BLOBS: R2BucketLike;
+  /** D1 database; not needed when CMS_DATABASE_URL names a remote libSQL database. */
+  DB?: unknown;
+  /** Static assets (`[assets]` in wrangler.toml): the vendored Swagger UI files. */
+  ASSETS?: { fetch(request: Request): Promise<Response> };
+}
+
+/** Hosts the app with its bindings; `fetch` answers every request of the isolate. */
+export interface WorkerApp {
+  fetch(request: Request, env: object, ctx?: unknown): Response | Promise<Response>;
+  /** The cron trigger's work (wrangler.toml): a blob collection pass, with a storage sweep when `sweep`. */
+  collect(env: object, options: { sweep: boolean }): Promise<void>;
+}
+
+/** libSQL URLs a Worker can reach: over HTTP(S) or WebSockets, never a local file. */
+const REMOTE_DATABASE_URL = /^(libsql|https?|wss?):\/\//;
+
+/** Only string values are settings: bindings are objects. */
+function settingsOf(env: object): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+}
+
+/** Per-isolate logger: one JSON object per line on the Workers console (Workers Logs / `wrangler tail`). */
+const consoleLogger = (config?: Pick<Config, "CMS_LOG_LEVEL">) =>
+  createJsonLogger((line) => console.log(line), config?.CMS_LOG_LEVEL ?? "info");
+
+async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string | undefined): Promise<BatchSQLiteDatabase> {
+  if (rawUrl !== undefined && rawUrl !== "") {
+    if (!REMOTE_DATABASE_URL.test(rawUrl)) {
+      throw new ConfigError([`CMS_DATABASE_URL must be a remote libSQL URL (libsql://, https://, wss://) on Workers`]);
+    }
+    // Migrations are applied out of band (a Node instance at start-up, or drizzle-kit migrate): a Worker cannot read drizzle/.
+    const { drizzle } = await import("drizzle-orm/libsql/web");
+    return drizzle({ connection: { url: config.CMS_DATABASE_URL, authToken: config.CMS_DATABASE_AUTH_TOKEN } });
+  }
+  if (!env.DB) throw new ConfigError(["DB binding is missing (D1), and CMS_DATABASE_URL is not set"]);
+  // D1 migrations are applied with `wrangler d1 migrations apply DB` (migrations_dir = "drizzle").
+  const { drizzle } = await import("drizzle-orm/d1");
+  return drizzle(env.DB as Parameters<typeof drizzle>[0]);
+}
+
+/** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
+export async function createWorkerDeps(env: WorkerBindings, config: Config, logger: Logger): Promise<AppDeps> {
+  if (!env.BLOBS) throw new ConfigError(["BLOBS binding is missing (R2)"]);
+  const db = await openDatabase(env, config, settingsOf(env).CMS_DATABASE_URL);
+  if (!config.CMS_LINK_SECRET) {
+    logger.warn("CMS_LINK_SECRET is not set: signed links work only on the isolate that made them (wrangler secret put CMS_LINK_SECRET)");
+  }
+  const assets = env.ASSETS;
+  return createAppDeps(config, logger, {
+    blobs: createR2BlobStore(env.BLOBS),
+    store: createMetadataStore(db),
+    createFetchOrigin: createWorkerFetchOrigin,
+    readAsset: async (file) => {
+      if (!assets) return null;
+      // The explorer route allow-lists `file`; the host is irrelevant to the assets binding.
+      const res = await assets.fetch(new Request(`https://assets.invalid/vendor/swagger-ui-dist/${encodeURIComponent(file)}`));
+      if (res.ok && res.body) return res.body;
+      await res.body?.cancel();
+      return null;
+    },
+    // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
+    platformCompresses: true,
+  });
+}
+
+type Built = { app: App; deps: AppDeps; config: Config; logger: Logger } | { misconfigured: ProblemError };
+
+/**
+ * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
+ * the same env object to every request). Bad settings answer every request with a 500 problem,
+ * logged once with the setting names only (values may be secrets). Other start-up failures are
+ * not cached, so the next request retries.
+ */
+export function createWorkerApp(): WorkerApp {
+  const built = new WeakMap<object, Promise<Built>>();
+
+  const build = async (env: WorkerBindings): Promise<Built> => {
+    try {
+      const config = parseConfig(settingsOf(env));
+      const logger = consoleLogger(config);
+      const deps = await createWorkerDeps(env, config, logger);
+      return { app: createApp(deps), deps, config, logger };
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
+      consoleLogger().error("invalid configuration", { settings });
+      return { misconfigured: new ProblemError("INTERNAL", "the service is misconfigured; see the log") };
+    }
+  };
+
+  const builtFor = (env: object): Promise<Built> => {
+    let pending = built.get(env);
+    if (!pending) {
+      pending = build(env as WorkerBindings);
+      built.set(env, pending);
+      pending.catch(() => built.delete(env));
+    }
+    return pending;
+  };
+
+  return {
+    async collect(env, { sweep }) {
+      const result = await builtFor(env);
+      if ("misconfigured" in result) return;
+      const { deps, config } = result;
+      const collector = createBlobCollector({
+        blobs: deps.blobs,
+        ledger: deps.store.ledger,
+        graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
+        now: Date.now,
+        logger: deps.logger,
+        tusUploads: deps.store.tusUploads,
+      });
+      if (sweep) deps.logger.info("orphan blobs found", { adopted: await collector.sweep() });
+      deps.logger.info("blobs collected", { ...(await collector.pass()) });
+    },
+
+    async fetch(request, env, ctx) {
+      const pending = builtFor(env);
+      let result: Built;
+      try {
+        result = await pending;
+      } catch (err) {
+        consoleLogger().error("start-up failed", { error: err });
+        return problemResponse(new ProblemError("INTERNAL", "the service could not start; see the log"), new URL(request.url).pathname);
+      }
+      if ("misconfigured" in result) return problemResponse(result.misconfigured, new URL(request.url).pathname);
+      const started = performance.now();
+      const response = await result.app.fetch(request, env, ctx as never);
+      // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
+      result.logger.info("request", {
+        requestId: response.headers.get("x-request-id"),
+        method: request.method,
+        path: new URL(request.url).pathname,
+        status: response.status,
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        length: Number(response.headers.get("content-length") ?? 0) || undefined,
+      });
+      return response;
+    },
+  };
+}

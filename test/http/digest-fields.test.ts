@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { parseSha256Digest, sha256DigestField, wantsSha256 } from "../../src/http/digest-fields.js";
+
+// RFC 9530 Appendix: sha-256 of the JSON `{"hello": "world"}` is this field.
+const HELLO_FIELD = "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:";
+const HELLO_HEX = "5f8f04f6a3a892aaabbddb6cf273894493773960d4a325b105fee46eef4304f1";
+
+describe("digest fields", () => {
+  it("formats and parses the RFC's example", () => {
+    expect(sha256DigestField(HELLO_HEX)).toBe(HELLO_FIELD);
+    expect(parseSha256Digest(HELLO_FIELD)).toEqual({ kind: "sha256", hex: HELLO_HEX });
+    expect(parseSha256Digest(`sha-512=:AAAA:, ${HELLO_FIELD}`)).toEqual({ kind: "sha256", hex: HELLO_HEX });
+  });
+
+  it("tells absent (other algorithms) from malformed", () => {
+    expect(parseSha256Digest(null)).toEqual({ kind: "absent" });
+    expect(parseSha256Digest("sha-512=:AAAA:")).toEqual({ kind: "absent" });
+    for (const bad of ["sha-256=:AAAA:", "sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=", "sha-256=:!!:", ",", "SHA-256"]) {
+      expect(parseSha256Digest(bad), bad).toEqual({ kind: "malformed" });
+    }
+  });
+
+  it("reads preferences", () => {
+    expect(wantsSha256("sha-256=1")).toBe(true);
+    expect(wantsSha256("sha-512=10, sha-256=3")).toBe(true);
+    expect(wantsSha256("sha-256=0")).toBe(false);
+    expect(wantsSha256("sha-512=5")).toBe(false);
+    expect(wantsSha256(undefined)).toBe(false);
+  });
+});

@@ -1,0 +1,173 @@
+/**
+ * MetadataStore and LockStore on a real migrated libSQL file: batches are all or nothing, guarded
+ * changes apply only under a live matching lock and the expected revision, locks expire lazily.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient } from "@libsql/client";
+import { drizzle } from "drizzle-orm/libsql";
+import { migrate } from "drizzle-orm/libsql/migrator";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMetadataStore, type GuardedChange, type MetadataStore } from "../../src/metadata/metadata-store.js";
+import type { NewResourceRow } from "../../src/metadata/schema.js";
+import { openDatabase } from "../../src/runtime/node/database.js";
+import { MIGRATIONS_FOLDER } from "../../src/runtime/node/migrations.js";
+import { reservingStore } from "../helpers/reserving-store.js";
+
+let dir: string;
+let store: MetadataStore;
+let close: () => void;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-store-"));
+  const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  store = reservingStore(createMetadataStore(db.db));
+  close = db.close;
+});
+afterEach(async () => {
+  close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+let seq = 0;
+function row(over: Partial<NewResourceRow> = {}): NewResourceRow & { uid: string } {
+  const shortId = `id${String(++seq).padStart(4, "0")}`;
+  const uid = over.uid ?? `${shortId}-t`;
+  return { uid, shortId, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A", mediaType: "text/plain", size: 1, sha256: "s", blobKey: `k${seq}`, createdAt: 1000 + seq, updatedAt: 1000 + seq, ...over };
+}
+
+const lock = { lockId: "L1", owner: "Alice", holder: null };
+const change = (uid: string, over: Partial<GuardedChange> = {}): GuardedChange => ({ uid, expectedRevision: 1, lock, actor: null, now: 5000, ...over });
+const take = (name: string, expiresAt = 10_000, now = 1000) => store.locks.acquire({ name, ...lock, expiresAt, now });
+
+describe("insertAll", () => {
+  it("inserts a package and its files with one create revision each", async () => {
+    const zip = row({ path: "p.zip", name: "p.zip" });
+    const files = [1, 2, 3].map((i) => row({ context: zip.uid, parentUid: zip.uid, path: `f${i}`, name: `f${i}` }));
+    const inserted = await store.insertAll([zip, ...files]);
+    expect(inserted.map((r) => r.uid)).toEqual([zip.uid, ...files.map((f) => f.uid)]);
+    expect((await store.children(zip.uid)).map((r) => r.path)).toEqual(["f1", "f2", "f3"]);
+    for (const r of inserted) expect((await store.revisions(r.uid)).map((v) => [v.revision, v.action])).toEqual([[1, "create"]]);
+  });
+
+  it("chunks large inserts (D1's 100 parameters) and still inserts all rows", async () => {
+    const zip = row();
+    const files = Array.from({ length: 40 }, (_, i) => row({ context: zip.uid, parentUid: zip.uid, path: `f${i}` }));
+    expect(await store.insertAll([zip, ...files])).toHaveLength(41);
+  });
+
+  it("is all or nothing: a duplicate URI in the last chunk leaves no row and no revision", async () => {
+    const zip = row();
+    const files = Array.from({ length: 12 }, (_, i) => row({ context: zip.uid, parentUid: zip.uid, path: i === 11 ? "f0" : `f${i}` }));
+    await expect(store.insertAll([zip, ...files])).rejects.toThrow();
+    expect(await store.findByUid(zip.uid)).toBeNull();
+    expect(await store.children(zip.uid)).toEqual([]);
+    expect(await store.countByBlobKey(zip.blobKey)).toBe(0);
+  });
+});
+
+describe("guarded update", () => {
+  it("applies under the live matching lock and the expected revision, writing one update revision", async () => {
+    const r = await store.insert(row());
+    await take(r.uid);
+    const updated = await store.update(change(r.uid), { author: "B", blobKey: "new", sha256: "n" });
+    expect(updated).toMatchObject({ author: "B", revision: 2, blobKey: "new", name: "a.txt", updatedAt: 5000 });
+    expect((await store.revisions(r.uid)).map((v) => [v.revision, v.action, v.author, v.blobKey])).toEqual([
+      [1, "create", "A", r.blobKey],
+      [2, "update", "B", "new"],
+    ]);
+    expect(await store.countByBlobKey(r.blobKey)).toBe(1); // the old content is still referenced by revision 1
+  });
+
+  it.each([
+    ["no lock", async () => {}, {}],
+    ["an expired lock", async (uid: string) => void (await take(uid, 4000)), {}],
+    ["another lockID", async (uid: string) => void (await take(uid)), { lock: { ...lock, lockId: "L2" } }],
+    ["another owner", async (uid: string) => void (await take(uid)), { lock: { ...lock, owner: "Bob" } }],
+    ["another holder", async (uid: string) => void (await take(uid)), { lock: { ...lock, holder: "sub-2" } }],
+    ["a stale revision", async (uid: string) => void (await take(uid)), { expectedRevision: 2 }],
+  ])("changes nothing with %s", async (_label, prepare, over) => {
+    const r = await store.insert(row());
+    await prepare(r.uid);
+    expect(await store.update(change(r.uid, over), { author: "B" })).toBeNull();
+    expect(await store.findByUid(r.uid)).toMatchObject({ author: "A", revision: 1 });
+    expect(await store.revisions(r.uid)).toHaveLength(1);
+  });
+
+  it("lets only one of two updates from the same revision win", async () => {
+    const r = await store.insert(row());
+    await take(r.uid);
+    const results = await Promise.all([store.update(change(r.uid), { author: "X" }), store.update(change(r.uid, { now: 5001 }), { author: "Y" })]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.revisions(r.uid)).toHaveLength(2);
+  });
+});
+
+describe("softDelete and purge", () => {
+  it("deletes a package with its files, records delete revisions and drops the lock", async () => {
+    const zip = await store.insert(row());
+    const files = await store.insertAll([row({ uid: "f1-t", shortId: "f1", context: "ctx1", parentUid: zip.uid })]);
+    await take(zip.uid);
+    const deleted = await store.softDelete(change(zip.uid));
+    expect(deleted).toMatchObject({ deletedAt: 5000, revision: 2 });
+    expect(await store.findByUid(files[0]?.uid as string)).toMatchObject({ deletedAt: 5000, revision: 2 });
+    expect((await store.revisions("f1-t")).map((v) => v.action)).toEqual(["create", "delete"]);
+    expect(await store.locks.find(zip.uid, 1000)).toBeNull();
+    expect(await store.list({ tenantId: "t", limit: 10 })).toEqual([]);
+  });
+
+  it("purge removes rows, revisions and locks and reports every blob key they used", async () => {
+    const r = await store.insert(row());
+    await take(r.uid);
+    await store.update(change(r.uid), { blobKey: "second" });
+    const purged = await store.purge(r.uid, 6000);
+    expect(purged?.uids).toEqual([r.uid]);
+    expect(purged?.blobKeys.sort()).toEqual([r.blobKey, "second"].sort());
+    expect(await store.findByUid(r.uid)).toBeNull();
+    expect(await store.revisions(r.uid)).toEqual([]);
+    expect(await store.countByBlobKey("second")).toBe(0);
+    expect(await store.purge(r.uid, 6000)).toBeNull();
+  });
+});
+
+describe("locks", () => {
+  it("acquire refuses a live lock, takes over an expired one, and renew/release need the proof", async () => {
+    expect((await take("n", 2000, 1000)).acquired).toBe(true);
+    const refused = await store.locks.acquire({ name: "n", lockId: "L2", owner: "Bob", holder: null, expiresAt: 3000, now: 1500 });
+    expect(refused).toMatchObject({ acquired: false, held: { lockId: "L1" } });
+    const later = await store.locks.acquire({ name: "n", lockId: "L2", owner: "Bob", holder: null, expiresAt: 9000, now: 2000 });
+    expect(later).toMatchObject({ acquired: true, lock: { lockId: "L2", owner: "Bob" } });
+    expect(await store.locks.renew("n", lock, 9999, 2500)).toBeNull();
+    expect(await store.locks.renew("n", { ...lock, lockId: "L2", owner: "Bob" }, 9999, 2500)).toMatchObject({ expiresAt: 9999 });
+    expect(await store.locks.release("n", lock)).toBeNull();
+    expect(await store.locks.release("n", null)).toMatchObject({ lockId: "L2" });
+    expect(await store.locks.find("n", 2500)).toBeNull();
+  });
+});
+
+describe("migrations", () => {
+  it("0001 backfills URI columns and a create revision for rows written before it", async () => {
+    const url = `file:${join(dir, "old.db")}`;
+    const client = createClient({ url });
+    try {
+      const db = drizzle(client);
+      // Apply only 0000 (as an older deployment had), insert a row, then migrate fully.
+      const { readMigrationFiles } = await import("drizzle-orm/migrator");
+      const first = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER })[0];
+      for (const statement of first?.sql ?? []) await client.execute(statement);
+      await client.execute(
+        "insert into resources (uid, short_id, tenant_id, name, author, media_type, size, sha256, blob_key, created_at, updated_at) values ('old-t','old','t','o.txt','A','text/plain',1,'s','k',1,1)",
+      );
+      await client.execute("create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)");
+      await client.execute({ sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)", args: [first?.hash ?? "", first?.folderMillis ?? 0] });
+      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      const old = createMetadataStore(db);
+      expect(await old.findByUid("old-t")).toMatchObject({ context: "old-t", path: "o.txt", revision: 1, deletedAt: null });
+      expect((await old.revisions("old-t")).map((r) => r.action)).toEqual(["create"]);
+      expect(await old.findByUri("old-t", "o.txt")).not.toBeNull();
+    } finally {
+      client.close();
+    }
+  });
+});
