@@ -45,6 +45,35 @@ describeBlobStore("r2", setup({}));
 // 5 MiB parts and copies: the suite's 8 MiB body then takes the multipart + temp + copy path.
 describeBlobStore("r2 (multipart)", setup({ partSize: 5 * 1024 * 1024, maxSinglePut: 6 * 1024 * 1024 }));
 
+/** The bucket, recording multipart calls in `calls` ("create temp", "part <n>", "complete", "abort"). */
+function recordingBucket(calls: string[], onPart: (n: number) => void = () => {}): R2BucketLike {
+  return new Proxy(bucket, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== "createMultipartUpload") return typeof value === "function" ? value.bind(target) : value;
+      return async (key: string, options?: Parameters<R2BucketLike["createMultipartUpload"]>[1]): Promise<R2MultipartUploadLike> => {
+        calls.push(`create ${key.startsWith(".tmp/") ? "temp" : key}`);
+        const upload = await target.createMultipartUpload(key, options);
+        return {
+          uploadPart: (n: number, v: ReadableStream | ArrayBuffer | ArrayBufferView) => {
+            calls.push(`part ${n}`);
+            onPart(n);
+            return upload.uploadPart(n, v);
+          },
+          complete: (parts: R2UploadedPartLike[]) => {
+            calls.push("complete");
+            return upload.complete(parts);
+          },
+          abort: () => {
+            calls.push("abort");
+            return upload.abort();
+          },
+        };
+      };
+    },
+  });
+}
+
 describe("r2 driver extras", () => {
   it("reports a foreign object without sha256 metadata as an IO error", async () => {
     await emptyBucket();
@@ -57,30 +86,7 @@ describe("r2 driver extras", () => {
   it("streams a long body as a multipart upload, aborting it when the body fails midway", async () => {
     await emptyBucket();
     const calls: string[] = [];
-    const spied = new Proxy(bucket, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver);
-        if (prop !== "createMultipartUpload") return typeof value === "function" ? value.bind(target) : value;
-        return async (key: string, options?: Parameters<R2BucketLike["createMultipartUpload"]>[1]): Promise<R2MultipartUploadLike> => {
-          calls.push(`create ${key.startsWith(".tmp/") ? "temp" : key}`);
-          const upload = await target.createMultipartUpload(key, options);
-          return {
-            uploadPart: (n: number, v: ReadableStream | ArrayBuffer | ArrayBufferView) => {
-              calls.push(`part ${n}`);
-              return upload.uploadPart(n, v);
-            },
-            complete: (parts: R2UploadedPartLike[]) => {
-              calls.push("complete");
-              return upload.complete(parts);
-            },
-            abort: () => {
-              calls.push("abort");
-              return upload.abort();
-            },
-          };
-        };
-      },
-    });
+    const spied = recordingBucket(calls);
     const MiB = 1024 * 1024;
     const store = createR2BlobStore(spied, { partSize: 5 * MiB });
     const chunk = new Uint8Array(MiB).fill(7);
@@ -110,6 +116,33 @@ describe("r2 driver extras", () => {
     expect(calls).toEqual(["create temp", "part 1", "part 2", "part 3", "complete"]);
     expect(await allObjects()).toEqual(["big"]);
     expect((await bucket.head("big"))?.customMetadata).toEqual({ sha256: info.sha256 });
+    await emptyBucket();
+  });
+
+  it("reads a body of unknown length no further than one part ahead of what R2 received (memory: about one part)", async () => {
+    await emptyBucket();
+    const MiB = 1024 * 1024;
+    const chunk = new Uint8Array(MiB).fill(3);
+    let pulled = 0;
+    const pulledAtPart: number[] = [];
+    const store = createR2BlobStore(
+      recordingBucket([], () => pulledAtPart.push(pulled)),
+      { partSize: 5 * MiB },
+    );
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (pulled === 40 * MiB) return controller.close();
+          pulled += MiB;
+          controller.enqueue(chunk);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const info = await store.put("long" as never, body);
+    expect(info.size).toBe(40 * MiB);
+    // Part n (5 MiB each) is sent once the first byte of part n+1 is read, never later.
+    expect(pulledAtPart).toEqual(Array.from({ length: 8 }, (_, i) => Math.min((i + 1) * 5 * MiB + MiB, 40 * MiB)));
     await emptyBucket();
   });
 
