@@ -2,16 +2,18 @@
  * HTTP digest fields (RFC 9530): `Repr-Digest` / `Content-Digest` (a Structured Fields dictionary of
  * algorithm → byte sequence) and `Want-Repr-Digest` / `Want-Content-Digest` (algorithm → preference
  * 0–10). We compute only SHA-256, the one algorithm we store; other algorithms are ignored as §4 allows.
+ * A request's own digest fields are checked wherever its content is read (request-digest.ts, the
+ * tus route), never silently ignored.
  */
 import { decodeBase64, isBase64 } from "../lib/base64.js";
-import { toHex } from "../lib/sha256.js";
+import { ProblemError } from "../problems.js";
+import { fromHex, toHex } from "../lib/sha256.js";
 
 export const SHA256_ALGORITHM = "sha-256";
 
 /** `sha-256=:<base64>:` for a hex SHA-256. */
 export function sha256DigestField(sha256Hex: string): string {
-  const bytes = new Uint8Array(sha256Hex.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(sha256Hex.slice(i * 2, i * 2 + 2), 16);
+  const bytes = fromHex(sha256Hex);
   return `${SHA256_ALGORITHM}=:${btoa(String.fromCharCode(...bytes))}:`;
 }
 
@@ -54,4 +56,37 @@ export function wantsSha256(value: string | null | undefined): boolean {
   if (!member) return false;
   const preference = Number(member[1]);
   return Number.isInteger(preference) && preference >= 1 && preference <= 10;
+}
+
+/** Fields a request may announce its own content's digest in (RFC 9530 §2 and §3). */
+const REQUEST_DIGEST_FIELDS = ["content-digest", "repr-digest"] as const;
+
+export interface RequestDigest {
+  /** The field it came in, e.g. `content-digest`. */
+  header: (typeof REQUEST_DIGEST_FIELDS)[number];
+  /** Lowercase hex SHA-256. */
+  hex: string;
+}
+
+/**
+ * The SHA-256s a request announces for its own content. A malformed field is a 400 naming it; fields
+ * naming only other algorithms are left out (we cannot check them, §4 lets us ignore them).
+ */
+export function requestDigests(header: (name: string) => string | null | undefined): RequestDigest[] {
+  const digests: RequestDigest[] = [];
+  for (const name of REQUEST_DIGEST_FIELDS) {
+    const parsed = parseSha256Digest(header(name));
+    if (parsed.kind === "malformed") {
+      const detail = "must be a digest field with a sha-256 member of 32 bytes (RFC 9530)";
+      throw new ProblemError("VALIDATION_FAILED", `invalid ${name}: ${detail}`, { errors: [{ pointer: `/header/${name}`, detail }] });
+    }
+    if (parsed.kind === "sha256") digests.push({ header: name, hex: parsed.hex });
+  }
+  return digests;
+}
+
+/** 422 naming the field whose digest the request's content did not match. */
+export function requestDigestMismatch(digest: RequestDigest): ProblemError {
+  const detail = `the request content does not hash to its ${digest.header} sha-256`;
+  return new ProblemError("DIGEST_MISMATCH", detail, { errors: [{ pointer: `/header/${digest.header}`, detail }] });
 }

@@ -61,6 +61,9 @@ function compress(state: Uint32Array, w: Uint32Array, data: Uint8Array, offset: 
 /** Lowercase hex of some bytes. */
 export const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
+/** The bytes of an even-length hex string (callers pass validated hex). */
+export const fromHex = (hex: string): Uint8Array => Uint8Array.from(hex.match(/../g) ?? [], (byte) => Number.parseInt(byte, 16));
+
 /**
  * A running SHA-256: `update` with each chunk (any sizes), then `digest`/`hex` once. The hasher
  * keeps only 64 bytes of pending input; chunks are not retained, so callers may reuse them.

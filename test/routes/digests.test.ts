@@ -100,6 +100,36 @@ describe("announced digests on every way content arrives", () => {
     await refusedWithNothingCommitted(() => t.cms.postCreate({ resourceName: "bad.txt", expectedSha256: hex("other") }, "good"), "/body/expectedSha256");
   });
 
+  it("request-level Content-Digest / Repr-Digest on a JSON body is checked against the body's bytes, never ignored", async () => {
+    const json = (fields: Record<string, unknown>) =>
+      JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceTenantId: "dig", resourceBinary: btoa("json body"), ...fields });
+    const post = (body: string, headers: Record<string, string>) =>
+      fetch(t.app.url(`${API}/createResource`), { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+    const good = json({ resourceName: "cd.txt" });
+    expect((await post(good, { "content-digest": field(good) })).status).toBe(201);
+    const alsoGood = json({ resourceName: "rd.txt" });
+    expect((await post(alsoGood, { "repr-digest": `sha-512=:AAAA:, ${field(alsoGood)}` })).status).toBe(201);
+    const bad = json({ resourceName: "bad-cd.txt" });
+    await refusedWithNothingCommitted(() => post(bad, { "content-digest": field(`${bad} `) }), "/header/content-digest");
+    await refusedWithNothingCommitted(() => post(bad, { "repr-digest": field("something else") }), "/header/repr-digest");
+    await expectProblem(await post(bad, { "content-digest": "sha-256=:not base64!:" }), 400, "VALIDATION_FAILED", "/header/content-digest");
+    // Any JSON endpoint, not only creations: a lock request whose digest does not match is not acted on.
+    const lock = JSON.stringify({ resourceUID: "nope", author: "A" });
+    await expectProblem(
+      await fetch(t.app.url(`${API}/lockResourceDTO`), { method: "POST", headers: { "content-type": "application/json", "content-digest": field("{}") }, body: lock }),
+      422,
+      "DIGEST_MISMATCH",
+      "/header/content-digest",
+    );
+  });
+
+  it("request-level digests on a multipart upload are refused (they would describe the framing, not the file): 400 naming the header", async () => {
+    const body = form({ resourceTenantId: "dig", resourceAuthor: "A" }, { bytes: new TextEncoder().encode("file"), name: "f.txt", type: "text/plain" });
+    const res = await fetch(t.app.url(`${API}/uploadResource`), { method: "POST", headers: { "content-digest": field("file") }, body });
+    const problem = await expectProblem(res, 400, "VALIDATION_FAILED", "/header/content-digest");
+    expect(problem.detail).toMatch(/file part/);
+  });
+
   it("createResource inline: a malformed expectedSha256 → 400 naming it", async () => {
     await expectProblem(await t.cms.postCreate({ expectedSha256: "abc" }), 400, "VALIDATION_FAILED", "/json/expectedSha256");
   });

@@ -121,6 +121,18 @@ describe("tus core and extensions", () => {
     expect((await patch(url, 0, "abcd", { "upload-checksum": sum("abcd") })).headers.get("upload-offset")).toBe("4");
   });
 
+  it("checksum by Content-Digest (RFC 9530, sha-256 of the PATCH body): checked as an Upload-Checksum", async () => {
+    const url = await create(8);
+    const digest = (s: string) => `sha-256=:${sha256(s).toString("base64")}:`;
+    const bad = await patch(url, 0, "abcd", { "content-digest": digest("abce") });
+    expect(bad.status).toBe(460);
+    expect((await head(url)).headers.get("upload-offset")).toBe("0");
+    await expectProblem(await patch(url, 0, "abcd", { "content-digest": "sha-256=:AAAA:" }), 400, "VALIDATION_FAILED", "/header/content-digest");
+    const disagreeing = { "content-digest": digest("abcd"), "upload-checksum": `sha256 ${sha256("abce").toString("base64")}` };
+    await expectProblem(await patch(url, 0, "abcd", disagreeing), 400, "VALIDATION_FAILED", "/header/content-digest");
+    expect((await patch(url, 0, "abcd", { "content-digest": digest("abcd") })).headers.get("upload-offset")).toBe("4");
+  });
+
   it("termination: DELETE removes the upload and its stored bytes", async () => {
     const url = await create(100);
     expect((await patch(url, 0, "x".repeat(40))).status).toBe(204);

@@ -4,7 +4,9 @@ import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { ProblemError } from "../../problems.js";
 import { toFieldErrors } from "../../http/problem-handlers.js";
+import { requestDigests } from "../../http/digest-fields.js";
 import { formatHttpDate } from "../../http/http-date.js";
+import { fromHex, toHex } from "../../lib/sha256.js";
 import {
   integerHeader,
   parseUploadChecksum,
@@ -64,6 +66,23 @@ function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
   return c.req.raw.body ?? new ReadableStream({ start: (controller) => controller.close() });
 }
 
+/**
+ * The SHA-256 this PATCH body must hash to: its Upload-Checksum (tus checksum extension) or its own
+ * Content-Digest / Repr-Digest (RFC 9530), which say the same of the same bytes; if both are sent,
+ * they must agree. A mismatch is then the extension's 460, whichever announced it.
+ */
+function patchChecksum(c: Context<AppEnv>): Uint8Array | undefined {
+  const checksum = parseUploadChecksum(c.req.header("upload-checksum"));
+  const announced = [...(checksum ? [{ header: "upload-checksum", hex: toHex(checksum) }] : []), ...requestDigests((name) => c.req.header(name))];
+  const [first, ...others] = announced;
+  const disagreeing = others.find((other) => other.hex !== first?.hex);
+  if (disagreeing) {
+    const detail = "announces another sha-256 than the other digest fields of this PATCH";
+    throw new ProblemError("VALIDATION_FAILED", `invalid ${disagreeing.header}: ${detail}`, { errors: [{ pointer: `/header/${disagreeing.header}`, detail }] });
+  }
+  return first && fromHex(first.hex);
+}
+
 export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadService; guards: Guards; maxBytes: number }): RouteGroup {
   const router = createRouter();
   for (const route of TUS_ROUTES) router.openAPIRegistry.registerPath(route);
@@ -98,7 +117,7 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
 
   /** Appends, and answers 201 with the resource once the upload is complete, else 204 with the offset. */
   async function appendAndAnswer(c: Context<AppEnv>, row: TusUploadRow, offset: number, status: 201 | 204, extra: Record<string, string> = {}) {
-    const checksum = parseUploadChecksum(c.req.header("upload-checksum"));
+    const checksum = patchChecksum(c);
     let current = await tus.append(row, offset, requireOffsetStream(c), checksum);
     if (current.offset === current.length && current.resourceUid === null) {
       const created = await tus.finish(current, c.get("principal"));
