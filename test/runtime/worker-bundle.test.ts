@@ -1,6 +1,6 @@
 /**
  * The Worker bundle's size (Workers cap scripts; issue 12: < 250 KiB gzipped) and the lean "zod"
- * it is built with (wrangler.toml [alias] → scripts/worker/zod.mjs): the same API as zod minus the
+ * it is built with (wrangler.toml [alias] → scripts/lean-zod.mjs): the same API as zod minus the
  * names listed below, which nothing in src/ may use. The HTTP behaviour of that bundle is covered by
  * test/acceptance/workerd.test.ts, which runs the deployed bundle.
  */
@@ -14,12 +14,12 @@ import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import * as zod from "zod";
 // @ts-expect-error: a plain ES module without types; its API is checked against zod's below.
-import * as lean from "../../scripts/worker/zod.mjs";
+import * as lean from "../../scripts/lean-zod.mjs";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 
-/** What the Worker's zod leaves out (scripts/worker/zod-classic.mjs says why). */
+/** What the Worker's zod leaves out (scripts/lean-zod.mjs says why). */
 const OMITTED = ["locales", "core", "compile", "withParser", "ZodCompileAsyncError", "ZodCompileUnsupportedError", "fromJSONSchema"];
 
 async function sourceFiles(dir: string): Promise<string[]> {
