@@ -86,7 +86,8 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-function statusField(pid: number, field: string): number {
+/** A `/proc/<pid>/status` size (VmRSS, VmHWM…) in bytes; 0 where there is none (not Linux, exited). */
+export function statusField(pid: number, field: string): number {
   try {
     const status = readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { type Context, shippedServer } from "../lib/context.js";
+import { statusField } from "../lib/proc.js";
 import { table } from "../lib/measure.js";
 import type { Report } from "../lib/report.js";
 import { fmtRatio, freePort, fmtSummary, http, interleave, log, sleep, summarize } from "../lib/util.js";
@@ -22,8 +23,14 @@ interface Variant {
 const BARE_NODE = `require("node:http").createServer((q, s) => s.end("{}")).listen(+process.env.PORT, "127.0.0.1")`;
 const BARE_BUN = `Bun.serve({ hostname: "127.0.0.1", port: +process.env.PORT, fetch: () => new Response("{}") })`;
 
-/** Spawns, polls /apiversion every 2 ms, returns ms from spawn to the first 200; kills the process. */
-async function timeToFirst200(variant: Variant, env: Record<string, string>, cwd: string): Promise<number> {
+/** How long after the first 200 the idle RSS is read: start-up's garbage is collected by then. */
+const SETTLE_MS = 500;
+
+/**
+ * Spawns, polls /apiversion every 2 ms, returns ms from spawn to the first 200 and the process's
+ * RSS (VmRSS, MiB) SETTLE_MS later, idle; kills the process.
+ */
+async function timeToFirst200(variant: Variant, env: Record<string, string>, cwd: string): Promise<{ ms: number; idleRssMiB: number }> {
   const port = await freePort();
   const started = performance.now();
   const child: ChildProcess = spawn(variant.command, variant.args, {
@@ -40,7 +47,11 @@ async function timeToFirst200(variant: Variant, env: Record<string, string>, cwd
       if (child.exitCode !== null) throw new Error(`${variant.name} exited (${child.exitCode}): ${stderr}`);
       try {
         const res = await http(`http://127.0.0.1:${port}/apiversion`, { timeoutMs: 5000 });
-        if (res.status === 200) return performance.now() - started;
+        if (res.status === 200) {
+          const ms = performance.now() - started;
+          await sleep(SETTLE_MS);
+          return { ms, idleRssMiB: statusField(child.pid ?? 0, "VmRSS") / 1048576 };
+        }
       } catch {
         // not listening yet
       }
@@ -82,9 +93,12 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
     }
   }
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  const idleRss = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   await interleave(variants, runs, async (v, run) => {
     try {
-      (times.get(v.name) as number[])[run] = await timeToFirst200(v, env, ctx.root);
+      const { ms, idleRssMiB } = await timeToFirst200(v, env, ctx.root);
+      (times.get(v.name) as number[])[run] = ms;
+      (idleRss.get(v.name) as number[])[run] = idleRssMiB;
     } catch (err) {
       // e.g. stopped by another suite's cleanup on a shared machine: lose the run, not the scenario.
       log(`  ${v.name} run ${run + 1} skipped: ${(err as Error).message.slice(0, 300)}`);
@@ -92,6 +106,10 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   });
   for (const v of variants) log(`  ${v.name.padEnd(12)} ${fmtSummary(summarize(times.get(v.name) ?? []))} ms`);
   report.raw.coldStart = Object.fromEntries(times);
+  report.raw.idleRss = Object.fromEntries(idleRss);
+  const mib = (s: ReturnType<typeof summarize>) => `${fmtSummary(s)} MiB`;
+  report.check("5 cold start", `Node as shipped: RSS ${SETTLE_MS} ms after the first 200 (idle)`, summarize(idleRss.get("node") ?? []), mib, "(reported; the streaming peak's baseline)", null);
+  report.check("5 cold start", `bare node:http: RSS ${SETTLE_MS} ms after the first 200 (runtime floor)`, summarize(idleRss.get("bare-node") ?? []), mib, "(context)", null);
   const ms = (s: ReturnType<typeof summarize>) => `${fmtSummary(s)} ms`;
   report.check("5 cold start", "Node as shipped (`node dist/node/server.mjs`): spawn → first 200 /apiversion", summarize(times.get("node") ?? []), ms, "< 300 ms", (m) => m < 300);
   if (times.has("node-tsx")) {
@@ -103,11 +121,11 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   report.section(
     "5. Cold start",
     [
-      `Time from spawn() to the first 200 on /apiversion (polled every 2 ms), ${runs} interleaved runs each, on an existing volume and database.`,
+      `Time from spawn() to the first 200 on /apiversion (polled every 2 ms), ${runs} interleaved runs each, on an existing volume and database; idle RSS is VmRSS ${SETTLE_MS} ms after that 200.`,
       "",
       table(
-        ["variant", "ms to first 200", "what"],
-        variants.map((v) => [`\`${v.name}\``, fmtSummary(summarize(times.get(v.name) ?? [])), v.what]),
+        ["variant", "ms to first 200", `idle RSS, MiB (${SETTLE_MS} ms later)`, "what"],
+        variants.map((v) => [`\`${v.name}\``, fmtSummary(summarize(times.get(v.name) ?? [])), fmtSummary(summarize(idleRss.get(v.name) ?? [])), v.what]),
       ),
     ].join("\n"),
   );

@@ -170,8 +170,9 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
     summarize((a ?? []).map((x, i) => (b?.[i] ? pick(x) / pick(b[i] as IngestResult) : Number.NaN)));
   const s = (kind: Kind, pick: (r: IngestResult) => number, from = results) => summarize((from.get(kind) ?? []).map(pick));
 
-  report.check("3 ingest", "app: 1 MiB objects/s vs plain fetch → file", perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec), fmtRatio, "≥ 0.8×", (m) => m >= 0.8);
-  report.check("3 ingest", "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename", perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec), fmtRatio, "(context for the above)", null);
+  // Issue 12: the durable reference does what the service must (hash, fsync, rename); plain is context.
+  report.check("3 ingest", "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename", perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
+  report.check("3 ingest", "app: 1 MiB objects/s vs plain fetch → file", perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec), fmtRatio, "(context: no hash, no fsync)", null);
   report.check("3 ingest", `app: peak RSS during one ${hugeMiB} MiB ingest`, s("app", (r) => r.peakRssMiB, huge), (x) => `${fmtSummary(x)} MiB`, "< 150 MiB", (m) => m < 150);
   report.check("3 ingest", "app: RSS before that ingest (idle after start)", s("app", (r) => r.rssBeforeMiB, huge), (x) => `${fmtSummary(x)} MiB`, "(context: the baseline)", null);
 

@@ -100,3 +100,53 @@ describe("waiting for SQLite's write lock held by another process", () => {
     close();
   });
 });
+
+describe("prepared statements reused by SQL text", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-prepared-"));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  const open = async () => {
+    const database = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`, CMS_DB_BUSY_TIMEOUT_MS: 1_000 });
+    return { client: database.db.$client, close: database.close };
+  };
+
+  it("runs a statement again with new values, and a failed one neither poisons the connection nor itself", async () => {
+    const { client, close } = await open();
+    await client.execute("create table u (k text primary key, n integer)");
+    const insert = "insert into u (k, n) values (?, ?)";
+    await client.execute({ sql: insert, args: ["a", 1] });
+    await expect(client.execute({ sql: insert, args: ["a", 2] })).rejects.toThrow(/UNIQUE/);
+    // The same SQL after its failure, in a batch with another statement: both commit.
+    await client.batch([{ sql: insert, args: ["b", 2] }, { sql: "update u set n = n + 10 where k = ?", args: ["a"] }]);
+    const select = "select k, n from u order by k";
+    expect((await client.execute(select)).rows.map((r) => [r.k, r.n])).toEqual([["a", 11], ["b", 2]]);
+    await client.execute({ sql: insert, args: ["c", 3] });
+    expect((await client.execute(select)).rows.map((r) => [r.k, r.n])).toEqual([["a", 11], ["b", 2], ["c", 3]]);
+    close();
+  });
+
+  it("sees a schema change: a reused `select *` answers the new columns", async () => {
+    const { client, close } = await open();
+    await client.execute("create table v (a integer)");
+    await client.execute("insert into v values (1)");
+    expect((await client.execute("select * from v")).columns).toEqual(["a"]);
+    await client.execute("alter table v add column b text default 'x'");
+    const after = await client.execute("select * from v");
+    expect(after.columns).toEqual(["a", "b"]);
+    expect([after.rows[0]?.a, after.rows[0]?.b]).toEqual([1, "x"]);
+    close();
+  });
+
+  it("stays correct past the bound on distinct statements (least recently used ones are prepared again)", async () => {
+    const { client, close } = await open();
+    await client.execute("create table w (n integer)");
+    for (let i = 0; i < 200; i++) await client.execute({ sql: `insert into w (n) values (${i}) -- statement ${i}`, args: [] });
+    await client.execute("insert into w (n) values (1000)");
+    const sum = await client.execute("select sum(n) as s, count(*) as c from w");
+    expect([sum.rows[0]?.s, sum.rows[0]?.c]).toEqual([(199 * 200) / 2 + 1000, 201]);
+    close();
+  });
+});

@@ -21,7 +21,15 @@ import { DatabaseBusyError, DatabaseFullError } from "../../metadata/database-er
 import { isReadOnly } from "./durable-commits.js";
 
 type Connection = InstanceType<typeof Database>;
+type Prepared = ReturnType<Connection["prepare"]>;
 type Statement = { sql: string; args: InArgs };
+
+/**
+ * Prepared statements kept per connection, by SQL text. The app's statements are a small fixed set
+ * (drizzle binds values as parameters); the bound keeps ad-hoc SQL (multi-row inserts of any
+ * length, the CLI) from growing it. Preparing was ≈ 4 % of an ingest's CPU profile (bench/NOTES.md).
+ */
+const PREPARED_STATEMENTS = 64;
 
 /** SQLite primary result codes (extended codes carry them in their low byte). */
 const SQLITE_BUSY = 5;
@@ -56,22 +64,51 @@ class SqliteFileClient implements Client {
   closed = false;
   readonly #db: Connection;
   readonly #maxWaitMs: number;
+  readonly #prepared = new Map<string, Prepared>();
 
   constructor({ file, maxWaitMs }: SqliteFileOptions) {
     this.#db = new Database(file); // busy timeout 0 (the default): a locked database answers SQLITE_BUSY at once
     this.#maxWaitMs = maxWaitMs;
   }
 
+  /** The statement for `sql`, prepared once and reused (least recently used dropped beyond the bound). */
+  #prepare(sql: string): Prepared {
+    let stmt = this.#prepared.get(sql);
+    if (stmt) {
+      this.#prepared.delete(sql); // re-inserted below: Map order is recency
+    } else {
+      stmt = this.#db.prepare(sql);
+      stmt.safeIntegers(true);
+      if (stmt.reader) stmt.raw(true);
+      // A reused `select *` keeps the columns it was prepared with across a schema change (tested):
+      // only statements that name their columns (all of drizzle's) are kept.
+      if (sql.includes("*")) return stmt;
+      if (this.#prepared.size >= PREPARED_STATEMENTS) this.#prepared.delete(this.#prepared.keys().next().value as string);
+    }
+    this.#prepared.set(sql, stmt);
+    return stmt;
+  }
+
+  /** Runs one statement; one that failed is dropped (it may be left un-reset) and prepared afresh next time. */
+  #run(statement: Statement): ResultSet {
+    try {
+      return runStatement(this.#prepare(statement.sql), statement.args);
+    } catch (err) {
+      this.#prepared.delete(statement.sql);
+      throw err;
+    }
+  }
+
   execute(stmt: InStatement): Promise<ResultSet>;
   execute(sql: string, args?: InArgs): Promise<ResultSet>;
   async execute(stmt: InStatement | string, args?: InArgs): Promise<ResultSet> {
     const statement = toStatement(typeof stmt === "string" ? { sql: stmt, args: args ?? [] } : stmt);
-    if (isReadOnly(statement)) return this.#retrying(() => runStatement(this.#db, statement));
+    if (isReadOnly(statement)) return this.#retrying(() => this.#run(statement));
     const setting = PRAGMA_ASSIGNMENT.exec(statement.sql);
     if (setting) {
       // Outside any transaction (journal_mode cannot change inside one), through exec; answers the new value.
       await this.#retrying(() => this.#db.exec(statement.sql));
-      return runStatement(this.#db, { sql: `PRAGMA ${setting[1]}`, args: [] });
+      return this.#run({ sql: `PRAGMA ${setting[1]}`, args: [] });
     }
     const [result] = await this.#write([statement]);
     return result as ResultSet;
@@ -114,6 +151,7 @@ class SqliteFileClient implements Client {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.#prepared.clear();
     this.#db.close();
   }
 
@@ -131,7 +169,7 @@ class SqliteFileClient implements Client {
   /** Runs the statements inside the transaction just begun and commits, or rolls back and throws. */
   #commit(statements: Statement[]): ResultSet[] {
     try {
-      const results = statements.map((s) => runStatement(this.#db, s));
+      const results = statements.map((s) => this.#run(s));
       this.#db.exec("COMMIT");
       return results;
     } catch (err) {
@@ -195,15 +233,12 @@ function toRow(values: unknown[], columns: string[]): Row {
   return row;
 }
 
-function runStatement(db: Connection, { sql, args }: Statement): ResultSet {
-  const stmt = db.prepare(sql);
-  stmt.safeIntegers(true);
+function runStatement(stmt: Prepared, args: InArgs): ResultSet {
   const bound = Array.isArray(args) ? args.map(toSqlValue) : Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/^[:@$]/, ""), toSqlValue(v)]));
   if (!stmt.reader) {
     const info = stmt.run(bound) as { changes: number; lastInsertRowid: number | bigint };
     return resultSet([], [], [], info.changes, BigInt(info.lastInsertRowid));
   }
-  stmt.raw(true);
   const described = stmt.columns() as { name: string; type: string | null }[];
   const columns = described.map((c) => c.name);
   const rows = (stmt.all(bound) as unknown[][]).map((values) => toRow(values, columns));

@@ -305,17 +305,22 @@ class FsStore implements FsBlobStore {
       const hash = createHash("sha256");
       let size = 0;
       // Socket reads arrive in 16–64 KiB chunks; each file write is a thread-pool round trip, so
-      // small chunks are gathered into writes of WRITE_BATCH_BYTES (memory stays bounded by it).
-      let pending: Uint8Array[] = [];
-      let pendingBytes = 0;
-      const flush = async () => {
-        if (pendingBytes === 0) return;
-        const batch = pending.length === 1 ? (pending[0] as Uint8Array) : Buffer.concat(pending, pendingBytes);
+      // small chunks are copied (the producer may reuse its buffer once read() returns the next one)
+      // into one batch buffer, written every WRITE_BATCH_BYTES: one copy, one allocation per file.
+      let batch: Buffer | undefined;
+      let batched = 0;
+      let written = 0;
+      const write = async (bytes: Uint8Array) => {
         const fileHandle = handle as FileHandle;
-        const at = HEADER_LENGTH + size - pendingBytes;
-        pending = [];
-        pendingBytes = 0;
-        await io("write temp file", () => writeFully(fileHandle, batch, at));
+        const at = HEADER_LENGTH + written;
+        written += bytes.byteLength;
+        await io("write temp file", () => writeFully(fileHandle, bytes, at));
+      };
+      const flush = async () => {
+        if (batched === 0) return;
+        const bytes = (batch as Buffer).subarray(0, batched);
+        batched = 0;
+        await write(bytes); // awaited before the next copy into `batch`
       };
       for (;;) {
         const read = await reader.read().catch((err: unknown) => {
@@ -330,11 +335,20 @@ class FsStore implements FsBlobStore {
         checkChunk(chunk);
         checkLimit(DRIVER, maxBytes, size, chunk.byteLength);
         hash.update(chunk);
-        // Copied: the producer may reuse its buffer once read() returns the next chunk.
-        pending.push(pendingBytes + chunk.byteLength < WRITE_BATCH_BYTES ? chunk.slice() : chunk);
-        pendingBytes += chunk.byteLength;
         size += chunk.byteLength;
-        if (pendingBytes >= WRITE_BATCH_BYTES) await flush();
+        // A chunk as big as a batch goes out as it is (written before the next read).
+        if (batched === 0 && chunk.byteLength >= WRITE_BATCH_BYTES) {
+          await write(chunk);
+          continue;
+        }
+        for (let from = 0; from < chunk.byteLength; ) {
+          batch ??= Buffer.allocUnsafe(WRITE_BATCH_BYTES);
+          const n = Math.min(chunk.byteLength - from, WRITE_BATCH_BYTES - batched);
+          batch.set(chunk.subarray(from, from + n), batched);
+          batched += n;
+          from += n;
+          if (batched === WRITE_BATCH_BYTES) await flush();
+        }
       }
       await flush();
       const sha256 = hash.digest("hex");

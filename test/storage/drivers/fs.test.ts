@@ -2,6 +2,7 @@
 // hygiene, start-up sweep, on-disk layout, clear failures on unwritable roots, read backpressure.
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -251,5 +252,43 @@ describe("fs driver extras", () => {
 
     for (let r = await reader.read(); !r.done; r = await reader.read()) received += r.value.byteLength;
     expect(received).toBe(size);
+  });
+});
+
+describe("fs driver: write batching", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await makeRoot();
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it("stores exactly the bytes of a producer that reuses one buffer, whatever the chunk sizes", async () => {
+    const store = await createFsBlobStore({ root });
+    // Small chunks (batched), ones straddling the 256 KiB batch boundary, one bigger than a batch
+    // (written as it is) and odd sizes; every chunk is the same buffer, overwritten for the next.
+    const sizes = [1, 17 * KiB, 64 * KiB, 100 * KiB, 300 * KiB, 64 * KiB, 5, 256 * KiB, 3 * KiB, 200 * KiB, 90 * KiB];
+    const shared = new Uint8Array(300 * KiB);
+    const expected: Uint8Array[] = [];
+    let i = 0;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          const size = sizes[i];
+          if (size === undefined) return controller.close();
+          for (let b = 0; b < size; b++) shared[b] = (i * 31 + b) & 0xff;
+          expected.push(shared.slice(0, size));
+          i += 1;
+          controller.enqueue(shared.subarray(0, size));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const k = parseBlobKey("batched");
+    const info = await store.put(k, body);
+    const want = Buffer.concat(expected);
+    expect(info.size).toBe(want.byteLength);
+    const got = await store.get(k);
+    expect(Buffer.from(await new Response(got?.body).arrayBuffer()).equals(want)).toBe(true);
+    expect(got?.sha256).toBe(createHash("sha256").update(want).digest("hex"));
   });
 });
