@@ -103,6 +103,8 @@ export const ConfigSchema = z
   CMS_BLOB_CACHE_BYTES: integer(64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
   /** Only blobs up to this size enter that cache. */
   CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
+  /** getData rows (found or not) kept in memory on Node/Bun with a local database file (0 = off); dropped on any commit. */
+  CMS_ROW_CACHE_ROWS: integer(10_000, 0, 10_000_000),
   /**
    * How long a create's reservation of a blob protects it (seconds): longer than any create takes
    * from its upload being stored to its row being written. Crash leftovers are deleted after it.

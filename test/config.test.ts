@@ -28,3 +28,16 @@ describe("CMS_CONTENT_ORIGIN", () => {
     },
   );
 });
+
+describe("CMS_ROW_CACHE_ROWS", () => {
+  it("defaults to 10 000 rows; 0 switches the cache off", () => {
+    expect(parseConfig({}).CMS_ROW_CACHE_ROWS).toBe(10_000);
+    expect(parseConfig({ CMS_ROW_CACHE_ROWS: "0" }).CMS_ROW_CACHE_ROWS).toBe(0);
+  });
+
+  it.each(["-1", "1.5", "many"])("refuses %s, naming the setting", (value) => {
+    const issues = issuesOf({ CMS_ROW_CACHE_ROWS: value });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatch(/^CMS_ROW_CACHE_ROWS /);
+  });
+});

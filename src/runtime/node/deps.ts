@@ -25,7 +25,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
   }
   const resourceStore = createMetadataStore(database.db);
   const url = config.CMS_DATABASE_URL;
-  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length)) : null;
+  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS) : null;
   const deps = await createAppDeps(config, logger, {
     blobs,
     store: store ?? resourceStore,
