@@ -41,3 +41,17 @@ describe("CMS_ROW_CACHE_ROWS", () => {
     expect(issues[0]).toMatch(/^CMS_ROW_CACHE_ROWS /);
   });
 });
+
+describe("CMS_WORKERS", () => {
+  it("defaults to 1; takes a count or auto", () => {
+    expect(parseConfig({}).CMS_WORKERS).toBe(1);
+    expect(parseConfig({ CMS_WORKERS: "4" }).CMS_WORKERS).toBe(4);
+    expect(parseConfig({ CMS_WORKERS: "auto" }).CMS_WORKERS).toBe("auto");
+  });
+
+  it.each(["0", "-2", "2.5", "all", "257"])("refuses %s, naming the setting", (value) => {
+    const issues = issuesOf({ CMS_WORKERS: value });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatch(/^CMS_WORKERS /);
+  });
+});
