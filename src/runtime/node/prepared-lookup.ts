@@ -3,10 +3,10 @@
  * on a synchronous `libsql` read connection (through @libsql/client every call re-prepares the SQL and
  * re-reads its column list), and a bounded cache of the rows it found (CMS_ROW_CACHE_ROWS; 0 = off).
  *
- * Uncached lookups (bench/NOTES.md, "Part C"): on a large table each autocommit read took two
- * fcntl locks, an fstat and ~3 page reads (pread) out of SQLite's 2 MiB page cache. The read
- * connection therefore maps the file (PRAGMA mmap_size: page reads become memory reads) and, in WAL
- * mode, holds one read transaction per event-loop turn, so the locks are taken once per turn.
+ * Uncached lookups (bench/NOTES.md, "Part C"): each autocommit read took two fcntl locks and an
+ * fstat besides its page reads, so in WAL mode the read connection holds one read transaction per
+ * event-loop turn: the locks are taken once per turn, not once per lookup. (Mapping the file with
+ * PRAGMA mmap_size removed the page reads but measured no gain, and showed the whole file in RSS.)
  *
  * Coherence: a lookup sees what was committed before its turn's first lookup began; the
  * cache is dropped whenever `PRAGMA data_version` moves — which it does for every commit by any
@@ -21,8 +21,6 @@ import type { ResourceRow } from "../../metadata/schema.js";
 import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
 
 const NOT_FOUND = Symbol("not found");
-/** Address space the read connection maps (file-backed pages: the OS may drop them at any time). */
-const MMAP_BYTES = 1024 ** 3;
 
 /** Calls `fn` at most once per event-loop turn: the first time it is asked to. */
 function oncePerTurn(fn: () => void): () => void {
@@ -41,7 +39,6 @@ function oncePerTurn(fn: () => void): () => void {
 /** The read connection: every read of one turn in one WAL snapshot (locks taken once per turn). */
 function openReadConnection(databaseFile: string) {
   const db = new Database(databaseFile);
-  db.exec(`PRAGMA mmap_size = ${MMAP_BYTES}`);
   // Outside WAL, a held read lock would make this process's own writer's COMMIT fail with SQLITE_BUSY.
   const wal = String((db.prepare("PRAGMA journal_mode").raw(true).get() as unknown[])[0]).toLowerCase() === "wal";
   const begin = db.prepare("BEGIN");
