@@ -6,7 +6,7 @@
  *   npm run bench -- --quick           smoke run: short runs, smaller files (indicative only)
  *   npm run bench -- --only=small,cold --runs=5 --duration=8 --keep
  *
- * Scenarios: small, large, ingest, scale, cold (Bun rows are part of small, large and cold).
+ * Scenarios: small, large, ingest, scale, cold, workers (Bun rows are part of small, large and cold).
  * The Node service runs as shipped: `node dist/node/server.mjs`, built first by scripts/build.mjs.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -22,9 +22,10 @@ import { coldStart } from "./scenarios/cold-start.js";
 import { ingest } from "./scenarios/ingest.js";
 import { scale } from "./scenarios/scale.js";
 import { largeFile, smallFiles } from "./scenarios/serving.js";
+import { workers } from "./scenarios/workers.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SCENARIOS = ["small", "large", "ingest", "scale", "cold"] as const;
+const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers"] as const;
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -67,6 +68,7 @@ async function main() {
     ["ingest", ingest],
     ["scale", scale],
     ["cold", coldStart],
+    ["workers", workers],
   ];
   const failures: string[] = [];
   try {

@@ -3,10 +3,10 @@
  * it drops a handler-set Content-Length on streamed bodies and sends them chunked
  * (oven-sh/bun#10507, still so in Bun 1.4.5), so getData would lose its Content-Length.
  */
-import { bootstrap, fail, serveNode } from "./runtime/node/bootstrap.js";
+import { fail, start } from "./runtime/node/bootstrap.js";
 
 try {
-  serveNode(await bootstrap(process.env), "bun");
+  await start(process.env, "bun");
 } catch (err) {
   fail(err);
 }

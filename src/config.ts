@@ -104,6 +104,15 @@ export const ConfigSchema = z
   /** Only blobs up to this size enter that cache. */
   CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
   /**
+   * Node processes serving the port (node:cluster; runtime/node/workers.ts): a number, or `auto` for
+   * the cores available. Resolved to a count by the Node runtime; Bun refuses more than 1.
+   */
+  CMS_WORKERS: z
+    .union([z.literal("auto"), z.coerce.number().int().min(1, { message: "must be at least 1" }).max(256, { message: "must be at most 256" })], { message: "must be auto or a whole number from 1 to 256" })
+    .default(1),
+  /** getData rows (found or not) kept in memory on Node/Bun with a local database file (0 = off); dropped on any commit. */
+  CMS_ROW_CACHE_ROWS: integer(10_000, 0, 10_000_000),
+  /**
    * How long a create's reservation of a blob protects it (seconds): longer than any create takes
    * from its upload being stored to its row being written. Crash leftovers are deleted after it.
    */

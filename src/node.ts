@@ -1,8 +1,8 @@
-/** Node entry point: bootstrap, then serve the app with @hono/node-server. */
-import { bootstrap, fail, serveNode } from "./runtime/node/bootstrap.js";
+/** Node entry point: bootstrap, then serve the app with @hono/node-server (in CMS_WORKERS processes). */
+import { fail, start } from "./runtime/node/bootstrap.js";
 
 try {
-  serveNode(await bootstrap(process.env), "node");
+  await start(process.env, "node");
 } catch (err) {
   fail(err);
 }

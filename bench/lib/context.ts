@@ -44,6 +44,8 @@ export type AppVariant = {
   /** The small-blob cache switched off (CMS_BLOB_CACHE_BYTES=0), to show what it gains. */
   noCache?: boolean;
   logLevel?: "info" | "warn";
+  /** Further settings (e.g. CMS_ROW_CACHE_ROWS=0 in the scale scenario); the caller names such a server itself. */
+  env?: Record<string, string>;
 };
 
 export const appName = (v: AppVariant) =>
@@ -93,6 +95,7 @@ export async function startApp(
       CMS_FETCH_TIMEOUT_MS: "600000",
       CMS_LOG_LEVEL: variant.logLevel ?? "info",
       ...(variant.noCache ? { CMS_BLOB_CACHE_BYTES: "0" } : {}),
+      ...variant.env,
     },
     timeoutMs: 60_000,
     stdout: logFile,

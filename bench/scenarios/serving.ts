@@ -32,7 +32,7 @@ interface ServeData {
 let serveData: ServeData | null = null;
 
 /** One volume + database holding the 4 KiB and 256 MiB resources, shared by every app server (read-only use). */
-async function prepareServeData(ctx: Context): Promise<ServeData> {
+export async function prepareServeData(ctx: Context): Promise<ServeData> {
   if (serveData) return serveData;
   const dir = path.join(ctx.work, "serve");
   mkdirSync(dir, { recursive: true });

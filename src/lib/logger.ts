@@ -12,11 +12,14 @@ export interface Logger {
 
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-/** `write` receives one complete JSON line (no trailing newline). */
-export function createJsonLogger(write: (line: string) => void, level: LogLevel = "info", now = () => new Date()): Logger {
+/**
+ * `write` receives one complete JSON line (no trailing newline). `base` fields go on every line
+ * (e.g. which worker process wrote it).
+ */
+export function createJsonLogger(write: (line: string) => void, level: LogLevel = "info", now = () => new Date(), base?: LogFields): Logger {
   const emit = (at: Exclude<LogLevel, "silent">) => (msg: string, fields?: LogFields) => {
     if (RANK[at] < RANK[level]) return;
-    const record = { time: now().toISOString(), level: at, msg, ...fields };
+    const record = base ? { time: now().toISOString(), level: at, msg, ...base, ...fields } : { time: now().toISOString(), level: at, msg, ...fields };
     // A replacer function makes JSON.stringify several times slower; only objects can hold errors,
     // and the access-log line (one per request) has none.
     write(fields && Object.values(fields).some(isObject) ? JSON.stringify(record, errorReplacer) : JSON.stringify(record));

@@ -19,11 +19,23 @@ describe("batchedLines", () => {
 
   it("writes at once when a batch reaches its size limit", () => {
     const writes: string[] = [];
-    const out = batchedLines((chunk) => writes.push(chunk), 10);
+    const out = batchedLines((chunk) => writes.push(chunk), 12);
     out.line("12345");
     expect(writes).toEqual([]);
     out.line("67890");
     expect(writes).toEqual(["12345\n67890\n"]);
+  });
+
+  it("never writes more than its limit at once, and only whole lines (workers share one stdout pipe)", async () => {
+    const writes: string[] = [];
+    const out = batchedLines((chunk) => writes.push(chunk), 10);
+    out.line("12345");
+    out.line("67890"); // would make 12 characters: the first line goes alone
+    expect(writes).toEqual(["12345\n"]);
+    out.line("a line longer than the limit");
+    expect(writes).toEqual(["12345\n", "67890\n", "a line longer than the limit\n"]);
+    await nextTurn();
+    expect(writes.every((w) => w.endsWith("\n"))).toBe(true);
   });
 
   it("flush writes what is pending (for process exit) and nothing twice", async () => {

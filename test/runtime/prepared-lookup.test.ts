@@ -1,7 +1,8 @@
 /**
- * The cached getData lookup on a real migrated libSQL file: it answers what the store would, and a
- * commit by any connection — this process's writer or another process's — is seen from the next
- * event-loop turn on (a client that waited for a write's response never reads what it replaced).
+ * The prepared getData lookup on a real migrated libSQL file, with its row cache (CMS_ROW_CACHE_ROWS)
+ * and without: it answers what the store would, and a commit by any connection — this process's
+ * writer or another process's — is seen from the next event-loop turn on (a client that waited for a
+ * write's response never reads what it replaced), although reads of one turn share one snapshot.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,29 +19,43 @@ import { reservingStore } from "../helpers/reserving-store.js";
 let dir: string;
 let file: string;
 let store: MetadataStore;
-let lookup: ReturnType<typeof withPreparedUriLookup>;
 let close: () => void;
+let lookups: ReturnType<typeof withPreparedUriLookup>[];
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-lookup-"));
   file = join(dir, "cms.db");
   const db = await openDatabase({ CMS_DATABASE_URL: `file:${file}` });
   store = reservingStore(createMetadataStore(db.db));
-  lookup = withPreparedUriLookup(store, file);
+  lookups = [];
   close = db.close;
 });
 afterEach(async () => {
-  lookup.close();
+  for (const lookup of lookups) lookup.close();
   close();
   await rm(dir, { recursive: true, force: true });
 });
+
+const open = (cacheRows: number) => {
+  const lookup = withPreparedUriLookup(store, file, cacheRows);
+  lookups.push(lookup);
+  return lookup;
+};
 
 const row = (uid: string, over: Partial<NewResourceRow> = {}): NewResourceRow => ({
   uid, shortId: uid.split("-")[0] as string, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A",
   mediaType: "text/plain", size: 1, sha256: "s", blobKey: `k-${uid}`, createdAt: 1000, updatedAt: 1000, ...over,
 });
 
-describe("cached getData lookup", () => {
+describe.each([
+  ["cached", 10_000],
+  ["uncached (CMS_ROW_CACHE_ROWS=0)", 0],
+])("%s getData lookup", (_mode, cacheRows) => {
+  let lookup: ReturnType<typeof withPreparedUriLookup>;
+  beforeEach(() => {
+    lookup = open(cacheRows);
+  });
+
   it("returns exactly the store's row, and null for an unknown URI", async () => {
     await store.insert(row("id0001-t"));
     expect(await lookup.findByUri("id0001-t", "a.txt")).toEqual(await store.findByUri("id0001-t", "a.txt"));
@@ -77,4 +92,13 @@ describe("cached getData lookup", () => {
     const found = await lookup.findByUri("id0004-t", "a.txt");
     expect(Object.isFrozen(found)).toBe(true);
   });
+
+  it("lets this process's writer commit while a turn's snapshot is open, and sees it from the next turn", async () => {
+    await store.insert(row("id0005-t"));
+    expect((await lookup.findByUri("id0005-t", "a.txt"))?.size).toBe(1); // snapshot of this turn held
+    await store.purge("id0005-t", 5000); // through this process's writer: must not meet SQLITE_BUSY
+    await nextTurn();
+    expect(await lookup.findByUri("id0005-t", "a.txt")).toBeNull();
+  });
 });
+

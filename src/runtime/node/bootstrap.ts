@@ -1,8 +1,10 @@
 /**
  * Start-up shared by the Node and Bun entry points: environment → config → deps → app, serving it
- * with @hono/node-server, and the one-line fatal report (exit code 1) when a setting, the volume,
- * the database or the listening address is unusable.
+ * with @hono/node-server (in this process, or in CMS_WORKERS cluster workers: workers.ts), and the
+ * one-line fatal report (exit code 1) when a setting, the volume, the database or the listening
+ * address is unusable.
  */
+import cluster from "node:cluster";
 import type { AddressInfo } from "node:net";
 import { createApp } from "../../app.js";
 import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../../config.js";
@@ -11,15 +13,27 @@ import { createServices } from "../../services/index.js";
 import { batchedLines } from "./batched-lines.js";
 import { createNodeServer } from "./server.js";
 import { createServerDeps } from "./deps.js";
+import { isPrimaryOf, runPrimary, workerCount, workerSlot } from "./workers.js";
 
-const stdout = batchedLines((chunk) => process.stdout.write(chunk));
+/** Workers share the primary's stdout: each write must stay within PIPE_BUF (4096 bytes ≥ 3 × 1365 UTF-16 units). */
+const WORKER_BATCH_CHARS = 1365;
+const stdout = batchedLines((chunk) => process.stdout.write(chunk), cluster.isWorker ? WORKER_BATCH_CHARS : undefined);
 // Every way out (process.exit included) writes what is still pending; stdout is synchronous here.
 process.on("exit", stdout.flush);
 
+/** Serves on `runtime` ("node" or "bun"): in this process, or as the primary of CMS_WORKERS workers. */
+export async function start(env: Record<string, string | undefined>, runtime: string) {
+  const config = parseConfig(env);
+  const count = workerCount(config.CMS_WORKERS, runtime);
+  if (isPrimaryOf(count)) await runPrimary(config, count, createJsonLogger(stdout.line, config.CMS_LOG_LEVEL));
+  else serveNode(await bootstrap(env), runtime);
+}
+
 export async function bootstrap(env: Record<string, string | undefined>) {
   const config = withLoopbackPublicUrl(parseConfig(env));
-  const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL);
-  const deps = await createServerDeps(config, logger);
+  const slot = workerSlot(env);
+  const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL, undefined, slot === undefined ? undefined : { worker: slot });
+  const deps = await createServerDeps(config, logger, { collectBlobs: slot === undefined || slot === 1 });
   const services = createServices(deps);
   return { config, logger, deps, services, app: createApp(deps, services) };
 }
@@ -43,9 +57,15 @@ export function logListening({ config, logger }: Bootstrapped, url: string, runt
   });
 }
 
-/** Stops on SIGINT/SIGTERM: `close` stops accepting, then the database closes; 5 s at most. */
+/**
+ * Stops on SIGINT/SIGTERM: `close` stops accepting, then the database closes; 5 s at most. Later
+ * signals change nothing (a worker gets Ctrl-C's SIGINT from the terminal and again from its primary).
+ */
 export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promise<void>) {
+  let stopping = false;
   const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
     logger.info("stopping", { signal });
     // Open keep-alive connections must not hold the shutdown forever.
     setTimeout(() => process.exit(0), 5000).unref();
@@ -53,8 +73,8 @@ export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promi
       .then(() => deps.close())
       .finally(() => process.exit(0));
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
 }
 
 /** Serves the app through node:http (Node's, or Bun's own), logs "listening" and stops on signals. */

@@ -17,7 +17,8 @@ import { readSwaggerAsset } from "./explorer-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
-export async function createServerDeps(config: Config, logger: Logger): Promise<AppDeps & { close(): Promise<void> }> {
+/** `collectBlobs: false` for all but one of several worker processes (runtime/node/workers.ts). */
+export async function createServerDeps(config: Config, logger: Logger, { collectBlobs = true } = {}): Promise<AppDeps & { close(): Promise<void> }> {
   const blobs = await openBlobStorage(config);
   const database = await openDatabase(config);
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
@@ -25,7 +26,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
   }
   const resourceStore = createMetadataStore(database.db);
   const url = config.CMS_DATABASE_URL;
-  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length)) : null;
+  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS) : null;
   const deps = await createAppDeps(config, logger, {
     blobs,
     store: store ?? resourceStore,
@@ -33,7 +34,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
     readAsset: readSwaggerAsset,
     platformCompresses: false,
   });
-  const collector = scheduleCollector(
+  const collector = !collectBlobs ? null : scheduleCollector(
     createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger, tusUploads: resourceStore.tusUploads }),
     config.CMS_GC_INTERVAL_SECONDS * 1000,
     logger,
@@ -41,7 +42,7 @@ export async function createServerDeps(config: Config, logger: Logger): Promise<
   return {
     ...deps,
     close: async () => {
-      await collector.stop();
+      await collector?.stop();
       store?.close();
       database.close();
     },

@@ -1,14 +1,18 @@
 /**
  * Node/Bun fast path for getData's row lookup on a local libSQL file: one statement (metadata/uri-lookup.ts) prepared once
- * on a synchronous `libsql` connection (through @libsql/client every call re-prepares the SQL and
- * re-reads its column list), and a bounded cache of the rows it found.
+ * on a synchronous `libsql` read connection (through @libsql/client every call re-prepares the SQL and
+ * re-reads its column list), and a bounded cache of the rows it found (CMS_ROW_CACHE_ROWS; 0 = off).
  *
- * Coherence: under load a SQLite read costs ~30 µs here even prepared (locks on the WAL index,
- * cold CPU caches), as much as the rest of a small-file answer. So rows are cached, and the cache
- * is dropped whenever `PRAGMA data_version` moves — which it does for every commit by any other
- * connection, this process's own writer included, and other processes sharing the file. The
- * version is read once per event-loop turn: a request sees every write committed before its turn
- * began, so a client that waited for a write's response never reads what it replaced.
+ * Uncached lookups (bench/NOTES.md, "Part C"): each autocommit read took two fcntl locks and an
+ * fstat besides its page reads, so in WAL mode the read connection holds one read transaction per
+ * event-loop turn: the locks are taken once per turn, not once per lookup. (Mapping the file with
+ * PRAGMA mmap_size removed the page reads but measured no gain, and showed the whole file in RSS.)
+ *
+ * Coherence: a lookup sees what was committed before its turn's first lookup began; the
+ * cache is dropped whenever `PRAGMA data_version` moves — which it does for every commit by any
+ * other connection, this process's own writer included, and other processes sharing the file — read
+ * once per turn. A write's response is sent turns after its commit (durable-commits.ts waits for the
+ * WAL fsync in the thread pool), so a client that waited for it never reads what it replaced.
  */
 import Database from "libsql";
 import { LRUCache } from "lru-cache";
@@ -16,35 +20,71 @@ import type { MetadataStore } from "../../metadata/metadata-store.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
 
-/** Rows kept (URIs looked up, found or not), least recently used evicted first. */
-const MAX_CACHED_ROWS = 10_000;
 const NOT_FOUND = Symbol("not found");
 
-export function withPreparedUriLookup(store: MetadataStore, databaseFile: string): MetadataStore & { close(): void } {
-  const db = new Database(databaseFile);
-  const select = db.prepare(URI_LOOKUP_SQL);
-  select.raw(true);
-  const dataVersion = db.prepare("PRAGMA data_version");
-  dataVersion.raw(true);
-
-  // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.
-  const rows = new LRUCache<string, ResourceRow | typeof NOT_FOUND>({ max: MAX_CACHED_ROWS });
-  let version: unknown;
-  let checkedThisTurn = false;
-  const nextTurn = () => {
-    checkedThisTurn = false;
+/** Calls `fn` at most once per event-loop turn: the first time it is asked to. */
+function oncePerTurn(fn: () => void): () => void {
+  let done = false;
+  const reset = () => {
+    done = false;
   };
-  /** Drops the cache if anything was committed since the last check (at most once per turn). */
-  function revalidate() {
-    if (checkedThisTurn) return;
-    checkedThisTurn = true;
-    setImmediate(nextTurn);
+  return () => {
+    if (done) return;
+    done = true;
+    setImmediate(reset);
+    fn();
+  };
+}
+
+/** The read connection: every read of one turn in one WAL snapshot (locks taken once per turn). */
+function openReadConnection(databaseFile: string) {
+  const db = new Database(databaseFile);
+  // Outside WAL, a held read lock would make this process's own writer's COMMIT fail with SQLITE_BUSY.
+  const wal = String((db.prepare("PRAGMA journal_mode").raw(true).get() as unknown[])[0]).toLowerCase() === "wal";
+  const begin = db.prepare("BEGIN");
+  const commit = db.prepare("COMMIT");
+  let closed = false;
+  // Also runs after close (a turn's last callback): libsql must not be touched then.
+  const endSnapshot = () => {
+    if (!closed && db.inTransaction) commit.run();
+  };
+  const snapshot = oncePerTurn(() => {
+    if (db.inTransaction) return;
+    begin.run();
+    setImmediate(endSnapshot);
+  });
+  const select = db.prepare(URI_LOOKUP_SQL).raw(true);
+  return {
+    db,
+    close() {
+      closed = true;
+      db.close();
+    },
+    lookup(context: string, path: string): ResourceRow | null {
+      if (wal) snapshot();
+      const values = select.get(context, path) as unknown[] | undefined;
+      return values ? toResourceRow(values) : null;
+    },
+  };
+}
+
+/** `cacheRows`: rows kept (URIs looked up, found or not), least recently used evicted first; 0 = none. */
+export function withPreparedUriLookup(store: MetadataStore, databaseFile: string, cacheRows: number): MetadataStore & { close(): void } {
+  const { db, lookup, close } = openReadConnection(databaseFile);
+  if (cacheRows === 0) return { ...store, findByUri: async (context, path) => lookup(context, path), close };
+
+  const dataVersion = db.prepare("PRAGMA data_version").raw(true);
+  // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.
+  const rows = new LRUCache<string, ResourceRow | typeof NOT_FOUND>({ max: cacheRows });
+  let version: unknown;
+  /** Drops the cache if anything was committed since the last check. */
+  const revalidate = oncePerTurn(() => {
     const current = (dataVersion.get() as unknown[])[0];
     if (current !== version) {
       rows.clear();
       version = current;
     }
-  }
+  });
 
   return {
     ...store,
@@ -53,11 +93,10 @@ export function withPreparedUriLookup(store: MetadataStore, databaseFile: string
       const key = `${context}\n${path}`;
       const cached = rows.get(key);
       if (cached !== undefined) return cached === NOT_FOUND ? null : cached;
-      const values = select.get(context, path) as unknown[] | undefined;
-      const row = values ? toResourceRow(values) : null;
+      const row = lookup(context, path);
       rows.set(key, row ?? NOT_FOUND);
       return row;
     },
-    close: () => db.close(),
+    close,
   };
 }
