@@ -8,6 +8,7 @@ import { lstat, mkdir, open, opendir, realpath, rename, rm, stat, unlink, type F
 import path from "node:path";
 import {
   StorageError,
+  type BlobFile,
   type BlobInfo,
   type BlobKey,
   type BlobObject,
@@ -19,6 +20,7 @@ import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 import { claimTempDir, sweepTempRoot } from "./fs-temp.js";
+import { createOpenFiles } from "./open-files.js";
 import { checkRange } from "../driver-kit.js";
 
 export const DRIVER = "fs";
@@ -39,6 +41,9 @@ const HEADER_LENGTH = HEADER_PREFIX.length + 64 + 1; // prefix, hex digest, "\n"
 const FIRST_READ = 64 * 1024;
 const MAX_READ = 512 * 1024;
 const TMP_DIR = ".tmp";
+// Files kept open for openFile (a hot video and its neighbours), and how long an unused one stays open.
+const OPEN_FILES_MAX = 64;
+const OPEN_FILES_IDLE_MS = 10_000;
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
 
 export interface FsBlobStoreOptions {
@@ -61,6 +66,9 @@ export interface FsBlobStore extends BlobStore {
    * `tempMaxAgeMs`). Never this store's own folder. Resolves to the count.
    */
   sweepTemp(options?: { olderThanMs?: number }): Promise<number>;
+  openFile(key: BlobKey): Promise<BlobFile | null>;
+  /** The files openFile keeps open, and those handed out and not yet released. */
+  openFileStats(): { pooled: number; readers: number };
 }
 
 type NodeError = Error & { code?: string };
@@ -169,6 +177,7 @@ class FsStore implements FsBlobStore {
   /** This store's own temp folder inside `<root>/.tmp/`. */
   readonly #tmpDir: string;
   readonly #tempMaxAgeMs: number;
+  readonly #files = createOpenFiles<FileHandle, BlobInfo>({ max: OPEN_FILES_MAX, idleMs: OPEN_FILES_IDLE_MS });
 
   constructor(root: string, tmpDir: string, tempMaxAgeMs: number) {
     this.root = root;
@@ -223,6 +232,30 @@ class FsStore implements FsBlobStore {
     return { ...info, body: fileStream(handle, HEADER_LENGTH + start, length) };
   }
 
+  /** Served from a small pool of open files (open-files.ts); content-addressed blobs never change. */
+  async openFile(key: BlobKey): Promise<BlobFile | null> {
+    const file = this.#pathOf(key);
+    const pooled = await this.#files.acquire(file, () => this.#open(file));
+    if (!pooled) return null;
+    const { handle, info, release } = pooled;
+    return {
+      ...info,
+      read: async (into, offset, length, position) => {
+        try {
+          return (await handle.read(into, offset, length, HEADER_LENGTH + position)).bytesRead;
+        } catch (err) {
+          this.#files.forget(file); // whatever went wrong, the next reader opens afresh
+          throw ioError("read blob", err);
+        }
+      },
+      release,
+    };
+  }
+
+  openFileStats() {
+    return this.#files.stats();
+  }
+
   async head(key: BlobKey): Promise<BlobInfo | null> {
     const opened = await this.#open(this.#pathOf(key));
     if (!opened) return null;
@@ -232,6 +265,7 @@ class FsStore implements FsBlobStore {
 
   async delete(key: BlobKey): Promise<void> {
     const file = this.#pathOf(key);
+    this.#files.forget(file);
     try {
       await unlink(file);
     } catch (err) {
@@ -360,6 +394,7 @@ class FsStore implements FsBlobStore {
     const dir = path.dirname(target);
     const firstCreated = await io("create directory", () => mkdir(dir, { recursive: true }));
     await io("rename into place", () => rename(tempPath, target));
+    this.#files.forget(target); // an open file of the blob it replaced must not be served again
     await fsyncDir(dir);
     if (firstCreated === undefined) return;
     // New fan-out directories are entries in their parents: sync up to the first one that existed.

@@ -253,3 +253,59 @@ describe("fs driver extras", () => {
     expect(received).toBe(size);
   });
 });
+
+describe("fs driver openFile (the Node fast path's positional reads)", () => {
+  let root: string;
+  let store: FsBlobStore;
+  beforeEach(async () => {
+    root = await makeRoot();
+    store = await createFsBlobStore({ root });
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const readAt = async (file: { read(into: Uint8Array, offset: number, length: number, position: number): Promise<number> }, position: number, length: number) => {
+    const into = new Uint8Array(length);
+    const got = await file.read(into, 0, length, position);
+    return new TextDecoder().decode(into.subarray(0, got));
+  };
+
+  it("reads content at any position, keeps one file open for many readers, and counts them", async () => {
+    const k = parseBlobKey("video");
+    const info = await store.put(k, streamOf(bytesOf("0123456789")));
+    const first = await store.openFile(k);
+    const second = await store.openFile(k);
+    expect(first).toMatchObject(info);
+    expect(await readAt(first!, 3, 4)).toBe("3456");
+    expect(await readAt(second!, 8, 10)).toBe("89"); // short at the end
+    expect(await readAt(second!, 10, 5)).toBe(""); // past the end
+    expect(store.openFileStats()).toEqual({ pooled: 1, readers: 2 });
+    first!.release();
+    first!.release(); // idempotent
+    second!.release();
+    expect(store.openFileStats()).toEqual({ pooled: 1, readers: 0 });
+  });
+
+  it("is null for a missing key and rejects a file without a valid header as IO", async () => {
+    expect(await store.openFile(parseBlobKey("missing"))).toBeNull();
+    await writeFile(path.join(store.root, "foreign"), "not written by the driver");
+    const err = await rejection(store.openFile(parseBlobKey("foreign")));
+    expect((err as StorageError).code).toBe("IO");
+  });
+
+  it("never serves a replaced or deleted blob from a kept file; a reader keeps its own bytes", async () => {
+    const k = parseBlobKey("changing");
+    await store.put(k, streamOf(bytesOf("old content")));
+    const reader = await store.openFile(k);
+    reader!.release();
+    const holding = await store.openFile(k);
+    await store.put(k, streamOf(bytesOf("new content")));
+    const after = await store.openFile(k);
+    expect(await readAt(after!, 0, 11)).toBe("new content");
+    expect(await readAt(holding!, 0, 11)).toBe("old content");
+    holding!.release();
+    after!.release();
+    await store.delete(k);
+    expect(await store.openFile(k)).toBeNull();
+    expect(store.openFileStats()).toEqual({ pooled: 0, readers: 0 });
+  });
+});
