@@ -39,9 +39,11 @@ export interface BlobObject extends BlobInfo {
 export interface BlobFile extends BlobInfo {
   /**
    * Reads up to `length` bytes of content starting at content offset `position` into `into` at
-   * `offset`; resolves to the count read (0 only past the end). Rejects with StorageError IO.
+   * `offset`, then calls `done` with the count read (0 only past the end) or a StorageError IO.
+   * A callback, not a promise: a large download calls it thousands of times a second, and every
+   * promise is garbage that grows the young generation (peak RSS; bench/NOTES.md, third pass (A)).
    */
-  read(into: Uint8Array, offset: number, length: number, position: number): Promise<number>;
+  read(into: Uint8Array, offset: number, length: number, position: number, done: (err: Error | null, bytesRead: number) => void): void;
   /** Gives the file back. Call it exactly once, on every path (end, error, client gone). */
   release(): void;
 }

@@ -4,6 +4,7 @@
  * complete new one, never a partial file.
  */
 import { createHash, randomUUID } from "node:crypto";
+import { read as readAt } from "node:fs";
 import { lstat, mkdir, open, opendir, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
@@ -240,14 +241,14 @@ class FsStore implements FsBlobStore {
     const { handle, info, release } = pooled;
     return {
       ...info,
-      read: async (into, offset, length, position) => {
-        try {
-          return (await handle.read(into, offset, length, HEADER_LENGTH + position)).bytesRead;
-        } catch (err) {
+      // The callback API on the handle's descriptor: no promise per read. The pool never closes a
+      // file while it is acquired, and the caller releases it only after its last read is done.
+      read: (into, offset, length, position, done) =>
+        readAt(handle.fd, into, offset, length, HEADER_LENGTH + position, (err, bytesRead) => {
+          if (!err) return done(null, bytesRead);
           this.#files.forget(file); // whatever went wrong, the next reader opens afresh
-          throw ioError("read blob", err);
-        }
-      },
+          done(ioError("read blob", err), 0);
+        }),
       release,
     };
   }

@@ -357,7 +357,7 @@ describe("cached blob store over files (openFile)", () => {
       await cache.put(large, new Response(new Uint8Array(128 * KiB)).body!);
       const file = await cache.openFile!(small);
       const into = new Uint8Array(4);
-      expect(await file!.read(into, 0, 4, 0)).toBe(4);
+      expect(await new Promise((resolve) => file!.read(into, 0, 4, 0, (_err, got) => resolve(got)))).toBe(4);
       expect(new TextDecoder().decode(into)).toBe("tiny");
       file!.release();
       await expect.poll(() => cache.peek!(small) && new TextDecoder().decode(cache.peek!(small))).toBe("tiny");

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StorageError, type BlobKey } from "../../../src/storage/blob-store.js";
+import { StorageError, type BlobFile, type BlobKey } from "../../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../../src/storage/drivers/fs.js";
 import { contentKey, contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { streamOf } from "../../helpers/streams.js";
@@ -263,11 +263,11 @@ describe("fs driver openFile (the Node fast path's positional reads)", () => {
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
-  const readAt = async (file: { read(into: Uint8Array, offset: number, length: number, position: number): Promise<number> }, position: number, length: number) => {
-    const into = new Uint8Array(length);
-    const got = await file.read(into, 0, length, position);
-    return new TextDecoder().decode(into.subarray(0, got));
-  };
+  const readAt = (file: BlobFile, position: number, length: number) =>
+    new Promise<string>((resolve, reject) => {
+      const into = new Uint8Array(length);
+      file.read(into, 0, length, position, (err, got) => (err ? reject(err) : resolve(new TextDecoder().decode(into.subarray(0, got)))));
+    });
 
   it("reads content at any position, keeps one file open for many readers, and counts them", async () => {
     const k = parseBlobKey("video");
