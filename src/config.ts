@@ -104,6 +104,11 @@ export const ConfigSchema = z
   /** Only blobs up to this size enter that cache. */
   CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
   /**
+   * Node/Bun fast path, fs volume: reads of an open blob file up to this size run on the event loop
+   * (one pread, as nginx does) instead of the thread pool; 0 = always the thread pool.
+   */
+  CMS_FS_SYNC_READ_BYTES: integer(64 * 1024, 0, 1024 * 1024),
+  /**
    * How long a create's reservation of a blob protects it (seconds): longer than any create takes
    * from its upload being stored to its row being written. Crash leftovers are deleted after it.
    */

@@ -42,6 +42,7 @@ export interface BlobFile extends BlobInfo {
    * `offset`, then calls `done` with the count read (0 only past the end) or a StorageError IO.
    * A callback, not a promise: a large download calls it thousands of times a second, and every
    * promise is garbage that grows the young generation (peak RSS; bench/NOTES.md, third pass (A)).
+   * `done` may run before `read` returns (a driver may read small lengths synchronously).
    */
   read(into: Uint8Array, offset: number, length: number, position: number, done: (err: Error | null, bytesRead: number) => void): void;
   /** Gives the file back. Call it exactly once, on every path (end, error, client gone). */

@@ -4,7 +4,7 @@
  * complete new one, never a partial file.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { read as readAt } from "node:fs";
+import { read as readAt, readSync } from "node:fs";
 import { lstat, mkdir, open, opendir, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
@@ -56,6 +56,12 @@ export interface FsBlobStoreOptions {
    * hosts sharing the volume (their marker is refreshed while they live), and loose temp entries.
    */
   tempMaxAgeMs?: number;
+  /**
+   * openFile reads up to this many bytes synchronously (one pread on the calling thread; cheaper
+   * than a thread-pool round trip when the page cache holds them, but a stalled disk stalls the
+   * caller). Default 0: every read goes to the thread pool.
+   */
+  syncReadBytes?: number;
 }
 
 export interface FsBlobStore extends BlobStore {
@@ -178,12 +184,14 @@ class FsStore implements FsBlobStore {
   /** This store's own temp folder inside `<root>/.tmp/`. */
   readonly #tmpDir: string;
   readonly #tempMaxAgeMs: number;
+  readonly #syncReadBytes: number;
   readonly #files = createOpenFiles<FileHandle, BlobInfo>({ max: OPEN_FILES_MAX, idleMs: OPEN_FILES_IDLE_MS });
 
-  constructor(root: string, tmpDir: string, tempMaxAgeMs: number) {
+  constructor(root: string, tmpDir: string, tempMaxAgeMs: number, syncReadBytes: number) {
     this.root = root;
     this.#tmpDir = tmpDir;
     this.#tempMaxAgeMs = tempMaxAgeMs;
+    this.#syncReadBytes = syncReadBytes;
   }
 
   async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
@@ -243,12 +251,22 @@ class FsStore implements FsBlobStore {
       ...info,
       // The callback API on the handle's descriptor: no promise per read. The pool never closes a
       // file while it is acquired, and the caller releases it only after its last read is done.
-      read: (into, offset, length, position, done) =>
-        readAt(handle.fd, into, offset, length, HEADER_LENGTH + position, (err, bytesRead) => {
-          if (!err) return done(null, bytesRead);
+      read: (into, offset, length, position, done) => {
+        const failed = (err: unknown) => {
           this.#files.forget(file); // whatever went wrong, the next reader opens afresh
           done(ioError("read blob", err), 0);
-        }),
+        };
+        if (length > this.#syncReadBytes) {
+          return readAt(handle.fd, into, offset, length, HEADER_LENGTH + position, (err, bytesRead) => (err ? failed(err) : done(null, bytesRead)));
+        }
+        let bytesRead: number;
+        try {
+          bytesRead = readSync(handle.fd, into, offset, length, HEADER_LENGTH + position);
+        } catch (err) {
+          return failed(err);
+        }
+        done(null, bytesRead);
+      },
       release,
     };
   }
@@ -477,7 +495,7 @@ export async function createFsBlobStore(options: FsBlobStoreOptions): Promise<Fs
     });
   }
   const tmp = await io("create temp folder", () => claimTempDir(path.join(root, TMP_DIR)));
-  const store = new FsStore(root, tmp.dir, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS);
+  const store = new FsStore(root, tmp.dir, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS, options.syncReadBytes ?? 0);
   await store.sweepTemp();
   return store;
 }

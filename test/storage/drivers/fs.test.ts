@@ -254,12 +254,15 @@ describe("fs driver extras", () => {
   });
 });
 
-describe("fs driver openFile (the Node fast path's positional reads)", () => {
+describe.each([
+  ["thread-pool reads", 0],
+  ["synchronous reads (CMS_FS_SYNC_READ_BYTES)", 64 * KiB],
+])("fs driver openFile (the Node fast path's positional reads), %s", (_mode, syncReadBytes) => {
   let root: string;
   let store: FsBlobStore;
   beforeEach(async () => {
     root = await makeRoot();
-    store = await createFsBlobStore({ root });
+    store = await createFsBlobStore({ root, syncReadBytes });
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
