@@ -44,7 +44,7 @@ const MAX_READ = 512 * 1024;
 const TMP_DIR = ".tmp";
 // Files kept open for openFile (a hot video and its neighbours), and how long an unused one stays open.
 const OPEN_FILES_MAX = 64;
-const OPEN_FILES_IDLE_MS = 10_000;
+const OPEN_FILES_IDLE_MS = 3_000;
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
 
 export interface FsBlobStoreOptions {

@@ -10,7 +10,7 @@
 export interface OpenFilesOptions {
   /** Most files kept open while unused (files in use are never closed under their readers). */
   max: number;
-  /** An unused file is closed after this long. */
+  /** An unused file is closed after this long (checked every third of it: closed within 4/3 of it). */
   idleMs: number;
 }
 
@@ -69,7 +69,7 @@ export function createOpenFiles<H extends { close(): Promise<void> }, I>({ max, 
       evict(oldest, old);
     }
     if (!sweeper) {
-      sweeper = setInterval(sweepIdle, idleMs);
+      sweeper = setInterval(sweepIdle, Math.max(1, Math.ceil(idleMs / 3)));
       // Never keeps the process alive (setInterval is a Timeout object on Node and Bun).
       (sweeper as { unref?: () => void }).unref?.();
     }
