@@ -138,7 +138,8 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
       ["app", "app (as shipped)"],
     ] as const) {
       if (!samples.has(name)) continue;
-      report.check("1 small files", `${label}: req/s vs bare in-memory Node`, ratio(samples.get(name), samples.get("node-mem"), pickRps), fmtRatio, "≥ 0.8×", (m) => m >= 0.8);
+      // Issue 12's target (the first passes aimed at 0.8×; bench/NOTES.md shows why that is structural).
+      report.check("1 small files", `${label}: req/s vs bare in-memory Node`, ratio(samples.get(name), samples.get("node-mem"), pickRps), fmtRatio, "≥ 0.6×", (m) => m >= 0.6);
       report.check("1 small files", `${label}: req/s vs hono serveStatic`, ratio(samples.get(name), samples.get("hono-static"), pickRps), fmtRatio, "≥ 2×", (m) => m >= 2);
     }
     for (const [name, label] of [
