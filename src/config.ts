@@ -113,6 +113,11 @@ export const ConfigSchema = z
   /** getData rows (found or not) kept in memory on Node/Bun with a local database file (0 = off); dropped on any commit. */
   CMS_ROW_CACHE_ROWS: integer(10_000, 0, 10_000_000),
   /**
+   * Node/Bun fast path, fs volume: reads of an open blob file up to this size run on the event loop
+   * (one pread, as nginx does) instead of the thread pool; 0 = always the thread pool.
+   */
+  CMS_FS_SYNC_READ_BYTES: integer(64 * 1024, 0, 1024 * 1024),
+  /**
    * How long a create's reservation of a blob protects it (seconds): longer than any create takes
    * from its upload being stored to its row being written. Crash leftovers are deleted after it.
    */

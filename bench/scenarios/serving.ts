@@ -138,7 +138,8 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
       ["app", "app (as shipped)"],
     ] as const) {
       if (!samples.has(name)) continue;
-      report.check("1 small files", `${label}: req/s vs bare in-memory Node`, ratio(samples.get(name), samples.get("node-mem"), pickRps), fmtRatio, "≥ 0.8×", (m) => m >= 0.8);
+      // Issue 12's target (the first passes aimed at 0.8×; bench/NOTES.md shows why that is structural).
+      report.check("1 small files", `${label}: req/s vs bare in-memory Node`, ratio(samples.get(name), samples.get("node-mem"), pickRps), fmtRatio, "≥ 0.6×", (m) => m >= 0.6);
       report.check("1 small files", `${label}: req/s vs hono serveStatic`, ratio(samples.get(name), samples.get("hono-static"), pickRps), fmtRatio, "≥ 2×", (m) => m >= 2);
     }
     for (const [name, label] of [
@@ -241,6 +242,7 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     report.check("2 large file", "app: MB/s vs bare Node stream", ratio(downloads.get("app"), downloads.get("node-stream"), pickMbps), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
     report.check("2 large file", "app: peak RSS while streaming 256 MiB", metric(downloads.get("app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "< 100 MiB", (m) => m < 100);
     report.check("2 large file", "app: RSS before streaming (idle, after warm-up)", metric(downloads.get("app"), (s) => s.rssBeforeMiB), (s) => `${fmtSummary(s)} MiB`, "(context: the baseline)", null);
+    report.check("2 large file", "app: random 64 KiB ranges, req/s vs bare range stream", ratio(ranges.get("app"), ranges.get("node-range"), pickRps), fmtRatio, "≥ 1.0× bare range stream", (m) => m >= 1.0);
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("app"), ranges.get("nginx"), pickRps), fmtRatio, "(no target; reported)", null);
     if (downloads.has("bun-app")) {
       report.check("6 Bun", "Bun app: large-file MB/s vs bare Bun (Bun.file)", ratio(downloads.get("bun-app"), downloads.get("bun-file"), pickMbps), fmtRatio, "(reported)", null);

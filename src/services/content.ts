@@ -8,7 +8,7 @@ import { ProblemError } from "../problems.js";
 import { contentPolicy } from "../http/content-policy.js";
 import type { BlobEntity, OpenBlob } from "../http/blob-entity.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
-import { type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
+import { type BlobFile, type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
@@ -116,6 +116,14 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
     /** The content's bytes if the blob store holds them in memory (see `BlobStore.peek`), with no I/O. */
     inMemory(facts: ContentFacts): Uint8Array<ArrayBuffer> | undefined {
       return blobs.peek?.(facts.blobKey as BlobKey);
+    },
+
+    /**
+     * The content opened for positional reads (see `BlobStore.openFile`), or undefined when the blob
+     * store has no local files. Null when the blob is missing. The caller releases it.
+     */
+    openFile(facts: ContentFacts): Promise<BlobFile | null> | undefined {
+      return blobs.openFile?.(facts.blobKey as BlobKey);
     },
 
     /**

@@ -32,6 +32,23 @@ export interface BlobObject extends BlobInfo {
   bytes?: Uint8Array<ArrayBuffer>;
 }
 
+/**
+ * A blob opened for positional reads (`BlobStore.openFile`): what a server needs to send bytes
+ * straight from storage into a socket, without a stream. `size` and `sha256` describe the whole blob.
+ */
+export interface BlobFile extends BlobInfo {
+  /**
+   * Reads up to `length` bytes of content starting at content offset `position` into `into` at
+   * `offset`, then calls `done` with the count read (0 only past the end) or a StorageError IO.
+   * A callback, not a promise: a large download calls it thousands of times a second, and every
+   * promise is garbage that grows the young generation (peak RSS; bench/NOTES.md, third pass (A)).
+   * `done` may run before `read` returns (a driver may read small lengths synchronously).
+   */
+  read(into: Uint8Array, offset: number, length: number, position: number, done: (err: Error | null, bytesRead: number) => void): void;
+  /** Gives the file back. Call it exactly once, on every path (end, error, client gone). */
+  release(): void;
+}
+
 export interface PutOptions {
   /** Refuse (and discard) the upload once more than this many bytes arrive. */
   maxBytes?: number;
@@ -70,6 +87,12 @@ export interface BlobStore {
    * without any I/O; otherwise undefined. Callers only read them. Optional: most drivers have none.
    */
   peek?(key: BlobKey): Uint8Array<ArrayBuffer> | undefined;
+  /**
+   * The blob opened for positional reads, or null when missing; reflects the blob as it was when
+   * it resolves. Optional: only drivers with local files have it (fs), and only the Node runtime
+   * uses it (src/runtime/node/fast-get.ts). Wrappers pass it through.
+   */
+  openFile?(key: BlobKey): Promise<BlobFile | null>;
   /** Missing is not an error. */
   delete(key: BlobKey): Promise<void>;
   /**

@@ -12,6 +12,14 @@ describe("digest fields", () => {
     expect(parseSha256Digest(`sha-512=:AAAA:, ${HELLO_FIELD}`)).toEqual({ kind: "sha256", hex: HELLO_HEX });
   });
 
+  it("writes each digest's field right also when it remembers many (the memo is bounded)", () => {
+    const hexOf = (i: number) => i.toString(16).padStart(64, "0");
+    const fieldOf = (i: number) => `sha-256=:${Buffer.from(hexOf(i), "hex").toString("base64")}:`;
+    for (let i = 0; i < 3000; i++) expect(sha256DigestField(hexOf(i))).toBe(fieldOf(i));
+    for (const i of [0, 1023, 1024, 2999]) expect(sha256DigestField(hexOf(i))).toBe(fieldOf(i));
+    expect(sha256DigestField(HELLO_HEX)).toBe(HELLO_FIELD);
+  });
+
   it("tells absent (other algorithms) from malformed", () => {
     expect(parseSha256Digest(null)).toEqual({ kind: "absent" });
     expect(parseSha256Digest("sha-512=:AAAA:")).toEqual({ kind: "absent" });

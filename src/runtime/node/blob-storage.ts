@@ -16,7 +16,7 @@ export async function openBlobStorage(config: Config): Promise<BlobStore> {
           secretAccessKey: config.CMS_S3_SECRET_ACCESS_KEY as string,
           prefix: config.CMS_S3_PREFIX,
         })
-      : await createFsBlobStore({ root: config.CMS_VOLUME });
+      : await createFsBlobStore({ root: config.CMS_VOLUME, syncReadBytes: config.CMS_FS_SYNC_READ_BYTES });
   await storage.check();
   // Content-addressed blobs never change, so hot small ones can be served from memory.
   return config.CMS_BLOB_CACHE_BYTES > 0

@@ -1,14 +1,17 @@
 /**
- * The hottest request, answered on node:http before Hono: an anonymous GET or HEAD of getData
- * whose blob is in the small-blob cache. It gives the answer the Hono route gives — the same
- * lookup (`resources.findByUri`), the same RFC 9110 decision (`answerBlob`), the same CORS headers
- * and request id (the access-log line is written around it, by access-log.ts) — without building a Web Request, Headers and Response around
- * 4 KiB of bytes (bench, 4 KiB getData: 7.4k → 11k req/s; bench/NOTES.md).
+ * The hottest requests, answered on node:http before Hono: an anonymous GET or HEAD of getData. It
+ * gives the answer the Hono route gives — the same lookup (`resources.findByUri`), the same RFC 9110
+ * decision (`answerBlob`), the same CORS headers and request id (the access-log line is written
+ * around it, by access-log.ts) — without building a Web Request, Headers, Response and body stream:
+ * a blob in the small-blob cache is sent from memory (bench, 4 KiB getData: 7.4k → 11k req/s), any
+ * other blob of the fs driver straight from its open file (send-file.ts; random 64 KiB ranges and
+ * large downloads; bench/NOTES.md, third pass (A)).
  *
  * It only ever answers 200, single-range 206 and 304. Everything else is handed to the app
  * untouched: tokens (when reads need one), signed links and any query string, percent-encoded
- * paths, multipart ranges, 412/416, unknown or deleted resources, blobs not in memory, and any
- * error. Node and Bun (node:http) only; Workers serve everything through the app.
+ * paths, multipart ranges, 412/416, unknown or deleted resources, blobs neither in memory nor in
+ * local files (S3), a blob file that is missing or of the wrong size, and any error before the
+ * head is written. Node and Bun (node:http) only; Workers serve everything through the app.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
@@ -20,6 +23,7 @@ import { API_PREFIX } from "../../routes/meta.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { Services } from "../../services/index.js";
+import { sendFile } from "./send-file.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
 const CORS_HEADERS = corsResponseHeaders(API_CORS);
@@ -38,29 +42,46 @@ export interface FastGetDeps {
 export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, next: RequestListener): RequestListener {
   const { resources, content } = services;
 
-  /** Everything `row`'s answer needs, or null when the app must give it. Writes nothing. */
-  function prepare(req: IncomingMessage, row: ResourceRow) {
-    const bytes = content.inMemory(row);
-    if (!bytes) return null;
+  /** The head of `row`'s answer, or null when the app must give it. Writes nothing. */
+  function decide(req: IncomingMessage, row: ResourceRow) {
     const result = answerBlob(req.method as string, (name) => req.headers[name] as string | undefined, content.serve(row, req.headers.host).entity);
     if (result.multipart) return null;
-    const send = req.method === "GET" && result.status !== 304;
-    const body = send ? (result.range ? bytes.subarray(result.range.start, result.range.end + 1) : bytes) : undefined;
     const requestId = requestIdFrom(req.headers["x-request-id"] as string | undefined);
-    return { ...result, body, requestId };
+    const headers = { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId };
+    const sent = req.method === "GET" && result.status !== 304;
+    const start = result.range?.start ?? 0;
+    const length = sent ? (result.range ? result.range.end - start + 1 : row.size) : 0;
+    return { status: result.status, headers, start, length };
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow) {
-    let answer: ReturnType<typeof prepare>;
+  async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow) {
+    let answer: ReturnType<typeof decide>;
     try {
-      answer = prepare(req, row);
-      // Validates every header before anything is sent, so a throw here leaves `res` untouched.
-      if (answer) res.writeHead(answer.status, { ...answer.headers, ...CORS_HEADERS, "x-request-id": answer.requestId });
+      answer = decide(req, row);
     } catch {
       answer = null; // 412, 416…: the app answers it, with its problem details
     }
     if (!answer) return next(req, res);
-    res.end(answer.body);
+    const { status, headers, start, length } = answer;
+    // Nothing to send (HEAD, 304, an empty blob): storage isn't touched, as in the app.
+    const bytes = length > 0 ? content.inMemory(row) : undefined;
+    if (length === 0 || bytes) {
+      // Validates every header before anything is sent, so a throw leaves `res` to the app.
+      if (!writeHead(res, status, headers)) return next(req, res);
+      return void res.end(bytes?.subarray(start, start + length));
+    }
+    // A storage fault before the head: the app answers it (as a problem), so the answers stay the same.
+    const file = await content.openFile(row)?.catch(() => null);
+    // No local files (S3), a missing blob, or a file that does not hold what the row says: the app's answer.
+    if (!file || file.size !== row.size) {
+      file?.release();
+      return next(req, res);
+    }
+    if (!writeHead(res, status, headers)) {
+      file.release();
+      return next(req, res);
+    }
+    await sendFile(res, file, start, length);
   }
 
   return (req, res) => {
@@ -79,9 +100,20 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
         () => next(req, res),
       )
       .catch((err: unknown) => {
-        // A bug, not bad input: never an unhandled rejection (it would stop the process).
+        // A storage fault or a bug, not bad input: never an unhandled rejection (it would stop the
+        // process). Before the head the app could still answer; after it, only closing is honest.
         logger.error("unhandled error", { err, path: url });
         res.destroy();
       });
   };
+}
+
+/** res.writeHead, or false (with `res` untouched) when a header value is not valid. */
+function writeHead(res: ServerResponse, status: number, headers: Record<string, string>): boolean {
+  try {
+    res.writeHead(status, headers);
+    return true;
+  } catch {
+    return false;
+  }
 }

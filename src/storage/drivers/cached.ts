@@ -161,6 +161,15 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
     return content ? { size: blob.size, sha256: blob.sha256, bytes: content } : null;
   }
 
+  /**
+   * After a partial read (a range, or an open file) of a blob of `size` bytes from the inner store:
+   * caches the whole blob in the background if it fits, so later reads come from memory.
+   */
+  function warm(key: BlobKey, size: number) {
+    if (!cacheable(size)) markUncacheable(key);
+    else if (!entries.has(key) && !fills.has(key)) startFill(key, () => readWhole(key));
+  }
+
   function touch(key: BlobKey, entry: Entry) {
     hits += 1;
     entries.delete(key); // most recently used goes last
@@ -227,8 +236,7 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       if (range) {
         // Only part is wanted: answer from the inner store, and cache the whole blob in the background.
         const blob = await inner.get(key, range);
-        if (blob && !cacheable(blob.size)) markUncacheable(key);
-        else if (blob && !fills.has(key)) startFill(key, () => readWhole(key));
+        if (blob) warm(key, blob.size);
         return blob;
       }
       // The whole blob is wanted: read it once (concurrent misses wait on this fill) and cache it.
@@ -261,6 +269,15 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       const entry = entries.get(key);
       return entry ? { size: entry.size, sha256: entry.sha256 } : inner.head(key);
     },
+
+    // Passed through (the memory copy is for `get` and `peek`), warming the cache like a range read.
+    ...(inner.openFile && {
+      async openFile(key: BlobKey) {
+        const file = (await inner.openFile?.(key)) ?? null;
+        if (file && !uncacheable.has(key)) warm(key, file.size);
+        return file;
+      },
+    }),
 
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),

@@ -4,10 +4,12 @@
  * complete new one, never a partial file.
  */
 import { createHash, randomUUID } from "node:crypto";
+import { read as readAt, readSync } from "node:fs";
 import { lstat, mkdir, open, opendir, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
+  type BlobFile,
   type BlobInfo,
   type BlobKey,
   type BlobObject,
@@ -19,6 +21,7 @@ import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 import { claimTempDir, sweepTempRoot } from "./fs-temp.js";
+import { createOpenFiles } from "./open-files.js";
 import { checkRange } from "../driver-kit.js";
 
 export const DRIVER = "fs";
@@ -39,6 +42,9 @@ const HEADER_LENGTH = HEADER_PREFIX.length + 64 + 1; // prefix, hex digest, "\n"
 const FIRST_READ = 64 * 1024;
 const MAX_READ = 512 * 1024;
 const TMP_DIR = ".tmp";
+// Files kept open for openFile (a hot video and its neighbours), and how long an unused one stays open.
+const OPEN_FILES_MAX = 64;
+const OPEN_FILES_IDLE_MS = 3_000;
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
 
 export interface FsBlobStoreOptions {
@@ -50,6 +56,12 @@ export interface FsBlobStoreOptions {
    * hosts sharing the volume (their marker is refreshed while they live), and loose temp entries.
    */
   tempMaxAgeMs?: number;
+  /**
+   * openFile reads up to this many bytes synchronously (one pread on the calling thread; cheaper
+   * than a thread-pool round trip when the page cache holds them, but a stalled disk stalls the
+   * caller). Default 0: every read goes to the thread pool.
+   */
+  syncReadBytes?: number;
 }
 
 export interface FsBlobStore extends BlobStore {
@@ -61,6 +73,9 @@ export interface FsBlobStore extends BlobStore {
    * `tempMaxAgeMs`). Never this store's own folder. Resolves to the count.
    */
   sweepTemp(options?: { olderThanMs?: number }): Promise<number>;
+  openFile(key: BlobKey): Promise<BlobFile | null>;
+  /** The files openFile keeps open, and those handed out and not yet released. */
+  openFileStats(): { pooled: number; readers: number };
 }
 
 type NodeError = Error & { code?: string };
@@ -169,11 +184,14 @@ class FsStore implements FsBlobStore {
   /** This store's own temp folder inside `<root>/.tmp/`. */
   readonly #tmpDir: string;
   readonly #tempMaxAgeMs: number;
+  readonly #syncReadBytes: number;
+  readonly #files = createOpenFiles<FileHandle, BlobInfo>({ max: OPEN_FILES_MAX, idleMs: OPEN_FILES_IDLE_MS });
 
-  constructor(root: string, tmpDir: string, tempMaxAgeMs: number) {
+  constructor(root: string, tmpDir: string, tempMaxAgeMs: number, syncReadBytes: number) {
     this.root = root;
     this.#tmpDir = tmpDir;
     this.#tempMaxAgeMs = tempMaxAgeMs;
+    this.#syncReadBytes = syncReadBytes;
   }
 
   async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
@@ -223,6 +241,40 @@ class FsStore implements FsBlobStore {
     return { ...info, body: fileStream(handle, HEADER_LENGTH + start, length) };
   }
 
+  /** Served from a small pool of open files (open-files.ts); content-addressed blobs never change. */
+  async openFile(key: BlobKey): Promise<BlobFile | null> {
+    const file = this.#pathOf(key);
+    const pooled = await this.#files.acquire(file, () => this.#open(file));
+    if (!pooled) return null;
+    const { handle, info, release } = pooled;
+    return {
+      ...info,
+      // The callback API on the handle's descriptor: no promise per read. The pool never closes a
+      // file while it is acquired, and the caller releases it only after its last read is done.
+      read: (into, offset, length, position, done) => {
+        const failed = (err: unknown) => {
+          this.#files.forget(file); // whatever went wrong, the next reader opens afresh
+          done(ioError("read blob", err), 0);
+        };
+        if (length > this.#syncReadBytes) {
+          return readAt(handle.fd, into, offset, length, HEADER_LENGTH + position, (err, bytesRead) => (err ? failed(err) : done(null, bytesRead)));
+        }
+        let bytesRead: number;
+        try {
+          bytesRead = readSync(handle.fd, into, offset, length, HEADER_LENGTH + position);
+        } catch (err) {
+          return failed(err);
+        }
+        done(null, bytesRead);
+      },
+      release,
+    };
+  }
+
+  openFileStats() {
+    return this.#files.stats();
+  }
+
   async head(key: BlobKey): Promise<BlobInfo | null> {
     const opened = await this.#open(this.#pathOf(key));
     if (!opened) return null;
@@ -232,6 +284,7 @@ class FsStore implements FsBlobStore {
 
   async delete(key: BlobKey): Promise<void> {
     const file = this.#pathOf(key);
+    this.#files.forget(file);
     try {
       await unlink(file);
     } catch (err) {
@@ -374,6 +427,7 @@ class FsStore implements FsBlobStore {
     const dir = path.dirname(target);
     const firstCreated = await io("create directory", () => mkdir(dir, { recursive: true }));
     await io("rename into place", () => rename(tempPath, target));
+    this.#files.forget(target); // an open file of the blob it replaced must not be served again
     await fsyncDir(dir);
     if (firstCreated === undefined) return;
     // New fan-out directories are entries in their parents: sync up to the first one that existed.
@@ -455,7 +509,7 @@ export async function createFsBlobStore(options: FsBlobStoreOptions): Promise<Fs
     });
   }
   const tmp = await io("create temp folder", () => claimTempDir(path.join(root, TMP_DIR)));
-  const store = new FsStore(root, tmp.dir, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS);
+  const store = new FsStore(root, tmp.dir, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS, options.syncReadBytes ?? 0);
   await store.sweepTemp();
   return store;
 }

@@ -345,3 +345,33 @@ describe("cached blob store", () => {
     await expect(store.get("../x" as BlobKey)).rejects.toMatchObject({ code: "INVALID_KEY" });
   });
 });
+
+describe("cached blob store over files (openFile)", () => {
+  it("passes openFile through, caching a small blob in the background and never a large one", async () => {
+    const root = await mkdtemp(path.join(tmpdir(), "cached-blobs-"));
+    try {
+      const cache = createCachedBlobStore(await createFsBlobStore({ root }), { maxBytes: MiB, maxEntryBytes: 64 * KiB });
+      const small = parseBlobKey("small");
+      const large = parseBlobKey("large");
+      await cache.put(small, new Response("tiny").body!);
+      await cache.put(large, new Response(new Uint8Array(128 * KiB)).body!);
+      const file = await cache.openFile!(small);
+      const into = new Uint8Array(4);
+      expect(await new Promise((resolve) => file!.read(into, 0, 4, 0, (_err, got) => resolve(got)))).toBe(4);
+      expect(new TextDecoder().decode(into)).toBe("tiny");
+      file!.release();
+      await expect.poll(() => cache.peek!(small) && new TextDecoder().decode(cache.peek!(small))).toBe("tiny");
+      (await cache.openFile!(large))!.release();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(cache.peek!(large)).toBeUndefined();
+      expect(cache.stats().entries).toBe(1);
+      expect(await cache.openFile!(parseBlobKey("missing"))).toBeNull();
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it("has no openFile over a store without files", () => {
+    expect(createCachedBlobStore(createMemoryBlobStore(), { maxBytes: MiB, maxEntryBytes: KiB }).openFile).toBeUndefined();
+  });
+});

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StorageError, type BlobKey } from "../../../src/storage/blob-store.js";
+import { StorageError, type BlobFile, type BlobKey } from "../../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../../src/storage/drivers/fs.js";
 import { contentKey, contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { streamOf } from "../../helpers/streams.js";
@@ -290,5 +290,64 @@ describe("fs driver: write batching", () => {
     const got = await store.get(k);
     expect(Buffer.from(await new Response(got?.body).arrayBuffer()).equals(want)).toBe(true);
     expect(got?.sha256).toBe(createHash("sha256").update(want).digest("hex"));
+  });
+});
+
+describe.each([
+  ["thread-pool reads", 0],
+  ["synchronous reads (CMS_FS_SYNC_READ_BYTES)", 64 * KiB],
+])("fs driver openFile (the Node fast path's positional reads), %s", (_mode, syncReadBytes) => {
+  let root: string;
+  let store: FsBlobStore;
+  beforeEach(async () => {
+    root = await makeRoot();
+    store = await createFsBlobStore({ root, syncReadBytes });
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  const readAt = (file: BlobFile, position: number, length: number) =>
+    new Promise<string>((resolve, reject) => {
+      const into = new Uint8Array(length);
+      file.read(into, 0, length, position, (err, got) => (err ? reject(err) : resolve(new TextDecoder().decode(into.subarray(0, got)))));
+    });
+
+  it("reads content at any position, keeps one file open for many readers, and counts them", async () => {
+    const k = parseBlobKey("video");
+    const info = await store.put(k, streamOf(bytesOf("0123456789")));
+    const first = await store.openFile(k);
+    const second = await store.openFile(k);
+    expect(first).toMatchObject(info);
+    expect(await readAt(first!, 3, 4)).toBe("3456");
+    expect(await readAt(second!, 8, 10)).toBe("89"); // short at the end
+    expect(await readAt(second!, 10, 5)).toBe(""); // past the end
+    expect(store.openFileStats()).toEqual({ pooled: 1, readers: 2 });
+    first!.release();
+    first!.release(); // idempotent
+    second!.release();
+    expect(store.openFileStats()).toEqual({ pooled: 1, readers: 0 });
+  });
+
+  it("is null for a missing key and rejects a file without a valid header as IO", async () => {
+    expect(await store.openFile(parseBlobKey("missing"))).toBeNull();
+    await writeFile(path.join(store.root, "foreign"), "not written by the driver");
+    const err = await rejection(store.openFile(parseBlobKey("foreign")));
+    expect((err as StorageError).code).toBe("IO");
+  });
+
+  it("never serves a replaced or deleted blob from a kept file; a reader keeps its own bytes", async () => {
+    const k = parseBlobKey("changing");
+    await store.put(k, streamOf(bytesOf("old content")));
+    const reader = await store.openFile(k);
+    reader!.release();
+    const holding = await store.openFile(k);
+    await store.put(k, streamOf(bytesOf("new content")));
+    const after = await store.openFile(k);
+    expect(await readAt(after!, 0, 11)).toBe("new content");
+    expect(await readAt(holding!, 0, 11)).toBe("old content");
+    holding!.release();
+    after!.release();
+    await store.delete(k);
+    expect(await store.openFile(k)).toBeNull();
+    expect(store.openFileStats()).toEqual({ pooled: 0, readers: 0 });
   });
 });
