@@ -32,6 +32,13 @@ export interface BlobObject extends BlobInfo {
   bytes?: Uint8Array<ArrayBuffer>;
 }
 
+/** See `BlobStore.localFile`. */
+export interface LocalBlobFile {
+  path: string;
+  offset: number;
+  size: number;
+}
+
 export interface PutOptions {
   /** Refuse (and discard) the upload once more than this many bytes arrive. */
   maxBytes?: number;
@@ -70,6 +77,13 @@ export interface BlobStore {
    * without any I/O; otherwise undefined. Callers only read them. Optional: most drivers have none.
    */
   peek?(key: BlobKey): Uint8Array<ArrayBuffer> | undefined;
+  /**
+   * Where the blob's content lies in a local file, for a runtime that can send a file itself (Bun's
+   * `Bun.file(path).slice`): bytes `offset` … `offset + size - 1` of `path`. Null when missing.
+   * Optional: only the fs driver has one. Content-addressed files never change once written; a
+   * caller must still compare `size` with what it expects (a damaged volume).
+   */
+  localFile?(key: BlobKey): Promise<LocalBlobFile | null>;
   /** Missing is not an error. */
   delete(key: BlobKey): Promise<void>;
   /**

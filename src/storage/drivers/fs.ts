@@ -13,6 +13,7 @@ import {
   type BlobObject,
   type BlobStore,
   type ByteRange,
+  type LocalBlobFile,
   type PutOptions,
 } from "../blob-store.js";
 import { ioWrappers } from "../io-errors.js";
@@ -158,6 +159,16 @@ function fileStream(handle: FileHandle, position: number, length: number): Reada
   );
 }
 
+/** The file slice behind each body `get` returned, for `localFileOf`; entries go with their streams. */
+const streamFiles = new WeakMap<ReadableStream<Uint8Array>, LocalBlobFile>();
+
+/**
+ * The file slice a body from this driver's `get` reads, if `body` is one: a runtime that sends
+ * files itself (Bun.serve, which drops Content-Length on streamed bodies) sends that slice instead
+ * and cancels `body`. Content-addressed blob files never change, so the path is as good as the handle.
+ */
+export const localFileOf = (body: ReadableStream<Uint8Array>): LocalBlobFile | undefined => streamFiles.get(body);
+
 interface TempFile {
   path: string;
   info: BlobInfo;
@@ -208,7 +219,8 @@ class FsStore implements FsBlobStore {
   }
 
   async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
-    const opened = await this.#open(this.#pathOf(key));
+    const file = this.#pathOf(key);
+    const opened = await this.#open(file);
     if (!opened) return null;
     const { handle, info } = opened;
     const start = range?.start ?? 0;
@@ -220,7 +232,20 @@ class FsStore implements FsBlobStore {
       throw err;
     }
     // The open handle pins this inode: a concurrent overwrite or delete cannot change what we read.
-    return { ...info, body: fileStream(handle, HEADER_LENGTH + start, length) };
+    const body = fileStream(handle, HEADER_LENGTH + start, length);
+    streamFiles.set(body, { path: file, offset: HEADER_LENGTH + start, size: length });
+    return { ...info, body };
+  }
+
+  /** One stat, no open: the header is not read (its format is checked by `get`, on the app's path). */
+  async localFile(key: BlobKey): Promise<LocalBlobFile | null> {
+    const file = this.#pathOf(key);
+    const st = await stat(file).catch((err: unknown) => {
+      if (isMissing(err)) return null;
+      throw ioError("stat blob", err);
+    });
+    if (!st?.isFile() || st.size < HEADER_LENGTH) return null;
+    return { path: file, offset: HEADER_LENGTH, size: st.size - HEADER_LENGTH };
   }
 
   async head(key: BlobKey): Promise<BlobInfo | null> {
