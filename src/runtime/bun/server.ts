@@ -1,15 +1,18 @@
 /**
  * The Bun entry's server: Bun.serve, with getData's anonymous reads answered before Hono
  * (fast-get.ts) and everything else handed to `app.fetch`. Checked on Bun 1.4.5
- * (test/runtime/bun-serve.test.ts): a streamed app answer keeps its Content-Length (the reason for
- * serving through node:http, oven-sh/bun#10507, no longer holds for GET), and HEAD answers carry
- * no body, so their Content-Length stays (Bun only drops it for a HEAD answered with a stream).
+ * (test/runtime/bun-fast-get.test.ts, bench/NOTES.md): Bun.serve still sends a streamed body of
+ * more than one chunk chunked and drops its Content-Length (oven-sh/bun#10507), so blob files go
+ * out as sized `Bun.file` slices — from the fast path, and via `sized` for the app's answers that
+ * stream a blob file. Still chunked here (node:http kept their Content-Length): multipart byte
+ * ranges, zip entries, explorer assets. HEAD answers carry no body, so their Content-Length stays.
  *
  * What node:http did around the app on Node, and how it is here:
  * - access log: one line per request, written when the answer is handed to Bun (Bun.serve does
  *   not tell when it is sent, so there is no sentBytes and no `aborted` as on Node);
- * - malformed requests and oversized heads are refused by Bun itself (400/431, no problem+json);
- * - bodies left unread by an early refusal are drained or the connection closed by Bun;
+ * - malformed requests and oversized heads are refused by Bun itself (bodiless 400/431/505, not
+ *   problem+json): the one thing node:http did better that Bun.serve cannot be told to do;
+ * - bodies left unread by an early refusal are skipped by Bun (the connection stays usable);
  * - idle connections close after IDLE_TIMEOUT_S; the blob collector's timer is the deps' own;
  * - SIGINT/SIGTERM stop accepting, let answers in flight finish (5 s at most), close the database.
  */
