@@ -62,6 +62,7 @@ export interface FsBlobStore extends BlobStore {
    * `tempMaxAgeMs`). Never this store's own folder. Resolves to the count.
    */
   sweepTemp(options?: { olderThanMs?: number }): Promise<number>;
+  localFile(key: BlobKey): Promise<LocalBlobFile | null>;
 }
 
 type NodeError = Error & { code?: string };
