@@ -6,7 +6,7 @@
  * file (`Bun.file().slice`). Also checks what made the entry stay on node:http before: Content-Length
  * of streamed app answers (a blob the fast path leaves to the app) and of HEAD answers.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -123,6 +123,24 @@ describe("Bun fast path, edges", () => {
     expect(got.status).toBe(200);
     expect(got.headers["content-length"]).toBe(String(LARGE));
     expect(got.headers["transfer-encoding"]).toBeUndefined();
+  });
+
+  it("a blob file shorter than its row (a damaged volume) is never sent from the fast path", async () => {
+    const size = 200 * 1024 + 1; // no other blob has this size: its file is found by it
+    const client = cmsClient({ url: (path: string) => `${server.url}${path}` } as TestApp, "bunfast");
+    const uri = (await client.create({ resourceName: "damaged.bin" }, new Uint8Array(size).fill(7))).resourceURI;
+    const volume = join(dir, "volume");
+    const files = (await readdir(volume, { recursive: true })).map((name) => join(volume, name));
+    const sizes = await Promise.all(files.map(async (file) => ({ file, st: await stat(file) })));
+    const blob = sizes.filter(({ file, st }) => st.isFile() && st.size > size && st.size < size + 200 && !file.includes(".tmp"));
+    expect(blob).toHaveLength(1);
+    await truncate(blob[0]!.file, blob[0]!.st.size - 1000);
+    const requestId = "damaged-volume-check";
+    // The app's answer to a damaged file is its own; here only who gave it matters.
+    await fetch(`${server.url}${API}/getData/${uri}`, { headers: { "x-request-id": requestId } })
+      .then((res) => res.arrayBuffer())
+      .catch(() => undefined);
+    expect((await logLine(requestId)).fastPath).toBeUndefined();
   });
 
   it("unknown resources and percent-encoded paths are the app's problem details", async () => {
