@@ -1,12 +1,12 @@
 /**
- * Bun entry point: the same bootstrap as Node, served through Bun's own node:http. Not Bun.serve:
- * it drops a handler-set Content-Length on streamed bodies and sends them chunked
- * (oven-sh/bun#10507, still so in Bun 1.4.5), so getData would lose its Content-Length.
+ * Bun entry point: the same bootstrap as Node, served by Bun.serve (runtime/bun/server.ts says
+ * what it answers itself and how it stands in for what node:http does on Node).
  */
 import { fail, start } from "./runtime/node/bootstrap.js";
+import { serveBun } from "./runtime/bun/server.js";
 
 try {
-  await start(process.env, "bun");
+  await start(process.env, "bun", serveBun);
 } catch (err) {
   fail(err);
 }

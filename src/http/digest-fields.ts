@@ -7,27 +7,39 @@
  */
 import { decodeBase64, isBase64 } from "../lib/base64.js";
 import { ProblemError } from "../problems.js";
-import { fromHex, toHex } from "../lib/sha256.js";
+import { toHex } from "../lib/sha256.js";
 
 export const SHA256_ALGORITHM = "sha-256";
 
+const BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const sextet = (n: number, shift: number) => BASE64.charAt((n >> shift) & 63);
+
 /**
- * Fields already written, by hex digest (bounded: emptied when full). A hot resource is answered
- * thousands of times a second, and the conversion was 4 % of the CPU of a cached 4 KiB getData
- * (bench/profile.ts small; bench/NOTES.md, third pass (A)).
+ * Base64 of the bytes a hex string spells, three bytes (six hex digits) at a time. Every served
+ * blob's headers carry one: via bytes, String.fromCharCode(...) and btoa it was 13 % of the CPU
+ * of Bun's range GETs (bench/NOTES.md, third pass B).
  */
-const written = new Map<string, string>();
-const WRITTEN_MAX = 1024;
+function hexToBase64(hex: string): string {
+  let out = "";
+  let i = 0;
+  for (; i + 6 <= hex.length; i += 6) {
+    const n = Number.parseInt(hex.slice(i, i + 6), 16);
+    out += sextet(n, 18) + sextet(n, 12) + sextet(n, 6) + sextet(n, 0);
+  }
+  const rest = hex.length - i;
+  if (rest === 4) {
+    const n = Number.parseInt(hex.slice(i), 16) << 8;
+    out += sextet(n, 18) + sextet(n, 12) + sextet(n, 6) + "=";
+  } else if (rest === 2) {
+    const n = Number.parseInt(hex.slice(i), 16) << 16;
+    out += sextet(n, 18) + sextet(n, 12) + "==";
+  }
+  return out;
+}
 
 /** `sha-256=:<base64>:` for a hex SHA-256. */
 export function sha256DigestField(sha256Hex: string): string {
-  const known = written.get(sha256Hex);
-  if (known !== undefined) return known;
-  const bytes = fromHex(sha256Hex);
-  const field = `${SHA256_ALGORITHM}=:${btoa(String.fromCharCode(...bytes))}:`;
-  if (written.size >= WRITTEN_MAX) written.clear();
-  written.set(sha256Hex, field);
-  return field;
+  return `${SHA256_ALGORITHM}=:${hexToBase64(sha256Hex)}:`;
 }
 
 /** The dictionary's members as [key, raw value] pairs (parameters dropped); null if it is not a dictionary. */

@@ -8,7 +8,7 @@ import { ProblemError } from "../problems.js";
 import { contentPolicy } from "../http/content-policy.js";
 import type { BlobEntity, OpenBlob } from "../http/blob-entity.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
-import { type BlobFile, type BlobInfo, type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
+import { type BlobFile, type BlobInfo, type BlobKey, type BlobStore, type LocalBlobFile, StorageError } from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
@@ -124,6 +124,15 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
      */
     openFile(facts: ContentFacts): Promise<BlobFile | null> | undefined {
       return blobs.openFile?.(facts.blobKey as BlobKey);
+    },
+
+    /**
+     * The content's local file when the blob store has one (the fs driver) and it holds exactly the
+     * row's size; otherwise null (missing, damaged, or a store without files): the app answers then.
+     */
+    async localFile(facts: ContentFacts): Promise<LocalBlobFile | null> {
+      const file = await blobs.localFile?.(facts.blobKey as BlobKey);
+      return file && file.size === facts.size ? file : null;
     },
 
     /**

@@ -49,6 +49,13 @@ export interface BlobFile extends BlobInfo {
   release(): void;
 }
 
+/** See `BlobStore.localFile`. */
+export interface LocalBlobFile {
+  path: string;
+  offset: number;
+  size: number;
+}
+
 export interface PutOptions {
   /** Refuse (and discard) the upload once more than this many bytes arrive. */
   maxBytes?: number;
@@ -93,6 +100,14 @@ export interface BlobStore {
    * uses it (src/runtime/node/fast-get.ts). Wrappers pass it through.
    */
   openFile?(key: BlobKey): Promise<BlobFile | null>;
+
+  /**
+   * Where the blob's content lies in a local file, for a runtime that can send a file itself (Bun's
+   * `Bun.file(path).slice`): bytes `offset` … `offset + size - 1` of `path`. Null when missing.
+   * Optional: only the fs driver has one. Content-addressed files never change once written; a
+   * caller must still compare `size` with what it expects (a damaged volume).
+   */
+  localFile?(key: BlobKey): Promise<LocalBlobFile | null>;
   /** Missing is not an error. */
   delete(key: BlobKey): Promise<void>;
   /**

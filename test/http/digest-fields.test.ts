@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { parseSha256Digest, sha256DigestField, wantsSha256 } from "../../src/http/digest-fields.js";
 
@@ -18,6 +19,15 @@ describe("digest fields", () => {
     for (let i = 0; i < 3000; i++) expect(sha256DigestField(hexOf(i))).toBe(fieldOf(i));
     for (const i of [0, 1023, 1024, 2999]) expect(sha256DigestField(hexOf(i))).toBe(fieldOf(i));
     expect(sha256DigestField(HELLO_HEX)).toBe(HELLO_FIELD);
+  });
+
+  it("formats any SHA-256 as Node's base64 would (and round-trips through the parser)", () => {
+    for (let seed = 0; seed < 200; seed++) {
+      const hex = createHash("sha256").update(String(seed)).digest("hex");
+      const field = sha256DigestField(hex);
+      expect(field).toBe(`sha-256=:${Buffer.from(hex, "hex").toString("base64")}:`);
+      expect(parseSha256Digest(field)).toEqual({ kind: "sha256", hex });
+    }
   });
 
   it("tells absent (other algorithms) from malformed", () => {

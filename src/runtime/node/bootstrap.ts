@@ -22,11 +22,16 @@ const stdout = batchedLines((chunk) => process.stdout.write(chunk), cluster.isWo
 process.on("exit", stdout.flush);
 
 /** Serves on `runtime` ("node" or "bun"): in this process, or as the primary of CMS_WORKERS workers. */
-export async function start(env: Record<string, string | undefined>, runtime: string) {
+/** Starts serving: as one process with `serve` (node:http by default; Bun passes Bun.serve), or as CMS_WORKERS processes. */
+export async function start(
+  env: Record<string, string | undefined>,
+  runtime: string,
+  serve: (started: Bootstrapped, runtime: string) => void = serveNode,
+) {
   const config = parseConfig(env);
   const count = workerCount(config.CMS_WORKERS, runtime);
   if (isPrimaryOf(count)) await runPrimary(config, count, createJsonLogger(stdout.line, config.CMS_LOG_LEVEL));
-  else serveNode(await bootstrap(env), runtime);
+  else serve(await bootstrap(env), runtime);
 }
 
 export async function bootstrap(env: Record<string, string | undefined>) {

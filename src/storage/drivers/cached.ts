@@ -258,6 +258,9 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       return passThrough ?? inner.get(key);
     },
 
+    // Bound, so callers can detect the capability by its presence (only drivers that have one).
+    localFile: inner.localFile?.bind(inner),
+
     peek(key: BlobKey) {
       const entry = entries.get(key);
       if (!entry) return undefined;

@@ -15,6 +15,7 @@ import {
   type BlobObject,
   type BlobStore,
   type ByteRange,
+  type LocalBlobFile,
   type PutOptions,
 } from "../blob-store.js";
 import { ioWrappers } from "../io-errors.js";
@@ -76,6 +77,7 @@ export interface FsBlobStore extends BlobStore {
   openFile(key: BlobKey): Promise<BlobFile | null>;
   /** The files openFile keeps open, and those handed out and not yet released. */
   openFileStats(): { pooled: number; readers: number };
+  localFile(key: BlobKey): Promise<LocalBlobFile | null>;
 }
 
 type NodeError = Error & { code?: string };
@@ -173,6 +175,16 @@ function fileStream(handle: FileHandle, position: number, length: number): Reada
   );
 }
 
+/** The file slice behind each body `get` returned, for `localFileOf`; entries go with their streams. */
+const streamFiles = new WeakMap<ReadableStream<Uint8Array>, LocalBlobFile>();
+
+/**
+ * The file slice a body from this driver's `get` reads, if `body` is one: a runtime that sends
+ * files itself (Bun.serve, which drops Content-Length on streamed bodies) sends that slice instead
+ * and cancels `body`. Content-addressed blob files never change, so the path is as good as the handle.
+ */
+export const localFileOf = (body: ReadableStream<Uint8Array>): LocalBlobFile | undefined => streamFiles.get(body);
+
 interface TempFile {
   path: string;
   info: BlobInfo;
@@ -226,7 +238,8 @@ class FsStore implements FsBlobStore {
   }
 
   async get(key: BlobKey, range?: ByteRange): Promise<BlobObject | null> {
-    const opened = await this.#open(this.#pathOf(key));
+    const file = this.#pathOf(key);
+    const opened = await this.#open(file);
     if (!opened) return null;
     const { handle, info } = opened;
     const start = range?.start ?? 0;
@@ -238,7 +251,20 @@ class FsStore implements FsBlobStore {
       throw err;
     }
     // The open handle pins this inode: a concurrent overwrite or delete cannot change what we read.
-    return { ...info, body: fileStream(handle, HEADER_LENGTH + start, length) };
+    const body = fileStream(handle, HEADER_LENGTH + start, length);
+    streamFiles.set(body, { path: file, offset: HEADER_LENGTH + start, size: length });
+    return { ...info, body };
+  }
+
+  /** One stat, no open: the header is not read (its format is checked by `get`, on the app's path). */
+  async localFile(key: BlobKey): Promise<LocalBlobFile | null> {
+    const file = this.#pathOf(key);
+    const st = await stat(file).catch((err: unknown) => {
+      if (isMissing(err)) return null;
+      throw ioError("stat blob", err);
+    });
+    if (!st?.isFile() || st.size < HEADER_LENGTH) return null;
+    return { path: file, offset: HEADER_LENGTH, size: st.size - HEADER_LENGTH };
   }
 
   /** Served from a small pool of open files (open-files.ts); content-addressed blobs never change. */

@@ -1,0 +1,91 @@
+/**
+ * getData's anonymous GET/HEAD answered on Bun.serve before Hono, the Bun twin of
+ * runtime/node/fast-get.ts with the same rules: the same lookup (`resources.findByUri`), the same
+ * RFC 9110 decision (`answerBlob`), CORS headers and request id. The body is the cached bytes
+ * when the small-blob cache holds them, otherwise a slice of the blob's file (`Bun.file(path).slice`:
+ * a sized body Bun sends with sendfile), so ranges of large files never build a Web stream.
+ *
+ * It only ever answers 200, single-range 206 and 304; `null` hands the request to the app
+ * untouched: tokens (when reads need one), signed links and any query string, percent-encoded
+ * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
+ * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
+ */
+import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
+import { answerBlob } from "../../http/answer-blob.js";
+import { API_CORS, corsResponseHeaders } from "../../http/middleware/cors.js";
+import type { ResourceRow } from "../../metadata/schema.js";
+import { API_PREFIX } from "../../routes/meta.js";
+import { parseUri } from "../../services/resource-ids.js";
+import type { LocalBlobFile } from "../../storage/blob-store.js";
+import type { Services } from "../../services/index.js";
+import { bunApi } from "./bun-api.js";
+
+const PREFIX = `${API_PREFIX}/getData/`;
+const CORS_HEADERS = corsResponseHeaders(API_CORS);
+const EMPTY = new Uint8Array(0);
+const KNOWN_FILES = 4096;
+
+export interface BunFastGetDeps {
+  services: Pick<Services, "resources" | "content">;
+  /** True when reads need no credentials (auth off, or CMS_PUBLIC_READ). Otherwise nothing is answered here. */
+  anonymousRead: boolean;
+  /** Blobs up to this size go to the app until the small-blob cache holds them (0: no cache). */
+  cachedUpTo: number;
+}
+
+/** The path of a request URL (`http://host/path?query`) when it is a plain getData path, else null. */
+function plainGetDataPath(url: string): string | null {
+  const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+  return path.startsWith(PREFIX) && !path.includes("%") && !path.includes("?") ? path.slice(PREFIX.length) : null;
+}
+
+/** Returns a handler giving the fast answer with `requestId`, or null when the app must answer. */
+export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
+  const { resources, content } = services;
+  // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
+  // read of it (the stat was 7–9 % of the CPU of random range GETs; bench/NOTES.md). Bounded: cleared when full.
+  const files = new Map<string, LocalBlobFile>();
+  async function localFile(row: ResourceRow): Promise<LocalBlobFile | null> {
+    const known = files.get(row.blobKey);
+    if (known && known.size === row.size) return known;
+    const file = await content.localFile(row);
+    if (file) {
+      if (files.size >= KNOWN_FILES) files.clear();
+      files.set(row.blobKey, file);
+    }
+    return file;
+  }
+
+  async function answer(req: Request, row: ResourceRow, requestId: string): Promise<Response | null> {
+    const bytes = content.inMemory(row);
+    if (!bytes && row.size <= cachedUpTo) return null;
+    const result = answerBlob(req.method, (name) => req.headers.get(name), content.serve(row, req.headers.get("host") ?? undefined).entity);
+    if (result.multipart) return null;
+    const headers = { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId };
+    if (req.method !== "GET" || result.status === 304) return new Response(null, { status: result.status, headers });
+    const { start, end } = result.range ?? { start: 0, end: row.size - 1 };
+    // Bun waits seconds before sending an empty file slice; an empty body goes out at once.
+    if (end < start) return new Response(EMPTY, { status: result.status, headers });
+    if (bytes) return new Response(bytes.subarray(start, end + 1), { status: result.status, headers });
+    const file = await localFile(row);
+    if (!file) return null;
+    const body = bunApi()
+      .file(file.path)
+      .slice(file.offset + start, file.offset + end + 1);
+    return new Response(body, { status: result.status, headers });
+  }
+
+  return async (req: Request, requestId: string): Promise<Response | null> => {
+    if (!anonymousRead || (req.method !== "GET" && req.method !== "HEAD")) return null;
+    const path = plainGetDataPath(req.url);
+    const uri = path === null ? null : parseUri(path);
+    if (!uri) return null;
+    try {
+      const row = await resources.findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL);
+      return await answer(req, row, requestId);
+    } catch {
+      // Not found, deleted, 412, 416…: the app answers it, with its problem details.
+      return null;
+    }
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The Bun entry's server: Bun.serve, with getData's anonymous reads answered before Hono
+ * (fast-get.ts) and everything else handed to `app.fetch`. Checked on Bun 1.4.5
+ * (test/runtime/bun-fast-get.test.ts, bench/NOTES.md): Bun.serve still sends a streamed body of
+ * more than one chunk chunked and drops its Content-Length (oven-sh/bun#10507), so blob files go
+ * out as sized `Bun.file` slices — from the fast path, and via `sized` for the app's answers that
+ * stream a blob file. Still chunked here (node:http kept their Content-Length): multipart byte
+ * ranges, zip entries, explorer assets. HEAD answers carry no body, so their Content-Length stays.
+ *
+ * What node:http did around the app on Node, and how it is here:
+ * - access log: one line per request, written when the answer is handed to Bun (Bun.serve does
+ *   not tell when it is sent, so there is no sentBytes and no `aborted` as on Node);
+ * - malformed requests and oversized heads are refused by Bun itself (bodiless 400/431/505, not
+ *   problem+json): the one thing node:http did better that Bun.serve cannot be told to do;
+ * - bodies left unread by an early refusal are skipped by Bun (the connection stays usable);
+ * - idle connections close after IDLE_TIMEOUT_S; the blob collector's timer is the deps' own;
+ * - SIGINT/SIGTERM stop accepting, let answers in flight finish (5 s at most), close the database.
+ */
+import type { Bootstrapped } from "../node/bootstrap.js";
+import { fail, logListening, stopOnSignals } from "../node/bootstrap.js";
+import { requestIdFrom } from "../../http/middleware/request-context.js";
+import { ProblemError, problemResponse } from "../../problems.js";
+import { localFileOf } from "../../storage/drivers/fs.js";
+import { bunApi } from "./bun-api.js";
+import { bunFastGet } from "./fast-get.js";
+
+/** Long enough for a slow client between chunks of an upload or a download; 255 is Bun's maximum. */
+const IDLE_TIMEOUT_S = 120;
+
+/**
+ * An app answer streaming a slice of a blob file, re-made with that slice as a sized body: Bun.serve
+ * sends a streamed body chunked and drops its Content-Length. Other streamed answers (multipart
+ * ranges, zip entries, uploads' answers) go out as they are, chunked.
+ */
+function sized(res: Response): Response {
+  const file = res.body ? localFileOf(res.body) : undefined;
+  if (!res.body || !file || file.size === 0) return res;
+  res.body.cancel().catch(() => {});
+  const body = bunApi()
+    .file(file.path)
+    .slice(file.offset, file.offset + file.size);
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
+const internalError = () => problemResponse(new ProblemError("INTERNAL", "The server failed to handle this request."));
+
+export function serveBun(started: Bootstrapped): void {
+  const { config, deps, services, logger, app } = started;
+  const fast = bunFastGet({
+    services,
+    anonymousRead: deps.verifier === null || config.CMS_PUBLIC_READ,
+    cachedUpTo: config.CMS_BLOB_CACHE_BYTES > 0 ? config.CMS_BLOB_CACHE_ENTRY_BYTES : -1,
+  });
+
+  /** The answer, and whether the fast path gave it (the access log says so). */
+  async function answer(req: Request, requestId: string): Promise<{ res: Response; fastPath?: true }> {
+    try {
+      const fastAnswer = await fast(req, requestId);
+      return fastAnswer ? { res: fastAnswer, fastPath: true } : { res: sized(await app.fetch(req)) };
+    } catch (err) {
+      logger.error("unhandled error", { err });
+      return { res: internalError() };
+    }
+  }
+
+  let server: ReturnType<ReturnType<typeof bunApi>["serve"]>;
+  try {
+    server = bunApi().serve({
+      hostname: config.CMS_HOST,
+      port: config.CMS_PORT,
+      idleTimeout: IDLE_TIMEOUT_S,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      async fetch(req) {
+        const began = performance.now();
+        const { res, fastPath } = await answer(req, requestIdFrom(req.headers.get("x-request-id")));
+        const path = req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2));
+        const query = path.indexOf("?");
+        logger.info("request", {
+          // The app settles the id the same way and echoes it; this is the one the client sees.
+          requestId: res.headers.get("x-request-id") ?? undefined,
+          method: req.method,
+          path: query < 0 ? path : path.slice(0, query),
+          status: res.status,
+          durationMs: Math.round((performance.now() - began) * 100) / 100,
+          fastPath,
+        });
+        return res;
+      },
+      error(err) {
+        logger.error("unhandled error", { err });
+        return internalError();
+      },
+    });
+  } catch (err) {
+    fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${(err as { code?: string }).code ?? (err as Error).message}`));
+  }
+  const host = config.CMS_HOST.includes(":") ? `[${config.CMS_HOST}]` : config.CMS_HOST;
+  logListening(started, `http://${host}:${server.port}`, "bun");
+  stopOnSignals(started, () => server.stop());
+}
