@@ -52,7 +52,13 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const app = createApp(deps, services);
   const server = createNodeServer({ config, deps, services, logger, app });
   // CMS_PORT only when a test needs a known port up front (e.g. for an IdP redirect URI).
-  await new Promise<void>((resolve) => server.listen(env.CMS_PORT ? config.CMS_PORT : 0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject); // a taken CMS_PORT fails the caller at once, not after a hook timeout
+    server.listen(env.CMS_PORT ? config.CMS_PORT : 0, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     baseUrl,
@@ -85,14 +91,29 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
-/** A port that was free a moment ago on 127.0.0.1. */
+/**
+ * A port that was free a moment ago on 127.0.0.1, taken from below the kernel's ephemeral range: a
+ * port from `listen(0)` would be handed again to the next `listen(0)` or outgoing connection of any
+ * parallel test before the caller binds it (seen in CI: EADDRINUSE on a fixed CMS_PORT).
+ */
 export async function freePort(): Promise<number> {
   const { createServer } = await import("node:net");
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+  const { readFile } = await import("node:fs/promises");
+  const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768 60999");
+  const below = Math.max(2048, Number(range.trim().split(/\s+/)[0]) || 32768);
+  for (let attempt = 0; ; attempt++) {
+    const port = 1024 + Math.floor(Math.random() * (below - 1024));
+    const probe = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      probe.once("error", () => resolve(false));
+      probe.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => probe.close(resolve));
+      return port;
+    }
+    if (attempt > 50) throw new Error("no free port below the ephemeral range");
+  }
 }
 
 export const json = (body: unknown): RequestInit => ({
