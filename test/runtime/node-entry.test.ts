@@ -1,5 +1,6 @@
 /** The Node entry point as a real process: config errors, start-up checks, restarts, memory. */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,4 +115,37 @@ describe("a running server", () => {
       await server.stop();
     }
   }, 120_000);
+
+  it("keeps an idle keep-alive connection open longer than proxies keep theirs (no reset on reuse)", async () => {
+    // A proxy (nginx, a cloud load balancer: 60 s) or a client that ignores the Keep-Alive hint
+    // reuses an idle connection until its own timeout. If the server closed first, a request sent
+    // as the close crosses the wire is lost ("socket hang up"): so the server must be the last to close.
+    const server = await spawnServer(envFor("keep-alive"));
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    try {
+      let received = "";
+      socket.setEncoding("latin1").on("data", (chunk: string) => (received += chunk));
+      let closed = false;
+      socket.on("close", () => (closed = true));
+      const answers = async (count: number) => {
+        for (const deadline = Date.now() + 5000; (received.match(/HTTP\/1\.1 200/g) ?? []).length < count && !closed && Date.now() < deadline; ) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return (received.match(/HTTP\/1\.1 200/g) ?? []).length;
+      };
+      const request = `GET /apiversion HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`;
+      socket.write(request);
+      expect(await answers(1)).toBe(1);
+      expect(received).toMatch(/\r\nKeep-Alive: timeout=65\r\n/i);
+      // Past Node's 5 s default, the connection is still there and answers.
+      await new Promise((resolve) => setTimeout(resolve, 5600));
+      expect(closed).toBe(false);
+      socket.write(request);
+      expect(await answers(2)).toBe(2);
+    } finally {
+      socket.destroy();
+      await server.stop();
+    }
+  }, 30_000);
 });

@@ -35,6 +35,15 @@ const adapterError = (logger: Logger) => (err: unknown) => {
   return problemResponse(new ProblemError("INTERNAL", "The server failed to handle this request."));
 };
 
+/**
+ * How long an idle keep-alive connection stays open. Longer than the upstream idle timeout of the
+ * proxies in front of us (nginx and cloud load balancers: 60 s) and of clients that ignore the
+ * Keep-Alive hint: whoever closes an idle connection must be the one that would reuse it, or a request
+ * sent as the server's close crosses the wire is lost ("socket hang up", a proxy's 502). Node's own
+ * default is 5 s; Bun's entry keeps connections 120 s.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export function createNodeServer({ config, deps, services, logger, app }: NodeServerParts): Server {
   const anonymousRead = readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ });
   const appListener = getRequestListener(app.fetch, {
@@ -44,7 +53,10 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
     autoCleanupIncoming: true,
     errorHandler: adapterError(logger),
   });
-  const server = createServer(settleUnreadBodies(withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener))));
+  const server = createServer(
+    { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
+    settleUnreadBodies(withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener))),
+  );
   // Requests node:http refuses itself (malformed, head too large) get problem+json too.
   server.on("clientError", answerClientErrors(logger));
   return server;
