@@ -669,7 +669,7 @@ export interface components {
         };
         Usage: {
             resourceTenantId: string;
-            /** @description Sum of the sizes of the tenant's resources and package files (content shared by several resources counts for each) */
+            /** @description Sum of the sizes of the content the tenant's resources and package files keep, earlier revisions included (content shared by several resources counts for each) */
             bytes: number;
             /** @description Top-level resources (a package counts once), deleted ones included until purged */
             resources: number;

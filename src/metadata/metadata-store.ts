@@ -184,6 +184,14 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
   const justChanged = (c: GuardedChange, extra?: SQL) =>
     and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision + 1), eq(resources.updatedAt, c.now), extra) as SQL;
 
+  /**
+   * Stored bytes of the resources `which` selects (a condition on `resources`): the sizes of the
+   * distinct contents each keeps, its current one and its earlier revisions'. Identical content kept
+   * by two resources counts twice (each references it); kept twice by one resource, once.
+   */
+  const keptBytes = (which: SQL) =>
+    sql`select coalesce(sum(size), 0) from (select ${resources.uid} as uid, ${resources.blobKey} as blob_key, ${resources.size} as size from ${resources} where ${which} union select ${revisions.resourceUid}, ${revisions.blobKey}, ${revisions.size} from ${revisions} where ${revisions.resourceUid} in (select ${resources.uid} from ${resources} where ${which}))`;
+
   const familyOf = (uid: string) => sql`(${resources.uid} = ${uid} or ${resources.parentUid} = ${uid})`;
 
   const store: MetadataStore = {
@@ -265,13 +273,14 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           .where(guard(c))
           .returning(),
         snapshot("update", c.actor, c.now, justChanged(c)),
-        // Charged only if the guarded change applied (the tenant's row exists since its first creation).
+        // Charged only if the guarded change applied (the tenant's row exists since its first creation);
+        // content an earlier revision of this resource already keeps adds no stored bytes.
         ...(charge
           ? [
               db
                 .update(tenantUsage)
                 .set({
-                  bytes: sql`${tenantUsage.bytes} + ${charge.bytes}`,
+                  bytes: sql`${tenantUsage.bytes} + case when exists (select 1 from ${revisions} where ${revisions.resourceUid} = ${c.uid} and ${revisions.blobKey} = ${changes.blobKey ?? null} and ${revisions.revision} <= ${c.expectedRevision}) then 0 else ${charge.bytes} end`,
                   ingressBytes: sql`case when ${tenantUsage.ingressDay} = ${charge.day} then ${tenantUsage.ingressBytes} + ${charge.ingressBytes} else ${charge.ingressBytes} end`,
                   ingressDay: charge.day,
                   maxBytes: charge.limits.bytes,
@@ -310,11 +319,12 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
 
     async purge(uid, now) {
       const family = sql`(select ${resources.uid} from ${resources} where ${familyOf(uid)})`;
-      // Gives back what the family was charged (bytes of every row, one resource per top-level row).
+      // Gives back what the family was charged: each resource's distinct contents (current and
+      // earlier revisions), one resource per top-level row.
       const refund = db
         .update(tenantUsage)
         .set({
-          bytes: sql`${tenantUsage.bytes} - (select coalesce(sum(${resources.size}), 0) from ${resources} where ${familyOf(uid)})`,
+          bytes: sql`${tenantUsage.bytes} - (${keptBytes(sql`${resources.uid} in ${family}`)})`,
           resources: sql`${tenantUsage.resources} - (select count(*) from ${resources} where ${familyOf(uid)} and ${resources.parentUid} is null)`,
         })
         .where(sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`);

@@ -87,8 +87,9 @@ export function createLifecycleService({ store, content, resources, clock, quota
           if (sniffed) changes.mediaType = await sniffed.mediaType();
         }
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).
-        // New content changes the tenant's stored bytes by the difference, and its ingress by all of it.
-        const charge = changes.size === undefined ? undefined : { ...quotas.charge(row.tenantId, changes.size - row.size, changes.size), resources: 0 };
+        // New content adds all its bytes to the tenant's stored bytes (the old content stays, as a
+        // revision, until purge) unless the resource already keeps it (the store decides), and to ingress.
+        const charge = changes.size === undefined ? undefined : { ...quotas.charge(row.tenantId, changes.size, changes.size), resources: 0 };
         let updated: ResourceRow | null;
         try {
           updated = await store.update({ ...change, now: clock().getTime() }, changes, charge);

@@ -170,4 +170,37 @@ describe("migrations", () => {
       client.close();
     }
   });
+
+  it("0006 recounts each tenant's stored bytes with the content earlier revisions keep, and clears the bytes limit it may now exceed", async () => {
+    const url = `file:${join(dir, "old-usage.db")}`;
+    const client = createClient({ url });
+    try {
+      const db = drizzle(client);
+      // Apply 0000–0005 (as the previous release had), write usage counted the old way, then migrate fully.
+      const { readMigrationFiles } = await import("drizzle-orm/migrator");
+      const before = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(0, 6);
+      await client.execute("create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)");
+      for (const migration of before) {
+        for (const statement of migration.sql) if (statement.trim()) await client.execute(statement);
+        await client.execute({ sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)", args: [migration.hash, migration.folderMillis] });
+      }
+      await client.batch([
+        "insert into blob_ledger (key, pending, touched_at) values ('k300', 0, 1), ('k150', 0, 1), ('k100', 0, 1)",
+        // u-t: created with 300 bytes, updated to 150 (the 300 stay as revision 1); v-t: 100 bytes.
+        "insert into resources (uid, short_id, tenant_id, context, path, name, author, media_type, size, sha256, blob_key, revision, created_at, updated_at) values ('u-t','u','legacy','u-t','u.bin','u.bin','A','application/octet-stream',150,'s','k150',2,1,2), ('v-t','v','legacy','v-t','v.bin','v.bin','A','application/octet-stream',100,'s','k100',1,1,1)",
+        "insert into revisions (resource_uid, revision, action, name, author, media_type, size, sha256, blob_key, created_at) values ('u-t',1,'create','u.bin','A','application/octet-stream',300,'s','k300',1), ('u-t',2,'update','u.bin','A','application/octet-stream',150,'s','k150',2), ('v-t',1,'create','v.bin','A','application/octet-stream',100,'s','k100',1)",
+        // Counted the old way (current sizes only), under a 300-byte limit.
+        "insert into tenant_usage (tenant_id, bytes, resources, max_bytes) values ('legacy', 250, 2, 300)",
+      ]);
+      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      const migrated = createMetadataStore(db);
+      expect(await migrated.usage("legacy")).toMatchObject({ bytes: 550, resources: 2, maxBytes: 0 });
+      // Purge gives back exactly what the recount charged.
+      await migrated.purge("u-t", 10);
+      expect(await migrated.usage("legacy")).toMatchObject({ bytes: 100, resources: 1 });
+    } finally {
+      client.close();
+    }
+  });
 });
+

@@ -87,24 +87,34 @@ describe("quotas", () => {
     expect((await cms.postCreate({ resourceName: "again.bin" }, "w".repeat(600))).status).toBe(201);
   });
 
-  it("updateResource with new content is charged the size difference (and its bytes as ingress), under the same quota", async () => {
+  it("updateResource's new content is charged in full, since the earlier content stays as a revision; content the resource already keeps is not charged again; purge gives all of it back", async () => {
     const cms = cmsClient(t.app, "update");
     const created = await cms.create({ resourceName: "u.bin" }, "a".repeat(300));
-    const update = async (content: string) => {
+    const update = async (change: { content?: string; resourceName?: string }) => {
       const lock = await cms.lock(created.resourceUID);
-      const res = await cms.post("updateResource", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author, resourceBinary: Buffer.from(content).toString("base64") });
+      const content = change.content === undefined ? {} : { resourceBinary: Buffer.from(change.content).toString("base64") };
+      const name = change.resourceName === undefined ? {} : { resourceName: change.resourceName };
+      const res = await cms.post("updateResource", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author, ...content, ...name });
       await cms.post("unlockResourceDTO", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author });
       return res;
     };
-    expect((await update("b".repeat(500))).status).toBe(200);
-    expect(await usage("update")).toMatchObject({ bytes: 500, resources: 1, ingressToday: 800, revisions: 2 });
+    // Revision 1 keeps the 300 bytes fetchable (getRevisionData): the tenant now stores 450.
+    expect((await update({ content: "b".repeat(150) })).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 450, resources: 1, ingressToday: 450, revisions: 2 });
     const [files, counts] = [await allFiles(), await tableCounts(t.app)];
-    await expectProblem(await update("c".repeat(501)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    const problem = await expectProblem(await update({ content: "c".repeat(51) }), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect(problem.detail).toContain("limit 500, usage 450, this request 51");
     expect(await allFiles()).toEqual(files);
     expect((await tableCounts(t.app)).revisions).toBe(counts.revisions);
+    expect(await usage("update")).toMatchObject({ bytes: 450 });
+    // Back to revision 1's content, and a rename: nothing new is stored, nothing is charged.
+    expect((await update({ content: "a".repeat(300) })).status).toBe(200);
+    expect((await update({ resourceName: "renamed.bin" })).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 450, revisions: 4, ingressToday: 750 });
+    expect((await update({ content: "d".repeat(50) })).status).toBe(200);
     expect(await usage("update")).toMatchObject({ bytes: 500 });
-    expect((await update("d".repeat(100))).status).toBe(200);
-    expect(await usage("update")).toMatchObject({ bytes: 100 });
+    expect((await cms.post("purgeResource", { resourceUID: created.resourceUID })).status).toBe(200);
+    expect(await usage("update")).toMatchObject({ bytes: 0, resources: 0, revisions: 0 });
   });
 
   it("bytes taken in per day count the bytes received, and refuse past the day's limit", async () => {
