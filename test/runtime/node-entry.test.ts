@@ -1,5 +1,5 @@
 /** The Node entry point as a real process: config errors, start-up checks, restarts, memory. */
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -148,4 +148,23 @@ describe("a running server", () => {
       await server.stop();
     }
   }, 30_000);
+
+  it.each([["one process", {}], ["CMS_WORKERS=2", { CMS_WORKERS: "2" }]] as const)(
+    "a graceful stop leaves no temp folder of its own (%s)",
+    async (name, extra) => {
+      const env = envFor(`temp-${name.replace(/\W/g, "")}`, extra);
+      const server = await spawnServer(env);
+      const created = await fetch(
+        `${server.url}/cms/v1.0/createResource`,
+        json({ resourceAuthor: "a", resourceBinary: Buffer.from("temp check").toString("base64"), resourceMediaType: "text/plain", resourceName: "t.txt", resourceTenantId: "t" }),
+      );
+      expect(created.status).toBe(201);
+      // Each process (the primary and every worker too) owns one folder under .tmp while it runs.
+      expect((await readdir(join(env.CMS_VOLUME, ".tmp"))).length).toBeGreaterThan(0);
+      expect(await server.stop()).toBe(0);
+      expect(await readdir(join(env.CMS_VOLUME, ".tmp"))).toEqual([]);
+    },
+    30_000,
+  );
 });
+

@@ -5,21 +5,24 @@ import { createCachedBlobStore } from "../../storage/drivers/cached.js";
 import { createFsBlobStore } from "../../storage/drivers/fs.js";
 import { createS3BlobStore } from "../../storage/drivers/s3.js";
 
-export async function openBlobStorage(config: Config): Promise<BlobStore> {
+/** The store, and `close` for a graceful stop (the fs volume's own temp folder goes; S3 holds nothing). */
+export async function openBlobStorage(config: Config): Promise<{ blobs: BlobStore; close(): Promise<void> }> {
+  const fs = config.CMS_STORAGE === "s3" ? null : await createFsBlobStore({ root: config.CMS_VOLUME, syncReadBytes: config.CMS_FS_SYNC_READ_BYTES });
   const storage =
-    config.CMS_STORAGE === "s3"
-      ? createS3BlobStore({
-          endpoint: config.CMS_S3_ENDPOINT as string,
-          bucket: config.CMS_S3_BUCKET as string,
-          region: config.CMS_S3_REGION,
-          accessKeyId: config.CMS_S3_ACCESS_KEY_ID as string,
-          secretAccessKey: config.CMS_S3_SECRET_ACCESS_KEY as string,
-          prefix: config.CMS_S3_PREFIX,
-        })
-      : await createFsBlobStore({ root: config.CMS_VOLUME, syncReadBytes: config.CMS_FS_SYNC_READ_BYTES });
+    fs ??
+    createS3BlobStore({
+      endpoint: config.CMS_S3_ENDPOINT as string,
+      bucket: config.CMS_S3_BUCKET as string,
+      region: config.CMS_S3_REGION,
+      accessKeyId: config.CMS_S3_ACCESS_KEY_ID as string,
+      secretAccessKey: config.CMS_S3_SECRET_ACCESS_KEY as string,
+      prefix: config.CMS_S3_PREFIX,
+    });
   await storage.check();
   // Content-addressed blobs never change, so hot small ones can be served from memory.
-  return config.CMS_BLOB_CACHE_BYTES > 0
-    ? createCachedBlobStore(storage, { maxBytes: config.CMS_BLOB_CACHE_BYTES, maxEntryBytes: config.CMS_BLOB_CACHE_ENTRY_BYTES })
-    : storage;
+  const blobs =
+    config.CMS_BLOB_CACHE_BYTES > 0
+      ? createCachedBlobStore(storage, { maxBytes: config.CMS_BLOB_CACHE_BYTES, maxEntryBytes: config.CMS_BLOB_CACHE_ENTRY_BYTES })
+      : storage;
+  return { blobs, close: async () => fs?.close() };
 }

@@ -19,7 +19,7 @@ import { withPreparedUriLookup } from "./prepared-lookup.js";
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
 /** `collectBlobs: false` for all but one of several worker processes (runtime/node/workers.ts). */
 export async function createServerDeps(config: Config, logger: Logger, { collectBlobs = true } = {}): Promise<AppDeps & { close(): Promise<void> }> {
-  const blobs = await openBlobStorage(config);
+  const { blobs, close: closeBlobs } = await openBlobStorage(config);
   const database = await openDatabase(config);
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
@@ -45,6 +45,7 @@ export async function createServerDeps(config: Config, logger: Logger, { collect
       await collector?.stop();
       store?.close();
       database.close();
+      await closeBlobs();
     },
   };
 }

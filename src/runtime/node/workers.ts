@@ -45,7 +45,8 @@ export const isPrimaryOf = (count: number) => count > 1 && cluster.isPrimary;
 
 /** Runs the primary: prepares storage and database once, forks `count` workers, replaces, stops. */
 export async function runPrimary(config: Config, count: number, logger: Logger): Promise<void> {
-  await openBlobStorage(config);
+  // Checked (and crashed uploads' leftovers swept) once, before any worker starts; the primary keeps no store.
+  await (await openBlobStorage(config)).close();
   (await openDatabase(config)).close();
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this server runs");

@@ -74,6 +74,11 @@ export interface FsBlobStore extends BlobStore {
    * `tempMaxAgeMs`). Never this store's own folder. Resolves to the count.
    */
   sweepTemp(options?: { olderThanMs?: number }): Promise<number>;
+  /**
+   * Gives up this store's own temp folder (heartbeat stopped, folder removed) on a graceful stop,
+   * once no upload is in flight. The blobs are untouched; the store must not be used afterwards.
+   */
+  close(): Promise<void>;
   openFile(key: BlobKey): Promise<BlobFile | null>;
   /** The files openFile keeps open, and those handed out and not yet released. */
   openFileStats(): { pooled: number; readers: number };
@@ -199,9 +204,12 @@ class FsStore implements FsBlobStore {
   readonly #syncReadBytes: number;
   readonly #files = createOpenFiles<FileHandle, BlobInfo>({ max: OPEN_FILES_MAX, idleMs: OPEN_FILES_IDLE_MS });
 
-  constructor(root: string, tmpDir: string, tempMaxAgeMs: number, syncReadBytes: number) {
+  readonly #stopHeartbeat: () => void;
+
+  constructor(root: string, tmp: { dir: string; stop(): void }, tempMaxAgeMs: number, syncReadBytes: number) {
     this.root = root;
-    this.#tmpDir = tmpDir;
+    this.#tmpDir = tmp.dir;
+    this.#stopHeartbeat = tmp.stop;
     this.#tempMaxAgeMs = tempMaxAgeMs;
     this.#syncReadBytes = syncReadBytes;
   }
@@ -352,6 +360,11 @@ class FsStore implements FsBlobStore {
 
   sweepTemp(options: { olderThanMs?: number } = {}): Promise<number> {
     return io("sweep temp files", () => sweepTempRoot(path.join(this.root, TMP_DIR), options.olderThanMs ?? this.#tempMaxAgeMs, this.#tmpDir));
+  }
+
+  async close(): Promise<void> {
+    this.#stopHeartbeat();
+    await rm(this.#tmpDir, { recursive: true, force: true }).catch(noop);
   }
 
   /** Resolves a key to its file, re-validating it and asserting the result stays under root. */
@@ -535,7 +548,7 @@ export async function createFsBlobStore(options: FsBlobStoreOptions): Promise<Fs
     });
   }
   const tmp = await io("create temp folder", () => claimTempDir(path.join(root, TMP_DIR)));
-  const store = new FsStore(root, tmp.dir, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS, options.syncReadBytes ?? 0);
+  const store = new FsStore(root, tmp, options.tempMaxAgeMs ?? DEFAULT_TEMP_MAX_AGE_MS, options.syncReadBytes ?? 0);
   await store.sweepTemp();
   return store;
 }
