@@ -1,6 +1,7 @@
 /**
  * SSRF-safe `FetchOrigin` for Node (and Bun's node:http): resolves each host once, refuses
  * non-global addresses, pins the connection to the checked address and streams the body with backpressure.
+ * Connections are kept alive for the next fetch to the same checked address (node-connection-pool.ts).
  */
 import dns, { type LookupAddress, type LookupAllOptions } from "node:dns";
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
@@ -8,6 +9,7 @@ import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip-address.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import { createConnectionPool } from "./node-connection-pool.js";
 import { isLocalhostName } from "./host-names.js";
 import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
 
@@ -46,6 +48,12 @@ export interface NodeFetchOriginOptions {
    */
   maxRedirects?: number;
   /**
+   * How long a connection stays open unused, for the next fetch to the same checked address, port
+   * and name; 0 closes each connection after its fetch.
+   * @default 2_000
+   */
+  idleConnectionMs?: number;
+  /**
    * Value of the User-Agent request header.
    * @default "content-resource-service"
    */
@@ -61,6 +69,13 @@ export interface NodeFetchOriginOptions {
    */
   isAllowedAddress?: (address: string) => boolean;
 }
+
+/** Idle connections kept per (address, port, name, scheme), and how many such keys. */
+const IDLE_CONNECTIONS_PER_KEY = 4;
+const POOL_KEYS = 32;
+
+/** A pooled connection the origin had closed meanwhile failed before any answer: worth one retry on a new one. */
+class StalePooledConnection extends Error {}
 
 interface Target {
   url: URL;
@@ -80,6 +95,9 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
   const userAgent = options.userAgent ?? "content-resource-service";
   const lookup: LookupAll = options.lookup ?? dns.lookup;
   const isAllowed = options.isAllowedAddress ?? (allowPrivate ? () => true : isGlobalUnicast);
+  const idleConnectionMs = options.idleConnectionMs ?? 2_000;
+  // One pool per fetcher: a socket checked under this fetcher's address policy is never reused under another's.
+  const pool = idleConnectionMs > 0 ? createConnectionPool({ maxIdlePerKey: IDLE_CONNECTIONS_PER_KEY, maxKeys: POOL_KEYS, idleMs: idleConnectionMs }) : null;
 
   const refuseAddress = (host: string, address: string) => {
     const why = specialPurposeRange(address);
@@ -135,8 +153,11 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
     return { url, hostname, address: first.address, family: first.family === 6 ? 6 : 4 };
   };
 
-  /** Sends one GET pinned to `target.address`; resolves with the response head. */
-  const request = (target: Target, signal: AbortSignal): Promise<IncomingMessage> =>
+  /**
+   * Sends one GET pinned to `target.address`, on a pooled connection to that address when there is
+   * one (unless `fresh`); resolves with the response head.
+   */
+  const request = (target: Target, signal: AbortSignal, fresh: boolean): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
       const { url, hostname, address, family } = target;
       // Answers Node's own lookup with the already-checked address: no second DNS query (rebinding-safe).
@@ -145,17 +166,19 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         else callback(null, address, family);
       };
       const isLiteral = ipVersion(hostname) !== 0;
-      const transport = url.protocol === "https:" ? https : http;
+      const tls = url.protocol === "https:";
+      const transport = tls ? https : http;
+      const port = url.port === "" ? (tls ? 443 : 80) : Number(url.port);
       const req: ClientRequest = transport.request({
         method: "GET",
         protocol: url.protocol,
         hostname,
-        port: url.port === "" ? undefined : Number(url.port),
+        port,
         path: `${url.pathname}${url.search}`,
         lookup: pinned,
         family,
         ...(url.protocol === "https:" && !isLiteral ? { servername: hostname } : {}),
-        agent: false,
+        agent: pool && !fresh ? pool.agentFor({ tls, address, port, hostname }) : false,
         // No Authorization/Cookie ever; identity encoding keeps byte counts real.
         headers: { Host: url.host, Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
       });
@@ -192,7 +215,9 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         );
       };
       req.on("socket", (socket: Socket) => {
-        const event = url.protocol === "https:" ? "secureConnect" : "connect";
+        // A pooled socket is connected (and its TLS done) already, to this same checked address.
+        if (req.reusedSocket) return onConnected(socket);
+        const event = tls ? "secureConnect" : "connect";
         if (socket.connecting || event === "secureConnect") socket.once(event, () => onConnected(socket));
         else onConnected(socket);
       });
@@ -214,6 +239,8 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
           return;
         }
         if (signal.aborted) return fail(signal.reason);
+        // The origin closed an idle pooled connection as we reused it (a GET: safe to send again).
+        if (req.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE")) return fail(new StalePooledConnection(err.code));
         fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} could not be reached (${err.code ?? err.message})`, err));
       });
       req.end();
@@ -226,7 +253,10 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
     hop: async (url, signal) => {
       const target = await resolveTarget(url, signal);
       signal.throwIfAborted();
-      const res = await request(target, signal);
+      const res = await request(target, signal, false).catch((err: unknown) => {
+        if (!(err instanceof StalePooledConnection)) throw err;
+        return request(target, signal, true);
+      });
       return {
         status: res.statusCode ?? 0,
         statusText: res.statusMessage,

@@ -67,12 +67,12 @@ interface TestOrigin {
 
 const running = new Set<TestOrigin>();
 
-async function startOrigin(handler: http.RequestListener = (_req, res) => res.end("ok"), host = "127.0.0.1"): Promise<TestOrigin> {
+async function startOrigin(handler: http.RequestListener = (_req, res) => res.end("ok"), host = "127.0.0.1", listenPort = 0): Promise<TestOrigin> {
   const server = http.createServer(handler);
   const sockets = new Set<Socket>();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, host, () => resolve());
+    server.listen(listenPort, host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const origin: TestOrigin = {
@@ -627,5 +627,107 @@ describe("AbortSignal", () => {
     controller.abort(reason);
     await expect(next).rejects.toBe(reason);
     await vi.waitFor(() => expect(origin.closed).toBe(1), { timeout: 1000 });
+  });
+});
+
+describe("connection reuse (keep-alive pool)", () => {
+  const fetchText = async (fetchOrigin: ReturnType<typeof createNodeFetchOrigin>, url: string) => readText((await fetchOrigin(url)).body);
+
+  it("reuses one connection for fetches to the same checked address, and closes it once idle", async () => {
+    const origin = await startOrigin();
+    const fetchOrigin = createNodeFetchOrigin({ allowPrivate: true, idleConnectionMs: 500 });
+    for (let i = 0; i < 3; i++) expect(await fetchText(fetchOrigin, `${origin.base}/${i}`)).toBe("ok");
+    expect(origin.requests.map((r) => r.url)).toEqual(["/0", "/1", "/2"]);
+    expect(origin.connections).toBe(1);
+    expect(origin.closed).toBe(0);
+    await vi.waitFor(() => expect(origin.closed).toBe(1), { timeout: 3000 });
+  });
+
+  it("opens a connection per fetch with idleConnectionMs: 0", async () => {
+    const origin = await startOrigin();
+    const fetchOrigin = createNodeFetchOrigin({ allowPrivate: true, idleConnectionMs: 0 });
+    for (let i = 0; i < 2; i++) expect(await fetchText(fetchOrigin, `${origin.base}/`)).toBe("ok");
+    expect(origin.connections).toBe(2);
+  });
+
+  it("never reuses a connection for a name that now resolves to another address", async () => {
+    const first = await startOrigin();
+    const second = await startOrigin((_req, res) => res.end("second"), "127.0.0.2", first.port);
+    const answers = ["127.0.0.1", "127.0.0.2", "127.0.0.1"];
+    const { lookup, calls } = fakeLookup({ "a.test": (call) => [answers[call - 1] as string] });
+    const fetchOrigin = createNodeFetchOrigin({ lookup, isAllowedAddress: isLoopback });
+    const url = `http://a.test:${first.port}/`;
+    expect([await fetchText(fetchOrigin, url), await fetchText(fetchOrigin, url), await fetchText(fetchOrigin, url)]).toEqual(["ok", "second", "ok"]);
+    // Resolved and checked on every fetch; the third reuses the first's connection, the second has its own.
+    expect(calls).toEqual({ "a.test": 3 });
+    expect(first.connections).toBe(1);
+    expect(first.requests).toHaveLength(2);
+    expect(second.connections).toBe(1);
+    expect(second.requests).toHaveLength(1);
+  });
+
+  it("does not share a connection between two names on the same address", async () => {
+    const origin = await startOrigin((req, res) => res.end(req.headers.host));
+    const { lookup } = fakeLookup({ "a.test": () => ["127.0.0.1"], "b.test": () => ["127.0.0.1"] });
+    const fetchOrigin = createNodeFetchOrigin({ lookup, isAllowedAddress: isLoopback });
+    expect(await fetchText(fetchOrigin, `http://a.test:${origin.port}/`)).toBe(`a.test:${origin.port}`);
+    expect(await fetchText(fetchOrigin, `http://b.test:${origin.port}/`)).toBe(`b.test:${origin.port}`);
+    expect(origin.connections).toBe(2);
+  });
+
+  it("still refuses a name that now resolves to a refused address before connecting, a pooled connection open", async () => {
+    const origin = await startOrigin();
+    const { lookup, calls } = fakeLookup({ "a.test": (call) => [call === 1 ? "127.0.0.1" : "127.0.0.2"] });
+    const fetchOrigin = createNodeFetchOrigin({ lookup, isAllowedAddress: (a) => a === "127.0.0.1" });
+    expect(await fetchText(fetchOrigin, `http://a.test:${origin.port}/`)).toBe("ok");
+    const connectsBefore = guard.connects;
+    await expectProblem(fetchOrigin(`http://a.test:${origin.port}/again`), "ORIGIN_REFUSED");
+    expect(calls).toEqual({ "a.test": 2 });
+    expect(guard.connects).toBe(connectsBefore);
+    expect(origin.requests.map((r) => r.url)).toEqual(["/"]);
+  });
+
+  it("re-checks the peer of a pooled connection before sending on it", async () => {
+    const origin = await startOrigin();
+    // Allowed: the first fetch's literal and peer, the second's literal; refused: the pooled socket's peer.
+    let checks = 0;
+    const fetchOrigin = createNodeFetchOrigin({ isAllowedAddress: () => ++checks <= 3 });
+    expect(await fetchText(fetchOrigin, `${origin.base}/`)).toBe("ok");
+    await expectProblem(fetchOrigin(`${origin.base}/again`), "ORIGIN_REFUSED");
+    expect(checks).toBe(4);
+    expect(origin.connections).toBe(1);
+    expect(origin.requests.map((r) => r.url)).toEqual(["/"]);
+  });
+
+  it("checks every redirect hop as before when the first hop reuses a pooled connection", async () => {
+    let port = 0;
+    const origin = await startOrigin((req, res) => {
+      if (req.url === "/start") res.writeHead(302, { location: `http://b.test:${port}/next` }).end();
+      else res.end("ok");
+    });
+    port = origin.port;
+    const { lookup, calls } = fakeLookup({ "a.test": () => ["127.0.0.1"], "b.test": () => ["127.0.0.2"] });
+    const fetchOrigin = createNodeFetchOrigin({ lookup, isAllowedAddress: (a) => a === "127.0.0.1" });
+    expect(await fetchText(fetchOrigin, `http://a.test:${port}/warm`)).toBe("ok");
+    await expectProblem(fetchOrigin(`http://a.test:${port}/start`), "ORIGIN_REFUSED");
+    expect(calls).toEqual({ "a.test": 2, "b.test": 1 });
+    expect(origin.connections).toBe(1);
+    expect(origin.requests.map((r) => r.url)).toEqual(["/warm", "/start"]);
+  });
+
+  it("sends the request again on a new connection when the origin closed the pooled one", async () => {
+    const served = new WeakMap<object, number>();
+    const origin = await startOrigin((req, res) => {
+      const n = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, n);
+      // A keep-alive connection the origin drops instead of answering its second request.
+      if (n === 2) req.socket.destroy();
+      else res.end(`answer ${req.url}`);
+    });
+    const fetchOrigin = createNodeFetchOrigin({ allowPrivate: true });
+    expect(await fetchText(fetchOrigin, `${origin.base}/1`)).toBe("answer /1");
+    expect(await fetchText(fetchOrigin, `${origin.base}/2`)).toBe("answer /2");
+    expect(origin.requests.map((r) => r.url)).toEqual(["/1", "/2", "/2"]);
+    expect(origin.connections).toBe(2);
   });
 });

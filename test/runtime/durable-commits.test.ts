@@ -2,13 +2,14 @@
  * Durable commits off the main thread: on a real libSQL file, every write resolves only after a WAL
  * sync that started after its commit; concurrent writes share syncs; reads never wait for one.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { readdirSync, readlinkSync } from "node:fs";
+import { mkdtemp, realpath, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { groupCommit, withDurableCommits } from "../../src/runtime/node/durable-commits.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase, walSyncer } from "../../src/runtime/node/database.js";
 
 /** A sync the test completes by hand; records how many were started. */
 function manualSync() {
@@ -106,5 +107,51 @@ describe("withDurableCommits on a libSQL file", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("walSyncer", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await realpath(await mkdtemp(join(tmpdir(), "cms-wal-"))); // as /proc names it
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** What this process's open descriptors name, among the files of `dir` ("… (deleted)" once unlinked). */
+  const openFilesIn = (where: string) =>
+    readdirSync("/proc/self/fd")
+      .map((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`);
+        } catch {
+          return ""; // closed meanwhile (readdir's own descriptor)
+        }
+      })
+      .filter((target) => target.startsWith(`${where}/`))
+      .map((target) => target.slice(where.length + 1));
+
+  it("keeps one descriptor on the WAL across syncs, and moves to a WAL that replaced it", async () => {
+    const db = join(dir, "cms.db");
+    await writeFile(db, "");
+    await writeFile(`${db}-wal`, "first");
+    const wal = walSyncer(db);
+    await wal.sync();
+    await wal.sync();
+    expect(openFilesIn(dir)).toEqual(["cms.db-wal"]);
+    // SQLite deleted the WAL and made a new one: the old descriptor must not stand for it.
+    await unlink(`${db}-wal`);
+    await writeFile(`${db}-wal`, "second");
+    await wal.sync();
+    expect(openFilesIn(dir)).toEqual(["cms.db-wal"]);
+    // No WAL at all: the database file is synced (and nothing stays open).
+    await unlink(`${db}-wal`);
+    await wal.sync();
+    expect(openFilesIn(dir)).toEqual([]);
+    await writeFile(`${db}-wal`, "third");
+    await wal.sync();
+    await wal.close();
+    expect(openFilesIn(dir)).toEqual([]);
   });
 });

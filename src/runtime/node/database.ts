@@ -3,7 +3,8 @@
  * commits made durable by a grouped fsync off the main thread), anything else through
  * @libsql/client; migrated before it is used.
  */
-import { mkdir, open } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { type Client, createClient } from "@libsql/client";
 import { drizzle } from "drizzle-orm/libsql";
@@ -28,13 +29,20 @@ export async function openDatabase(config: DatabaseSettings) {
   if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client);
   // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
   await client.execute("PRAGMA synchronous = NORMAL");
-  return migrated(withDurableCommits(client, groupCommit(() => fsyncWal(file))));
+  const wal = walSyncer(file);
+  return migrated(withDurableCommits(client, groupCommit(wal.sync)), wal.close);
 }
 
-async function migrated(client: Client) {
+async function migrated(client: Client, closeAlso?: () => Promise<void>) {
   const db = drizzle(client);
   await migrateShared(db);
-  return { db, close: () => client.close() };
+  return {
+    db,
+    close: () => {
+      client.close();
+      void closeAlso?.();
+    },
+  };
 }
 
 async function fsyncFile(path: string) {
@@ -46,12 +54,51 @@ async function fsyncFile(path: string) {
   }
 }
 
-/** fsyncs the database's WAL file (in libuv's thread pool); the database file itself if there is none. */
-async function fsyncWal(databaseFile: string) {
-  try {
-    await fsyncFile(`${databaseFile}-wal`);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    await fsyncFile(databaseFile);
-  }
+/**
+ * fsyncs the database's WAL file (in libuv's thread pool), or the database file itself if there is
+ * no WAL. The WAL is fsynced through a descriptor kept open: opening and closing it per commit group
+ * were two more thread-pool round trips. The descriptor is used only while the path still names the
+ * same file (a stat, no I/O): SQLite may delete the WAL (after checkpointing it into the synced
+ * database file) and create a new one, which is then opened. A commit is always in the file the path
+ * names at its sync, or already checkpointed.
+ */
+export function walSyncer(databaseFile: string) {
+  const walFile = `${databaseFile}-wal`;
+  let held: { handle: FileHandle; dev: number; ino: number } | null = null;
+  const release = async () => {
+    const old = held;
+    held = null;
+    await old?.handle.close().catch(() => {});
+  };
+  let running: Promise<void> | null = null;
+  const sync = async () => {
+    const now = statSync(walFile, { throwIfNoEntry: false });
+    if (!now) {
+      await release();
+      return fsyncFile(databaseFile);
+    }
+    if (!held || held.dev !== now.dev || held.ino !== now.ino) {
+      await release();
+      const handle = await open(walFile, "r");
+      // Labelled by what was opened, not by the stat: a held descriptor keeps its inode from being reused.
+      const opened = await handle.stat().catch(async (err: unknown) => {
+        await handle.close().catch(() => {});
+        throw err;
+      });
+      held = { handle, dev: opened.dev, ino: opened.ino };
+    }
+    await held.handle.sync();
+  };
+  return {
+    // groupCommit runs one sync at a time, so `held` never changes under a running one.
+    sync: () => {
+      running = sync();
+      return running;
+    },
+    /** After the running sync, if any: its descriptor is not closed under it. */
+    close: async () => {
+      await running?.catch(() => {});
+      await release();
+    },
+  };
 }

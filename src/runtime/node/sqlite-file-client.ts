@@ -31,6 +31,9 @@ type Statement = { sql: string; args: InArgs };
  */
 const PREPARED_STATEMENTS = 64;
 
+/** A `*` that may stand for every column (`select *`, `t.*`); not `count(*)`. Errs on the side of "may". */
+const MAY_SELECT_ALL_COLUMNS = /\*(?!\))/;
+
 /** SQLite primary result codes (extended codes carry them in their low byte). */
 const SQLITE_BUSY = 5;
 const SQLITE_FULL = 13;
@@ -81,8 +84,8 @@ class SqliteFileClient implements Client {
       stmt.safeIntegers(true);
       if (stmt.reader) stmt.raw(true);
       // A reused `select *` keeps the columns it was prepared with across a schema change (tested):
-      // only statements that name their columns (all of drizzle's) are kept.
-      if (sql.includes("*")) return stmt;
+      // only statements that name their columns (all of drizzle's) are kept. `count(*)` names none.
+      if (MAY_SELECT_ALL_COLUMNS.test(sql)) return stmt;
       if (this.#prepared.size >= PREPARED_STATEMENTS) this.#prepared.delete(this.#prepared.keys().next().value as string);
     }
     this.#prepared.set(sql, stmt);

@@ -467,14 +467,18 @@ class FsStore implements FsBlobStore {
     const firstCreated = await io("create directory", () => mkdir(dir, { recursive: true }));
     await io("rename into place", () => rename(tempPath, target));
     this.#files.forget(target); // an open file of the blob it replaced must not be served again
-    await fsyncDir(dir);
-    if (firstCreated === undefined) return;
-    // New fan-out directories are entries in their parents: sync up to the first one that existed.
-    const lastExisting = path.dirname(firstCreated);
-    for (let d = dir; d !== lastExisting && d.startsWith(this.root + path.sep); ) {
-      d = path.dirname(d);
-      await fsyncDir(d);
+    const dirs = [dir];
+    if (firstCreated !== undefined) {
+      // New fan-out directories are entries in their parents: sync up to the first one that existed.
+      const lastExisting = path.dirname(firstCreated);
+      for (let d = dir; d !== lastExisting && d.startsWith(this.root + path.sep); ) {
+        d = path.dirname(d);
+        dirs.push(d);
+      }
     }
+    // All at once: each must be durable before the put resolves, none before another; concurrent
+    // fsyncs share the file system's journal commits instead of waiting for one each.
+    await Promise.all(dirs.map(fsyncDir));
   }
 
   async #discard(tempPath: string): Promise<void> {
