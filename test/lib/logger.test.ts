@@ -16,6 +16,34 @@ describe("createJsonLogger", () => {
     expect(records()).toEqual([{ time: "2026-11-23T03:00:00.000Z", level: "info", msg: "request", method: "GET", status: 200 }]);
   });
 
+  it("writes exactly what JSON.stringify gives for the record, whichever way the line is built", () => {
+    const { logger, lines } = capture();
+    const time = "2026-11-23T03:00:00.000Z";
+    const cases: Record<string, unknown>[] = [
+      { path: '/a "quoted"\\ path\n\u2028ü', status: 404, durationMs: 0.125, aborted: true, skipped: undefined },
+      { nan: Number.NaN, inf: Number.POSITIVE_INFINITY, negZero: -0, 10: "integer-like keys go first", 'we"ird': false },
+      { msg: "a field named like the message replaces it", status: 1 },
+      { nested: { deep: [1, "two"] }, when: new Date(0) },
+      {},
+    ];
+    for (const fields of cases) logger.info("request", fields);
+    logger.info("no fields");
+    expect(lines).toEqual([...cases.map((fields) => JSON.stringify({ time, level: "info", msg: "request", ...fields })), JSON.stringify({ time, level: "info", msg: "no fields" })]);
+  });
+
+  it("stamps each line with the current time by default, to the millisecond", async () => {
+    const lines: string[] = [];
+    const logger = createJsonLogger((line) => lines.push(line));
+    for (let i = 0; i < 3; i++) {
+      const before = Date.now();
+      logger.info("tick");
+      const stamped = Date.parse((JSON.parse(lines.at(-1) as string) as { time: string }).time);
+      expect(stamped).toBeGreaterThanOrEqual(before);
+      expect(stamped).toBeLessThanOrEqual(Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  });
+
   it("serialises errors (also nested ones) with name, message, code, stack and cause", () => {
     const { logger, records } = capture();
     const cause = Object.assign(new Error("disk gone"), { code: "EIO" });

@@ -10,7 +10,7 @@ import { mkdtemp, readdir, rm, stat, truncate } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cmsClient } from "../helpers/cms-client.js";
+import { base64, cmsClient } from "../helpers/cms-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import type { TestApp } from "../helpers/test-app.js";
 
@@ -20,7 +20,7 @@ const LARGE = 300 * 1024;
 
 let dir: string;
 let server: ServerProcess;
-const uris: Record<"small" | "large", string> = { small: "", large: "" };
+const uris: Record<"small" | "large" | "changing", string> = { small: "", large: "", changing: "" };
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-bun-fast-"));
@@ -112,6 +112,40 @@ describe.each(["small", "large"] as const)("Bun fast path, %s blob: the app's an
     const multi = await compared(which, { headers: { range: "bytes=0-1,4-5" } });
     expect(multi).toMatchObject({ status: 206, fastPath: false });
     expect(multi.headers["content-type"]).toMatch(/^multipart\/byteranges/);
+  });
+});
+
+describe("Bun fast path, remembered heads of plain GETs", () => {
+  it("never outlive a change of the row: rename, media type, new content", async () => {
+    const client = cmsClient({ url: (path: string) => `${server.url}${path}` } as TestApp, "bunfast");
+    const created = await client.create({ resourceName: "head.txt" }, "first");
+    uris.changing = created.resourceURI;
+    await fetch(`${server.url}${API}/getData/${created.resourceURI}?via=app`).then((res) => res.arrayBuffer()); // cached now
+    const first = await compared("changing");
+    expect(await compared("changing")).toMatchObject({ status: 200, fastPath: true });
+    const lock = await client.lock(created.resourceUID);
+    const rename = { ...lock, resourceName: "page.html", resourceMediaType: "text/html", resourceBinary: null, resourceExternalURI: null };
+    expect((await client.post("updateResource", rename)).status).toBe(200);
+    const renamed = await compared("changing");
+    expect(renamed).toMatchObject({ status: 200, fastPath: true });
+    expect(renamed.headers["content-disposition"]).toContain('filename="page.html"');
+    expect(renamed.headers["content-security-policy"]).toMatch(/^sandbox;/);
+    expect((await client.post("updateResource", { ...lock, resourceBinary: base64("second version") })).status).toBe(200);
+    await fetch(`${server.url}${API}/getData/${created.resourceURI}?via=app`).then((res) => res.arrayBuffer());
+    const replaced = await compared("changing");
+    expect(replaced).toMatchObject({ status: 200, fastPath: true, body: Buffer.from("second version").toString("hex") });
+    expect(replaced.headers.etag).not.toBe(first.headers.etag);
+  });
+
+  it("leave the fields that change an answer to the full evaluation", async () => {
+    const get = await compared("small");
+    const digest = await compared("small", { headers: { "want-content-digest": "sha-256=5" } });
+    expect(digest).toMatchObject({ status: 200, fastPath: true });
+    expect(digest.headers["content-digest"]).toBe(get.headers["repr-digest"]);
+    const since = { "if-modified-since": get.headers["last-modified"] as string };
+    expect(await compared("small", { headers: since })).toMatchObject({ status: 304, fastPath: true });
+    expect(await compared("small", { method: "HEAD", headers: since })).toMatchObject({ status: 304, fastPath: true });
+    expect(await compared("small", { headers: { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" } })).toMatchObject({ status: 412, fastPath: false });
   });
 });
 

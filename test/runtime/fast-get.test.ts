@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withFastGet } from "../../src/runtime/node/fast-get.js";
 import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
 import type { FsBlobStore } from "../../src/storage/drivers/fs.js";
-import { cmsClient } from "../helpers/cms-client.js";
+import { base64, cmsClient } from "../helpers/cms-client.js";
 import { getWithHost } from "../helpers/host-request.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
@@ -112,6 +112,40 @@ describe("getData fast path", () => {
       body: "",
       answeredFast: true,
     });
+  });
+
+  it("remembers a plain GET's head per row but never past a change: rename, media type, new content", async () => {
+    const client = cmsClient(app, "fast");
+    const created = await client.create({ resourceName: "head.txt" }, "first");
+    const path = `/cms/v1.0/getData/${created.resourceURI}`;
+    const first = await decided(path); // its head is remembered from here on (and the blob cached)
+    expect(await decided(path)).toMatchObject({ status: 200, body: "first", answeredFast: true });
+    const lock = await client.lock(created.resourceUID);
+    const rename = { ...lock, resourceName: "page.html", resourceMediaType: "text/html", resourceBinary: null, resourceExternalURI: null };
+    expect((await client.post("updateResource", rename)).status).toBe(200);
+    // decided() holds each fast answer to the app's, byte for byte.
+    const renamed = await decided(path);
+    expect(renamed).toMatchObject({ status: 200, body: "first", answeredFast: true });
+    expect(renamed.headers["content-disposition"]).toContain('filename="page.html"');
+    expect(renamed.headers["content-security-policy"]).toMatch(/^sandbox;/);
+    expect((await client.post("updateResource", { ...lock, resourceBinary: base64("second version") })).status).toBe(200);
+    await decided(path);
+    const replaced = await decided(path);
+    expect(replaced).toMatchObject({ status: 200, body: "second version", answeredFast: true });
+    expect(replaced.headers.etag).not.toBe(first.headers.etag);
+  });
+
+  it("answers the fields that change an answer by themselves once a plain GET's head is remembered", async () => {
+    const path = `/cms/v1.0/getData/${uri}`;
+    const get = await decided(path);
+    const digest = await decided(path, { headers: { "want-content-digest": "sha-256=5" } });
+    expect(digest).toMatchObject({ status: 200, answeredFast: true });
+    expect(digest.headers["content-digest"]).toBe(get.headers["repr-digest"]);
+    expect(await decided(path, { headers: { "if-modified-since": get.headers["last-modified"] as string } })).toMatchObject({ status: 304, answeredFast: true });
+    expect(await decided(path, { headers: { "if-match": get.headers.etag as string } })).toMatchObject({ status: 200, answeredFast: true });
+    expect(await decided(path, { headers: { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" } })).toMatchObject({ status: 412, answeredFast: false });
+    expect(await decided(path, { method: "HEAD", headers: { "if-none-match": get.headers.etag as string } })).toMatchObject({ status: 304, answeredFast: true });
+    expect(await decided(path, { headers: { range: "bytes=-3", "if-range": get.headers.etag as string } })).toMatchObject({ status: 206, body: "hij", answeredFast: true });
   });
 
   it("sends stored HTML with the same sandbox policy as the app", async () => {

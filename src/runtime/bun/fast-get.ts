@@ -13,6 +13,7 @@
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
 import { API_CORS, corsResponseHeaders } from "../../http/middleware/cors.js";
+import { isPlainRequest, plainHeads } from "../../http/plain-heads.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { API_PREFIX } from "../../routes/meta.js";
 import { parseUri } from "../../services/resource-ids.js";
@@ -23,6 +24,7 @@ import { bunApi } from "./bun-api.js";
 const PREFIX = `${API_PREFIX}/getData/`;
 const CORS_HEADERS = corsResponseHeaders(API_CORS);
 const EMPTY = new Uint8Array(0);
+const NO_FIELD = () => undefined;
 const KNOWN_FILES = 4096;
 
 export interface BunFastGetDeps {
@@ -56,12 +58,35 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return file;
   }
 
+  /**
+   * A plain GET's head for `row` (plain-heads.ts) without the request id. Each answer copies it: Bun
+   * copies a Headers object natively (a 4 KiB answer with it: 1.2–1.4 µs, with an object spread of the
+   * same fields 2.7–3.2 µs, in a loop).
+   */
+  const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
+    const { headers } = answerBlob("GET", NO_FIELD, content.serve(row, host).entity);
+    return new Headers({ ...headers, ...CORS_HEADERS });
+  });
+
+  /** The status and headers of `row`'s answer, and the range sent (null: the app answers). */
+  function decide(req: Request, row: ResourceRow, requestId: string) {
+    const header = (name: string) => req.headers.get(name);
+    if (isPlainRequest(header)) {
+      const headers = new Headers(plainHead(row, req.headers.get("host") ?? undefined));
+      headers.set("x-request-id", requestId);
+      return { status: 200, headers, range: undefined };
+    }
+    const result = answerBlob(req.method, header, content.serve(row, req.headers.get("host") ?? undefined).entity);
+    if (result.multipart) return null;
+    return { status: result.status, headers: { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId }, range: result.range };
+  }
+
   async function answer(req: Request, row: ResourceRow, requestId: string): Promise<Response | null> {
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
-    const result = answerBlob(req.method, (name) => req.headers.get(name), content.serve(row, req.headers.get("host") ?? undefined).entity);
-    if (result.multipart) return null;
-    const headers = { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId };
+    const result = decide(req, row, requestId);
+    if (!result) return null;
+    const { headers } = result;
     if (req.method !== "GET" || result.status === 304) return new Response(null, { status: result.status, headers });
     const { start, end } = result.range ?? { start: 0, end: row.size - 1 };
     // Bun waits seconds before sending an empty file slice; an empty body goes out at once.

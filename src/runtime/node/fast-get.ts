@@ -19,6 +19,7 @@ import { answerBlob } from "../../http/answer-blob.js";
 import type { Logger } from "../../lib/logger.js";
 import { API_CORS, corsResponseHeaders } from "../../http/middleware/cors.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
+import { isPlainRequest, plainHeads } from "../../http/plain-heads.js";
 import { API_PREFIX } from "../../routes/meta.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { parseUri } from "../../services/resource-ids.js";
@@ -27,6 +28,7 @@ import { sendFile } from "./send-file.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
 const CORS_HEADERS = corsResponseHeaders(API_CORS);
+const NO_FIELD = () => undefined;
 
 export interface FastGetDeps {
   services: Pick<Services, "resources" | "content">;
@@ -42,15 +44,27 @@ export interface FastGetDeps {
 export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, next: RequestListener): RequestListener {
   const { resources, content } = services;
 
+  /** A plain GET's head for `row` as [name, value, …] without the request id, in the order `decide` gives. */
+  const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
+    const { headers } = answerBlob("GET", NO_FIELD, content.serve(row, host).entity);
+    return [...Object.entries(headers), ...Object.entries(CORS_HEADERS)].flat();
+  });
+
   /** The head of `row`'s answer, or null when the app must give it. Writes nothing. */
   function decide(req: IncomingMessage, row: ResourceRow) {
-    const result = answerBlob(req.method as string, (name) => req.headers[name] as string | undefined, content.serve(row, req.headers.host).entity);
-    if (result.multipart) return null;
+    const header = (name: string) => req.headers[name] as string | undefined;
     const requestId = requestIdFrom(req.headers["x-request-id"] as string | undefined);
+    const sent = req.method === "GET";
+    if (isPlainRequest(header)) {
+      const headers = plainHead(row, req.headers.host).slice();
+      headers.push("x-request-id", requestId);
+      return { status: 200, headers, start: 0, length: sent ? row.size : 0 };
+    }
+    const result = answerBlob(req.method as string, header, content.serve(row, req.headers.host).entity);
+    if (result.multipart) return null;
     const headers = { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId };
-    const sent = req.method === "GET" && result.status !== 304;
     const start = result.range?.start ?? 0;
-    const length = sent ? (result.range ? result.range.end - start + 1 : row.size) : 0;
+    const length = sent && result.status !== 304 ? (result.range ? result.range.end - start + 1 : row.size) : 0;
     return { status: result.status, headers, start, length };
   }
 
@@ -109,7 +123,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
 }
 
 /** res.writeHead, or false (with `res` untouched) when a header value is not valid. */
-function writeHead(res: ServerResponse, status: number, headers: Record<string, string>): boolean {
+function writeHead(res: ServerResponse, status: number, headers: Record<string, string> | string[]): boolean {
   try {
     res.writeHead(status, headers);
     return true;

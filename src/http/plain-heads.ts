@@ -1,0 +1,37 @@
+/**
+ * The answer head of a plain GET or HEAD, built once per row: a request that carries none of the
+ * fields `answerBlob` reads gets a 200 whose headers depend only on the row and the request's host
+ * (the content origin decides the disposition and CSP). The fast paths send it with only the
+ * request id added, instead of running RFC 9110's evaluation, the content policy, the date format
+ * and a header object spread per request (bench/NOTES.md, fourth pass: small files).
+ */
+
+/**
+ * Every request field that can change `answerBlob`'s answer (preconditions.ts, range.ts,
+ * digest-fields.ts). If-Range only counts with Range, so it is not listed. A new field read by
+ * answerBlob must be listed here, or plain requests would be answered without it.
+ */
+export const ANSWER_FIELDS = ["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "range", "want-content-digest"] as const;
+
+/** True when the request carries none of `ANSWER_FIELDS`: its answer is the row's plain 200. */
+export function isPlainRequest(header: (name: string) => string | string[] | null | undefined): boolean {
+  for (const name of ANSWER_FIELDS) if (header(name) != null) return false;
+  return true;
+}
+
+/**
+ * `build(row, host)` remembered per row object. Rows are never changed in place: a row that changes
+ * (new content, rename, media type, delete) is a new object from the lookup, so a head can never
+ * outlive its row, and it goes with the row when the row cache lets it go (a WeakMap). One head
+ * per row, rebuilt when a request names another host than the one it was built for.
+ */
+export function plainHeads<Row extends object, Head>(build: (row: Row, host: string | undefined) => Head) {
+  const heads = new WeakMap<Row, { host: string | undefined; head: Head }>();
+  return (row: Row, host: string | undefined): Head => {
+    const known = heads.get(row);
+    if (known && known.host === host) return known.head;
+    const head = build(row, host);
+    heads.set(row, { host, head });
+    return head;
+  };
+}
