@@ -159,6 +159,13 @@ describe("a running server", () => {
         json({ resourceAuthor: "a", resourceBinary: Buffer.from("temp check").toString("base64"), resourceMediaType: "text/plain", resourceName: "t.txt", resourceTenantId: "t" }),
       );
       expect(created.status).toBe(201);
+      // Every worker has started (a worker signalled while still starting dies like a crashed one:
+      // its folder goes at the next start-up, as a kill -9's does).
+      const workers = Number((extra as { CMS_WORKERS?: string }).CMS_WORKERS ?? 1);
+      for (let i = 0; i < 250 && server.stdout.filter((line) => line.includes('"msg":"listening"')).length < workers; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(server.stdout.filter((line) => line.includes('"msg":"listening"')).length).toBe(workers);
       // Each process (the primary and every worker too) owns one folder under .tmp while it runs.
       expect((await readdir(join(env.CMS_VOLUME, ".tmp"))).length).toBeGreaterThan(0);
       expect(await server.stop()).toBe(0);
