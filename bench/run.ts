@@ -97,13 +97,15 @@ async function main() {
     loadBefore,
     loadAfter: loadAverage(),
   });
-  const out = path.join(ROOT, "bench/RESULTS.md");
+  // Only a full run replaces the committed figures; a partial one (--only, --quick) writes beside them (git-ignored).
+  const base = path.join(ROOT, options.only || options.quick ? "bench/RESULTS.partial" : "bench/RESULTS");
+  const out = `${base}.md`;
   writeFileSync(out, markdown);
-  writeFileSync(path.join(ROOT, "bench/RESULTS.json"), `${JSON.stringify({ info, options: { ...options, only: options.only && [...options.only] }, checks: report.checks, samples: report.raw }, null, 1)}\n`);
+  writeFileSync(`${base}.json`, `${JSON.stringify({ info, options: { ...options, only: options.only && [...options.only] }, checks: report.checks, samples: report.raw }, null, 1)}\n`);
   if (!options.keep) rmSync(work, { recursive: true, force: true });
   log(`wrote ${path.relative(ROOT, out)} in ${Math.round((performance.now() - started) / 1000)} s`);
   if (failures.length) process.exitCode = 1;
-  if (failures.length) log(`FAILED scenarios: ${failures.join(", ")} (see RESULTS.md)`);
+  if (failures.length) log(`FAILED scenarios: ${failures.join(", ")} (see ${path.relative(ROOT, out)})`);
   for (const c of report.checks) log(`${c.info ? "info" : c.met === null ? "n/a " : c.met ? "MET " : "MISS"} ${c.scenario}: ${c.what} = ${c.value} (target ${c.target})`);
 }
 
