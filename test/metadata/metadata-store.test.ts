@@ -146,21 +146,27 @@ describe("locks", () => {
   });
 });
 
+/** A database as a release that had only the first `count` migrations left it: applied and recorded as drizzle records them. */
+async function applyFirstMigrations(client: ReturnType<typeof createClient>, count: number) {
+  const { readMigrationFiles } = await import("drizzle-orm/migrator");
+  await client.execute("create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)");
+  for (const migration of readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(0, count)) {
+    for (const statement of migration.sql) if (statement.trim()) await client.execute(statement);
+    await client.execute({ sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)", args: [migration.hash, migration.folderMillis] });
+  }
+}
+
 describe("migrations", () => {
   it("0001 backfills URI columns and a create revision for rows written before it", async () => {
     const url = `file:${join(dir, "old.db")}`;
     const client = createClient({ url });
     try {
       const db = drizzle(client);
-      // Apply only 0000 (as an older deployment had), insert a row, then migrate fully.
-      const { readMigrationFiles } = await import("drizzle-orm/migrator");
-      const first = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER })[0];
-      for (const statement of first?.sql ?? []) await client.execute(statement);
+      // Only 0000 applied (as an older deployment had), a row written, then migrated fully.
+      await applyFirstMigrations(client, 1);
       await client.execute(
         "insert into resources (uid, short_id, tenant_id, name, author, media_type, size, sha256, blob_key, created_at, updated_at) values ('old-t','old','t','o.txt','A','text/plain',1,'s','k',1,1)",
       );
-      await client.execute("create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)");
-      await client.execute({ sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)", args: [first?.hash ?? "", first?.folderMillis ?? 0] });
       await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
       const old = createMetadataStore(db);
       expect(await old.findByUid("old-t")).toMatchObject({ context: "old-t", path: "o.txt", revision: 1, deletedAt: null });
@@ -176,14 +182,8 @@ describe("migrations", () => {
     const client = createClient({ url });
     try {
       const db = drizzle(client);
-      // Apply 0000–0005 (as the previous release had), write usage counted the old way, then migrate fully.
-      const { readMigrationFiles } = await import("drizzle-orm/migrator");
-      const before = readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(0, 6);
-      await client.execute("create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)");
-      for (const migration of before) {
-        for (const statement of migration.sql) if (statement.trim()) await client.execute(statement);
-        await client.execute({ sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)", args: [migration.hash, migration.folderMillis] });
-      }
+      // 0000–0005 applied (as the previous release had), usage counted the old way, then migrated fully.
+      await applyFirstMigrations(client, 6);
       await client.batch([
         "insert into blob_ledger (key, pending, touched_at) values ('k300', 0, 1), ('k150', 0, 1), ('k100', 0, 1)",
         // u-t: created with 300 bytes, updated to 150 (the 300 stay as revision 1); v-t: 100 bytes.
