@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
-import { hostileString, type KnownValues, type OpenApiDocument, type Schema, valueFor } from "./openapi-arbitraries.js";
+import { asText, hostileString, type KnownValues, type OpenApiDocument, type Schema, valueFor } from "./openapi-arbitraries.js";
 import { report, scaled } from "./scale.js";
 
 const CASES = scaled(400, 10_000);
@@ -185,7 +185,7 @@ function jsonBody(schema: Schema): fc.Arbitrary<{ body: string; contentType: str
 
 function multipartBody(schema: Schema): fc.Arbitrary<{ body: Uint8Array; contentType: string }> {
   const fieldNames = Object.keys(schema.properties ?? {}).filter((n) => n !== "file");
-  const field = fc.tuple(fc.constantFrom(...fieldNames, "unknownField"), fc.oneof(fc.string({ maxLength: 20 }), ...fieldNames.map((n) => valueFor(doc, schema.properties?.[n] ?? {}, known, n).map(String))));
+  const field = fc.tuple(fc.constantFrom(...fieldNames, "unknownField"), fc.oneof(fc.string({ maxLength: 20 }), ...fieldNames.map((n) => valueFor(doc, schema.properties?.[n] ?? {}, known, n).map(asText))));
   return fc
     .record({
       fields: fc.array(field, { maxLength: 6 }),
@@ -218,7 +218,7 @@ function endpointArbitraries(): fc.Arbitrary<FuzzRequest>[] {
       const query = fc.tuple(
         ...(op.parameters ?? [])
           .filter((p) => p.in === "query")
-          .map((p) => fc.option(valueFor(doc, p.schema ?? {}, known, p.name).map((v) => `${encode(p.name)}=${encode(String(v))}`), { freq: p.required ? 10 : 2 })),
+          .map((p) => fc.option(valueFor(doc, p.schema ?? {}, known, p.name).map((v) => `${encode(p.name)}=${encode(asText(v))}`), { freq: p.required ? 10 : 2 })),
         fc.option(fc.constantFrom("expires=1", "signature=abc", "expires=99999999999&signature=", "a=%ZZ"), { freq: 4 }),
       );
       const content = op.requestBody?.content ?? {};

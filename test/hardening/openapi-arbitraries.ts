@@ -74,6 +74,15 @@ function validString(s: Schema): fc.Arbitrary<string> {
   return fc.oneof(...options);
 }
 
+/**
+ * A generated value as a query parameter or form field carries it: objects and arrays as JSON,
+ * everything else as String() would. Objects fast-check makes may have a null prototype, which
+ * String() cannot convert.
+ */
+export function asText(value: unknown): string {
+  return typeof value === "object" && value !== null ? JSON.stringify(value) : String(value);
+}
+
 /** A value for `schema`: mostly valid, sometimes the wrong type or hostile; `name` picks known values. */
 export function valueFor(doc: OpenApiDocument, schema: Schema, known: KnownValues, name = ""): fc.Arbitrary<unknown> {
   const s = flatten(doc, schema);
