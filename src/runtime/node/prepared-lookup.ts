@@ -8,17 +8,18 @@
  * event-loop turn: the locks are taken once per turn, not once per lookup. (Mapping the file with
  * PRAGMA mmap_size removed the page reads but measured no gain, and showed the whole file in RSS.)
  *
- * Coherence: a lookup sees what was committed before its turn's first lookup began; the
- * cache is dropped whenever `PRAGMA data_version` moves — which it does for every commit by any
- * other connection, this process's own writer included, and other processes sharing the file — read
- * once per turn. A write's response is sent turns after its commit (durable-commits.ts waits for the
- * WAL fsync in the thread pool), so a client that waited for it never reads what it replaced.
+ * Coherence: a lookup sees what was committed before its turn's first lookup began; the cache is
+ * dropped whenever a commit by any connection — this process's own writer and other processes
+ * sharing the file included — is seen, checked once per turn (commit-signal.ts). A write's response
+ * is sent turns after its commit (durable-commits.ts waits for the WAL fsync in the thread pool), so
+ * a client that waited for it never reads what it replaced.
  */
 import Database from "libsql";
 import { LRUCache } from "lru-cache";
 import type { MetadataStore } from "../../metadata/metadata-store.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
+import { commitSignal } from "./commit-signal.js";
 
 const NOT_FOUND = Symbol("not found");
 
@@ -73,17 +74,12 @@ export function withPreparedUriLookup(store: MetadataStore, databaseFile: string
   const { db, lookup, close } = openReadConnection(databaseFile);
   if (cacheRows === 0) return { ...store, findByUri: async (context, path) => lookup(context, path), close };
 
-  const dataVersion = db.prepare("PRAGMA data_version").raw(true);
+  const commits = commitSignal(db, databaseFile);
   // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.
   const rows = new LRUCache<string, ResourceRow | typeof NOT_FOUND>({ max: cacheRows });
-  let version: unknown;
   /** Drops the cache if anything was committed since the last check. */
   const revalidate = oncePerTurn(() => {
-    const current = (dataVersion.get() as unknown[])[0];
-    if (current !== version) {
-      rows.clear();
-      version = current;
-    }
+    if (commits.changed()) rows.clear();
   });
 
   return {
@@ -97,6 +93,9 @@ export function withPreparedUriLookup(store: MetadataStore, databaseFile: string
       rows.set(key, row ?? NOT_FOUND);
       return row;
     },
-    close,
+    close() {
+      commits.close();
+      close();
+    },
   };
 }
