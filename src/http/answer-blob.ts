@@ -12,6 +12,7 @@ import { sha256DigestField, wantsSha256 } from "./digest-fields.js";
 import { parseETag } from "./etag.js";
 import { formatHttpDate } from "./http-date.js";
 import { evaluatePreconditions, ifRangeAllows } from "./preconditions.js";
+import { CONTENT_CORS_HEADERS } from "./middleware/cors.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./range.js";
 
 /**
@@ -109,7 +110,10 @@ export async function serveBlob(
   open: OpenBlob,
   extraHeaders?: ResponseHeaders,
 ): Promise<Response> {
-  const { status, headers, range, multipart } = answerBlob(request.method, (name) => request.headers.get(name), entity, extraHeaders);
+  const answer = answerBlob(request.method, (name) => request.headers.get(name), entity, extraHeaders);
+  const { status, range, multipart } = answer;
+  // Which headers a script may read: the CORS middleware adds the origin and keeps this list.
+  const headers = { ...answer.headers, "access-control-expose-headers": CONTENT_CORS_HEADERS["access-control-expose-headers"] };
   const send = request.method === "GET" && status !== 304;
   if (multipart) return new Response(send ? multipart.stream(open) : null, { status, headers });
   // An empty blob has nothing to stream, so storage isn't touched.

@@ -4,7 +4,11 @@ import { MAX_RANGES } from "../../src/http/range.js";
 import { DEFAULT_CACHE_CONTROL, serveBlob } from "../../src/http/answer-blob.js";
 import type { BlobEntity, OpenBlob } from "../../src/http/blob-entity.js";
 import { formatHttpDate, parseHttpDate } from "../../src/http/http-date.js";
+import { CONTENT_EXPOSE_HEADERS } from "../../src/http/middleware/cors.js";
 import type { ByteRange } from "../../src/storage/blob-store.js";
+
+/** What every content answer lets a script read (CORS). */
+const CONTENT_EXPOSE = CONTENT_EXPOSE_HEADERS.join(",");
 
 // Binary content on purpose (includes CR, LF, NUL and high bytes) so framing bugs can't hide.
 const DATA = Uint8Array.from({ length: 100 }, (_, i) => (i * 37 + 13) % 256);
@@ -119,6 +123,7 @@ describe("serveBlob: full responses", () => {
       "content-type": "application/octet-stream",
       "content-length": "100",
       "cache-control": DEFAULT_CACHE_CONTROL,
+      "access-control-expose-headers": CONTENT_EXPOSE,
     });
     expect(await bodyBytes(res)).toEqual(DATA);
     expect(blob.calls).toEqual([undefined]);
@@ -468,6 +473,7 @@ describe("serveBlob: If-None-Match and If-Modified-Since", () => {
       "last-modified": LAST_MODIFIED_HTTP,
       "cache-control": DEFAULT_CACHE_CONTROL,
       vary: "Authorization",
+      "access-control-expose-headers": CONTENT_EXPOSE,
     });
     expect(res.body).toBeNull();
     expect(blob.calls).toEqual([]);

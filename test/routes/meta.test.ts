@@ -2,6 +2,7 @@
 import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cmsClient } from "../helpers/cms-client.js";
 import { getRaw } from "../helpers/host-request.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
@@ -91,6 +92,29 @@ describe("meta endpoints", () => {
       );
       expect(res.headers.get("x-request-id")).toBeTruthy();
     }
+  });
+
+  it("exposes on a content answer the headers a content answer carries, and no others", async () => {
+    // The full list is ~330 bytes on every answer of the hottest path, naming Location, tus and
+    // auth headers a content answer never has (exposing an absent header does nothing).
+    const { resourceURI } = await cmsClient(app, "t").create({ resourceName: "a.txt" }, "abcdef");
+    const contentExposes = ["etag", "content-range", "content-disposition", "accept-ranges", "x-request-id", "repr-digest", "content-digest"];
+    for (const headers of [{}, { range: "bytes=0-1" }, { "want-content-digest": "sha-256" }] as Record<string, string>[]) {
+      const res = await fetch(app.url(`/cms/v1.0/getData/${resourceURI}`), { headers: { origin: "https://app.example", ...headers } });
+      expect(res.ok).toBe(true);
+      expect(res.headers.get("access-control-allow-origin")).toBe("*");
+      expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",").sort()).toEqual([...contentExposes].sort());
+      for (const [name] of res.headers) {
+        const safelisted = ["cache-control", "content-language", "content-length", "content-type", "expires", "last-modified", "pragma"];
+        if (!name.startsWith("access-control-") && !safelisted.includes(name) && !["x-content-type-options", "content-security-policy", "date", "connection", "keep-alive"].includes(name)) {
+          expect(contentExposes, `${name} is on a content answer`).toContain(name);
+        }
+      }
+    }
+    // A refused content request is the API's problem answer: the full list.
+    const missing = await fetch(app.url("/cms/v1.0/getData/nope-t/a.txt"));
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("access-control-expose-headers")?.toLowerCase()).toContain("retry-after");
   });
 
   it("answers unknown routes with a 404 problem", async () => {

@@ -12,7 +12,7 @@
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
-import { API_CORS, corsResponseHeaders } from "../../http/middleware/cors.js";
+import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
 import { isPlainRequest, plainHeads } from "../../http/plain-heads.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { API_PREFIX } from "../../routes/meta.js";
@@ -22,7 +22,6 @@ import type { Services } from "../../services/index.js";
 import { bunApi } from "./bun-api.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
-const CORS_HEADERS = corsResponseHeaders(API_CORS);
 const EMPTY = new Uint8Array(0);
 const NO_FIELD = () => undefined;
 const KNOWN_FILES = 4096;
@@ -65,7 +64,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
    */
   const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
     const { headers } = answerBlob("GET", NO_FIELD, content.serve(row, host).entity);
-    return new Headers({ ...headers, ...CORS_HEADERS });
+    return new Headers({ ...headers, ...CONTENT_CORS_HEADERS });
   });
 
   /** The status and headers of `row`'s answer, and the range sent (null: the app answers). */
@@ -78,7 +77,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     }
     const result = answerBlob(req.method, header, content.serve(row, req.headers.get("host") ?? undefined).entity);
     if (result.multipart) return null;
-    return { status: result.status, headers: { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId }, range: result.range };
+    return { status: result.status, headers: { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId }, range: result.range };
   }
 
   async function answer(req: Request, row: ResourceRow, requestId: string): Promise<Response | null> {

@@ -17,7 +17,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
 import type { Logger } from "../../lib/logger.js";
-import { API_CORS, corsResponseHeaders } from "../../http/middleware/cors.js";
+import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import { isPlainRequest, plainHeads } from "../../http/plain-heads.js";
 import { API_PREFIX } from "../../routes/meta.js";
@@ -27,7 +27,6 @@ import type { Services } from "../../services/index.js";
 import { sendFile } from "./send-file.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
-const CORS_HEADERS = corsResponseHeaders(API_CORS);
 const NO_FIELD = () => undefined;
 
 export interface FastGetDeps {
@@ -47,7 +46,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
   /** A plain GET's head for `row` as [name, value, …] without the request id, in the order `decide` gives. */
   const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
     const { headers } = answerBlob("GET", NO_FIELD, content.serve(row, host).entity);
-    return [...Object.entries(headers), ...Object.entries(CORS_HEADERS)].flat();
+    return [...Object.entries(headers), ...Object.entries(CONTENT_CORS_HEADERS)].flat();
   });
 
   /** The head of `row`'s answer, or null when the app must give it. Writes nothing. */
@@ -62,7 +61,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     }
     const result = answerBlob(req.method as string, header, content.serve(row, req.headers.host).entity);
     if (result.multipart) return null;
-    const headers = { ...result.headers, ...CORS_HEADERS, "x-request-id": requestId };
+    const headers = { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId };
     const start = result.range?.start ?? 0;
     const length = sent && result.status !== 304 ? (result.range ? result.range.end - start + 1 : row.size) : 0;
     return { status: result.status, headers, start, length };
