@@ -15,9 +15,9 @@ import { createNodeServer } from "./server.js";
 import { createServerDeps } from "./deps.js";
 import { isPrimaryOf, runPrimary, workerCount, workerSlot } from "./workers.js";
 
-/** Workers share the primary's stdout: each write must stay within PIPE_BUF (4096 bytes ≥ 3 × 1365 UTF-16 units). */
-const WORKER_BATCH_CHARS = 1365;
-const stdout = batchedLines((chunk) => process.stdout.write(chunk), cluster.isWorker ? WORKER_BATCH_CHARS : undefined);
+/** Workers share the primary's stdout: each write must stay within PIPE_BUF. */
+const PIPE_BUF = 4096;
+const stdout = batchedLines((chunk) => process.stdout.write(chunk), cluster.isWorker ? PIPE_BUF : undefined);
 // Every way out (process.exit included) writes what is still pending; stdout is synchronous here.
 process.on("exit", stdout.flush);
 
