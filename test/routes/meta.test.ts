@@ -95,7 +95,7 @@ describe("meta endpoints", () => {
   });
 
   it("exposes on a content answer the headers a content answer carries, and no others", async () => {
-    // The full list is ~330 bytes on every answer of the hottest path, naming Location, tus and
+    // The full list is a 288-byte header line on every answer of the hottest path, naming Location, tus and
     // auth headers a content answer never has (exposing an absent header does nothing).
     const { resourceURI } = await cmsClient(app, "t").create({ resourceName: "a.txt" }, "abcdef");
     const contentExposes = ["etag", "content-range", "content-disposition", "accept-ranges", "x-request-id", "repr-digest", "content-digest"];

@@ -36,9 +36,9 @@ export const API_CORS: CorsOptions = {
 
 /**
  * What a content answer (a blob's 200, 206 or 304, answerBlob) can carry beyond the CORS-safelisted
- * headers. Content answers expose these alone: the API's whole list is ≈ 330 bytes on every answer
- * of the hottest path, and the longer head cost ≈ 9 % of a bare node:http server's 4 KiB answers
- * (bench/NOTES.md, fifth pass).
+ * headers. Content answers expose these alone: the API's whole list made a 288-byte header line on
+ * every answer of the hottest path, and the longer head cost ≈ 9 % of a bare node:http server's
+ * 4 KiB answers (bench/NOTES.md, fifth pass).
  */
 export const CONTENT_EXPOSE_HEADERS = ["ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "X-Request-Id", "Repr-Digest", "Content-Digest"];
 
