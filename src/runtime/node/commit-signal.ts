@@ -40,23 +40,21 @@ function walIndexSignal(db: Database.Database, databaseFile: string): CommitSign
   } catch {
     return null; // exclusive locking mode keeps the index in memory
   }
-  const seen = Buffer.alloc(HEADER_BYTES);
   const now = Buffer.alloc(HEADER_BYTES);
   const read = () => readSync(fd, now, 0, HEADER_BYTES, 0) === HEADER_BYTES;
   if (!read() || (now.readUInt32LE(0) !== WAL_INDEX_VERSION && now.readUInt32BE(0) !== WAL_INDEX_VERSION)) {
     closeSync(fd);
     return null;
   }
-  let first = true;
+  // All zeros is no header (its first field is the version), so the first call reads as a change.
+  const seen = Buffer.alloc(HEADER_BYTES);
   return {
     source: "wal-index",
     changed() {
       // A short read (the file truncated under us) counts as a change: the next read decides again.
-      const complete = read();
-      if (!first && complete && now.equals(seen)) return false;
-      first = false;
-      if (complete) now.copy(seen);
-      else seen.fill(0);
+      if (!read()) seen.fill(0);
+      else if (now.equals(seen)) return false;
+      else now.copy(seen);
       return true;
     },
     close: () => closeSync(fd),
@@ -65,14 +63,12 @@ function walIndexSignal(db: Database.Database, databaseFile: string): CommitSign
 
 function dataVersionSignal(db: Database.Database): CommitSignal {
   const dataVersion = db.prepare("PRAGMA data_version").raw(true);
-  let seen: unknown;
-  let first = true;
+  let seen: unknown; // data_version is a number: the first call reads as a change
   return {
     source: "data_version",
     changed() {
       const current = (dataVersion.get() as unknown[])[0];
-      if (!first && current === seen) return false;
-      first = false;
+      if (current === seen) return false;
       seen = current;
       return true;
     },
