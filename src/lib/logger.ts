@@ -58,7 +58,7 @@ const startsWithDigit = (key: string) => key.charCodeAt(0) >= 48 && key.charCode
  * ≈ 40 µs on Node (bench/NOTES.md, fourth pass: small files).
  */
 function flatLine(time: string, level: string, msg: string, fields: LogFields | undefined): string | undefined {
-  let line = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`;
+  let line = `{"time":"${time}","level":"${level}","msg":${jsonString(msg)}`;
   if (fields) for (const key of Object.keys(fields)) {
     const value = fields[key];
     const type = typeof value;
@@ -69,10 +69,20 @@ function flatLine(time: string, level: string, msg: string, fields: LogFields | 
       quoted = `,${JSON.stringify(key)}:`;
       if (quotedKeys.size < 1024) quotedKeys.set(key, quoted); // field names are the code's, not input
     }
-    line += quoted + JSON.stringify(value);
+    line += quoted + (type === "string" ? jsonString(value as string) : type === "number" ? jsonNumber(value as number) : value ? "true" : "false");
   }
   return `${line}}`;
 }
+
+/** What JSON.stringify must escape: quote, backslash, control characters; surrogates (a lone one is escaped). */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+/**
+ * JSON.stringify of a string, without calling it for the common string that needs no escape: one
+ * call per field was most of a line's cost on Bun (15 % of a 4 KiB getData's profile; bench/NOTES.md).
+ */
+const jsonString = (value: string) => (NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`);
+/** JSON.stringify of a number: its shortest round-trip text, or null when it is not finite. */
+const jsonNumber = (value: number) => (Number.isFinite(value) ? String(value) : "null");
 
 const isObject = (value: unknown) => typeof value === "object" && value !== null;
 

@@ -1,4 +1,5 @@
 /** The JSON logger: one parseable object per line, errors serialised, levels filtered. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/lib/logger.js";
 
@@ -29,6 +30,19 @@ describe("createJsonLogger", () => {
     for (const fields of cases) logger.info("request", fields);
     logger.info("no fields");
     expect(lines).toEqual([...cases.map((fields) => JSON.stringify({ time, level: "info", msg: "request", ...fields })), JSON.stringify({ time, level: "info", msg: "no fields" })]);
+  });
+
+  it("writes what JSON.stringify gives for any string, number or boolean field (escapes, lone surrogates, non-finite numbers)", () => {
+    const { logger, lines } = capture();
+    const time = "2026-11-23T03:00:00.000Z";
+    const value = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: fc.constantFrom("a", '"', "\\", "\n", "\u0000", "\u001f", "\u007f", "\ud800", "\udc00", "é", "\u2028") }), fc.double(), fc.integer(), fc.boolean());
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), fc.dictionary(fc.stringMatching(/^[a-z][a-zA-Z]{0,8}$/), value), (msg, fields) => {
+        logger.info(msg, fields);
+        expect(lines.at(-1)).toBe(JSON.stringify({ time, level: "info", msg, ...fields }));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it("stamps each line with the current time by default, to the millisecond", async () => {

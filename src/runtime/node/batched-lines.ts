@@ -26,9 +26,12 @@ export function batchedLines(write: (chunk: Uint8Array) => void, maxBatchBytes =
   };
 
   const line = (text: string) => {
-    const bytes = Buffer.byteLength(text) + 1;
-    if (used > 0 && used + bytes > maxBatchBytes) flush();
-    if (bytes > maxBatchBytes) return write(Buffer.from(`${text}\n`));
+    // A UTF-16 unit is at most 3 UTF-8 bytes: a line that surely fits needs no byteLength pass.
+    if (used + text.length * 3 + 1 > maxBatchBytes) {
+      const bytes = Buffer.byteLength(text) + 1;
+      if (used > 0 && used + bytes > maxBatchBytes) flush();
+      if (bytes > maxBatchBytes) return write(Buffer.from(`${text}\n`));
+    }
     used += batch.write(text, used);
     batch[used++] = 0x0a;
     if (used >= maxBatchBytes) flush();
