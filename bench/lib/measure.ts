@@ -7,6 +7,13 @@ export interface WrkTarget {
   name: string;
   url: string;
   server: Server;
+  /**
+   * Starts a new process of this server. Given, each round after the first measures a fresh process
+   * (stopped, started, warmed up): two processes of the same build differed by up to 25 % in req/s
+   * for their whole life (bench/NOTES.md, sixth pass), so a target measured in one process carries
+   * that process's luck into every round and every ratio.
+   */
+  restart?: () => Promise<Server>;
 }
 
 export interface Sample extends WrkResult {
@@ -28,14 +35,20 @@ export interface WrkPlan {
   firstRunLabel?: number;
 }
 
-/** Warm each target up once, then `runs` interleaved rounds. Returns the samples per target, in run order. */
+/** Warm each target up once, then `runs` interleaved rounds (a fresh process per round where a target can restart). Returns the samples per target, in run order. */
 export async function measureInterleaved(targets: WrkTarget[], plan: WrkPlan): Promise<Map<string, Sample[]>> {
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
-  for (const target of targets) {
-    if (plan.warmupSec <= 0) break;
-    await runWrk({ url: target.url, connections: plan.connections, durationSec: plan.warmupSec, timeoutSec: plan.timeoutSec, lua: plan.lua, workDir: plan.workDir });
-  }
+  const warmUp = (target: WrkTarget) =>
+    runWrk({ url: target.url, connections: plan.connections, durationSec: plan.warmupSec, timeoutSec: plan.timeoutSec, lua: plan.lua, workDir: plan.workDir });
+  for (const target of targets) if (plan.warmupSec > 0) await warmUp(target);
   await interleave(targets, plan.runs, async (target, run) => {
+    if (run > 0 && target.restart && !target.server.exited()) {
+      const path = target.url.slice(target.server.url.length);
+      await target.server.stop();
+      target.server = await target.restart();
+      target.url = `${target.server.url}${path}`;
+      if (plan.warmupSec > 0) await warmUp(target);
+    }
     const gone = () => {
       const info = target.server.exited();
       return info ? `${target.name} had exited (code ${info.code}, signal ${info.signal}): run ${run + (plan.firstRunLabel ?? 1)} skipped` : null;

@@ -53,16 +53,38 @@ function appVariants(ctx: Context, variants: AppVariant[]): AppVariant[] {
   return variants.filter((v) => v.runtime === "node" || ctx.bun !== null);
 }
 
-async function startAll(starters: (() => Promise<Server>)[]): Promise<Server[]> {
+/**
+ * Starts each server once, one at a time (start-up is CPU-heavy and the machine has 2 cores), and
+ * keeps how: `restart(name)` is what starts another process of it, for a fresh process per round
+ * (measure.ts). Every process started either way is in `servers`, for the final stop.
+ */
+async function startAll(starters: (() => Promise<Server>)[]) {
   const servers: Server[] = [];
+  const startOf = new Map<string, () => Promise<Server>>();
   try {
-    // One at a time: start-up is CPU-heavy and the machine has 2 cores.
-    for (const start of starters) servers.push(await start());
+    for (const start of starters) {
+      const server = await start();
+      servers.push(server);
+      startOf.set(server.name, start);
+    }
   } catch (err) {
     await Promise.all(servers.map((s) => s.stop()));
     throw err;
   }
-  return servers;
+  const restart = (name: string) => {
+    const start = startOf.get(name) as () => Promise<Server>;
+    return async () => {
+      const server = await start();
+      servers.push(server);
+      return server;
+    };
+  };
+  /** A target served by the server `name` at `path`, measured in a fresh process each round. */
+  const target = (name: string, path: string, as = name): WrkTarget => {
+    const server = [...servers].reverse().find((s) => s.name === name) as Server; // its latest process
+    return { name: as, url: `${server.url}${path}`, server, restart: restart(name) };
+  };
+  return { servers, has: (name: string) => startOf.has(name), target };
 }
 
 const pickRps = (s: Sample) => s.rps;
@@ -87,7 +109,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     { runtime: "bun", noCache: true },
   ]);
   log("scenario 1/6: small files (4 KiB) — starting servers");
-  const servers = await startAll([
+  const { servers, has, target } = await startAll([
     () => startBare(ctx, "node", { BARE_MODE: "mem", FILE: small.path }, "node-mem"),
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: small.path }, "node-fs"),
     () =>
@@ -102,18 +124,14 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     ...variants.map((v) => () => startApp(ctx, v, data)),
   ]);
   try {
-    const byName = new Map(servers.map((s) => [s.name, s]));
     const appPath = getDataPath(data.small.resourceURI);
     const targets: WrkTarget[] = [
       { name: "nginx", url: `${ctx.nginx.url}/${small.name}`, server: ctx.nginx },
-      { name: "node-mem", url: `${byName.get("node-mem")?.url}/f`, server: byName.get("node-mem") as Server },
-      { name: "node-fs", url: `${byName.get("node-fs")?.url}/f`, server: byName.get("node-fs") as Server },
-      { name: "hono-static", url: `${byName.get("hono-static")?.url}/${small.name}`, server: byName.get("hono-static") as Server },
-      ...(byName.has("bun-mem") ? [{ name: "bun-mem", url: `${byName.get("bun-mem")?.url}/f`, server: byName.get("bun-mem") as Server }] : []),
-      ...variants.map((v) => {
-        const server = byName.get(appName(v)) as Server;
-        return { name: appName(v), url: `${server.url}${appPath}`, server };
-      }),
+      target("node-mem", "/f"),
+      target("node-fs", "/f"),
+      target("hono-static", `/${small.name}`),
+      ...(has("bun-mem") ? [target("bun-mem", "/f")] : []),
+      ...variants.map((v) => target(appName(v), appPath)),
     ];
     const checked = await verifyAll(targets, { sha256: small.sha256 });
     log(`scenario 1/6: measuring ${checked.passed.length} servers × ${ctx.options.runs} runs`);
@@ -189,22 +207,18 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
   const { large } = ctx.fixtures;
   const variants = appVariants(ctx, [{ runtime: "node" }, { runtime: "bun" }]);
   log("scenario 2/6: large file (256 MiB) — starting servers");
-  const servers = await startAll([
+  const { servers, has, target } = await startAll([
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: large.path }, "node-stream"),
     ...(ctx.bun ? [() => startBare(ctx, "bun", { BARE_MODE: "file", FILE: large.path }, "bun-file")] : []),
     ...variants.map((v) => () => startApp(ctx, v, data)),
   ]);
   try {
-    const byName = new Map(servers.map((s) => [s.name, s]));
     const appPath = getDataPath(data.large.resourceURI);
     const full: WrkTarget[] = [
       { name: "nginx", url: `${ctx.nginx.url}/${large.name}`, server: ctx.nginx },
-      { name: "node-stream", url: `${byName.get("node-stream")?.url}/f`, server: byName.get("node-stream") as Server },
-      ...(byName.has("bun-file") ? [{ name: "bun-file", url: `${byName.get("bun-file")?.url}/f`, server: byName.get("bun-file") as Server }] : []),
-      ...variants.map((v) => {
-        const server = byName.get(appName(v)) as Server;
-        return { name: appName(v), url: `${server.url}${appPath}`, server };
-      }),
+      target("node-stream", "/f"),
+      ...(has("bun-file") ? [target("bun-file", "/f")] : []),
+      ...variants.map((v) => target(appName(v), appPath)),
     ];
     const checkedFull = await verifyAll(full, { sha256: large.sha256 });
     log(`scenario 2/6: full downloads, ${checkedFull.passed.length} servers × ${ctx.options.runs} runs`);
@@ -222,7 +236,7 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     // Bun.file in a fetch handler ignores Range.
     const probe = { start: 123_457, end: 123_457 + 64 * KiB - 1 };
     const checkedRanges = await verifyAll(
-      full.filter((t) => t.name !== "bun-file").map((t) => ({ ...t, name: t.name === "node-stream" ? "node-range" : t.name })),
+      full.filter((t) => t.name !== "bun-file").map((t) => (t.name === "node-stream" ? target("node-stream", "/f", "node-range") : { ...t })),
       { sha256: sliceSha256(large.path, probe.start, probe.end), status: 206, range: `bytes=${probe.start}-${probe.end}` },
     );
     log(`scenario 2/6: random 64 KiB ranges, ${checkedRanges.passed.length} servers × ${ctx.options.runs} runs`);
