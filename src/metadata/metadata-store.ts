@@ -72,6 +72,11 @@ export interface MetadataStore {
   /** Deleted rows included: callers decide what a deleted resource means for them. */
   findByUid(uid: string): Promise<ResourceRow | null>;
   findByUri(context: string, path: string): Promise<ResourceRow | null>;
+  /**
+   * findByUri without a promise, where the store can look up synchronously (the prepared read
+   * connection of Node and Bun): the fast paths then answer a cached blob in the same call.
+   */
+  findByUriNow?(context: string, path: string): ResourceRow | null;
   /** Live files of a package, by path. */
   children(parentUid: string): Promise<ResourceRow[]>;
   /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */

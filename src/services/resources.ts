@@ -78,6 +78,13 @@ export const live = (row: ResourceRow | null, what: string): ResourceRow => {
   return row;
 };
 
+/** getData's tenant confinement: false when the URI's context is no resource UID (nothing is there). */
+function mayLookUp(context: string, principal: Principal): boolean {
+  const parsed = parseUid(context);
+  if (parsed) assertTenant(principal, parsed.tenantId);
+  return Boolean(parsed);
+}
+
 /** Tenant confinement, then the role and ownership rule for update/lock/unlock/delete. */
 export function assertMayModify(principal: Principal, row: ResourceRow): void {
   assertTenant(principal, row.tenantId);
@@ -163,9 +170,14 @@ export function createResourceService(deps: ResourceServiceDeps) {
 
     /** The live resource at `<context>/<path>` (getData). */
     async findByUri(context: string, path: string, principal: Principal): Promise<ResourceRow> {
-      const parsed = parseUid(context);
-      if (parsed) assertTenant(principal, parsed.tenantId);
-      return live(parsed ? await store.findByUri(context, path) : null, `${context}/${path}`);
+      return live(mayLookUp(context, principal) ? await store.findByUri(context, path) : null, `${context}/${path}`);
+    },
+
+    /** findByUri in the same call, where the store looks up synchronously (store.findByUriNow); undefined elsewhere. */
+    findByUriNow(context: string, path: string, principal: Principal): ResourceRow | undefined {
+      const { findByUriNow } = store;
+      if (!findByUriNow) return undefined;
+      return live(mayLookUp(context, principal) ? findByUriNow(context, path) : null, `${context}/${path}`);
     },
 
     /** The live resource with this UID. */

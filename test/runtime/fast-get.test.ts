@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, request, type RequestListener, type
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bunFastGet } from "../../src/runtime/bun/fast-get.js";
 import { withFastGet } from "../../src/runtime/node/fast-get.js";
 import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
 import type { FsBlobStore } from "../../src/storage/drivers/fs.js";
@@ -325,5 +326,43 @@ describe("getData fast path from blob files (not in memory)", () => {
     expect(servers.fallbacks).toBe(before);
     await expect.poll(openFds).toBeLessThanOrEqual(fdsBefore);
     expect(app.unhandledErrors()).toEqual([]);
+  });
+});
+
+describe("a cached row and blob are answered in the request's own call (no promise in between)", () => {
+  let path: string;
+  beforeAll(async () => {
+    path = `/cms/v1.0/getData/${await create("sync.txt", "answered at once")}`;
+    await answer(servers.plainUrl, path); // the app's read fills the row and blob caches
+  });
+
+  it("Node: the head is sent before the request listener returns; a blob not in memory waits for its file", async () => {
+    const sentInCall: boolean[] = [];
+    const fast = withFastGet({ services: app.services, logger: app.deps.logger, anonymousRead: true }, getRequestListener(app.app.fetch));
+    const server = createServer((req, res) => {
+      fast(req, res);
+      sentInCall.push(res.headersSent);
+    });
+    const url = await listen(server);
+    try {
+      expect(await answer(url, path)).toMatchObject({ status: 200, body: "answered at once" });
+      (app.deps.blobs as CachedBlobStore).clear();
+      expect(await answer(url, path)).toMatchObject({ status: 200, body: "answered at once" });
+      expect(sentInCall).toEqual([true, false]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("Bun: the handler returns the Response itself, not a promise of it", async () => {
+    const fast = bunFastGet({ services: app.services, anonymousRead: true, cachedUpTo: 64 * 1024 });
+    await answer(servers.plainUrl, path); // cached again after the test above cleared it
+    const res = fast(new Request(`http://127.0.0.1${path}`), "req-1");
+    expect(res).toBeInstanceOf(Response);
+    expect(await (res as Response).text()).toBe("answered at once");
+    expect((res as Response).headers.get("x-request-id")).toBe("req-1");
+    // A URI that is not there: null in the same call too (the app answers the 404).
+    expect(fast(new Request("http://127.0.0.1/cms/v1.0/getData/nope-t/x.txt"), "req-2")).toBeNull();
   });
 });

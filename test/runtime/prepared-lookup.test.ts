@@ -48,35 +48,44 @@ const row = (uid: string, over: Partial<NewResourceRow> = {}): NewResourceRow =>
 });
 
 describe.each([
-  ["cached", 10_000],
-  ["uncached (CMS_ROW_CACHE_ROWS=0)", 0],
-])("%s getData lookup", (_mode, cacheRows) => {
+  ["cached", 10_000, "findByUri"],
+  ["cached", 10_000, "findByUriNow"],
+  ["uncached (CMS_ROW_CACHE_ROWS=0)", 0, "findByUri"],
+  ["uncached (CMS_ROW_CACHE_ROWS=0)", 0, "findByUriNow"],
+] as const)("%s getData lookup through %s", (_mode, cacheRows, via) => {
   let lookup: ReturnType<typeof withPreparedUriLookup>;
   beforeEach(() => {
     lookup = open(cacheRows);
   });
+  /** The lookup under test: the promise, or the synchronous one the fast paths use (no await needed). */
+  const find = (context: string, path: string) => {
+    if (via === "findByUri") return lookup.findByUri(context, path);
+    const found = lookup.findByUriNow?.(context, path);
+    if (found === undefined) throw new Error("the prepared lookup has no synchronous findByUriNow");
+    return found;
+  };
 
   it("returns exactly the store's row, and null for an unknown URI", async () => {
     await store.insert(row("id0001-t"));
-    expect(await lookup.findByUri("id0001-t", "a.txt")).toEqual(await store.findByUri("id0001-t", "a.txt"));
-    expect(await lookup.findByUri("id0001-t", "b.txt")).toBeNull();
+    expect(await find("id0001-t", "a.txt")).toEqual(await store.findByUri("id0001-t", "a.txt"));
+    expect(await find("id0001-t", "b.txt")).toBeNull();
   });
 
   it("sees this process's writes from the next turn on: create after a miss, delete after a hit", async () => {
-    expect(await lookup.findByUri("id0002-t", "a.txt")).toBeNull(); // cached as missing
+    expect(await find("id0002-t", "a.txt")).toBeNull(); // cached as missing
     await store.insert(row("id0002-t"));
     await nextTurn();
-    const found = await lookup.findByUri("id0002-t", "a.txt");
+    const found = await find("id0002-t", "a.txt");
     expect(found?.deletedAt).toBeNull();
 
     await store.purge("id0002-t", 5000);
     await nextTurn();
-    expect(await lookup.findByUri("id0002-t", "a.txt")).toBeNull();
+    expect(await find("id0002-t", "a.txt")).toBeNull();
   });
 
   it("sees another connection's commit (another process) from the next turn on", async () => {
     await store.insert(row("id0003-t"));
-    expect((await lookup.findByUri("id0003-t", "a.txt"))?.size).toBe(1);
+    expect((await find("id0003-t", "a.txt"))?.size).toBe(1);
     const other = new Database(file);
     try {
       other.prepare("UPDATE resources SET size = 42, deleted_at = 7 WHERE uid = ?").run("id0003-t");
@@ -84,21 +93,21 @@ describe.each([
       other.close();
     }
     await nextTurn();
-    expect(await lookup.findByUri("id0003-t", "a.txt")).toMatchObject({ size: 42, deletedAt: expect.anything() });
+    expect(await find("id0003-t", "a.txt")).toMatchObject({ size: 42, deletedAt: expect.anything() });
   });
 
   it("hands out rows no caller can change for the next one", async () => {
     await store.insert(row("id0004-t"));
-    const found = await lookup.findByUri("id0004-t", "a.txt");
+    const found = await find("id0004-t", "a.txt");
     expect(Object.isFrozen(found)).toBe(true);
   });
 
   it("lets this process's writer commit while a turn's snapshot is open, and sees it from the next turn", async () => {
     await store.insert(row("id0005-t"));
-    expect((await lookup.findByUri("id0005-t", "a.txt"))?.size).toBe(1); // snapshot of this turn held
+    expect((await find("id0005-t", "a.txt"))?.size).toBe(1); // snapshot of this turn held
     await store.purge("id0005-t", 5000); // through this process's writer: must not meet SQLITE_BUSY
     await nextTurn();
-    expect(await lookup.findByUri("id0005-t", "a.txt")).toBeNull();
+    expect(await find("id0005-t", "a.txt")).toBeNull();
   });
 });
 

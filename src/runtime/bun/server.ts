@@ -52,15 +52,39 @@ export function serveBun(started: Bootstrapped): void {
     cachedUpTo: config.CMS_BLOB_CACHE_BYTES > 0 ? config.CMS_BLOB_CACHE_ENTRY_BYTES : -1,
   });
 
-  /** The answer, and whether the fast path gave it (the access log says so). */
-  async function answer(req: Request, requestId: string): Promise<{ res: Response; fastPath?: true }> {
+  const failed = (err: unknown) => {
+    logger.error("unhandled error", { err });
+    return internalError();
+  };
+
+  /** The fast path's answer once it settles, else the app's (`fastPath` in the access log says which). */
+  async function answerLater(req: Request, fastAnswer: Promise<Response | null> | null, start: number): Promise<Response> {
+    let res: Response | null;
+    let fastPath: true | undefined;
     try {
-      const fastAnswer = await fast(req, requestId);
-      return fastAnswer ? { res: fastAnswer, fastPath: true } : { res: sized(await app.fetch(req)) };
+      res = await fastAnswer;
+      if (res) fastPath = true;
+      else res = sized(await app.fetch(req));
     } catch (err) {
-      logger.error("unhandled error", { err });
-      return { res: internalError() };
+      res = failed(err);
     }
+    return logged(req, res, start, fastPath);
+  }
+
+  /** Writes the access-log line of `res` and returns it. */
+  function logged(req: Request, res: Response, start: number, fastPath: true | undefined): Response {
+    const path = req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2));
+    const query = path.indexOf("?");
+    logger.info("request", {
+      // The app settles the id the same way and echoes it; this is the one the client sees.
+      requestId: res.headers.get("x-request-id") ?? undefined,
+      method: req.method,
+      path: query < 0 ? path : path.slice(0, query),
+      status: res.status,
+      durationMs: Math.round((performance.now() - start) * 100) / 100,
+      fastPath,
+    });
+    return res;
   }
 
   let server: ReturnType<ReturnType<typeof bunApi>["serve"]>;
@@ -70,26 +94,17 @@ export function serveBun(started: Bootstrapped): void {
       port: config.CMS_PORT,
       idleTimeout: IDLE_TIMEOUT_S,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-      async fetch(req) {
-        const began = performance.now();
-        const { res, fastPath } = await answer(req, requestIdFrom(req.headers.get("x-request-id")));
-        const path = req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2));
-        const query = path.indexOf("?");
-        logger.info("request", {
-          // The app settles the id the same way and echoes it; this is the one the client sees.
-          requestId: res.headers.get("x-request-id") ?? undefined,
-          method: req.method,
-          path: query < 0 ? path : path.slice(0, query),
-          status: res.status,
-          durationMs: Math.round((performance.now() - began) * 100) / 100,
-          fastPath,
-        });
-        return res;
+      // Not async: a fast answer given in this call goes back to Bun without a promise.
+      fetch(req) {
+        const start = performance.now();
+        try {
+          const fastAnswer = fast(req, requestIdFrom(req.headers.get("x-request-id")));
+          return fastAnswer instanceof Response ? logged(req, fastAnswer, start, true) : answerLater(req, fastAnswer, start);
+        } catch (err) {
+          return logged(req, failed(err), start, undefined);
+        }
       },
-      error(err) {
-        logger.error("unhandled error", { err });
-        return internalError();
-      },
+      error: failed,
     });
   } catch (err) {
     fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${(err as { code?: string }).code ?? (err as Error).message}`));

@@ -72,7 +72,7 @@ function openReadConnection(databaseFile: string) {
 /** `cacheRows`: rows kept (URIs looked up, found or not), least recently used evicted first; 0 = none. */
 export function withPreparedUriLookup(store: MetadataStore, databaseFile: string, cacheRows: number): MetadataStore & { close(): void } {
   const { db, lookup, close } = openReadConnection(databaseFile);
-  if (cacheRows === 0) return { ...store, findByUri: async (context, path) => lookup(context, path), close };
+  if (cacheRows === 0) return { ...store, findByUri: async (context, path) => lookup(context, path), findByUriNow: lookup, close };
 
   const commits = commitSignal(db, databaseFile);
   // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.
@@ -82,17 +82,19 @@ export function withPreparedUriLookup(store: MetadataStore, databaseFile: string
     if (commits.changed()) rows.clear();
   });
 
+  const findByUriNow = (context: string, path: string) => {
+    revalidate();
+    const key = `${context}\n${path}`;
+    const cached = rows.get(key);
+    if (cached !== undefined) return cached === NOT_FOUND ? null : cached;
+    const row = lookup(context, path);
+    rows.set(key, row ?? NOT_FOUND);
+    return row;
+  };
   return {
     ...store,
-    async findByUri(context, path) {
-      revalidate();
-      const key = `${context}\n${path}`;
-      const cached = rows.get(key);
-      if (cached !== undefined) return cached === NOT_FOUND ? null : cached;
-      const row = lookup(context, path);
-      rows.set(key, row ?? NOT_FOUND);
-      return row;
-    },
+    findByUri: async (context, path) => findByUriNow(context, path),
+    findByUriNow,
     close() {
       commits.close();
       close();
