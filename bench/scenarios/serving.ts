@@ -19,7 +19,7 @@ import {
 import { type Sample, type WrkTarget, fmtRatio, measureInterleaved, metric, ratio, table, wrkTable } from "../lib/measure.js";
 import { type Server, startServer } from "../lib/proc.js";
 import type { Report } from "../lib/report.js";
-import { KiB, fmtSummary, log } from "../lib/util.js";
+import { KiB, fmtSummary, http, log } from "../lib/util.js";
 import { rangeLua } from "../lib/wrk.js";
 
 interface ServeData {
@@ -27,6 +27,18 @@ interface ServeData {
   database: string;
   small: Created;
   large: Created;
+  /** The service's head for a plain GET of the small resource, and for a 64 KiB range of the large one (APP_HEAD of the "+head" references). */
+  smallHead: string;
+  rangeHead: string;
+}
+
+/** Fields of every answer (date, length, range) or of one (the request id): the bare servers set their own. */
+const PER_ANSWER = new Set(["date", "content-length", "content-range", "x-request-id", "connection", "keep-alive"]);
+
+/** The head the service sends for `url`, less the per-answer fields, as APP_HEAD for a bare server. */
+async function headOf(url: string, range?: string): Promise<string> {
+  const res = await http(url, { headers: range ? { range } : {} });
+  return JSON.stringify(Object.fromEntries(Object.entries(res.headers).filter(([name, value]) => !PER_ANSWER.has(name) && typeof value === "string")));
 }
 
 let serveData: ServeData | null = null;
@@ -42,7 +54,9 @@ export async function prepareServeData(ctx: Context): Promise<ServeData> {
   try {
     const small = await createResource(app.url, `${ctx.nginx.url}/${ctx.fixtures.small.name}`, "small.bin", "bench", logFile);
     const large = await createResource(app.url, `${ctx.nginx.url}/${ctx.fixtures.large.name}`, "large.bin", "bench", logFile);
-    serveData = { ...data, small, large };
+    const smallHead = await headOf(`${app.url}${getDataPath(small.resourceURI)}`);
+    const rangeHead = await headOf(`${app.url}${getDataPath(large.resourceURI)}`, "bytes=0-65535");
+    serveData = { ...data, small, large, smallHead, rangeHead };
     return serveData;
   } finally {
     await app.stop();
@@ -111,6 +125,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
   log("scenario 1/6: small files (4 KiB) — starting servers");
   const { servers, has, target } = await startAll([
     () => startBare(ctx, "node", { BARE_MODE: "mem", FILE: small.path }, "node-mem"),
+    () => startBare(ctx, "node", { BARE_MODE: "mem", FILE: small.path, APP_HEAD: data.smallHead }, "node-mem+head"),
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: small.path }, "node-fs"),
     () =>
       startServer({
@@ -120,7 +135,12 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
         cwd: ctx.root,
         env: { STATIC_ROOT: ctx.fixtures.dir },
       }),
-    ...(ctx.bun ? [() => startBare(ctx, "bun", { BARE_MODE: "mem", FILE: small.path }, "bun-mem")] : []),
+    ...(ctx.bun
+      ? [
+          () => startBare(ctx, "bun", { BARE_MODE: "mem", FILE: small.path }, "bun-mem"),
+          () => startBare(ctx, "bun", { BARE_MODE: "mem", FILE: small.path, APP_HEAD: data.smallHead }, "bun-mem+head"),
+        ]
+      : []),
     ...variants.map((v) => () => startApp(ctx, v, data)),
   ]);
   try {
@@ -128,9 +148,10 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     const targets: WrkTarget[] = [
       { name: "nginx", url: `${ctx.nginx.url}/${small.name}`, server: ctx.nginx },
       target("node-mem", "/f"),
+      target("node-mem+head", "/f"),
       target("node-fs", "/f"),
       target("hono-static", `/${small.name}`),
-      ...(has("bun-mem") ? [target("bun-mem", "/f")] : []),
+      ...(has("bun-mem") ? [target("bun-mem", "/f"), target("bun-mem+head", "/f")] : []),
       ...variants.map((v) => target(appName(v), appPath)),
     ];
     const checked = await verifyAll(targets, { sha256: small.sha256 });
@@ -147,9 +168,10 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     const pairs: [string, string][] = [];
     for (const v of variants) {
       const name = appName(v);
-      if (v.runtime === "node") pairs.push([name, "node-mem"], [name, "hono-static"], [name, "nginx"]);
-      else pairs.push([name, "nginx"], [name, "bun-mem"]);
+      if (v.runtime === "node") pairs.push([name, "node-mem"], [name, "node-mem+head"], [name, "hono-static"], [name, "nginx"]);
+      else pairs.push([name, "nginx"], [name, "bun-mem"], [name, "bun-mem+head"]);
     }
+    pairs.push(["node-mem+head", "node-mem"], ["bun-mem+head", "bun-mem"], ["bun-mem+head", "nginx"]);
     pairs.push(["node-mem", "nginx"], ["node-fs", "nginx"], ["hono-static", "nginx"], ["bun-mem", "nginx"]);
 
     for (const [name, label] of [
@@ -159,12 +181,16 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
       // Issue 12's target (the first passes aimed at 0.8×; bench/NOTES.md shows why that is structural).
       report.check("1 small files", `${label}: req/s vs bare in-memory Node`, ratio(samples.get(name), samples.get("node-mem"), pickRps), fmtRatio, "≥ 0.6×", (m) => m >= 0.6);
       report.check("1 small files", `${label}: req/s vs hono serveStatic`, ratio(samples.get(name), samples.get("hono-static"), pickRps), fmtRatio, "≥ 2×", (m) => m >= 2);
+      // The floor: what the runtime alone does when it sends the same head.
+      report.check("1 small files", `${label}: req/s vs bare in-memory Node sending the app's head`, ratio(samples.get(name), samples.get("node-mem+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
+      report.check("1 small files", "bare in-memory Node: with the app's head / without", ratio(samples.get("node-mem+head"), samples.get("node-mem"), pickRps), fmtRatio, "(context: what the head costs)", null);
     }
     for (const [name, label] of [
       ["bun-app", "Bun app (as shipped)"],
     ] as const) {
       if (!samples.has(name)) continue;
       report.check("6 Bun", `${label}: small-file req/s vs nginx`, ratio(samples.get(name), samples.get("nginx"), pickRps), fmtRatio, "≥ 1.0× (issue 12)", (m) => m >= 1.0);
+      report.check("6 Bun", `${label}: small-file req/s vs bare Bun.serve sending the app's head`, ratio(samples.get(name), samples.get("bun-mem+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
     }
 
     const rpsRatio = (a: string, b: string) => ratio(samples.get(a), samples.get(b), pickRps);
@@ -187,6 +213,8 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
           "node-fs": "bare node:http, fs.createReadStream per request",
           "hono-static": "@hono/node-server serveStatic",
           "bun-mem": "bare Bun.serve, bytes in memory",
+          "node-mem+head": "bare node:http, bytes in memory, with the app's head fields",
+          "bun-mem+head": "bare Bun.serve, bytes in memory, with the app's head fields",
           app: "the service, Node",
           "app@warn": "the service, Node, no access log",
           "app-nocache": "the service, Node, blob cache off",
@@ -209,7 +237,13 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
   log("scenario 2/6: large file (256 MiB) — starting servers");
   const { servers, has, target } = await startAll([
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: large.path }, "node-stream"),
-    ...(ctx.bun ? [() => startBare(ctx, "bun", { BARE_MODE: "file", FILE: large.path }, "bun-file")] : []),
+    () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: large.path, APP_HEAD: data.rangeHead }, "node-range+head"),
+    ...(ctx.bun
+      ? [
+          () => startBare(ctx, "bun", { BARE_MODE: "file", FILE: large.path }, "bun-file"),
+          () => startBare(ctx, "bun", { BARE_MODE: "file", FILE: large.path, APP_HEAD: data.rangeHead }, "bun-range+head"),
+        ]
+      : []),
     ...variants.map((v) => () => startApp(ctx, v, data)),
   ]);
   try {
@@ -232,11 +266,16 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     });
     report.raw.largeFile = Object.fromEntries(downloads);
 
-    // Range-heavy: random 64 KiB ranges, the same seeded sequence for every server.
-    // Bun.file in a fetch handler ignores Range.
+    // Range-heavy: random 64 KiB ranges, the same seeded sequence for every server; the bare
+    // servers also with the app's head (the floor under the app: what the runtime does with it).
     const probe = { start: 123_457, end: 123_457 + 64 * KiB - 1 };
+    const bareRanges = { "node-stream": "node-range", "bun-file": "bun-range" } as Record<string, string>;
     const checkedRanges = await verifyAll(
-      full.filter((t) => t.name !== "bun-file").map((t) => (t.name === "node-stream" ? target("node-stream", "/f", "node-range") : { ...t })),
+      [
+        ...full.map((t) => (t.name in bareRanges ? target(t.name, "/f", bareRanges[t.name]) : { ...t })),
+        target("node-range+head", "/f"),
+        ...(has("bun-range+head") ? [target("bun-range+head", "/f")] : []),
+      ],
       { sha256: sliceSha256(large.path, probe.start, probe.end), status: 206, range: `bytes=${probe.start}-${probe.end}` },
     );
     log(`scenario 2/6: random 64 KiB ranges, ${checkedRanges.passed.length} servers × ${ctx.options.runs} runs`);
@@ -258,10 +297,13 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     report.check("2 large file", "app: RSS before streaming (idle, after warm-up)", metric(downloads.get("app"), (s) => s.rssBeforeMiB), (s) => `${fmtSummary(s)} MiB`, "(context: the baseline)", null);
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs bare range stream", ratio(ranges.get("app"), ranges.get("node-range"), pickRps), fmtRatio, "≥ 1.0× bare range stream", (m) => m >= 1.0);
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("app"), ranges.get("nginx"), pickRps), fmtRatio, "(no target; reported)", null);
+    report.check("2 large file", "app: random 64 KiB ranges, req/s vs bare range stream sending the app's head", ratio(ranges.get("app"), ranges.get("node-range+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
     if (downloads.has("bun-app")) {
       report.check("6 Bun", "Bun app: large-file MB/s vs bare Bun (Bun.file)", ratio(downloads.get("bun-app"), downloads.get("bun-file"), pickMbps), fmtRatio, "(reported)", null);
       // Issue 12 (B): ranges answered by Bun.serve with a Bun.file slice (src/runtime/bun/fast-get.ts).
       report.check("6 Bun", "Bun app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("bun-app"), ranges.get("nginx"), pickRps), fmtRatio, "≥ 0.6× (issue 12)", (m) => m >= 0.6);
+      report.check("6 Bun", "bare Bun.serve (Bun.file slice) sending the app's head: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("bun-range+head"), ranges.get("nginx"), pickRps), fmtRatio, "(context: Bun's own ceiling)", null);
+      report.check("6 Bun", "Bun app: random 64 KiB ranges, req/s vs bare Bun.serve sending the app's head", ratio(ranges.get("bun-app"), ranges.get("bun-range+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
       report.check("6 Bun", "Bun app: peak RSS while streaming", metric(downloads.get("bun-app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "(no target on Bun; Node's is < 100 MiB)", null);
     }
     const fullPairs: [string, string][] = [
@@ -275,8 +317,13 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     const rangePairs: [string, string][] = [
       ["app", "nginx"],
       ["app", "node-range"],
+      ["app", "node-range+head"],
+      ["node-range+head", "node-range"],
       ["node-range", "nginx"],
       ["bun-app", "nginx"],
+      ["bun-app", "bun-range+head"],
+      ["bun-range+head", "bun-range"],
+      ["bun-range", "nginx"],
     ];
     report.section(
       "2. Large file (256 MiB) through getData — and 6. the same on Bun",
@@ -305,6 +352,9 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
         wrkTable(ranges, {
           nginx: "nginx, sendfile",
           "node-range": "bare node:http, fs.createReadStream({start,end})",
+          "node-range+head": "the same, with the app's head fields",
+          "bun-range": "bare Bun.serve, Bun.file().slice(start, end + 1)",
+          "bun-range+head": "the same, with the app's head fields",
           app: "the service, Node",
           "bun-app": "the service, Bun",
         }, { mbps: true }),

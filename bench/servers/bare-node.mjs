@@ -4,6 +4,10 @@
 //   BARE_MODE=ingest  POST {resourceExternalURI}: fetch → file (INGEST_DIR); INGEST_DURABLE=1 also
 //                     hashes (SHA-256), fsyncs, renames into place and fsyncs the directory, the
 //                     minimum of a crash-safe store (the fs blob store does this too)
+//   APP_HEAD          (JSON object) header fields added to every GET answer, with a fresh
+//                     x-request-id each time: the service's own head, copied from its answer by
+//                     bench/scenarios/serving.ts, so the runtime's cost of sending those fields
+//                     (the floor under the service) is measured rather than argued
 // GET /healthz answers 200. Listens on 127.0.0.1:$PORT.
 import { createHash, randomUUID } from "node:crypto";
 import { createReadStream, createWriteStream, readFileSync, statSync } from "node:fs";
@@ -17,7 +21,8 @@ const mode = process.env.BARE_MODE ?? "mem";
 const file = process.env.FILE ?? "";
 const size = file ? statSync(file).size : 0;
 const memory = mode === "mem" && file ? readFileSync(file) : null;
-const headers = { "content-type": "application/octet-stream", "accept-ranges": "bytes" };
+const appHead = process.env.APP_HEAD ? JSON.parse(process.env.APP_HEAD) : null;
+const headers = { "content-type": "application/octet-stream", "accept-ranges": "bytes", ...appHead };
 
 /** Single `bytes=a-b` / `bytes=a-` / `bytes=-n` range, or null (serve everything). */
 function parseRange(value) {
@@ -88,6 +93,7 @@ const server = createServer((req, res) => {
   const end = range ? range.end : size - 1;
   res.writeHead(range ? 206 : 200, {
     ...headers,
+    ...(appHead ? { "x-request-id": randomUUID() } : {}),
     "content-length": end - start + 1,
     ...(range ? { "content-range": `bytes ${start}-${end}/${size}` } : {}),
   });
