@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { contentRange, MAX_RANGES, parseRange, unsatisfiedRange } from "../../src/http/range.js";
 
@@ -140,5 +141,24 @@ describe("Content-Range values", () => {
   it("formats served and unsatisfied ranges", () => {
     expect(contentRange({ start: 0, end: 9 }, 100)).toBe("bytes 0-9/100");
     expect(unsatisfiedRange(100)).toBe("bytes */100");
+  });
+});
+
+describe("parseRange's single-range shortcut", () => {
+  it("answers `bytes=first-[last]` exactly as the general parse does the same header in other spellings", () => {
+    // Whitespace, an upper-case unit or an empty list element send the same header down the general path.
+    const digits = fc.oneof(fc.nat({ max: 300 }).map(String), fc.bigInt({ min: 0n, max: 10n ** 25n }).map(String), fc.constant(""));
+    const spellings = (first: string, last: string) => [`bytes= ${first}-${last}`, `BYTES=${first}-${last}`, `bytes=${first}-${last},`, `bytes=\t${first} - ${last} `];
+    fc.assert(
+      fc.property(digits, digits, fc.nat({ max: 400 }), (first, last, size) => {
+        const fast = parseRange(`bytes=${first}-${last}`, size);
+        for (const header of spellings(first, last)) expect(parseRange(header, size)).toEqual(fast);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("still honours maxRanges: 0 (no range at all)", () => {
+    expect(parseRange("bytes=0-9", 100, { maxRanges: 0 })).toEqual({ kind: "ignore", reason: "too-many" });
   });
 });
