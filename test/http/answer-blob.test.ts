@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { problemResponse, ProblemError } from "../../src/problems.js";
 import { MAX_RANGES } from "../../src/http/range.js";
-import { DEFAULT_CACHE_CONTROL, serveBlob } from "../../src/http/answer-blob.js";
+import { answerBlob, DEFAULT_CACHE_CONTROL, serveBlob } from "../../src/http/answer-blob.js";
 import type { BlobEntity, OpenBlob } from "../../src/http/blob-entity.js";
 import { formatHttpDate, parseHttpDate } from "../../src/http/http-date.js";
 import { CONTENT_EXPOSE_HEADERS } from "../../src/http/middleware/cors.js";
@@ -674,5 +674,39 @@ describe("serveBlob: digests (RFC 9530)", () => {
     const notModified = await serveBlob(request({ "if-none-match": ETAG }), entity({ sha256: hex }), memoryBlob().open);
     expect(notModified.status).toBe(304);
     expect(notModified.headers.get("repr-digest")).toBeNull();
+  });
+});
+
+describe("answerBlob on a frozen entity (the content service's answer for a cached row)", () => {
+  it("gives every request the answer a fresh entity gets: one answer's fields never reach the next", () => {
+    const fields = { ...entity(), sha256: "a".repeat(64), contentSecurityPolicy: "sandbox" };
+    const frozen = Object.freeze({ ...fields });
+    const requests: [string, Record<string, string>][] = [
+      ["GET", { range: "bytes=10-19" }],
+      ["GET", {}],
+      ["GET", { "want-content-digest": "sha-256=5" }],
+      ["GET", {}],
+      ["HEAD", {}],
+      ["GET", { "if-none-match": ETAG }],
+      ["GET", { range: "bytes=0-4,50-59" }],
+      ["GET", { range: "bytes=90-" }],
+      ["GET", {}],
+    ];
+    for (const [method, headers] of requests) {
+      const header = (name: string) => headers[name];
+      const fresh = answerBlob(method, header, { ...fields });
+      const answer = answerBlob(method, header, frozen);
+      const { multipart: _m, ...expected } = fresh;
+      const { multipart: _n, ...got } = answer;
+      // A multipart answer's boundary is random: compare its headers without it.
+      const unbound = (h: Record<string, string>) => ({ ...h, "content-type": (h["content-type"] ?? "").replace(/boundary=.*/, "boundary=") });
+      expect({ ...got, headers: unbound(got.headers) }).toEqual({ ...expected, headers: unbound(expected.headers) });
+    }
+  });
+
+  it("keeps a frozen entity's headers apart from extra headers (revisions, packages)", () => {
+    const frozen = Object.freeze({ ...entity() });
+    expect(answerBlob("GET", () => undefined, frozen, { "Cache-Control": "no-store" }).headers["cache-control"]).toBe("no-store");
+    expect(answerBlob("GET", () => undefined, frozen).headers["cache-control"]).toBe(DEFAULT_CACHE_CONTROL);
   });
 });
