@@ -3,7 +3,11 @@
 //   BARE_MODE=fs      every GET opens FILE and streams it with fs.createReadStream (Range supported)
 //   BARE_MODE=ingest  POST {resourceExternalURI}: fetch → file (INGEST_DIR); INGEST_DURABLE=1 also
 //                     hashes (SHA-256), fsyncs, renames into place and fsyncs the directory, the
-//                     minimum of a crash-safe store (the fs blob store does this too)
+//                     minimum of a crash-safe store (the fs blob store does this too); INGEST_DB=<file>
+//                     then also commits one row per object to a SQLite WAL database durably
+//                     (synchronous=NORMAL, then an fsync of the WAL shared by the commits waiting for
+//                     it, as the service's durable commits do): the least a store that never loses an
+//                     acknowledged record does, the floor under the service's ingest
 //   APP_HEAD          (JSON object) header fields added to every GET answer, with a fresh
 //                     x-request-id each time: the service's own head, copied from its answer by
 //                     bench/scenarios/serving.ts, so the runtime's cost of sending those fields
@@ -30,6 +34,40 @@ function parseRange(value) {
   if (!m || (m[1] === "" && m[2] === "")) return null;
   if (m[1] === "") return { start: Math.max(0, size - Number(m[2])), end: size - 1 };
   return { start: Number(m[1]), end: m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1) };
+}
+
+const rows = process.env.INGEST_DB ? await openRows(process.env.INGEST_DB) : null;
+
+/** A durable row store: `commit(sha256, size)` resolves once the row is on disk. */
+async function openRows(file) {
+  const { default: Database } = await import("libsql");
+  const db = new Database(file);
+  db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+  db.exec("CREATE TABLE IF NOT EXISTS objects (id TEXT PRIMARY KEY, sha256 TEXT NOT NULL, size INTEGER NOT NULL, created INTEGER NOT NULL)");
+  const insert = db.prepare("INSERT INTO objects VALUES (?, ?, ?, ?)");
+  const wal = await open(`${file}-wal`, "r+");
+  // Group commit: an fsync covers the commits made before it started; later ones share the next.
+  let running = null;
+  let queued = null;
+  const sync = () => {
+    if (!running) {
+      running = wal.sync().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    queued ??= running.then(() => {
+      queued = null;
+      return sync();
+    });
+    return queued;
+  };
+  return {
+    commit(sha256, size) {
+      insert.run(randomUUID(), sha256, size, Date.now());
+      return sync();
+    },
+  };
 }
 
 async function ingest(req, res) {
@@ -61,6 +99,7 @@ async function ingest(req, res) {
     const parent = await open(path.dirname(target), "r");
     await parent.sync();
     await parent.close();
+    await rows?.commit(sha256, bytes);
   } else {
     const count = new Transform({
       transform(chunk, _enc, cb) {
