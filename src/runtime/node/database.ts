@@ -6,8 +6,9 @@
 import { statSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import { type Client, createClient } from "@libsql/client";
-import { drizzle } from "drizzle-orm/libsql";
+import type { Client } from "@libsql/client";
+import * as drizzleCore from "drizzle-orm/libsql/driver-core";
+import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import { type Config, DEFAULT_DB_BUSY_TIMEOUT_MS } from "../../config.js";
 import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { migrateShared } from "./migrations.js";
@@ -18,6 +19,8 @@ type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOK
 export async function openDatabase(config: DatabaseSettings) {
   const url = config.CMS_DATABASE_URL;
   if (!url.startsWith("file:") || url.includes(":memory:")) {
+    // Loaded only here: @libsql/client and its remote protocols (ws, hrana) took ~90 ms of a cold start.
+    const { createClient } = await import("@libsql/client");
     const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
     return migrated(client);
   }
@@ -32,6 +35,13 @@ export async function openDatabase(config: DatabaseSettings) {
   const wal = walSyncer(file);
   return migrated(withDurableCommits(client, groupCommit(wal.sync)), wal.close);
 }
+
+/**
+ * drizzle's libSQL driver without its entry module, which imports @libsql/client's `createClient`
+ * (for `drizzle(url)`) even when given a client. `construct` is what that entry calls with one; the
+ * package exports the module, its typings leave the function out (drizzle-orm is pinned exactly).
+ */
+const drizzle = (drizzleCore as unknown as { construct: (client: Client) => LibSQLDatabase & { $client: Client } }).construct;
 
 async function migrated(client: Client, closeAlso?: () => Promise<void>) {
   const db = drizzle(client);
