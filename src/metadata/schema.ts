@@ -192,7 +192,13 @@ export const blobLedger = sqliteTable(
     /** Epoch ms when a collector claimed the blob for deletion; reservations wait until it is gone. */
     doomedAt: integer("doomed_at"),
   },
-  (t) => [index("blob_ledger_check_idx").on(t.checkAfter), index("blob_ledger_doomed_idx").on(t.doomedAt)],
+  // Both indexes hold only the few rows the collector looks for (due for a look, doomed). Over every
+  // row, SQLite used the doomed_at index for "doomed_at is null" — nearly all rows — so each create's
+  // reservation release and each collector pass walked the whole ledger (migration 0007).
+  (t) => [
+    index("blob_ledger_check_idx").on(t.checkAfter).where(sql`${t.checkAfter} is not null`),
+    index("blob_ledger_doomed_idx").on(t.doomedAt).where(sql`${t.doomedAt} is not null`),
+  ],
 );
 
 export type BlobLedgerRow = typeof blobLedger.$inferSelect;
