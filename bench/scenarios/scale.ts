@@ -3,7 +3,8 @@
  * table; with the row cache as shipped and with CMS_ROW_CACHE_ROWS=0) and the createResource rate,
  * with 1 000 rows vs 1 000 000 rows. Rows are seeded straight into
  * the service's schema (migrated by the service's own code) with one INSERT … WITH RECURSIVE
- * statement; all rows point at one real 4 KiB blob, put into the volume with the fs store.
+ * statement; all rows point at one real 4 KiB blob, put into the volume with the fs store, and the
+ * blob ledger holds one row per resource, as a database of distinct blobs does.
  */
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
@@ -72,6 +73,14 @@ export async function seed(ctx: Pick<Context, "fixtures">, dir: string, rows: nu
   };
   // The database refuses rows whose blob the ledger does not hold (drizzle/0005_blob_ledger.sql).
   await client.execute({ sql: "INSERT OR IGNORE INTO blob_ledger (key, pending, touched_at) VALUES (?, 0, ?)", args: [blob.key, Date.now()] });
+  // A real database holds one ledger row per distinct blob, nearly all referenced (pending 0, no
+  // look due, not doomed): so does this one, whose rows all share one blob only for the reads' sake.
+  await client.execute({
+    sql: `INSERT INTO blob_ledger (key, pending, touched_at, check_after, doomed_at)
+     WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i + 1 < ${rows})
+     SELECT '${TENANT}/seeded/' || printf('%030d', i), 0, ?, NULL, NULL FROM seq`,
+    args: [Date.now()],
+  });
   const resourceColumns = await columnsFor(client, "resources", resourceValues);
   await client.execute(
     `INSERT INTO resources (${resourceColumns.join(", ")})
@@ -99,10 +108,11 @@ export async function seed(ctx: Pick<Context, "fixtures">, dir: string, rows: nu
       `INSERT INTO revisions (${revisionColumns.join(", ")}) SELECT ${revisionColumns.map((c) => revisionValues[c]).join(", ")} FROM resources`,
     );
   }
-  await client.execute("ANALYZE");
+  // No ANALYZE: the service never runs it, so its query plans here are the ones it runs with.
   const count = await client.execute("SELECT count(*) AS n FROM resources");
+  const ledgerCount = await client.execute("SELECT count(*) AS n FROM blob_ledger");
   client.close();
-  log(`  seeded ${count.rows[0]?.n} rows in ${fmt((performance.now() - started) / 1000)} s`);
+  log(`  seeded ${count.rows[0]?.n} rows (${ledgerCount.rows[0]?.n} ledger rows) in ${fmt((performance.now() - started) / 1000)} s`);
   if (Number(count.rows[0]?.n) !== rows) throw new Error(`seeding ${rows} rows produced ${count.rows[0]?.n}`);
   return { volume, database };
 }
@@ -265,11 +275,13 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
     report.check("4 scale", `lookup alone (the prepared uncached lookup, in-process) p99, ${big} / ${small}`, lookupRatio((x) => x.p99), fmtRatio, "(≤ 1.3×, context)", null);
     const rateOf = (size: string) => rates.get(targetName(size, ROW_CACHE_MODES[0])) ?? [];
     const rateRatio = summarize(rateOf(big).map((v, i) => v / (rateOf(small)[i] ?? Number.NaN)));
-    report.check("4 scale", `createResource rate, ${big} / ${small}`, rateRatio, fmtRatio, "(reported)", null);
+    // Not one of issue 12's targets, ours: a create's statements look rows up by key, so a bigger
+    // database must not slow it (it did: 0.044× while the ledger's release walked every row).
+    report.check("4 scale", `createResource rate, ${big} / ${small}`, rateRatio, fmtRatio, "≥ 0.8×", (m) => m >= 0.8);
     report.section(
       "4. Scale: 1 000 vs 1 000 000 rows",
       [
-        `Both databases are seeded directly in the service's schema (same migrations); every row points at one 4 KiB blob.`,
+        `Both databases are seeded directly in the service's schema (same migrations), without ANALYZE (the service never runs it); every row points at one 4 KiB blob, and the blob ledger holds one row per resource, as with distinct blobs.`,
         `getData: 64 connections, each GET a uniformly random row of the whole table (same seeded sequence for both), ${options.duration * 2} s per run, each database served ${ROW_CACHE_MODES.map((m) => m.label).join(" and ")}. Ratios are per round, ${big} / ${small} in the same mode.`,
         "",
         wrkTable(samples),
