@@ -1,7 +1,7 @@
 /**
  * CPU profile of the service under one load, for "a target is missed: what does the profile say?".
  *
- *   node --import tsx bench/profile.ts small  [--nocache] [--bun | --bundle] [--seconds=8]
+ *   node --import tsx bench/profile.ts small  [--nocache] [--norowcache] [--bun | --bundle] [--seconds=8]
  *   node --import tsx bench/profile.ts range | large | ingest
  *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
  *
@@ -139,14 +139,15 @@ async function main() {
     return;
   }
   const scenario = args.find((a) => !a.startsWith("--")) ?? "small";
-  const noCache = args.includes("--nocache");
+  const noCache = args.includes("--nocache"); // no small-blob memory cache: every blob read from its file
+  const noRowCache = args.includes("--norowcache"); // CMS_ROW_CACHE_ROWS=0: every getData looks its row up
   const onBun = args.includes("--bun");
   const bundled = args.includes("--bundle");
   if (onBun && bundled) throw new Error("--bundle profiles the Node bundle (dist/node/server.mjs); it does not go with --bun");
   const seconds = Number(args.find((a) => a.startsWith("--seconds="))?.split("=")[1] ?? 8);
   installExitHooks();
   const work = path.join(ROOT, "bench/.work");
-  const profiles = path.join(work, "profiles", `${scenario}${noCache ? "-nocache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`);
+  const profiles = path.join(work, "profiles", `${scenario}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`);
   mkdirSync(profiles, { recursive: true });
   const fixtures = prepareFixtures(work, true);
   const nginx = await startNginx({ root: fixtures.dir, workDir: work, name: "profile" });
@@ -171,6 +172,7 @@ async function main() {
       CMS_FETCH_TIMEOUT_MS: "600000",
       CMS_LOG_LEVEL: process.env.CMS_LOG_LEVEL ?? "info",
       ...(noCache ? { CMS_BLOB_CACHE_BYTES: "0" } : {}),
+      ...(noRowCache ? { CMS_ROW_CACHE_ROWS: "0" } : {}),
     },
     timeoutMs: 60_000,
   });
