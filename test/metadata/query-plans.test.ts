@@ -9,11 +9,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client, InStatement } from "@libsql/client";
-import * as drizzleCore from "drizzle-orm/libsql/driver-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BatchSQLiteDatabase, createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
+import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { drizzle, openDatabase } from "../../src/runtime/node/database.js";
 
 let dir: string;
 let close: () => void;
@@ -40,8 +39,7 @@ beforeAll(async () => {
   const opened = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
   close = opened.close;
   client = opened.db.$client;
-  const construct = (drizzleCore as unknown as { construct: (c: Client) => BatchSQLiteDatabase }).construct;
-  store = createMetadataStore(construct(recording(client)));
+  store = createMetadataStore(drizzle(recording(client)));
 });
 afterAll(async () => {
   close();

@@ -41,7 +41,7 @@ export async function openDatabase(config: DatabaseSettings) {
  * (for `drizzle(url)`) even when given a client. `construct` is what that entry calls with one; the
  * package exports the module, its typings leave the function out (drizzle-orm is pinned exactly).
  */
-const drizzle = (drizzleCore as unknown as { construct: (client: Client) => LibSQLDatabase & { $client: Client } }).construct;
+export const drizzle = (drizzleCore as unknown as { construct: (client: Client) => LibSQLDatabase & { $client: Client } }).construct;
 
 async function migrated(client: Client, closeAlso?: () => Promise<void>) {
   const db = drizzle(client);
