@@ -1,6 +1,6 @@
 // Builds the Node server: src/node.ts and its dependencies bundled by esbuild into one ES module,
 // dist/node/server.mjs, which `npm start` runs with plain `node`. Without tsx's loader and the
-// thousands of module files it would read, a cold start is ~3× faster and the process ~40 MiB
+// thousands of module files it would read, a cold start is ~4× faster and the process ~70 MiB
 // smaller (bench/RESULTS.md, scenario 5). Tests (test/global-setup.ts) and the bench build it too.
 //
 // Kept outside the bundle: libSQL (a native addon, resolved at run time) and swagger-ui-dist (its
