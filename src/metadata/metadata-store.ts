@@ -393,7 +393,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
 
     async ping() {
       // One index lookup reads the database; counting its rows (as before) took time in proportion to
-      // its size on every health check.
+      // its size on every readiness probe.
       await db.select({ uid: resources.uid }).from(resources).where(eq(resources.uid, "")).limit(1);
     },
 

@@ -202,5 +202,30 @@ describe("migrations", () => {
       client.close();
     }
   });
+
+  it("0007 narrows the ledger's indexes to the collector's rows; the collector still finds them after the upgrade", async () => {
+    const url = `file:${join(dir, "old-ledger.db")}`;
+    const client = createClient({ url });
+    try {
+      const db = drizzle(client);
+      // 0000–0006 applied (the previous release), a ledger with a referenced, a due and a doomed blob.
+      await applyFirstMigrations(client, 7);
+      await client.execute(
+        "insert into blob_ledger (key, pending, touched_at, check_after, doomed_at) values ('kept', 0, 1, null, null), ('due', 0, 1, 50, null), ('doomed', 0, 1, null, 40)",
+      );
+      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+      const { rows } = await client.execute("select name, sql from sqlite_master where tbl_name = 'blob_ledger' and type = 'index' and sql is not null order by name");
+      expect(rows.map((r) => [r.name, /where .* is not null$/i.test(String(r.sql))])).toEqual([
+        ["blob_ledger_check_idx", true],
+        ["blob_ledger_doomed_idx", true],
+      ]);
+      const { ledger } = createMetadataStore(db);
+      expect(await ledger.due(100, 10)).toEqual(["due"]);
+      expect(await ledger.staleDooms(100, 10)).toEqual([{ key: "doomed", doomedAt: 40 }]);
+      expect(await ledger.find("kept")).toEqual({ pending: 0, doomedAt: null });
+    } finally {
+      client.close();
+    }
+  });
 });
 
