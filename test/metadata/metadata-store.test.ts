@@ -156,76 +156,88 @@ async function applyFirstMigrations(client: ReturnType<typeof createClient>, cou
   }
 }
 
+/**
+ * Upgrades a database a release with only the first `count` migrations left: `before` writes its
+ * rows there, then every migration runs and `after` checks the result.
+ */
+async function upgradeFrom(
+  count: number,
+  before: (client: ReturnType<typeof createClient>) => Promise<unknown>,
+  after: (db: ReturnType<typeof drizzle>, client: ReturnType<typeof createClient>) => Promise<void>,
+) {
+  const client = createClient({ url: `file:${join(dir, `release-${count}.db`)}` });
+  try {
+    const db = drizzle(client);
+    await applyFirstMigrations(client, count);
+    await before(client);
+    await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+    await after(db, client);
+  } finally {
+    client.close();
+  }
+}
+
 describe("migrations", () => {
   it("0001 backfills URI columns and a create revision for rows written before it", async () => {
-    const url = `file:${join(dir, "old.db")}`;
-    const client = createClient({ url });
-    try {
-      const db = drizzle(client);
-      // Only 0000 applied (as an older deployment had), a row written, then migrated fully.
-      await applyFirstMigrations(client, 1);
-      await client.execute(
-        "insert into resources (uid, short_id, tenant_id, name, author, media_type, size, sha256, blob_key, created_at, updated_at) values ('old-t','old','t','o.txt','A','text/plain',1,'s','k',1,1)",
-      );
-      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
-      const old = createMetadataStore(db);
-      expect(await old.findByUid("old-t")).toMatchObject({ context: "old-t", path: "o.txt", revision: 1, deletedAt: null });
-      expect((await old.revisions("old-t")).map((r) => r.action)).toEqual(["create"]);
-      expect(await old.findByUri("old-t", "o.txt")).not.toBeNull();
-    } finally {
-      client.close();
-    }
+    // Only 0000 applied (as an older deployment had), a row written, then migrated fully.
+    await upgradeFrom(
+      1,
+      (client) =>
+        client.execute(
+          "insert into resources (uid, short_id, tenant_id, name, author, media_type, size, sha256, blob_key, created_at, updated_at) values ('old-t','old','t','o.txt','A','text/plain',1,'s','k',1,1)",
+        ),
+      async (db) => {
+        const old = createMetadataStore(db);
+        expect(await old.findByUid("old-t")).toMatchObject({ context: "old-t", path: "o.txt", revision: 1, deletedAt: null });
+        expect((await old.revisions("old-t")).map((r) => r.action)).toEqual(["create"]);
+        expect(await old.findByUri("old-t", "o.txt")).not.toBeNull();
+      },
+    );
   });
 
   it("0006 recounts each tenant's stored bytes with the content earlier revisions keep, and clears the bytes limit it may now exceed", async () => {
-    const url = `file:${join(dir, "old-usage.db")}`;
-    const client = createClient({ url });
-    try {
-      const db = drizzle(client);
-      // 0000–0005 applied (as the previous release had), usage counted the old way, then migrated fully.
-      await applyFirstMigrations(client, 6);
-      await client.batch([
-        "insert into blob_ledger (key, pending, touched_at) values ('k300', 0, 1), ('k150', 0, 1), ('k100', 0, 1)",
-        // u-t: created with 300 bytes, updated to 150 (the 300 stay as revision 1); v-t: 100 bytes.
-        "insert into resources (uid, short_id, tenant_id, context, path, name, author, media_type, size, sha256, blob_key, revision, created_at, updated_at) values ('u-t','u','legacy','u-t','u.bin','u.bin','A','application/octet-stream',150,'s','k150',2,1,2), ('v-t','v','legacy','v-t','v.bin','v.bin','A','application/octet-stream',100,'s','k100',1,1,1)",
-        "insert into revisions (resource_uid, revision, action, name, author, media_type, size, sha256, blob_key, created_at) values ('u-t',1,'create','u.bin','A','application/octet-stream',300,'s','k300',1), ('u-t',2,'update','u.bin','A','application/octet-stream',150,'s','k150',2), ('v-t',1,'create','v.bin','A','application/octet-stream',100,'s','k100',1)",
-        // Counted the old way (current sizes only), under a 300-byte limit.
-        "insert into tenant_usage (tenant_id, bytes, resources, max_bytes) values ('legacy', 250, 2, 300)",
-      ]);
-      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
-      const migrated = createMetadataStore(db);
-      expect(await migrated.usage("legacy")).toMatchObject({ bytes: 550, resources: 2, maxBytes: 0 });
-      // Purge gives back exactly what the recount charged.
-      await migrated.purge("u-t", 10);
-      expect(await migrated.usage("legacy")).toMatchObject({ bytes: 100, resources: 1 });
-    } finally {
-      client.close();
-    }
+    // 0000–0005 applied (as the previous release had), usage counted the old way, then migrated fully.
+    await upgradeFrom(
+      6,
+      (client) =>
+        client.batch([
+          "insert into blob_ledger (key, pending, touched_at) values ('k300', 0, 1), ('k150', 0, 1), ('k100', 0, 1)",
+          // u-t: created with 300 bytes, updated to 150 (the 300 stay as revision 1); v-t: 100 bytes.
+          "insert into resources (uid, short_id, tenant_id, context, path, name, author, media_type, size, sha256, blob_key, revision, created_at, updated_at) values ('u-t','u','legacy','u-t','u.bin','u.bin','A','application/octet-stream',150,'s','k150',2,1,2), ('v-t','v','legacy','v-t','v.bin','v.bin','A','application/octet-stream',100,'s','k100',1,1,1)",
+          "insert into revisions (resource_uid, revision, action, name, author, media_type, size, sha256, blob_key, created_at) values ('u-t',1,'create','u.bin','A','application/octet-stream',300,'s','k300',1), ('u-t',2,'update','u.bin','A','application/octet-stream',150,'s','k150',2), ('v-t',1,'create','v.bin','A','application/octet-stream',100,'s','k100',1)",
+          // Counted the old way (current sizes only), under a 300-byte limit.
+          "insert into tenant_usage (tenant_id, bytes, resources, max_bytes) values ('legacy', 250, 2, 300)",
+        ]),
+      async (db) => {
+        const migrated = createMetadataStore(db);
+        expect(await migrated.usage("legacy")).toMatchObject({ bytes: 550, resources: 2, maxBytes: 0 });
+        // Purge gives back exactly what the recount charged.
+        await migrated.purge("u-t", 10);
+        expect(await migrated.usage("legacy")).toMatchObject({ bytes: 100, resources: 1 });
+      },
+    );
   });
 
   it("0007 narrows the ledger's indexes to the collector's rows; the collector still finds them after the upgrade", async () => {
-    const url = `file:${join(dir, "old-ledger.db")}`;
-    const client = createClient({ url });
-    try {
-      const db = drizzle(client);
-      // 0000–0006 applied (the previous release), a ledger with a referenced, a due and a doomed blob.
-      await applyFirstMigrations(client, 7);
-      await client.execute(
-        "insert into blob_ledger (key, pending, touched_at, check_after, doomed_at) values ('kept', 0, 1, null, null), ('due', 0, 1, 50, null), ('doomed', 0, 1, null, 40)",
-      );
-      await migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
-      const { rows } = await client.execute("select name, sql from sqlite_master where tbl_name = 'blob_ledger' and type = 'index' and sql is not null order by name");
-      expect(rows.map((r) => [r.name, /where .* is not null$/i.test(String(r.sql))])).toEqual([
-        ["blob_ledger_check_idx", true],
-        ["blob_ledger_doomed_idx", true],
-      ]);
-      const { ledger } = createMetadataStore(db);
-      expect(await ledger.due(100, 10)).toEqual(["due"]);
-      expect(await ledger.staleDooms(100, 10)).toEqual([{ key: "doomed", doomedAt: 40 }]);
-      expect(await ledger.find("kept")).toEqual({ pending: 0, doomedAt: null });
-    } finally {
-      client.close();
-    }
+    // 0000–0006 applied (the previous release), a ledger with a referenced, a due and a doomed blob.
+    await upgradeFrom(
+      7,
+      (client) =>
+        client.execute(
+          "insert into blob_ledger (key, pending, touched_at, check_after, doomed_at) values ('kept', 0, 1, null, null), ('due', 0, 1, 50, null), ('doomed', 0, 1, null, 40)",
+        ),
+      async (db, client) => {
+        const { rows } = await client.execute("select name, sql from sqlite_master where tbl_name = 'blob_ledger' and type = 'index' and sql is not null order by name");
+        expect(rows.map((r) => [r.name, /where .* is not null$/i.test(String(r.sql))])).toEqual([
+          ["blob_ledger_check_idx", true],
+          ["blob_ledger_doomed_idx", true],
+        ]);
+        const { ledger } = createMetadataStore(db);
+        expect(await ledger.due(100, 10)).toEqual(["due"]);
+        expect(await ledger.staleDooms(100, 10)).toEqual([{ key: "doomed", doomedAt: 40 }]);
+        expect(await ledger.find("kept")).toEqual({ pending: 0, doomedAt: null });
+      },
+    );
   });
 });
 
