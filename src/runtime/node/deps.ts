@@ -20,7 +20,11 @@ import { withPreparedUriLookup } from "./prepared-lookup.js";
 /** `collectBlobs: false` for all but one of several worker processes (runtime/node/workers.ts). */
 export async function createServerDeps(config: Config, logger: Logger, { collectBlobs = true } = {}): Promise<AppDeps & { close(): Promise<void> }> {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
-  const database = await openDatabase(config);
+  // A database that cannot open gives the volume back (its claimed temp folder goes).
+  const database = await openDatabase(config).catch(async (err: unknown) => {
+    await closeBlobs();
+    throw err;
+  });
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
   }
