@@ -22,6 +22,8 @@ import { isReadOnly } from "./durable-commits.js";
 
 type Connection = InstanceType<typeof Database>;
 type Prepared = ReturnType<Connection["prepare"]>;
+/** What a prepared statement returns: asked of SQLite once per statement, not per run (two native calls each). */
+type Shape = { reader: boolean; columns: string[]; columnTypes: string[] };
 type Statement = { sql: string; args: InArgs };
 
 /**
@@ -67,7 +69,7 @@ class SqliteFileClient implements Client {
   closed = false;
   readonly #db: Connection;
   readonly #maxWaitMs: number;
-  readonly #prepared = new Map<string, Prepared>();
+  readonly #prepared = new Map<string, { stmt: Prepared; shape: Shape }>();
 
   constructor({ file, maxWaitMs }: SqliteFileOptions) {
     this.#db = new Database(file); // busy timeout 0 (the default): a locked database answers SQLITE_BUSY at once
@@ -75,27 +77,31 @@ class SqliteFileClient implements Client {
   }
 
   /** The statement for `sql`, prepared once and reused (least recently used dropped beyond the bound). */
-  #prepare(sql: string): Prepared {
-    let stmt = this.#prepared.get(sql);
-    if (stmt) {
+  #prepare(sql: string): { stmt: Prepared; shape: Shape } {
+    let prepared = this.#prepared.get(sql);
+    if (prepared) {
       this.#prepared.delete(sql); // re-inserted below: Map order is recency
     } else {
-      stmt = this.#db.prepare(sql);
+      const stmt = this.#db.prepare(sql);
       stmt.safeIntegers(true);
-      if (stmt.reader) stmt.raw(true);
+      const reader = stmt.reader;
+      if (reader) stmt.raw(true);
+      const described = reader ? (stmt.columns() as { name: string; type: string | null }[]) : [];
+      prepared = { stmt, shape: { reader, columns: described.map((c) => c.name), columnTypes: described.map((c) => c.type ?? "") } };
       // A reused `select *` keeps the columns it was prepared with across a schema change (tested):
       // only statements that name their columns (all of drizzle's) are kept. `count(*)` names none.
-      if (MAY_SELECT_ALL_COLUMNS.test(sql)) return stmt;
+      if (MAY_SELECT_ALL_COLUMNS.test(sql)) return prepared;
       if (this.#prepared.size >= PREPARED_STATEMENTS) this.#prepared.delete(this.#prepared.keys().next().value as string);
     }
-    this.#prepared.set(sql, stmt);
-    return stmt;
+    this.#prepared.set(sql, prepared);
+    return prepared;
   }
 
   /** Runs one statement; one that failed is dropped (it may be left un-reset) and prepared afresh next time. */
   #run(statement: Statement): ResultSet {
     try {
-      return runStatement(this.#prepare(statement.sql), statement.args);
+      const { stmt, shape } = this.#prepare(statement.sql);
+      return runStatement(stmt, shape, statement.args);
     } catch (err) {
       this.#prepared.delete(statement.sql);
       throw err;
@@ -236,16 +242,15 @@ function toRow(values: unknown[], columns: string[]): Row {
   return row;
 }
 
-function runStatement(stmt: Prepared, args: InArgs): ResultSet {
+function runStatement(stmt: Prepared, shape: Shape, args: InArgs): ResultSet {
   const bound = Array.isArray(args) ? args.map(toSqlValue) : Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/^[:@$]/, ""), toSqlValue(v)]));
-  if (!stmt.reader) {
+  if (!shape.reader) {
     const info = stmt.run(bound) as { changes: number; lastInsertRowid: number | bigint };
     return resultSet([], [], [], info.changes, BigInt(info.lastInsertRowid));
   }
-  const described = stmt.columns() as { name: string; type: string | null }[];
-  const columns = described.map((c) => c.name);
+  const { columns, columnTypes } = shape;
   const rows = (stmt.all(bound) as unknown[][]).map((values) => toRow(values, columns));
-  return resultSet(columns, described.map((c) => c.type ?? ""), rows, 0, undefined);
+  return resultSet(columns, columnTypes, rows, 0, undefined);
 }
 
 function resultSet(columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet {
