@@ -3,7 +3,8 @@
  * decision — reserve, doom, forget — is taken under the database's own serialisation, by any number
  * of instances sharing the database (libSQL or D1).
  */
-import { and, asc, eq, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, is, isNotNull, isNull, lt, lte, or, Placeholder, sql, type SQL } from "drizzle-orm";
+import { prebuilt } from "./prebuilt.js";
 import type { AnySQLiteDatabase } from "./store-types.js";
 import { blobLedger, resources, revisions } from "./schema.js";
 
@@ -69,30 +70,36 @@ const LEDGER_KEY = sql.raw('"blob_ledger"."key"');
  * entry of `keys` (the rows just written reference them, so the collector has nothing to look at).
  * One statement whatever the number of keys: they travel as one JSON parameter.
  */
-export function consumeReservations(db: AnySQLiteDatabase, keys: readonly string[], now: number, when?: SQL) {
-  const list = JSON.stringify(keys);
+export function consumeReservations(db: AnySQLiteDatabase, keys: readonly string[] | Placeholder, now: number | Placeholder, when?: SQL) {
+  // A placeholder (a prebuilt statement, prebuilt.ts) stands for the JSON list itself.
+  const list = is(keys, Placeholder) ? keys : JSON.stringify(keys);
   return db
     .update(blobLedger)
     .set({
       pending: sql`max(${blobLedger.pending} - (select count(*) from json_each(${list}) where value = ${LEDGER_KEY}), 0)`,
-      touchedAt: now,
+      touchedAt: sql`${now}`,
       checkAfter: null,
     })
     .where(and(sql`${LEDGER_KEY} in (select value from json_each(${list}))`, isNull(blobLedger.doomedAt), when));
 }
 
 export function createBlobLedger(db: AnySQLiteDatabase): BlobLedger {
+  // Every create reserves: built once (prebuilt.ts).
+  const at = { now: sql.placeholder("now"), checkAfter: sql.placeholder("checkAfter") };
+  const reservation = prebuilt<{ key: string; now: number; checkAfter: number }>(
+    db,
+    db
+      .insert(blobLedger)
+      .values({ key: sql.placeholder("key"), pending: 1, touchedAt: at.now, checkAfter: at.checkAfter })
+      .onConflictDoUpdate({
+        target: blobLedger.key,
+        set: { pending: sql`${blobLedger.pending} + 1`, touchedAt: sql`${at.now}`, checkAfter: sql`${at.checkAfter}` },
+        setWhere: isNull(blobLedger.doomedAt),
+      }),
+  );
   return {
     async reserve(key, now, graceMs) {
-      const reserved = await db
-        .insert(blobLedger)
-        .values({ key, pending: 1, touchedAt: now, checkAfter: now + graceMs })
-        .onConflictDoUpdate({
-          target: blobLedger.key,
-          set: { pending: sql`${blobLedger.pending} + 1`, touchedAt: now, checkAfter: now + graceMs },
-          setWhere: isNull(blobLedger.doomedAt),
-        })
-        .run();
+      const reserved = await reservation({ key, now, checkAfter: now + graceMs });
       if (changes(reserved) > 0) return null;
       const [row] = await db.select({ doomedAt: blobLedger.doomedAt }).from(blobLedger).where(eq(blobLedger.key, key));
       // Gone between the two statements: the deletion just finished; the caller retries.

@@ -8,10 +8,11 @@
  * must hold at commit time (the caller's lock is live, the revision is the one the caller saw) are
  * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
  */
-import { and, asc, count, eq, gt, gte, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, or, type Placeholder, SQL, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
 import { createLockStore, type LockStore } from "./lock-store.js";
+import { type Bindable, placeholders, prebuilt } from "./prebuilt.js";
 import type { AnySQLiteDatabase, LockProof } from "./store-types.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import {
@@ -115,8 +116,25 @@ export type BatchSQLiteDatabase = AnySQLiteDatabase & {
 
 /** D1 binds at most 100 parameters per statement; multi-row inserts are chunked to stay under it. */
 const MAX_PARAMS_PER_STATEMENT = 100;
-const RESOURCE_COLUMNS = Object.keys(resources).length;
-const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_COLUMNS));
+const RESOURCE_COLUMNS = getTableColumns(resources);
+const RESOURCE_KEYS = Object.keys(RESOURCE_COLUMNS) as (keyof ResourceRow)[];
+const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_KEYS.length));
+
+/**
+ * The row exactly as inserting `row` stores it: every column, those left out at their schema
+ * default or null. Creates answer with it instead of reading the row back (RETURNING).
+ */
+export function storedRow(row: NewResourceRow): ResourceRow {
+  const stored: Record<string, unknown> = {};
+  for (const key of RESOURCE_KEYS) {
+    const column = RESOURCE_COLUMNS[key];
+    const given = row[key];
+    if (given !== undefined) stored[key] = given;
+    else if (column.defaultFn || column.default instanceof SQL) throw new TypeError(`storedRow: the default of ${key} is computed by the database`);
+    else stored[key] = column.default ?? null;
+  }
+  return stored as ResourceRow;
+}
 
 /**
  * What a write adds to its tenant's usage, and the limits it must stay within (0 = none). Charged in
@@ -133,19 +151,22 @@ export interface UsageCharge {
   limits: { bytes: number; resources: number; ingressBytesPerDay: number };
 }
 
-const chargeStatement = (db: BatchSQLiteDatabase, c: UsageCharge) =>
+/** The charge as the `tenant_usage` row a tenant's first write inserts. */
+const usageRow = (c: UsageCharge): TenantUsageRow => ({
+  tenantId: c.tenantId,
+  bytes: c.bytes,
+  resources: c.resources,
+  ingressDay: c.day,
+  ingressBytes: c.ingressBytes,
+  maxBytes: c.limits.bytes,
+  maxResources: c.limits.resources,
+  maxIngressBytes: c.limits.ingressBytesPerDay,
+});
+
+const chargeStatement = (db: BatchSQLiteDatabase, row: Bindable<TenantUsageRow>) =>
   db
     .insert(tenantUsage)
-    .values({
-      tenantId: c.tenantId,
-      bytes: c.bytes,
-      resources: c.resources,
-      ingressDay: c.day,
-      ingressBytes: c.ingressBytes,
-      maxBytes: c.limits.bytes,
-      maxResources: c.limits.resources,
-      maxIngressBytes: c.limits.ingressBytesPerDay,
-    })
+    .values(row)
     .onConflictDoUpdate({
       target: tenantUsage.tenantId,
       set: {
@@ -169,7 +190,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     .limit(1)
     .prepare();
   /** Copies the current state of the matching resources into `revisions` (revision numbers as stored). */
-  const snapshot = (action: RevisionAction, actor: string | null, now: number, where: SQL) =>
+  const snapshot = (action: RevisionAction | Placeholder, actor: string | null | Placeholder, now: number | Placeholder, where: SQL) =>
     db
       .insert(revisions)
       .select(
@@ -199,27 +220,44 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
 
   const familyOf = (uid: string) => sql`(${resources.uid} = ${uid} or ${resources.parentUid} = ${uid})`;
 
+  // The statements of every create, prebuilt (prebuilt.ts): insertAll's batch is the ingest's hot path.
+  const insertRows = new Map<number, ReturnType<typeof prebuilt<Record<string, unknown>>>>();
+  /** The insert of `count` rows; the placeholders of row i are the column keys suffixed with i. */
+  const insertStatement = (count: number) => {
+    let statement = insertRows.get(count);
+    if (!statement) {
+      const rows = Array.from({ length: count }, (_, i) => Object.fromEntries(RESOURCE_KEYS.map((k) => [k, sql.placeholder(`${k}${i}`)])));
+      statement = prebuilt(db, db.insert(resources).values(rows as Bindable<ResourceRow>[]));
+      insertRows.set(count, statement);
+    }
+    return statement;
+  };
+  const consumeOnCreate = prebuilt<{ keys: string; now: number }>(db, consumeReservations(db, sql.placeholder("keys"), sql.placeholder("now")));
+  const snapshotOnCreate = prebuilt<{ action: RevisionAction; actor: string | null; now: number; context: string }>(
+    db,
+    snapshot(sql.placeholder("action"), sql.placeholder("actor"), sql.placeholder("now"), eq(resources.context, sql.placeholder("context"))),
+  );
+  const chargeOnWrite = prebuilt<TenantUsageRow>(db, chargeStatement(db, placeholders<TenantUsageRow>(Object.keys(getTableColumns(tenantUsage)) as (keyof TenantUsageRow)[])));
+
   const store: MetadataStore = {
     async insertAll(rows, charge) {
       const first = rows[0];
       if (!first) return [];
       if (rows.some((r) => r.context !== first.context)) throw new TypeError("insertAll: rows must share one context");
+      const stored = rows.map(storedRow);
       const inserts = [];
-      for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-        inserts.push(db.insert(resources).values(rows.slice(i, i + ROWS_PER_INSERT)).returning());
+      for (let i = 0; i < stored.length; i += ROWS_PER_INSERT) {
+        const chunk = stored.slice(i, i + ROWS_PER_INSERT);
+        const values = Object.fromEntries(chunk.flatMap((row, r) => RESOURCE_KEYS.map((k) => [`${k}${r}`, row[k]])));
+        inserts.push(insertStatement(chunk.length)(values));
       }
-      const actor = first.owner ?? null;
-      const results = await db.batch([
+      await db.batch([
         ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
-        consumeReservations(
-          db,
-          rows.map((r) => r.blobKey),
-          first.createdAt,
-        ),
-        snapshot("create", actor, first.createdAt, eq(resources.context, first.context)),
-        ...(charge ? [chargeStatement(db, charge)] : []),
+        consumeOnCreate({ keys: JSON.stringify(stored.map((r) => r.blobKey)), now: first.createdAt }),
+        snapshotOnCreate({ action: "create", actor: first.owner ?? null, now: first.createdAt, context: first.context }),
+        ...(charge ? [chargeOnWrite(usageRow(charge))] : []),
       ]);
-      return results.slice(0, inserts.length).flat() as ResourceRow[];
+      return stored;
     },
 
     async insert(row, charge) {

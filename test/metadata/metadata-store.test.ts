@@ -51,6 +51,19 @@ describe("insertAll", () => {
     for (const r of inserted) expect((await store.revisions(r.uid)).map((v) => [v.revision, v.action])).toEqual([[1, "create"]]);
   });
 
+  it("answers each row exactly as stored: every column, defaults and nulls filled, in column order", async () => {
+    // Creates no longer read their rows back (RETURNING): what they answer must be what a read finds.
+    const zip = row({ path: "p.zip", name: "p.zip", owner: "alice", ownerIssuer: "https://idp" });
+    const files = Array.from({ length: 7 }, (_, i) => row({ context: zip.uid, parentUid: zip.uid, path: `f${i}`, externalUri: null }));
+    const inserted = await store.insertAll([zip, ...files]);
+    for (const r of inserted) {
+      const read = await store.findByUid(r.uid);
+      expect(r).toStrictEqual(read);
+      expect(Object.keys(r)).toEqual(Object.keys(read ?? {}));
+    }
+    expect(inserted[0]).toMatchObject({ revision: 1, deletedAt: null, parentUid: null, externalUri: null, owner: "alice" });
+  });
+
   it("chunks large inserts (D1's 100 parameters) and still inserts all rows", async () => {
     const zip = row();
     const files = Array.from({ length: 40 }, (_, i) => row({ context: zip.uid, parentUid: zip.uid, path: `f${i}` }));
