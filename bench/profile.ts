@@ -2,14 +2,16 @@
  * CPU profile of the service under one load, for "a target is missed: what does the profile say?".
  *
  *   node --import tsx bench/profile.ts small  [--nocache] [--norowcache] [--bun | --bundle] [--seconds=8]
- *   node --import tsx bench/profile.ts range | large | ingest
+ *   node --import tsx bench/profile.ts range | large | ingest [--ref] [--concurrency=4]
  *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
  *
  * On Node the service runs through tsx (bench/servers/node-entry.ts, see there), not as shipped:
  * every src file and package keeps its own module URL, so self time can be attributed per file.
  * `--bundle` profiles the shipped dist/node/server.mjs (built first by scripts/build.mjs) instead:
  * function names still show, but src and packages share one URL (one bucket; positions are in the
- * bundle), and the figures are those of the code as it runs in production.
+ * bundle), and the figures are those of the code as it runs in production. `ingest --ref` profiles
+ * the reference instead (bench/servers/bare-node.mjs as ref-durable+row: durable blob and row), under
+ * the same load: both print busy milliseconds per object, so the app's excess shows by bucket.
  *
  * Starts the service with `--cpu-prof` (Node) or `--cpu-prof` (Bun ≥ 1.3 writes the same format),
  * drives it with wrk (or createResource calls for `ingest`), stops it, and prints self time by
@@ -57,6 +59,12 @@ const where = (f: ProfileNode["callFrame"]) => `${bucketOf(f.url, f.functionName
 
 /** Our own code: src files (through tsx) or the whole server bundle (`--bundle`: src and packages alike). */
 const isOwn = (url: string) => /\/src\/|\/dist\/node\//.test(url);
+
+/** Time the profiled thread was not idle, µs. */
+function busyMicros(profile: CpuProfile): number {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  return profile.samples.reduce((sum, id, i) => sum + (idle.has(id) ? 0 : (profile.timeDeltas[i] ?? 0)), 0);
+}
 
 export function summarizeProfile(profile: CpuProfile, top = 25): string {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -143,11 +151,14 @@ async function main() {
   const noRowCache = args.includes("--norowcache"); // CMS_ROW_CACHE_ROWS=0: every getData looks its row up
   const onBun = args.includes("--bun");
   const bundled = args.includes("--bundle");
+  const reference = args.includes("--ref");
+  if (reference && (scenario !== "ingest" || onBun || bundled)) throw new Error("--ref profiles the ingest reference on Node; it goes with `ingest` alone");
   if (onBun && bundled) throw new Error("--bundle profiles the Node bundle (dist/node/server.mjs); it does not go with --bun");
+  const concurrency = Number(args.find((a) => a.startsWith("--concurrency="))?.split("=")[1] ?? 4);
   const seconds = Number(args.find((a) => a.startsWith("--seconds="))?.split("=")[1] ?? 8);
   installExitHooks();
   const work = path.join(ROOT, "bench/.work");
-  const profiles = path.join(work, "profiles", `${scenario}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`);
+  const profiles = path.join(work, "profiles", `${scenario}${reference ? "-ref" : ""}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`);
   mkdirSync(profiles, { recursive: true });
   const fixtures = prepareFixtures(work, true);
   const nginx = await startNginx({ root: fixtures.dir, workDir: work, name: "profile" });
@@ -156,16 +167,21 @@ async function main() {
   rmSync(dataDir, { recursive: true, force: true });
   mkdirSync(dataDir, { recursive: true });
   const profiling = ["--cpu-prof", `--cpu-prof-dir=${profiles}`];
+  const ingestDir = path.join(dataDir, "ingest");
+  mkdirSync(ingestDir);
   const server = await startServer({
-    name: "app",
+    name: reference ? "ref-durable+row" : "app",
     command: onBun ? (bun as string) : process.execPath,
-    args: onBun
+    args: reference
+      ? [...profiling, "bench/servers/bare-node.mjs"]
+      : onBun
       ? [...profiling, "src/bun.ts"]
       : bundled
         ? [...profiling, await shippedServer()]
         : [...profiling, "--import", "tsx", "bench/servers/node-entry.ts"],
     cwd: ROOT,
     env: {
+      ...(reference ? { BARE_MODE: "ingest", INGEST_DIR: ingestDir, INGEST_DURABLE: "1", INGEST_DB: path.join(dataDir, "objects.db") } : {}),
       CMS_VOLUME: path.join(dataDir, "volume"),
       CMS_DATABASE_URL: `file:${path.join(dataDir, "cms.db")}`,
       CMS_FETCH_ALLOW_PRIVATE: "true",
@@ -176,6 +192,7 @@ async function main() {
     },
     timeoutMs: 60_000,
   });
+  let ingested = 0;
   try {
     if (scenario === "ingest") {
       const bodies = (tenant: string, n: number) =>
@@ -188,17 +205,18 @@ async function main() {
             resourceTenantId: tenant,
           }),
         );
-      await postAll(`${server.url}/cms/v1.0/createResource`, bodies("warm", 16), 4);
+      await postAll(`${server.url}/cms/v1.0/createResource`, bodies("warm", 16), concurrency);
       // Rounds of distinct objects (a new tenant each round) until `seconds` have passed.
       let objects = 0;
       let elapsed = 0;
       let failures = 0;
       for (let round = 0; elapsed < seconds && round < 100; round++) {
-        const r = await postAll(`${server.url}/cms/v1.0/createResource`, bodies(`measured${round}`, fixtures.ingestCount), 4);
+        const r = await postAll(`${server.url}/cms/v1.0/createResource`, bodies(`measured${round}`, fixtures.ingestCount), concurrency);
         objects += fixtures.ingestCount;
         elapsed += r.elapsedSec;
         failures += r.failures;
       }
+      ingested = objects + 16;
       log(`ingest: ${fmt(objects / elapsed)} objects/s, ${failures} failures`);
     } else {
       const file = scenario === "small" ? fixtures.small : fixtures.large;
@@ -225,6 +243,7 @@ async function main() {
   if (!file) throw new Error(`no .cpuprofile written in ${profiles}`);
   const profile = JSON.parse(readFileSync(path.join(profiles, file), "utf8")) as CpuProfile;
   process.stdout.write(`${summarizeProfile(profile)}\nprofile: ${path.relative(ROOT, path.join(profiles, file))}\n`);
+  if (ingested > 0) process.stdout.write(`busy per object: ${fmt(busyMicros(profile) / 1000 / ingested, 2)} ms (${ingested} objects)\n`);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
