@@ -119,6 +119,7 @@ const MAX_PARAMS_PER_STATEMENT = 100;
 const RESOURCE_COLUMNS = getTableColumns(resources);
 const RESOURCE_KEYS = Object.keys(RESOURCE_COLUMNS) as (keyof ResourceRow)[];
 const ROWS_PER_INSERT = Math.max(1, Math.floor(MAX_PARAMS_PER_STATEMENT / RESOURCE_KEYS.length));
+const USAGE_KEYS = Object.keys(getTableColumns(tenantUsage)) as (keyof TenantUsageRow)[];
 
 /**
  * The row exactly as inserting `row` stores it: every column, those left out at their schema
@@ -226,8 +227,8 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
   const insertStatement = (count: number) => {
     let statement = insertRows.get(count);
     if (!statement) {
-      const rows = Array.from({ length: count }, (_, i) => Object.fromEntries(RESOURCE_KEYS.map((k) => [k, sql.placeholder(`${k}${i}`)])));
-      statement = prebuilt(db, db.insert(resources).values(rows as Bindable<ResourceRow>[]));
+      const rows = Array.from({ length: count }, (_, i) => placeholders<ResourceRow>(RESOURCE_KEYS, String(i)));
+      statement = prebuilt(db, db.insert(resources).values(rows));
       insertRows.set(count, statement);
     }
     return statement;
@@ -237,7 +238,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     db,
     snapshot(sql.placeholder("action"), sql.placeholder("actor"), sql.placeholder("now"), eq(resources.context, sql.placeholder("context"))),
   );
-  const chargeOnWrite = prebuilt<TenantUsageRow>(db, chargeStatement(db, placeholders<TenantUsageRow>(Object.keys(getTableColumns(tenantUsage)) as (keyof TenantUsageRow)[])));
+  const chargeOnWrite = prebuilt<TenantUsageRow>(db, chargeStatement(db, placeholders<TenantUsageRow>(USAGE_KEYS)));
 
   const store: MetadataStore = {
     async insertAll(rows, charge) {

@@ -14,9 +14,9 @@ import type { AnySQLiteDatabase } from "./store-types.js";
 /** `T` with every field open to a placeholder: the shape a prebuilt statement is built from. */
 export type Bindable<T> = { [K in keyof T]: T[K] | Placeholder };
 
-/** A placeholder per key, named after it. */
-export function placeholders<T>(keys: readonly (keyof T & string)[]): Bindable<T> {
-  return Object.fromEntries(keys.map((k) => [k, sql.placeholder(k)])) as Bindable<T>;
+/** A placeholder per key, named after it (plus `suffix`: several rows of one statement need distinct names). */
+export function placeholders<T>(keys: readonly (keyof T & string)[], suffix = ""): Bindable<T> {
+  return Object.fromEntries(keys.map((k) => [k, sql.placeholder(`${k}${suffix}`)])) as Bindable<T>;
 }
 
 /**
