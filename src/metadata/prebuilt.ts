@@ -7,7 +7,7 @@
  * parameter per `?`: ≈ 15 µs. The text is byte for byte the builder's, so the query plans, the
  * prepared-statement cache and D1 see the same statement.
  */
-import { fillPlaceholders, type Placeholder, SQL, sql, StringChunk } from "drizzle-orm";
+import { is, Param, Placeholder, SQL, sql, StringChunk } from "drizzle-orm";
 import type { SQLiteRaw } from "drizzle-orm/sqlite-core/query-builders/raw";
 import type { AnySQLiteDatabase } from "./store-types.js";
 
@@ -40,12 +40,30 @@ export function prebuilt<V extends Record<string, unknown>>(
   // prepared once here. Only D1's client has `prepare`; libSQL's batch takes the text and values.
   const client = (db as { $client?: { prepare?: (sql: string) => unknown } }).$client;
   const d1Statement = typeof client?.prepare === "function" ? client.prepare(text) : undefined;
+  // How each parameter gets its value, worked out once (as drizzle's fillPlaceholders does per call):
+  // a named placeholder, through its column's encoder when the builder gave it one, or a constant.
+  const binders = params.map((param): ((values: V) => unknown) => {
+    const named = is(param, Placeholder) ? { name: param.name, encode: (v: unknown) => v } : null;
+    const encoded = is(param, Param) && is(param.value, Placeholder) ? { name: param.value.name, encode: (v: unknown) => param.encoder.mapToDriverValue(v) } : null;
+    const binder = named ?? encoded;
+    if (!binder) return () => param;
+    const { name, encode } = binder;
+    return (values) => {
+      if (!(name in values)) throw new Error(`No value for placeholder "${name}" was provided`);
+      return encode(values[name]);
+    };
+  });
   return (values) => {
-    const bound = fillPlaceholders(params, values); // throws on a missing name; column encoders applied
     const chunks: unknown[] = [between[0]];
-    // Each value as a Param: drizzle would expand a bare array and drop a bare undefined.
-    bound.forEach((value, i) => chunks.push(sql.param(value), between[i + 1]));
+    for (let i = 0; i < binders.length; i++) {
+      const value = (binders[i] as (values: V) => unknown)(values);
+      // A string, number or null goes in bare: drizzle's checks pass over a primitive at once. Anything
+      // else as a Param: drizzle would expand a bare array and drop a bare undefined (shifting the rest).
+      chunks.push(isPrimitive(value) ? value : sql.param(value), between[i + 1]);
+    }
     const item = db.run(new SQL(chunks as SQL["queryChunks"]));
     return d1Statement ? Object.assign(item, { stmt: d1Statement }) : item;
   };
 }
+
+const isPrimitive = (value: unknown) => value === null || typeof value === "string" || typeof value === "number" || typeof value === "bigint" || typeof value === "boolean";
