@@ -1,7 +1,7 @@
 /**
  * MetadataStore: the metadata operations the services need, implemented once with drizzle over any
- * async SQLite dialect (libSQL on Node/Bun, D1 on Workers). The only module (with lock-store.ts)
- * that builds queries.
+ * async SQLite dialect (libSQL on Node/Bun, D1 on Workers). With its parts (lock-store, blob-ledger,
+ * tus-store; prebuilt for the statements every create runs), the only code that builds queries.
  *
  * Atomicity without interactive transactions (D1 has none): every state change is one statement or
  * one `db.batch([...])`, which both libSQL and D1 run as a single transaction. Conditions that
@@ -125,7 +125,7 @@ const USAGE_KEYS = Object.keys(getTableColumns(tenantUsage)) as (keyof TenantUsa
  * The row exactly as inserting `row` stores it: every column, those left out at their schema
  * default or null. Creates answer with it instead of reading the row back (RETURNING).
  */
-export function storedRow(row: NewResourceRow): ResourceRow {
+function storedRow(row: NewResourceRow): ResourceRow {
   const stored: Record<string, unknown> = {};
   for (const key of RESOURCE_KEYS) {
     const column = RESOURCE_COLUMNS[key];

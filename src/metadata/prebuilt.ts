@@ -2,8 +2,8 @@
  * Statements whose SQL text drizzle builds once, with named placeholders, instead of on every call.
  *
  * Building a query through drizzle's builders costs 60–170 µs of CPU per statement (its `is` checks
- * walk every chunk of every column), and every create runs five: ≈ 5 % of an ingest's main thread
- * (bench/NOTES.md, "Eighth pass"). A prebuilt statement binds its values into the finished text, one
+ * walk every chunk of every column), and every create runs five: ≈ 6.5 % of an ingest's main thread
+ * in the seventh pass's profile (bench/NOTES.md, "Eighth pass" has the figures). A prebuilt statement binds its values into the finished text, one
  * parameter per `?`: ≈ 15 µs. The text is byte for byte the builder's, so the query plans, the
  * prepared-statement cache and D1 see the same statement.
  */
