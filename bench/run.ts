@@ -5,6 +5,7 @@
  *   npm run bench                      full run (≈ 15 min on 2 cores)
  *   npm run bench -- --quick           smoke run: short runs, smaller files (indicative only)
  *   npm run bench -- --only=small,cold --runs=5 --duration=8 --keep
+ *   npm run bench -- --only=cold,ingest --baseline=<git ref>   today's build against that commit's
  *
  * Scenarios: small, large, ingest, scale, cold, workers (Bun rows are part of small, large and cold).
  * The Node service runs as shipped: `node dist/node/server.mjs`, built first by scripts/build.mjs.
@@ -12,6 +13,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { prepareBaseline } from "./lib/baseline.js";
 import { type Context, type Options, prepareFixtures, shippedServer } from "./lib/context.js";
 import { startNginx } from "./lib/nginx.js";
 import { installExitHooks, stopAll } from "./lib/proc.js";
@@ -41,6 +43,7 @@ function parseOptions(argv: string[]): Options {
     warmup: Number(value("warmup") ?? (quick ? 1 : 2)),
     only: only ? new Set(only.split(",")) : null,
     keep: flag("keep") !== undefined,
+    baseline: value("baseline") ?? null,
   };
 }
 
@@ -58,8 +61,9 @@ async function main() {
   const work = path.join(ROOT, "bench/.work");
   mkdirSync(work, { recursive: true });
   const fixtures = prepareFixtures(work, options.quick);
+  const baseline = options.baseline === null ? null : prepareBaseline(ROOT, work, options.baseline);
   const nginx = await startNginx({ root: fixtures.dir, workDir: work });
-  const ctx: Context = { root: ROOT, work, options, bun, fixtures, nginx };
+  const ctx: Context = { root: ROOT, work, options, bun, fixtures, nginx, baseline };
   const report = new Report();
   const wanted = (name: (typeof SCENARIOS)[number]) => options.only === null || options.only.has(name);
   const scenarios: [(typeof SCENARIOS)[number], (c: Context, r: Report) => Promise<void>][] = [
@@ -88,17 +92,20 @@ async function main() {
     await stopAll();
   }
   const args = process.argv.slice(2).join(" ");
+  // Only a full run replaces the committed figures; a partial one (--only, --quick) or an A/B
+  // against a baseline writes beside them (git-ignored).
+  const partial = options.only !== null || options.quick || options.baseline !== null;
   const markdown = report.render(info, {
     command: `npm run bench${args ? ` -- ${args}` : ""}`,
     runs: options.runs,
     duration: options.duration,
     quick: options.quick,
+    partial,
     elapsedSec: (performance.now() - started) / 1000,
     loadBefore,
     loadAfter: loadAverage(),
   });
-  // Only a full run replaces the committed figures; a partial one (--only, --quick) writes beside them (git-ignored).
-  const base = path.join(ROOT, options.only || options.quick ? "bench/RESULTS.partial" : "bench/RESULTS");
+  const base = path.join(ROOT, partial ? "bench/RESULTS.partial" : "bench/RESULTS");
   const out = `${base}.md`;
   writeFileSync(out, markdown);
   writeFileSync(`${base}.json`, `${JSON.stringify({ info, options: { ...options, only: options.only && [...options.only] }, checks: report.checks, samples: report.raw }, null, 1)}\n`);

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { buildServer } from "../../scripts/build.mjs";
+import type { Baseline } from "./baseline.js";
 import { type Server, startServer } from "./proc.js";
 import { GiB, KiB, MiB, http, log } from "./util.js";
 
@@ -15,6 +16,8 @@ export interface Options {
   warmup: number;
   only: Set<string> | null;
   keep: boolean;
+  /** `--baseline=<git ref>`: that commit's build is measured beside today's (baseline.ts). */
+  baseline: string | null;
 }
 
 export interface Fixtures {
@@ -37,6 +40,8 @@ export interface Context {
   fixtures: Fixtures;
   /** Serves `fixtures.dir`: the reference static server and the loopback origin. */
   nginx: Server;
+  /** The build of `--baseline`, or null. */
+  baseline: Baseline | null;
 }
 
 export type AppVariant = {
@@ -46,10 +51,12 @@ export type AppVariant = {
   logLevel?: "info" | "warn";
   /** Further settings (e.g. CMS_ROW_CACHE_ROWS=0 in the scale scenario); the caller names such a server itself. */
   env?: Record<string, string>;
+  /** Node only: the `--baseline` commit's build instead of today's. */
+  baseline?: boolean;
 };
 
 export const appName = (v: AppVariant) =>
-  `${v.runtime === "bun" ? "bun-app" : "app"}${v.noCache ? "-nocache" : ""}${v.logLevel === "warn" ? "@warn" : ""}`;
+  `${v.runtime === "bun" ? "bun-app" : "app"}${v.noCache ? "-nocache" : ""}${v.logLevel === "warn" ? "@warn" : ""}${v.baseline ? "@base" : ""}`;
 
 let shipped: Promise<string> | null = null;
 
@@ -82,12 +89,14 @@ export async function startApp(
   data: { volume: string; database: string },
   logFile?: string,
 ): Promise<Server> {
-  const [command, args] = variant.runtime === "bun" ? [ctx.bun as string, ["src/bun.ts"]] : [process.execPath, [await shippedServer()]];
+  if (variant.baseline && (variant.runtime !== "node" || !ctx.baseline)) throw new Error("a baseline app runs on Node, with --baseline given");
+  const server = variant.baseline ? (ctx.baseline as Baseline).server : await shippedServer();
+  const [command, args] = variant.runtime === "bun" ? [ctx.bun as string, ["src/bun.ts"]] : [process.execPath, [server]];
   return startServer({
     name: appName(variant),
     command,
     args,
-    cwd: ctx.root,
+    cwd: variant.baseline ? (ctx.baseline as Baseline).dir : ctx.root,
     env: {
       CMS_VOLUME: data.volume,
       CMS_DATABASE_URL: `file:${data.database}`,

@@ -18,6 +18,9 @@ interface Variant {
   what: string;
   command: string;
   args: string[];
+  /** Another commit's build (--baseline) runs from its own tree, on its own volume and database (its migrations may be older). */
+  cwd?: string;
+  env?: Record<string, string>;
 }
 
 const BARE_NODE = `require("node:http").createServer((q, s) => s.end("{}")).listen(+process.env.PORT, "127.0.0.1")`;
@@ -81,12 +84,24 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
     ...(ctx.bun ? [{ name: "bun", what: "`bun src/bun.ts`", command: ctx.bun, args: ["src/bun.ts"] }] : []),
     { name: "bare-node", what: "node:http one-liner (runtime floor)", command: process.execPath, args: ["-e", BARE_NODE] },
     ...(ctx.bun ? [{ name: "bare-bun", what: "Bun.serve one-liner (runtime floor)", command: ctx.bun, args: ["-e", BARE_BUN] }] : []),
+    ...(ctx.baseline
+      ? [
+          {
+            name: "node@base",
+            what: `the same at ${ctx.baseline.ref} (${ctx.baseline.commit}; \`--baseline\`)`,
+            command: process.execPath,
+            args: [ctx.baseline.server],
+            cwd: ctx.baseline.dir,
+            env: { CMS_VOLUME: path.join(dir, "base-volume"), CMS_DATABASE_URL: `file:${path.join(dir, "base.db")}` },
+          },
+        ]
+      : []),
   ];
   log(`scenario 5/6: cold start, ${variants.length} variants × ${runs} runs`);
   // The first start creates and migrates the database; measured starts are restarts, as in production.
   for (const v of [...variants]) {
     try {
-      await timeToFirst200(v, env, ctx.root);
+      await timeToFirst200(v, { ...env, ...v.env }, v.cwd ?? ctx.root);
     } catch (err) {
       log(`  ${v.name} does not start, dropped: ${(err as Error).message.slice(0, 300)}`);
       variants.splice(variants.indexOf(v), 1);
@@ -96,7 +111,7 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   const idleRss = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   await interleave(variants, runs, async (v, run) => {
     try {
-      const { ms, idleRssMiB } = await timeToFirst200(v, env, ctx.root);
+      const { ms, idleRssMiB } = await timeToFirst200(v, { ...env, ...v.env }, v.cwd ?? ctx.root);
       (times.get(v.name) as number[])[run] = ms;
       (idleRss.get(v.name) as number[])[run] = idleRssMiB;
     } catch (err) {
@@ -118,6 +133,9 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   if (times.has("bun")) report.check("5 cold start", "Bun: spawn → first 200", summarize(times.get("bun") ?? []), ms, "(reported)", null);
   const perRun = (a: string, b: string) => summarize((times.get(a) ?? []).map((t, i) => t / (times.get(b)?.[i] ?? Number.NaN)));
   report.delta("cold start: `node` / `node-tsx`", perRun("node", "node-tsx"), "the build step (dist/node/server.mjs instead of tsx; lower is better)", fmtRatio);
+  if (times.has("node@base")) {
+    report.delta("cold start: `node` / `node@base`", perRun("node", "node@base"), `today's build against ${ctx.baseline?.ref}'s, per round (lower is better)`, fmtRatio);
+  }
   report.section(
     "5. Cold start",
     [

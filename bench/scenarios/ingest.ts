@@ -71,21 +71,21 @@ export async function postAll(url: string, bodies: string[], concurrency: number
   return { elapsedSec, failures, firstError };
 }
 
-type Kind = "app" | "ref-plain" | "ref-durable" | "ref-durable+row";
+type Kind = "app" | "app@base" | "ref-plain" | "ref-durable" | "ref-durable+row";
 
 async function startIngestServer(ctx: Context, kind: Kind, dir: string): Promise<Server> {
   mkdirSync(dir, { recursive: true });
   // Ingest rates are low, so the service's log goes to a file (and explains failures).
   if (isApp(kind)) {
     const data = { volume: path.join(dir, "volume"), database: path.join(dir, "cms.db") };
-    return startApp(ctx, { runtime: "node" }, data, path.join(dir, "app.log"));
+    return startApp(ctx, { runtime: "node", baseline: kind === "app@base" }, data, path.join(dir, "app.log"));
   }
   const durable = kind === "ref-durable" || kind === "ref-durable+row";
   const rows: Record<string, string> = kind === "ref-durable+row" ? { INGEST_DB: path.join(dir, "objects.db") } : {};
   return startBare(ctx, "node", { BARE_MODE: "ingest", INGEST_DIR: dir, INGEST_DURABLE: durable ? "1" : "0", ...rows }, kind);
 }
 
-const isApp = (kind: Kind) => kind === "app";
+const isApp = (kind: Kind) => kind === "app" || kind === "app@base";
 const postUrl = (server: Server, kind: Kind) => `${server.url}${isApp(kind) ? "/cms/v1.0/createResource" : "/ingest"}`;
 
 export async function ingest(ctx: Context, report: Report): Promise<void> {
@@ -97,7 +97,7 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   // the rate was partly a warm-up's. 64 objects: the fixtures' 32 spare ones, each in two tenants.
   const warmup = 64;
   const spare = 32;
-  const kinds: Kind[] = ["app", "ref-plain", "ref-durable", "ref-durable+row"];
+  const kinds: Kind[] = ["app", ...(ctx.baseline ? (["app@base"] as const) : []), "ref-plain", "ref-durable", "ref-durable+row"];
   const results = new Map<Kind, IngestResult[]>(kinds.map((k) => [k, []]));
   log(`scenario 3/6: ingest ${count} × 1 MiB, ${concurrency} concurrent, ${kinds.length} servers × ${options.runs} runs`);
   await interleave(kinds, options.runs, async (kind, run) => {
@@ -183,6 +183,9 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   // Issue 12: the durable reference does what the service must (hash, fsync, rename); plain is context.
   report.check("3 ingest", "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename", perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
   report.check("3 ingest", "app: 1 MiB objects/s vs durable blob + one durable row (SQLite WAL, group fsync)", perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec), fmtRatio, "(context: the floor under the app)", null);
+  if (results.has("app@base")) {
+    report.delta("ingest 1 MiB objects/s: `app` / `app@base`", perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec), `today's build against ${ctx.baseline?.ref}'s, per round`, fmtRatio);
+  }
   report.check("3 ingest", "app: 1 MiB objects/s vs plain fetch → file", perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec), fmtRatio, "(context: no hash, no fsync)", null);
   report.check("3 ingest", `app: peak RSS during one ${hugeMiB} MiB ingest`, s("app", (r) => r.peakRssMiB, huge), (x) => `${fmtSummary(x)} MiB`, "< 150 MiB", (m) => m < 150);
   report.check("3 ingest", "app: RSS before that ingest (idle after start)", s("app", (r) => r.rssBeforeMiB, huge), (x) => `${fmtSummary(x)} MiB`, "(context: the baseline)", null);
@@ -208,7 +211,8 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
     [
       `${count} distinct 1 MiB objects per run, ${concurrency} requests in flight (keep-alive), origin: the same nginx on 127.0.0.1.`,
       `Each run starts a fresh server on an empty volume/database (and warms it up with ${warmup} other objects first).`,
-      "`app` is the service as shipped (`node dist/node/server.mjs`, built by scripts/build.mjs).",
+      "`app` is the service as shipped (`node dist/node/server.mjs`, built by scripts/build.mjs); `app@base`, when",
+      "given (`--baseline=<git ref>`), the same built from that commit.",
       "`ref-plain` is a bare node:http server doing `fetch(uri)` → `stream.pipeline` → `fs.createWriteStream`;",
       "`ref-durable` also hashes (SHA-256), fsyncs and renames into place — the minimum work of a crash-safe store;",
       "`ref-durable+row` then also commits one row per object to a SQLite WAL database and fsyncs the WAL (group",
@@ -225,6 +229,12 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
           ["`app` / `ref-durable+row`", fmtRatio(perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec))],
           ["`ref-durable` / `ref-plain`", fmtRatio(perRun(results.get("ref-durable"), results.get("ref-plain"), (r) => r.objectsPerSec))],
           ["`ref-durable+row` / `ref-durable`", fmtRatio(perRun(results.get("ref-durable+row"), results.get("ref-durable"), (r) => r.objectsPerSec))],
+          ...(results.has("app@base")
+            ? [
+                ["`app` / `app@base`", fmtRatio(perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec))],
+                ["`app@base` / `ref-durable`", fmtRatio(perRun(results.get("app@base"), results.get("ref-durable"), (r) => r.objectsPerSec))],
+              ]
+            : []),
         ],
       ),
       "",
