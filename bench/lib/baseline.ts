@@ -22,8 +22,8 @@ export interface Baseline {
   server: string;
 }
 
-function git(root: string, args: string[], input?: Buffer): Buffer {
-  const run = spawnSync("git", ["-C", root, ...args], { input, maxBuffer: 1 << 30 });
+function git(root: string, args: string[]): Buffer {
+  const run = spawnSync("git", ["-C", root, ...args]);
   if (run.status !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr.toString().trim() || `exit ${run.status}`}`);
   return run.stdout;
 }
@@ -51,9 +51,11 @@ export function prepareBaseline(root: string, work: string, ref: string): Baseli
   if (!existsSync(server)) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const tar = git(root, ["archive", "--format=tar", commit]);
-    const untar = spawnSync("tar", ["-x", "-C", dir], { input: tar });
-    if (untar.status !== 0) throw new Error(`tar -x of ${commit}: ${untar.stderr.toString().trim()}`);
+    const exported = spawnSync("bash", ["-c", 'set -o pipefail; git -C "$ROOT" archive --format=tar "$COMMIT" | tar -x -C "$DIR"'], {
+      env: { ...process.env, ROOT: root, COMMIT: commit, DIR: dir },
+      encoding: "utf8",
+    });
+    if (exported.status !== 0) throw new Error(`exporting ${commit} (git archive | tar -x): ${exported.stderr.trim()}`);
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"), "dir");
     const build = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: dir, encoding: "utf8" });
     if (build.status !== 0 || !existsSync(server)) throw new Error(`building ${commit} (scripts/build.mjs) failed: ${(build.stderr || build.stdout).slice(-2000)}`);
