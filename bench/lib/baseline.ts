@@ -48,6 +48,7 @@ export function prepareBaseline(root: string, work: string, ref: string): Baseli
   }
   const dir = path.join(work, `baseline-${commit}`);
   const server = path.join(dir, "dist/node/server.mjs");
+  // An export kept from an earlier run (--keep) is reused: a commit's tree never changes.
   if (!existsSync(server)) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });

@@ -183,9 +183,8 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   // Issue 12: the durable reference does what the service must (hash, fsync, rename); plain is context.
   report.check("3 ingest", "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename", perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
   report.check("3 ingest", "app: 1 MiB objects/s vs durable blob + one durable row (SQLite WAL, group fsync)", perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec), fmtRatio, "(context: the floor under the app)", null);
-  if (results.has("app@base")) {
-    report.delta("ingest 1 MiB objects/s: `app` / `app@base`", perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec), `today's build against ${ctx.baseline?.ref}'s, per round`, fmtRatio);
-  }
+  const againstBase = results.has("app@base") ? perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec) : null;
+  if (againstBase) report.delta("ingest 1 MiB objects/s: `app` / `app@base`", againstBase, `today's build against ${ctx.baseline?.ref}'s, per round`, fmtRatio);
   report.check("3 ingest", "app: 1 MiB objects/s vs plain fetch → file", perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec), fmtRatio, "(context: no hash, no fsync)", null);
   report.check("3 ingest", `app: peak RSS during one ${hugeMiB} MiB ingest`, s("app", (r) => r.peakRssMiB, huge), (x) => `${fmtSummary(x)} MiB`, "< 150 MiB", (m) => m < 150);
   report.check("3 ingest", "app: RSS before that ingest (idle after start)", s("app", (r) => r.rssBeforeMiB, huge), (x) => `${fmtSummary(x)} MiB`, "(context: the baseline)", null);
@@ -229,9 +228,9 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
           ["`app` / `ref-durable+row`", fmtRatio(perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec))],
           ["`ref-durable` / `ref-plain`", fmtRatio(perRun(results.get("ref-durable"), results.get("ref-plain"), (r) => r.objectsPerSec))],
           ["`ref-durable+row` / `ref-durable`", fmtRatio(perRun(results.get("ref-durable+row"), results.get("ref-durable"), (r) => r.objectsPerSec))],
-          ...(results.has("app@base")
+          ...(againstBase
             ? [
-                ["`app` / `app@base`", fmtRatio(perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec))],
+                ["`app` / `app@base`", fmtRatio(againstBase)],
                 ["`app@base` / `ref-durable`", fmtRatio(perRun(results.get("app@base"), results.get("ref-durable"), (r) => r.objectsPerSec))],
               ]
             : []),
