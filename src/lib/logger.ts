@@ -13,20 +13,47 @@ export interface Logger {
 const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
 /**
- * `write` receives one complete JSON line (no trailing newline). `base` fields go on every line
- * (e.g. which worker process wrote it).
+ * Where a flat record's JSON line goes, piece by piece: into a string (`TextLine`), or straight into
+ * a batch of bytes (runtime/node/batched-lines.ts). Building each access-log line as a string and
+ * encoding it afterwards took 3–5 µs of a 4 KiB getData's ≈ 27 µs of CPU on Bun under load, against
+ * 2.4–3.1 µs written piece by piece into the batch (bench/NOTES.md, tenth pass).
  */
-export function createJsonLogger(write: (line: string) => void, level: LogLevel = "info", now?: () => Date, base?: LogFields): Logger {
+export interface JsonLineWriter {
+  /** JSON text as it is: punctuation, quoted keys, numbers, literals. */
+  raw(json: string): void;
+  /** A string value, written as JSON.stringify writes it. */
+  string(value: string): void;
+}
+
+/** Where log lines go: the text of each, or (`begin`) a writer for one line of at most `maxBytes` UTF-8 bytes; null when it cannot take one. */
+export interface LineSink {
+  line(text: string): void;
+  begin?(maxBytes: number): (JsonLineWriter & { end(): void }) | null;
+}
+
+/**
+ * `write` receives one complete JSON line (no trailing newline), or is a `LineSink`. `base` fields
+ * go on every line (e.g. which worker process wrote it).
+ */
+export function createJsonLogger(write: ((line: string) => void) | LineSink, level: LogLevel = "info", now?: () => Date, base?: LogFields): Logger {
+  const sink: LineSink = typeof write === "function" ? { line: write } : write;
   const emit = (at: Exclude<LogLevel, "silent">) => (msg: string, fields?: LogFields) => {
     if (RANK[at] < RANK[level]) return;
     const time = now ? now().toISOString() : isoNow();
-    if (!base) {
-      const line = flatLine(time, at, msg, fields);
-      if (line !== undefined) return write(line);
+    const maxBytes = base ? -1 : flatLineBytes(time, msg, fields);
+    if (maxBytes >= 0) {
+      const out = sink.begin?.(maxBytes);
+      if (out) {
+        writeFlatLine(out, time, at, msg, fields);
+        return out.end();
+      }
+      const text = new TextLine();
+      writeFlatLine(text, time, at, msg, fields);
+      return sink.line(text.value);
     }
     const record = base ? { time, level: at, msg, ...base, ...fields } : { time, level: at, msg, ...fields };
     // A replacer function makes JSON.stringify several times slower; only objects can hold errors.
-    write(fields && Object.values(fields).some(isObject) ? JSON.stringify(record, errorReplacer) : JSON.stringify(record));
+    sink.line(fields && Object.values(fields).some(isObject) ? JSON.stringify(record, errorReplacer) : JSON.stringify(record));
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }
@@ -49,29 +76,63 @@ function isoNow(): string {
 const RESERVED = new Set(["time", "level", "msg"]);
 const quotedKeys = new Map<string, string>();
 const startsWithDigit = (key: string) => key.charCodeAt(0) >= 48 && key.charCodeAt(0) <= 57;
+const LEVEL_PARTS: Record<string, string> = Object.fromEntries(["debug", "info", "warn", "error"].map((l) => [l, `","level":"${l}","msg":`]));
+/** The longest JSON text of a number (`-1.7976931348623157e+308`) or a boolean. */
+const MAX_SCALAR_BYTES = 24;
 
 /**
- * The line JSON.stringify gives for `{ time, level, msg, ...fields }`, written field by field, when
- * every value is a string, number, boolean or undefined (skipped, as JSON.stringify does) and no
- * field renames the first three or may be an integer key (an object lists those first); undefined otherwise. The record object, its spread and the generic
- * stringify of it were the access log's cost: one line per request, ≈ 9 µs of a 4 KiB getData's
- * ≈ 40 µs on Node (bench/NOTES.md, fourth pass: small files).
+ * When every field is a string, number, boolean or undefined (skipped, as JSON.stringify does) and no
+ * field renames the first three or may be an integer key (an object lists those first), the line can
+ * be written field by field (`writeFlatLine`): the most UTF-8 bytes it takes (a UTF-16 unit takes at
+ * most 6 bytes, as `\u001f`); otherwise -1. The record object, its spread and the generic stringify
+ * of it were the access log's cost: one line per request, ≈ 9 µs of a 4 KiB getData's ≈ 40 µs on Node
+ * (bench/NOTES.md, fourth pass: small files).
  */
-function flatLine(time: string, level: string, msg: string, fields: LogFields | undefined): string | undefined {
-  let line = `{"time":"${time}","level":"${level}","msg":${jsonString(msg)}`;
+function flatLineBytes(time: string, msg: string, fields: LogFields | undefined): number {
+  let bytes = 40 + time.length + 6 * msg.length;
+  if (fields) for (const key of Object.keys(fields)) {
+    // Even an undefined field named like the first three removes them (JSON.stringify skips it).
+    if (RESERVED.has(key) || startsWithDigit(key)) return -1;
+    const value = fields[key];
+    const type = typeof value;
+    if (type === "undefined") continue;
+    if (type !== "string" && type !== "number" && type !== "boolean") return -1;
+    bytes += 6 * key.length + 4 + (type === "string" ? 6 * (value as string).length + 2 : MAX_SCALAR_BYTES);
+  }
+  return bytes;
+}
+
+/** The line JSON.stringify gives for `{ time, level, msg, ...fields }`, for fields `flatLineBytes` accepts. */
+function writeFlatLine(out: JsonLineWriter, time: string, level: string, msg: string, fields: LogFields | undefined): void {
+  out.raw('{"time":"');
+  out.raw(time);
+  out.raw(LEVEL_PARTS[level] as string);
+  out.string(msg);
   if (fields) for (const key of Object.keys(fields)) {
     const value = fields[key];
     const type = typeof value;
     if (type === "undefined") continue;
-    if ((type !== "string" && type !== "number" && type !== "boolean") || RESERVED.has(key) || startsWithDigit(key)) return undefined;
     let quoted = quotedKeys.get(key);
     if (quoted === undefined) {
       quoted = `,${JSON.stringify(key)}:`;
       if (quotedKeys.size < 1024) quotedKeys.set(key, quoted); // field names are the code's, not input
     }
-    line += quoted + (type === "string" ? jsonString(value as string) : type === "number" ? jsonNumber(value as number) : value ? "true" : "false");
+    out.raw(quoted);
+    if (type === "string") out.string(value as string);
+    else out.raw(type === "number" ? jsonNumber(value as number) : value ? "true" : "false");
   }
-  return `${line}}`;
+  out.raw("}");
+}
+
+/** A line built as a string, for sinks that take text. */
+class TextLine implements JsonLineWriter {
+  value = "";
+  raw(json: string) {
+    this.value += json;
+  }
+  string(value: string) {
+    this.value += jsonString(value);
+  }
 }
 
 /** What JSON.stringify must escape: quote, backslash, control characters; surrogates (a lone one is escaped). */

@@ -24,6 +24,7 @@ describe("createJsonLogger", () => {
       { path: '/a "quoted"\\ path\n\u2028ü', status: 404, durationMs: 0.125, aborted: true, skipped: undefined },
       { nan: Number.NaN, inf: Number.POSITIVE_INFINITY, negZero: -0, 10: "integer-like keys go first", 'we"ird': false },
       { msg: "a field named like the message replaces it", status: 1 },
+      { time: undefined, status: 2 },
       { nested: { deep: [1, "two"] }, when: new Date(0) },
       {},
     ];

@@ -1,6 +1,8 @@
 /** The batched log writer: one write per event-loop turn, in order, nothing lost on flush. */
 import { setImmediate as nextTurn } from "node:timers/promises";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { createJsonLogger } from "../../src/lib/logger.js";
 import { batchedLines } from "../../src/runtime/node/batched-lines.js";
 
 /** A writer that records each write as text, and the chunks themselves. */
@@ -80,5 +82,65 @@ describe("batchedLines", () => {
     await nextTurn();
     out.flush();
     expect(texts).toEqual(["last words\n"]);
+  });
+});
+
+describe("batchedLines as the logger's sink (lines written piece by piece into the batch)", () => {
+  const time = "2026-11-23T03:00:00.000Z";
+  const loggerOver = (limit?: number) => {
+    const { write, chunks, texts } = recorder();
+    const out = batchedLines(write, limit);
+    const logger = createJsonLogger(out, "info", () => new Date(time));
+    return { out, logger, chunks, texts };
+  };
+
+  it("writes exactly what JSON.stringify gives for any string, number or boolean field (escapes, non-ASCII, lone surrogates)", () => {
+    const { out, logger, texts } = loggerOver();
+    const value = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc.string({ unit: fc.constantFrom("a", '"', "\\", "\n", "\u0000", "\u001f", "\u007f", "\u0080", "\ud800", "\udc00", "é", "日", "😀", "\u2028") }),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(undefined),
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), fc.dictionary(fc.oneof(fc.stringMatching(/^[a-zA-Zé_"\\]{1,8}$/), fc.constantFrom("time", "msg", "7")), value), (msg, fields) => {
+        logger.info(msg, fields);
+        out.flush();
+        expect(texts.at(-1)).toBe(`${JSON.stringify({ time, level: "info", msg, ...fields })}\n`);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("keeps whole lines within its limit: a batch is written before a line that might not fit, a line too long for any batch goes alone", () => {
+    const { out, logger, chunks, texts } = loggerOver(512);
+    const path = "/cms/v1.0/getData/01m8bnkm26v4qmeg5gqv3hz1s7x5d4-t1/f.bin";
+    for (let i = 0; i < 20; i++) logger.info("request", { requestId: `id-${i}`, method: "GET", path, status: 200, durationMs: i / 8 });
+    logger.info("request", { path: `/${"ü".repeat(300)}` }); // 600 bytes: more than one batch holds
+    logger.info("after", { n: 1 });
+    out.flush();
+    const lines = texts.join("").split("\n").slice(0, -1);
+    expect(lines.map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([...Array(21).fill("request"), "after"]);
+    expect(lines[20]).toBe(JSON.stringify({ time, level: "info", msg: "request", path: `/${"ü".repeat(300)}` }));
+    expect(texts.every((t) => t.endsWith("\n"))).toBe(true);
+    expect(chunks.filter((c) => c.byteLength > 512).map((c) => Buffer.from(c).toString())).toEqual([`${lines[20]}\n`]);
+  });
+
+  it("writes a record that is not flat (objects, errors) as JSON.stringify does, in its place among the others", () => {
+    const { out, logger, texts } = loggerOver();
+    logger.info("first", { a: 1 });
+    logger.warn("nested", { detail: { deep: ["x"] } });
+    logger.info("last", { b: "é" });
+    out.flush();
+    expect(texts.join("")).toBe(
+      [
+        JSON.stringify({ time, level: "info", msg: "first", a: 1 }),
+        JSON.stringify({ time, level: "warn", msg: "nested", detail: { deep: ["x"] } }),
+        JSON.stringify({ time, level: "info", msg: "last", b: "é" }),
+        "",
+      ].join("\n"),
+    );
   });
 });

@@ -25,6 +25,15 @@ export function batchedLines(write: (chunk: Uint8Array) => void, maxBatchBytes =
     write(chunk);
   };
 
+  /** After a line: write when the batch is full, else once this turn is over. */
+  const ended = () => {
+    if (used >= maxBatchBytes) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+
   const line = (text: string) => {
     // A UTF-16 unit is at most 3 UTF-8 bytes: a line that surely fits needs no byteLength pass.
     if (used + text.length * 3 + 1 > maxBatchBytes) {
@@ -34,12 +43,47 @@ export function batchedLines(write: (chunk: Uint8Array) => void, maxBatchBytes =
     }
     used += batch.write(text, used);
     batch[used++] = 0x0a;
-    if (used >= maxBatchBytes) flush();
-    else if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+    ended();
   };
 
-  return { line, flush };
+  /**
+   * Copies `text` into the batch when every character is ASCII that JSON writes as it is (`json`:
+   * any ASCII, the text being JSON already), the common case: no string built or encoded. Otherwise
+   * false, and `used` stays where it was.
+   */
+  const copied = (text: string, json: boolean): boolean => {
+    let at = used;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 0x80 || (!json && (c < 0x20 || c === 0x22 || c === 0x5c))) return false;
+      batch[at++] = c;
+    }
+    used = at;
+    return true;
+  };
+
+  /** A line written piece by piece into the batch: `raw` JSON text, `string` values, `end`. */
+  const writer = {
+    raw(json: string) {
+      if (!copied(json, true)) used += batch.write(json, used);
+    },
+    string(value: string) {
+      batch[used++] = 0x22;
+      if (copied(value, false)) batch[used++] = 0x22;
+      else used += batch.write(JSON.stringify(value), used - 1) - 1;
+    },
+    end() {
+      batch[used++] = 0x0a;
+      ended();
+    },
+  };
+
+  /** The writer for a line of at most `maxBytes` bytes (room made first), or null when it would not fit in one batch. */
+  const begin = (maxBytes: number) => {
+    if (maxBytes + 1 > maxBatchBytes) return null;
+    if (used + maxBytes + 1 > maxBatchBytes) flush();
+    return writer;
+  };
+
+  return { line, begin, flush };
 }

@@ -30,14 +30,14 @@ export async function start(
 ) {
   const config = parseConfig(env);
   const count = workerCount(config.CMS_WORKERS, runtime);
-  if (isPrimaryOf(count)) await runPrimary(config, count, createJsonLogger(stdout.line, config.CMS_LOG_LEVEL));
+  if (isPrimaryOf(count)) await runPrimary(config, count, createJsonLogger(stdout, config.CMS_LOG_LEVEL));
   else serve(await bootstrap(env), runtime);
 }
 
 export async function bootstrap(env: Record<string, string | undefined>) {
   const config = withLoopbackPublicUrl(parseConfig(env));
   const slot = workerSlot(env);
-  const logger = createJsonLogger(stdout.line, config.CMS_LOG_LEVEL, undefined, slot === undefined ? undefined : { worker: slot });
+  const logger = createJsonLogger(stdout, config.CMS_LOG_LEVEL, undefined, slot === undefined ? undefined : { worker: slot });
   const deps = await createServerDeps(config, logger, { collectBlobs: slot === undefined || slot === 1 });
   const services = createServices(deps);
   return { config, logger, deps, services, app: createApp(deps, services) };
