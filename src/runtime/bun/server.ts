@@ -5,7 +5,9 @@
  * more than one chunk chunked and drops its Content-Length (oven-sh/bun#10507), so blob files go
  * out as sized `Bun.file` slices — from the fast path, and via `sized` for the app's answers that
  * stream a blob file. Still chunked here (node:http kept their Content-Length): multipart byte
- * ranges, zip entries, explorer assets. HEAD answers carry no body, so their Content-Length stays.
+ * ranges, whose parts are file slices (a Blob made of `Bun.file` slices loses their bytes on Bun
+ * 1.4.5). Explorer assets are bytes, and a package's files are blobs of their own, so both go out
+ * sized. HEAD answers carry no body, so their Content-Length stays.
  *
  * What node:http did around the app on Node, and how it is here:
  * - access log: one line per request, written when the answer is handed to Bun (Bun.serve does
@@ -30,7 +32,7 @@ const IDLE_TIMEOUT_S = 120;
 /**
  * An app answer streaming a slice of a blob file, re-made with that slice as a sized body: Bun.serve
  * sends a streamed body chunked and drops its Content-Length. Other streamed answers (multipart
- * ranges, zip entries, uploads' answers) go out as they are, chunked.
+ * ranges, uploads' answers) go out as they are, chunked.
  */
 function sized(res: Response): Response {
   const file = res.body ? localFileOf(res.body) : undefined;
