@@ -17,6 +17,7 @@ import {
   verifyAll,
 } from "../lib/context.js";
 import { type Sample, type WrkTarget, fmtRatio, measureInterleaved, metric, ratio, table, wrkTable } from "../lib/measure.js";
+import { startNginx } from "../lib/nginx.js";
 import { type Server, startServer } from "../lib/proc.js";
 import type { Report } from "../lib/report.js";
 import { KiB, fmtSummary, http, log } from "../lib/util.js";
@@ -120,6 +121,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     { runtime: "node", logLevel: "warn" },
     { runtime: "node", noCache: true },
     { runtime: "bun" },
+    { runtime: "bun", logLevel: "warn" },
     { runtime: "bun", noCache: true },
   ]);
   log("scenario 1/6: small files (4 KiB) — starting servers");
@@ -127,6 +129,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     () => startBare(ctx, "node", { BARE_MODE: "mem", FILE: small.path }, "node-mem"),
     () => startBare(ctx, "node", { BARE_MODE: "mem", FILE: small.path, APP_HEAD: data.smallHead }, "node-mem+head"),
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: small.path }, "node-fs"),
+    () => startNginx({ name: "nginx+log", root: ctx.fixtures.dir, workDir: ctx.work, accessLog: true }),
     () =>
       startServer({
         name: "hono-static",
@@ -147,6 +150,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     const appPath = getDataPath(data.small.resourceURI);
     const targets: WrkTarget[] = [
       { name: "nginx", url: `${ctx.nginx.url}/${small.name}`, server: ctx.nginx },
+      target("nginx+log", `/${small.name}`),
       target("node-mem", "/f"),
       target("node-mem+head", "/f"),
       target("node-fs", "/f"),
@@ -170,7 +174,9 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
       const name = appName(v);
       if (v.runtime === "node") pairs.push([name, "node-mem"], [name, "node-mem+head"], [name, "hono-static"], [name, "nginx"]);
       else pairs.push([name, "nginx"], [name, "bun-mem"], [name, "bun-mem+head"]);
+      if (!v.logLevel && !v.noCache) pairs.push([name, "nginx+log"]);
     }
+    pairs.push(["nginx+log", "nginx"]);
     pairs.push(["node-mem+head", "node-mem"], ["bun-mem+head", "bun-mem"], ["bun-mem+head", "nginx"]);
     pairs.push(["node-mem", "nginx"], ["node-fs", "nginx"], ["hono-static", "nginx"], ["bun-mem", "nginx"]);
 
@@ -191,24 +197,31 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
       if (!samples.has(name)) continue;
       report.check("6 Bun", `${label}: small-file req/s vs nginx`, ratio(samples.get(name), samples.get("nginx"), pickRps), fmtRatio, "≥ 1.0× (issue 12)", (m) => m >= 1.0);
       report.check("6 Bun", `${label}: small-file req/s vs bare Bun.serve sending the app's head`, ratio(samples.get(name), samples.get("bun-mem+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
+      // nginx logs nothing above: the same comparison with the access log on both sides, and off on both.
+      report.check("6 Bun", `${label}: small-file req/s vs nginx writing the same JSON access log`, ratio(samples.get(name), samples.get("nginx+log"), pickRps), fmtRatio, "(context: both log)", null);
+      report.check("6 Bun", "Bun app without its access log (`bun-app@warn`): small-file req/s vs nginx", ratio(samples.get("bun-app@warn"), samples.get("nginx"), pickRps), fmtRatio, "(context: neither logs)", null);
     }
 
     const rpsRatio = (a: string, b: string) => ratio(samples.get(a), samples.get(b), pickRps);
     report.delta("small files req/s, Node: `app` / `app-nocache`", rpsRatio("app", "app-nocache"), "the small-blob cache (CMS_BLOB_CACHE_BYTES > 0)", fmtRatio);
     report.delta("small files p99, Node: `app` / `app-nocache`", ratio(samples.get("app"), samples.get("app-nocache"), (x) => x.p99Ms), "the small-blob cache (lower is better)", fmtRatio);
     report.delta("small files req/s, Node: `app@warn` / `app`", rpsRatio("app@warn", "app"), "no access-log line (CMS_LOG_LEVEL=warn)", fmtRatio);
+    report.delta("small files req/s, Bun: `bun-app@warn` / `bun-app`", rpsRatio("bun-app@warn", "bun-app"), "no access-log line (CMS_LOG_LEVEL=warn)", fmtRatio);
+    report.delta("small files req/s, nginx: `nginx` / `nginx+log`", rpsRatio("nginx", "nginx+log"), "no access-log line", fmtRatio);
     report.delta("small files req/s, Bun: `bun-app` / `bun-app-nocache`", rpsRatio("bun-app", "bun-app-nocache"), "the small-blob cache", fmtRatio);
     report.section(
       "1. Small files (4 KiB) through getData — and 6. the same on Bun",
       [
         `64 keep-alive connections, ${ctx.options.duration} s per run, GET of one 4 KiB file. \`app\` is the real service as shipped (\`node dist/node/server.mjs\`, built by scripts/build.mjs,`,
         "default log level `info`: one JSON access-log line per request, written to /dev/null); `app@warn` is the same with",
-        "`CMS_LOG_LEVEL=warn` (no access log) to show the log's cost; `-nocache` is the same with the small-blob",
+        "`CMS_LOG_LEVEL=warn` (no access log) to show the log's cost (`bun-app@warn` on Bun); `nginx+log` is nginx",
+        "writing a JSON line of the same fields per request (64 KiB buffer, /dev/null); `-nocache` is the same with the small-blob",
         "cache switched off (`CMS_BLOB_CACHE_BYTES=0`) to show what the cache gains.",
         "",
         checked.note,
         wrkTable(samples, {
           nginx: "nginx 1 worker, sendfile, file opened per request",
+          "nginx+log": "the same nginx, with a JSON access log",
           "node-mem": "bare node:http, bytes in memory",
           "node-fs": "bare node:http, fs.createReadStream per request",
           "hono-static": "@hono/node-server serveStatic",
@@ -219,6 +232,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
           "app@warn": "the service, Node, no access log",
           "app-nocache": "the service, Node, blob cache off",
           "bun-app": "the service, Bun",
+          "bun-app@warn": "the service, Bun, no access log",
           "bun-app-nocache": "the service, Bun, blob cache off",
         }),
         "",
