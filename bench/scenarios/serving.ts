@@ -248,6 +248,8 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
   const data = await prepareServeData(ctx);
   const { large } = ctx.fixtures;
   const variants = appVariants(ctx, [{ runtime: "node" }, { runtime: "bun" }]);
+  // Ranges only: the service without its access log, against the bare servers, which log nothing either.
+  const quiet = appVariants(ctx, [{ runtime: "node", logLevel: "warn" }, { runtime: "bun", logLevel: "warn" }]);
   log("scenario 2/6: large file (256 MiB) — starting servers");
   const { servers, has, target } = await startAll([
     () => startBare(ctx, "node", { BARE_MODE: "fs", FILE: large.path }, "node-stream"),
@@ -258,7 +260,7 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
           () => startBare(ctx, "bun", { BARE_MODE: "file", FILE: large.path, APP_HEAD: data.rangeHead }, "bun-range+head"),
         ]
       : []),
-    ...variants.map((v) => () => startApp(ctx, v, data)),
+    ...[...variants, ...quiet].map((v) => () => startApp(ctx, v, data)),
   ]);
   try {
     const appPath = getDataPath(data.large.resourceURI);
@@ -289,6 +291,7 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
         ...full.map((t) => (t.name in bareRanges ? target(t.name, "/f", bareRanges[t.name]) : { ...t })),
         target("node-range+head", "/f"),
         ...(has("bun-range+head") ? [target("bun-range+head", "/f")] : []),
+        ...quiet.map((v) => target(appName(v), appPath)),
       ],
       { sha256: sliceSha256(large.path, probe.start, probe.end), status: 206, range: `bytes=${probe.start}-${probe.end}` },
     );
@@ -312,12 +315,14 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs bare range stream", ratio(ranges.get("app"), ranges.get("node-range"), pickRps), fmtRatio, "≥ 1.0× bare range stream", (m) => m >= 1.0);
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("app"), ranges.get("nginx"), pickRps), fmtRatio, "(no target; reported)", null);
     report.check("2 large file", "app: random 64 KiB ranges, req/s vs bare range stream sending the app's head", ratio(ranges.get("app"), ranges.get("node-range+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
+    report.check("2 large file", "app without its access log (`app@warn`): random 64 KiB ranges, req/s vs bare range stream sending the app's head", ratio(ranges.get("app@warn"), ranges.get("node-range+head"), pickRps), fmtRatio, "(context: neither logs)", null);
     if (downloads.has("bun-app")) {
       report.check("6 Bun", "Bun app: large-file MB/s vs bare Bun (Bun.file)", ratio(downloads.get("bun-app"), downloads.get("bun-file"), pickMbps), fmtRatio, "(reported)", null);
       // Issue 12 (B): ranges answered by Bun.serve with a Bun.file slice (src/runtime/bun/fast-get.ts).
       report.check("6 Bun", "Bun app: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("bun-app"), ranges.get("nginx"), pickRps), fmtRatio, "≥ 0.6× (issue 12)", (m) => m >= 0.6);
       report.check("6 Bun", "bare Bun.serve (Bun.file slice) sending the app's head: random 64 KiB ranges, req/s vs nginx", ratio(ranges.get("bun-range+head"), ranges.get("nginx"), pickRps), fmtRatio, "(context: Bun's own ceiling)", null);
       report.check("6 Bun", "Bun app: random 64 KiB ranges, req/s vs bare Bun.serve sending the app's head", ratio(ranges.get("bun-app"), ranges.get("bun-range+head"), pickRps), fmtRatio, "(context: the floor under the app)", null);
+      report.check("6 Bun", "Bun app without its access log (`bun-app@warn`): random 64 KiB ranges, req/s vs bare Bun.serve sending the app's head", ratio(ranges.get("bun-app@warn"), ranges.get("bun-range+head"), pickRps), fmtRatio, "(context: neither logs)", null);
       report.check("6 Bun", "Bun app: peak RSS while streaming", metric(downloads.get("bun-app"), (s) => s.peakRssMiB), (s) => `${fmtSummary(s)} MiB`, "(no target on Bun; Node's is < 100 MiB)", null);
     }
     const fullPairs: [string, string][] = [
@@ -332,10 +337,14 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
       ["app", "nginx"],
       ["app", "node-range"],
       ["app", "node-range+head"],
+      ["app@warn", "node-range+head"],
+      ["app@warn", "app"],
       ["node-range+head", "node-range"],
       ["node-range", "nginx"],
       ["bun-app", "nginx"],
       ["bun-app", "bun-range+head"],
+      ["bun-app@warn", "bun-range+head"],
+      ["bun-app@warn", "bun-app"],
       ["bun-range+head", "bun-range"],
       ["bun-range", "nginx"],
     ];
@@ -370,7 +379,9 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
           "bun-range": "bare Bun.serve, Bun.file().slice(start, end + 1)",
           "bun-range+head": "the same, with the app's head fields",
           app: "the service, Node",
+          "app@warn": "the service, Node, no access log",
           "bun-app": "the service, Bun",
+          "bun-app@warn": "the service, Bun, no access log",
         }, { mbps: true }),
         "",
         ratioTable(ranges, rangePairs, pickRps, "req/s"),
