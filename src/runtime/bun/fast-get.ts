@@ -46,9 +46,11 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (the stat was 7–9 % of the CPU of random range GETs; bench/NOTES.md). Bounded: cleared when full.
   const files = new Map<string, LocalBlobFile>();
-  async function localFile(row: ResourceRow): Promise<LocalBlobFile | null> {
+  const knownFile = (row: ResourceRow) => {
     const known = files.get(row.blobKey);
-    if (known && known.size === row.size) return known;
+    return known && known.size === row.size ? known : undefined;
+  };
+  async function localFile(row: ResourceRow): Promise<LocalBlobFile | null> {
     const file = await content.localFile(row);
     if (file) {
       if (files.size >= KNOWN_FILES) files.clear();
@@ -95,9 +97,14 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return fileSlice(row, start, end, status, headers);
   }
 
-  async function fileSlice(row: ResourceRow, start: number, end: number, status: number, headers: HeadersInit): Promise<Response | null> {
-    const file = await localFile(row);
-    if (!file) return null;
+  /** The answer with a slice of the blob's file: in this call when the file is known already, as most reads find it. */
+  function fileSlice(row: ResourceRow, start: number, end: number, status: number, headers: HeadersInit): Response | Promise<Response | null> {
+    const known = knownFile(row);
+    if (known) return sliceAnswer(known, start, end, status, headers);
+    return localFile(row).then((file) => file && sliceAnswer(file, start, end, status, headers));
+  }
+
+  function sliceAnswer(file: LocalBlobFile, start: number, end: number, status: number, headers: HeadersInit): Response {
     const body = bunApi()
       .file(file.path)
       .slice(file.offset + start, file.offset + end + 1);
