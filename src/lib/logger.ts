@@ -15,8 +15,8 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 /**
  * Where a flat record's JSON line goes, piece by piece: into a string (`TextLine`), or straight into
  * a batch of bytes (runtime/node/batched-lines.ts). Building each access-log line as a string and
- * encoding it afterwards took 3–5 µs of a 4 KiB getData's ≈ 27 µs of CPU on Bun under load, against
- * 2.4–3.1 µs written piece by piece into the batch (bench/NOTES.md, tenth pass).
+ * encoding it afterwards took 3.0–4.2 µs of a 4 KiB getData's ≈ 27 µs of CPU on Bun under load,
+ * against 2.3–3.6 µs written piece by piece into the batch (bench/NOTES.md, tenth pass).
  */
 export interface JsonLineWriter {
   /** JSON text as it is: punctuation, quoted keys, numbers, literals. */
