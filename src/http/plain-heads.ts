@@ -6,6 +6,9 @@
  * and a header object spread per request (bench/NOTES.md, fourth pass: small files).
  */
 
+import type { ByteRange } from "../storage/blob-store.js";
+import { parseRange } from "./range.js";
+
 /**
  * Every request field that can change `answerBlob`'s answer (preconditions.ts, range.ts,
  * digest-fields.ts). If-Range only counts with Range, so it is not listed. A new field read by
@@ -17,6 +20,21 @@ export const ANSWER_FIELDS = ["if-match", "if-none-match", "if-modified-since", 
 export function isPlainRequest(header: (name: string) => string | string[] | null | undefined): boolean {
   for (const name of ANSWER_FIELDS) if (header(name) != null) return false;
   return true;
+}
+
+/**
+ * The one range a GET asks for when Range is its only answer field (no If-Range, no precondition, no
+ * digest wanted) and names one satisfiable range, coalesced as `answerBlob` does: its answer is the
+ * plain head with that range's Content-Range and Content-Length, status 206. Null otherwise
+ * (`answerBlob` decides). Random range GETs (video seeking) are answered so without the precondition
+ * evaluation and two spreads of the head per request.
+ */
+export function plainRange(header: (name: string) => string | string[] | null | undefined, size: number): ByteRange | null {
+  const range = header("range");
+  if (typeof range !== "string" || header("if-range") != null) return null;
+  for (const name of ANSWER_FIELDS) if (name !== "range" && header(name) != null) return null;
+  const parsed = parseRange(range, size);
+  return parsed.kind === "ranges" && parsed.ranges.length === 1 ? (parsed.ranges[0] as ByteRange) : null;
 }
 
 /**

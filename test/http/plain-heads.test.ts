@@ -1,7 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { answerBlob } from "../../src/http/answer-blob.js";
 import type { BlobEntity } from "../../src/http/blob-entity.js";
-import { ANSWER_FIELDS, isPlainRequest, plainHeads } from "../../src/http/plain-heads.js";
+import { ANSWER_FIELDS, isPlainRequest, plainHeads, plainRange } from "../../src/http/plain-heads.js";
+import { contentRange } from "../../src/http/range.js";
 
 const entity: BlobEntity = {
   sha256: "a".repeat(64),
@@ -52,5 +54,54 @@ describe("plainHeads", () => {
     expect(head(row, "h2")).toBe("a@h2");
     expect(head(row, undefined)).toBe("a@undefined");
     expect(built).toEqual(["a@h1", "a@h1", "a@h2", "a@undefined"]);
+  });
+});
+
+describe("plainRange", () => {
+  const plain = answerBlob("GET", () => undefined, entity).headers;
+  const rangeSpec = fc.oneof(
+    fc.tuple(fc.nat(14), fc.nat(14)).map(([a, b]) => `${a}-${b}`),
+    fc.nat(14).map((a) => `${a}-`),
+    fc.nat(14).map((n) => `-${n}`),
+    fc.constantFrom("x", "", "5-2", "1-2-3"),
+  );
+  /** Each field absent half the time (fc.record's optional keys are nearly always there). */
+  const maybe = (value: fc.Arbitrary<string>) => fc.option(value, { freq: 2, nil: undefined });
+  const request = fc.record({
+    range: maybe(fc.oneof(fc.array(rangeSpec, { minLength: 1, maxLength: 3 }).map((specs) => `bytes=${specs.join(",")}`), fc.constantFrom("items=0-1", "bytes=0-1, 4-5"))),
+    "if-range": maybe(fc.constantFrom('"abc"', '"other"')),
+    "if-none-match": maybe(fc.constantFrom('"abc"', '"other"', "*")),
+    "if-modified-since": maybe(fc.constantFrom("Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 May 2024 12:34:56 GMT")),
+    "want-content-digest": maybe(fc.constant("sha-256=5")),
+  });
+
+  it("names a range only where answerBlob gives that one range, with the plain head's fields and its framing", () => {
+    let named = 0;
+    fc.assert(
+      fc.property(request, (fields) => {
+        const header = (name: string) => (fields as Record<string, string | undefined>)[name];
+        const range = plainRange(header, entity.size);
+        if (!range) return;
+        named++;
+        const answer = answerBlob("GET", header, entity);
+        expect(answer).toMatchObject({ status: 206, range });
+        const framed = { ...plain, "content-length": String(range.end - range.start + 1), "content-range": contentRange(range, entity.size) };
+        expect(answer.headers).toEqual(framed);
+      }),
+      { numRuns: 3000 },
+    );
+    expect(named).toBeGreaterThan(20);
+  });
+
+  it("answers the plain single ranges it can, and leaves the rest to answerBlob", () => {
+    const only = (range: string, more: Record<string, string> = {}) => plainRange((name) => ({ range, ...more })[name], entity.size);
+    expect(only("bytes=2-5")).toEqual({ start: 2, end: 5 });
+    expect(only("bytes=-3")).toEqual({ start: 7, end: 9 });
+    expect(only("bytes=0-3,2-6")).toEqual({ start: 0, end: 6 }); // coalesced, as answerBlob does
+    expect(only("bytes=0-1,4-5")).toBeNull(); // multipart
+    expect(only("bytes=10-")).toBeNull(); // 416
+    expect(only("items=0-1")).toBeNull(); // ignored: a 200
+    expect(only("bytes=2-5", { "if-range": '"abc"' })).toBeNull();
+    expect(only("bytes=2-5", { "if-none-match": '"other"' })).toBeNull();
   });
 });

@@ -94,10 +94,20 @@ describe.each(["small", "large"] as const)("Bun fast path, %s blob: the app's an
     expect(got.body.length).toBe(size() * 2);
   });
 
-  it("range, open range and suffix range (206)", async () => {
-    for (const range of ["bytes=3-9", "bytes=5-", "bytes=-4"]) {
+  it("range, open range, suffix range, and overlapping ranges coalesced into one (206)", async () => {
+    for (const range of ["bytes=3-9", "bytes=5-", "bytes=-4", "bytes=2-4,3-8"]) {
       const got = await compared(which, { headers: { range } });
       expect(got, range).toMatchObject({ status: 206, fastPath: true });
+    }
+  });
+
+  it("a range with a precondition that holds, or with Want-Content-Digest, as the app gives it (206)", async () => {
+    for (const headers of [
+      { range: "bytes=1-6", "if-none-match": '"other"' } as Record<string, string>,
+      { range: "bytes=1-6", "if-modified-since": "Thu, 01 Jan 1970 00:00:00 GMT" },
+      { range: "bytes=1-6", "want-content-digest": "sha-256=5" },
+    ]) {
+      expect(await compared(which, { headers }), JSON.stringify(headers)).toMatchObject({ status: 206, fastPath: true });
     }
   });
 

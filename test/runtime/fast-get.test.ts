@@ -275,6 +275,9 @@ describe("getData fast path from blob files (not in memory)", () => {
     ["a suffix range", { range: "bytes=-1000" }, 206, text.slice(-1000)],
     ["an open range", { range: "bytes=1500000-" }, 206, text.slice(1500000)],
     ["a range past the end, clipped", { range: "bytes=1572000-9999999" }, 206, text.slice(1572000)],
+    ["two overlapping ranges, coalesced into one", { range: "bytes=100-199,150-299" }, 206, text.slice(100, 300)],
+    ["a range with a precondition that holds", { range: "bytes=10-19", "if-none-match": '"other"' }, 206, text.slice(10, 20)],
+    ["a range with Want-Content-Digest", { range: "bytes=10-19", "want-content-digest": "sha-256=5" }, 206, text.slice(10, 20)],
   ])("answers %s itself, exactly as the app does", async (_what, headers, status, body) => {
     const got = await decided(path, { headers });
     expect(got).toMatchObject({ status, answeredFast: true });

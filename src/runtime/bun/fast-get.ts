@@ -13,7 +13,8 @@
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
 import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
-import { isPlainRequest, plainHeads } from "../../http/plain-heads.js";
+import { isPlainRequest, plainHeads, plainRange } from "../../http/plain-heads.js";
+import { contentRange } from "../../http/range.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { API_PREFIX } from "../../routes/meta.js";
 import { parseUri } from "../../services/resource-ids.js";
@@ -76,6 +77,14 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
       const headers = new Headers(plainHead(row, req.headers.get("host") ?? undefined));
       headers.set("x-request-id", requestId);
       return { status: 200, headers, range: undefined };
+    }
+    const range = req.method === "GET" ? plainRange(header, row.size) : null;
+    if (range) {
+      const headers = new Headers(plainHead(row, req.headers.get("host") ?? undefined));
+      headers.set("content-length", String(range.end - range.start + 1));
+      headers.set("content-range", contentRange(range, row.size));
+      headers.set("x-request-id", requestId);
+      return { status: 206, headers, range };
     }
     const result = answerBlob(req.method, header, content.serve(row, req.headers.get("host") ?? undefined).entity);
     if (result.multipart) return null;

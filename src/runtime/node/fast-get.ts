@@ -19,7 +19,8 @@ import { answerBlob } from "../../http/answer-blob.js";
 import type { Logger } from "../../lib/logger.js";
 import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
-import { isPlainRequest, plainHeads } from "../../http/plain-heads.js";
+import { isPlainRequest, plainHeads, plainRange } from "../../http/plain-heads.js";
+import { contentRange } from "../../http/range.js";
 import { API_PREFIX } from "../../routes/meta.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { parseUri } from "../../services/resource-ids.js";
@@ -58,6 +59,14 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
       const headers = plainHead(row, req.headers.host).slice();
       headers.push("x-request-id", requestId);
       return { status: 200, headers, start: 0, length: sent ? row.size : 0 };
+    }
+    const range = sent ? plainRange(header, row.size) : null;
+    if (range) {
+      const headers = plainHead(row, req.headers.host).slice();
+      const length = range.end - range.start + 1;
+      headers[headers.indexOf("content-length") + 1] = String(length); // the plain head always has it: a 200's framing
+      headers.push("content-range", contentRange(range, row.size), "x-request-id", requestId);
+      return { status: 206, headers, start: range.start, length };
     }
     const result = answerBlob(req.method as string, header, content.serve(row, req.headers.host).entity);
     if (result.multipart) return null;
