@@ -65,10 +65,11 @@ describe("plainRange", () => {
     fc.nat(14).map((n) => `-${n}`),
     fc.constantFrom("x", "", "5-2", "1-2-3"),
   );
-  /** Each field absent half the time (fc.record's optional keys are nearly always there). */
-  const maybe = (value: fc.Arbitrary<string>) => fc.option(value, { freq: 2, nil: undefined });
+  /** A field there `present` times in 4 (fc.record's optional keys are nearly always there). */
+  const maybe = (value: fc.Arbitrary<string>, present = 1) =>
+    fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 - present }, { arbitrary: value, weight: present });
   const request = fc.record({
-    range: maybe(fc.oneof(fc.array(rangeSpec, { minLength: 1, maxLength: 3 }).map((specs) => `bytes=${specs.join(",")}`), fc.constantFrom("items=0-1", "bytes=0-1, 4-5"))),
+    range: maybe(fc.oneof(fc.array(rangeSpec, { minLength: 1, maxLength: 3 }).map((specs) => `bytes=${specs.join(",")}`), fc.constantFrom("items=0-1", "bytes=0-1, 4-5")), 3),
     "if-range": maybe(fc.constantFrom('"abc"', '"other"')),
     "if-none-match": maybe(fc.constantFrom('"abc"', '"other"', "*")),
     "if-modified-since": maybe(fc.constantFrom("Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 May 2024 12:34:56 GMT")),
@@ -90,7 +91,7 @@ describe("plainRange", () => {
       }),
       { numRuns: 3000 },
     );
-    expect(named).toBeGreaterThan(20);
+    expect(named).toBeGreaterThan(50); // not vacuous: 130–153 in trial runs (3000 × ¾ × (¾)⁴ × the single satisfiable share)
   });
 
   it("answers the plain single ranges it can, and leaves the rest to answerBlob", () => {
