@@ -70,6 +70,7 @@ export function batchedLines(write: (chunk: Uint8Array) => void, maxBatchBytes =
     string(value: string) {
       batch[used++] = 0x22;
       if (copied(value, false)) batch[used++] = 0x22;
+      // JSON.stringify's text brings its own quotes: written over the one just put.
       else used += batch.write(JSON.stringify(value), used - 1) - 1;
     },
     end() {
