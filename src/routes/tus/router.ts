@@ -23,25 +23,28 @@ import { createRouter, type RouteGroup } from "../router.js";
 import { UploadFieldsSchema } from "../uploads/contract.js";
 import { TUS_PATH, TUS_ROUTES } from "./contract.js";
 
-/** Upload-Metadata keys → createResource fields; Uppy's and tus-js-client's usual names are aliases. */
-const METADATA_KEYS: Record<string, keyof TusFields> = {
-  resourceTenantId: "resourceTenantId",
-  tenant: "resourceTenantId",
-  resourceName: "resourceName",
-  filename: "resourceName",
-  name: "resourceName",
-  resourceMediaType: "resourceMediaType",
-  filetype: "resourceMediaType",
-  type: "resourceMediaType",
-  resourceAuthor: "resourceAuthor",
-  author: "resourceAuthor",
-  expectedSha256: "expectedSha256",
-};
+/**
+ * Upload-Metadata keys → createResource fields; Uppy's and tus-js-client's usual names are aliases.
+ * A Map: a client's key such as `toString` must not find Object.prototype's.
+ */
+const METADATA_KEYS = new Map<string, keyof TusFields>([
+  ["resourceTenantId", "resourceTenantId"],
+  ["tenant", "resourceTenantId"],
+  ["resourceName", "resourceName"],
+  ["filename", "resourceName"],
+  ["name", "resourceName"],
+  ["resourceMediaType", "resourceMediaType"],
+  ["filetype", "resourceMediaType"],
+  ["type", "resourceMediaType"],
+  ["resourceAuthor", "resourceAuthor"],
+  ["author", "resourceAuthor"],
+  ["expectedSha256", "expectedSha256"],
+]);
 
 function metadataFields(header: string | undefined): TusFields {
   const fields: Record<string, string> = { resourceMediaType: "application/octet-stream" };
-  for (const [key, value] of Object.entries(parseUploadMetadata(header))) {
-    const field = METADATA_KEYS[key];
+  for (const [key, value] of parseUploadMetadata(header)) {
+    const field = METADATA_KEYS.get(key);
     if (field) fields[field] = value; // other keys (Uppy adds its own) are ignored
   }
   const parsed = UploadFieldsSchema.safeParse(fields);
