@@ -1,14 +1,16 @@
 /**
  * tus creation refusals and what they leave behind: a refused creation leaves no upload row and no
  * part; malformed digest fields are 400 with or without a body; Upload-Metadata keys are the
- * client's own (none is "given twice" because Object.prototype has it).
+ * client's own (none is "given twice" because Object.prototype has it); an upload that ends, however
+ * it ends, leaves no `tus/<id>/` directory on the fs volume.
  */
 import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
 import { createClient } from "@libsql/client";
 import { describe, expect, it } from "vitest";
 import { API, expectProblem, useCmsApp } from "../helpers/cms-client.js";
 
-const t = useCmsApp("tuserr", { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024) });
+const t = useCmsApp("tuserr", { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024), CMS_TUS_EXPIRY_SECONDS: "2" });
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const metadata = (fields: Record<string, string>) =>
@@ -97,5 +99,44 @@ describe("Upload-Metadata keys", () => {
     });
     expect(res.status, await res.clone().text()).toBe(201);
     expect(((await res.json()) as { resourceURI: string }).resourceURI).toMatch(/\/t\.bin$/);
+  });
+});
+
+describe("an upload that ends leaves no tus/<id>/ directory on the volume", () => {
+  /** Directories on the volume named for the upload at `url` (`…/tus/<id>`). */
+  async function uploadDirs(url: string): Promise<string[]> {
+    const id = url.slice(url.lastIndexOf("/") + 1);
+    const entries = await readdir(t.app.volume, { recursive: true, withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && e.name === id && e.parentPath.endsWith("/tus")).map((e) => `${e.parentPath}/${e.name}`);
+  }
+  async function started(length: number, bytes: string): Promise<string> {
+    const res = await post({ "upload-length": String(length) });
+    expect(res.status).toBe(201);
+    const url = t.app.url(res.headers.get("location") as string);
+    const patched = await fetch(url, { method: "PATCH", headers: { ...OCTETS, "upload-offset": "0" }, body: bytes });
+    expect(patched.status).toBe(bytes.length === length ? 201 : 204);
+    return url;
+  }
+
+  it("finished", async () => {
+    const url = await started(4, "abcd");
+    expect(await uploadDirs(url)).toEqual([]);
+  });
+
+  it("terminated", async () => {
+    const url = await started(10, "abc");
+    expect(await uploadDirs(url)).toHaveLength(1); // the part lives there meanwhile
+    expect((await fetch(url, { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect(await uploadDirs(url)).toEqual([]);
+  });
+
+  it("expired (collected by the next creation)", async () => {
+    const url = await started(10, "abc");
+    expect(await uploadDirs(url)).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const next = await post({ "upload-length": "1" });
+    expect(next.status).toBe(201);
+    expect(await uploadDirs(url)).toEqual([]);
+    await fetch(t.app.url(next.headers.get("location") as string), { method: "DELETE", headers: TUS });
   });
 });
