@@ -140,3 +140,15 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
     await fetch(t.app.url(next.headers.get("location") as string), { method: "DELETE", headers: TUS });
   });
 });
+
+describe("names that lie", () => {
+  it.each(["invoice\u202Efdp.exe", "a\u2068b.bin", "a\u200Fb.bin"])("an Upload-Metadata filename %j → 400 naming resourceName, and no upload", async (filename) => {
+    const rows = await uploadRows();
+    const res = await fetch(endpoint(), {
+      method: "POST",
+      headers: { ...TUS, "upload-length": "10", "upload-metadata": metadata({ ...FIELDS, filename }) },
+    });
+    await expectProblem(res, 400, "VALIDATION_FAILED", "/header/upload-metadata/resourceName");
+    expect(await uploadRows()).toBe(rows);
+  });
+});
