@@ -3842,6 +3842,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     tusOptions: {
@@ -3993,6 +4011,24 @@ export interface operations {
                      *       "status": 405,
                      *       "detail": "Method not allowed",
                      *       "code": "METHOD_NOT_ALLOWED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/conflict",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

@@ -192,7 +192,8 @@ describe("expired tus uploads", () => {
   const upload = async (id: string, expiresAt: number) => {
     const key = `tus/${id}/0` as BlobKey;
     await blobs.put(key, streamOf(bytes("part")));
-    await store.tusUploads.create({ id, tenantId: "t", fields: "{}", length: 10, offset: 4, parts: JSON.stringify([{ key, size: 4 }]), createdAt: clock, expiresAt });
+    const reservation = { tenantId: "t", bytes: 10, resources: 0, ingressBytes: 0, day: 0, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };
+    await store.tusUploads.create({ id, tenantId: "t", fields: "{}", length: 10, offset: 4, parts: JSON.stringify([{ key, size: 4 }]), createdAt: clock, expiresAt }, reservation);
     return key;
   };
   const keysUnder = async (prefix: string) => {

@@ -119,7 +119,7 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
   async function appendAndAnswer(c: Context<AppEnv>, row: TusUploadRow, offset: number, status: 201 | 204, extra: Record<string, string> = {}) {
     const checksum = patchChecksum(c);
     let current = await tus.append(row, offset, requireOffsetStream(c), checksum);
-    if (current.offset === current.length && current.resourceUid === null) {
+    if (current.offset === current.length && current.state === "pending") {
       const created = await tus.finish(current, c.get("principal"));
       current = { ...current, resourceUid: created.primary.uid };
       return c.json(toResourceView(created.primary, created.files), 201, {
