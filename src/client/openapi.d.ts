@@ -4105,7 +4105,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store */
+            /** @description Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store. A finished upload also names the resource it became: Location and Link (rel related) are its getData URL */
             200: {
                 headers: {
                     "Upload-Offset": string;

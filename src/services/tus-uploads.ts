@@ -15,7 +15,7 @@ import { assertCan, assertTenant, type Ownership, ownershipOf, type Principal } 
 import { ProblemError } from "../problems.js";
 import { Sha256, toHex } from "../lib/sha256.js";
 import type { MetadataStore } from "../metadata/metadata-store.js";
-import type { TusUploadRow } from "../metadata/schema.js";
+import type { ResourceRow, TusUploadRow } from "../metadata/schema.js";
 import { partsOf, type TusPart } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
@@ -122,8 +122,14 @@ export function createTusUploadService(deps: TusUploadDeps) {
     const row = await uploads.find(id);
     if (!live(row)) return notFound(id);
     if (row.state === "finishing") return new ProblemError("CONFLICT", "the upload is being finished by another request; HEAD it for the outcome");
-    if (row.state === "finished") return new ProblemError("CONFLICT", "the upload is complete and became a resource");
+    if (row.state === "finished") return new ProblemError("CONFLICT", "the upload is complete and became a resource; its HEAD names it");
     return conflict();
+  }
+
+  /** The resource a finished upload became, while it exists (a finished upload's HEAD names it). */
+  async function outcome(row: TusUploadRow): Promise<ResourceRow | null> {
+    const resource = row.resourceUid ? await store.findByUid(row.resourceUid) : null;
+    return resource && resource.deletedAt === null ? resource : null;
   }
 
   /** The upload `id` if `principal` may act on it: 404 when unknown or expired (tus allows 404 for both). */
@@ -143,6 +149,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
   return {
     get,
     collectExpired,
+    outcome,
 
     async create(fields: TusFields, length: number, principal: Principal): Promise<TusUploadRow> {
       assertTenant(principal, fields.resourceTenantId);

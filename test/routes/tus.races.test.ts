@@ -170,6 +170,23 @@ describe("tus: finishing, terminating and expiring race", () => {
 });
 
 describe("tus: a finished upload", () => {
+  it("HEAD says what it became: Location and a Link to the resource's getData URL", async () => {
+    const url = await create(5, "found.txt");
+    const res = await patch(url, 0, "found");
+    expect(res.status).toBe(201);
+    const created = (await res.json()) as ResourceDto;
+    const path = `${API}/getData/${created.resourceURI}`;
+    const again = await head(url);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("upload-offset")).toBe("5");
+    expect(again.headers.get("location")).toBe(path);
+    expect(again.headers.get("link")).toBe(`<${path}>; rel="related"`);
+    // An unfinished upload names nothing yet.
+    const pending = await head(await create(5, "pending.txt"));
+    expect(pending.headers.get("location")).toBeNull();
+    expect(pending.headers.get("link")).toBeNull();
+  });
+
   it("a PATCH to a finished upload is 409", async () => {
     const url = await create(3, "done.txt");
     expect((await patch(url, 0, "abc")).status).toBe(201);

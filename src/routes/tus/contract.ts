@@ -59,7 +59,7 @@ export const tusHead = createRoute({
   security: BEARER_SECURITY,
   request: { params: UploadId, headers: z.object({ "tus-resumable": TusResumable }) },
   responses: {
-    200: { description: "Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store", headers: offsetHeaders },
+    200: { description: "Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store. A finished upload also names the resource it became: Location and Link (rel related) are its getData URL", headers: offsetHeaders },
     ...problemResponses(401, 403, 404, 412),
   },
 });

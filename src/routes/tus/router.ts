@@ -150,10 +150,13 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
     return c.body(null, 201, { ...uploadHeaders(row), ...location });
   });
 
-  // HEAD: Hono answers HEAD with the GET handler, body dropped.
+  // HEAD: Hono answers HEAD with the GET handler, body dropped. A finished upload names its resource
+  // as the 201 did (Location, which tus clients read off their last response) and as a Link (RFC 8288).
   router.get(`${TUS_PATH}/:id`, async (c) => {
     const row = await tus.get(c.req.param("id"), c.get("principal"));
-    return c.body(null, 200, uploadHeaders(row));
+    const resource = await tus.outcome(row);
+    const named: Record<string, string> = resource ? { location: dataPath(resource), link: `<${dataPath(resource)}>; rel="related"` } : {};
+    return c.body(null, 200, { ...uploadHeaders(row), ...named });
   });
 
   router.patch(`${TUS_PATH}/:id`, async (c) => {
