@@ -181,6 +181,9 @@ describe("tus: a finished upload", () => {
     expect(again.headers.get("upload-offset")).toBe("5");
     expect(again.headers.get("location")).toBe(path);
     expect(again.headers.get("link")).toBe(`<${path}>; rel="related"`);
+    // A script on another origin (Uppy in a browser) may read both.
+    const cross = await fetch(url, { method: "HEAD", headers: { ...TUS, origin: "https://app.example" } });
+    expect(cross.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(expect.arrayContaining(["location", "link"]));
     // An unfinished upload names nothing yet.
     const pending = await head(await create(5, "pending.txt"));
     expect(pending.headers.get("location")).toBeNull();
