@@ -173,10 +173,11 @@ describe("quotas", () => {
   });
 
   it("unfinished tus uploads count against the bytes quota until they finish, are terminated or expire", async () => {
-    // Four uploads of 900 000 bytes against 1 000 000: the first holds its room, the others are 507.
-    const first = await tusCreate("pending", 900_000, "p0.bin");
-    expect(first.status).toBe(201);
-    for (const i of [1, 2, 3]) await expectProblem(await tusCreate("pending", 900_000, `p${i}.bin`), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    // Four uploads of 900 000 bytes, at once, against 1 000 000: one holds its room, the others are 507.
+    const answers = await Promise.all([0, 1, 2, 3].map((i) => tusCreate("pending", 900_000, `p${i}.bin`)));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 507, 507, 507]);
+    for (const refused of answers.filter((r) => r.status === 507)) await expectProblem(refused, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    const first = answers.find((r) => r.status === 201) as Response;
     expect((await tusPatch(first, 0, new Uint8Array(899_999))).status).toBe(204);
     expect(await usage("pending")).toMatchObject({ bytes: 900_000, resources: 0 });
     // Terminated: its room is free again.

@@ -119,7 +119,12 @@ describe("tus: finishing, terminating and expiring race", () => {
     const id = url.slice(url.lastIndexOf("/") + 1);
     const last = patch(url, 0, fresh(size, 4));
     // Watched in the database: the claim is the moment the finish begins.
-    while ((await t.app.deps.store.tusUploads.find(id))?.state !== "finishing") await new Promise((resolve) => setTimeout(resolve, 1));
+    let state: string | undefined = "pending";
+    while (state === "pending") {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      state = (await t.app.deps.store.tusUploads.find(id))?.state;
+    }
+    expect(state, "the finish was seen under way").toBe("finishing");
     await lost(await terminate(url), [409]);
     expect((await last).status).toBe(201);
     expect(await listed("claimed")).toHaveLength(1);
