@@ -73,6 +73,8 @@ export const ConfigSchema = z
    * is gone and its stored parts are collected.
    */
   CMS_TUS_EXPIRY_SECONDS: integer(24 * 3600, 1, 30 * 24 * 3600),
+  /** Most unfinished (unexpired) tus uploads a tenant may have at once (0 = none): each holds a row and its parts. */
+  CMS_TUS_MAX_PENDING_PER_TENANT: integer(100, 0, 1_000_000),
   /** Default per-tenant limits (0 = none): bytes stored (per reference), top-level resources, bytes taken in per UTC day. */
   CMS_QUOTA_BYTES: integer(0, 0, Number.MAX_SAFE_INTEGER),
   CMS_QUOTA_RESOURCES: integer(0, 0, Number.MAX_SAFE_INTEGER),

@@ -3842,6 +3842,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-storage",
+                     *       "title": "Insufficient storage",
+                     *       "status": 507,
+                     *       "detail": "Insufficient storage",
+                     *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     tusOptions: {
@@ -3998,6 +4016,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/conflict",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Precondition failed */
             412: {
                 headers: {
@@ -4069,7 +4105,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store */
+            /** @description Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store. A finished upload also names the resource it became: Location and Link (rel related) are its getData URL */
             200: {
                 headers: {
                     "Upload-Offset": string;

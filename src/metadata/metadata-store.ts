@@ -9,11 +9,10 @@
  * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
  */
 import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, or, type Placeholder, SQL, sql } from "drizzle-orm";
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
 import { createLockStore, type LockStore } from "./lock-store.js";
 import { type Bindable, placeholders, prebuilt } from "./prebuilt.js";
-import type { AnySQLiteDatabase, LockProof } from "./store-types.js";
+import type { BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import {
   blobLedger,
@@ -28,8 +27,8 @@ import {
   tenantUsage,
 } from "./schema.js";
 
-// Kept in their own module so lock-store.ts can use them without importing this file back.
-export type { AnySQLiteDatabase, LockProof } from "./store-types.js";
+// Kept in their own module so lock-store.ts and tus-store.ts can use them without importing this file back.
+export type { AnySQLiteDatabase, BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.js";
 
 /** What updateResource may change; omitted fields keep their value. */
 export type ResourceChanges = Partial<Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">>;
@@ -58,14 +57,21 @@ export interface ListQuery {
   limit: number;
 }
 
+/** The claimed tus upload a create finishes: recorded in the create's batch (TusUploadStore.finishing). */
+export interface FinishedUpload {
+  uploadId: string;
+  /** The resource the upload's HEAD names: the created resource, or a package's start page. */
+  resourceUid: string;
+}
+
 export interface MetadataStore {
   /**
    * Inserts resources that share one `context` (a resource, or a package with its files) and their
    * first revisions, all or nothing, consuming one ledger reservation per row. Rejects (the
    * database's BLOB_NOT_RESERVED, see `isBlobNotReserved`) if a row's blob is not reserved in the ledger.
    */
-  insertAll(rows: NewResourceRow[], charge?: UsageCharge): Promise<ResourceRow[]>;
-  insert(row: NewResourceRow, charge?: UsageCharge): Promise<ResourceRow>;
+  insertAll(rows: NewResourceRow[], charge?: UsageCharge, upload?: FinishedUpload): Promise<ResourceRow[]>;
+  insert(row: NewResourceRow, charge?: UsageCharge, upload?: FinishedUpload): Promise<ResourceRow>;
   /** The tenant's usage counters, or null before its first charge. */
   usage(tenantId: string): Promise<TenantUsageRow | null>;
   /** Revision rows of the tenant's resources. */
@@ -109,10 +115,6 @@ export interface MetadataStore {
 }
 
 
-/** libSQL's and D1's drizzle databases both have `batch` (one transaction); the base type does not. */
-export type BatchSQLiteDatabase = AnySQLiteDatabase & {
-  batch<T extends [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]>(queries: T): Promise<BatchResponse<T>>;
-};
 
 /** D1 binds at most 100 parameters per statement; multi-row inserts are chunked to stay under it. */
 const MAX_PARAMS_PER_STATEMENT = 100;
@@ -137,20 +139,6 @@ function storedRow(row: NewResourceRow): ResourceRow {
   return stored as ResourceRow;
 }
 
-/**
- * What a write adds to its tenant's usage, and the limits it must stay within (0 = none). Charged in
- * the write's own batch: a CHECK constraint of `tenant_usage` fails the whole batch when over a limit,
- * with the constraint's name (`quota_bytes`, `quota_resources`, `quota_ingress`) in the error.
- */
-export interface UsageCharge {
-  tenantId: string;
-  bytes: number;
-  resources: number;
-  ingressBytes: number;
-  /** UTC day number of the write (epoch ms / 86 400 000). */
-  day: number;
-  limits: { bytes: number; resources: number; ingressBytesPerDay: number };
-}
 
 /** The charge as the `tenant_usage` row a tenant's first write inserts. */
 const usageRow = (c: UsageCharge): TenantUsageRow => ({
@@ -241,7 +229,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
   const chargeOnWrite = prebuilt<TenantUsageRow>(db, chargeStatement(db, placeholders<TenantUsageRow>(USAGE_KEYS)));
 
   const store: MetadataStore = {
-    async insertAll(rows, charge) {
+    async insertAll(rows, charge, upload) {
       const first = rows[0];
       if (!first) return [];
       if (rows.some((r) => r.context !== first.context)) throw new TypeError("insertAll: rows must share one context");
@@ -256,13 +244,15 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
         ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
         consumeOnCreate({ keys: JSON.stringify(stored.map((r) => r.blobKey)), now: first.createdAt }),
         snapshotOnCreate({ action: "create", actor: first.owner ?? null, now: first.createdAt, context: first.context }),
+        // Before the charge: the upload's reservation is given back first, so the two never count together.
+        ...(upload ? store.tusUploads.finishing(upload.uploadId, upload.resourceUid) : []),
         ...(charge ? [chargeOnWrite(usageRow(charge))] : []),
       ]);
       return stored;
     },
 
-    async insert(row, charge) {
-      const [inserted] = await store.insertAll([row], charge);
+    async insert(row, charge, upload) {
+      const [inserted] = await store.insertAll([row], charge, upload);
       if (!inserted) throw new Error("insert returned no row");
       return inserted;
     },
@@ -427,7 +417,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     },
 
     locks: createLockStore(db),
-    tusUploads: createTusUploadStore(db),
+    tusUploads: createTusUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
     ledger: createBlobLedger(db),
 
     async ping() {

@@ -113,6 +113,13 @@ export const locks = sqliteTable(
 export type LockRow = typeof locks.$inferSelect;
 
 /**
+ * A tus upload's state: `pending` while it takes bytes, `finishing` once one request claimed it to
+ * create its resource (one statement, so exactly one request finishes it), `finished` with the
+ * resource's UID. While not finished it holds its Upload-Length in its tenant's `tenant_usage.bytes`.
+ */
+export const TUS_STATES = ["pending", "finishing", "finished"] as const;
+
+/**
  * Resumable uploads (tus 1.0) in progress: what the finished upload will become, how far it got, and
  * the blob-store objects holding its bytes so far (a JSON list, in order). Kept after completion,
  * with the resource's UID, until it expires, so a client resuming a finished upload learns it is done.
@@ -133,11 +140,12 @@ export const tusUploads = sqliteTable(
     ownerIssuer: text("owner_issuer"),
     /** Set once the finished upload became a resource. */
     resourceUid: text("resource_uid"),
+    state: text("state", { enum: TUS_STATES }).notNull().default("pending"),
     createdAt: integer("created_at").notNull(),
     /** Epoch ms after which the upload is gone (Upload-Expires) and its parts are collected. */
     expiresAt: integer("expires_at").notNull(),
   },
-  (t) => [index("tus_uploads_expires_idx").on(t.expiresAt)],
+  (t) => [index("tus_uploads_expires_idx").on(t.expiresAt), index("tus_uploads_tenant_idx").on(t.tenantId, t.state)],
 );
 
 export type TusUploadRow = typeof tusUploads.$inferSelect;

@@ -59,6 +59,7 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     clock,
     maxBytes: config.CMS_MAX_RESOURCE_BYTES,
     expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,
+    maxPending: config.CMS_TUS_MAX_PENDING_PER_TENANT,
   });
   return { collector, content, packages, resources, locks, lifecycle, revisions, tus, quotas };
 }

@@ -63,6 +63,11 @@ export function createQuotaService({ store, config, clock }: { store: MetadataSt
       return { tenantId, bytes: rowBytes, resources: 1, ingressBytes: received, day: today(), limits: limitsFor(tenantId) };
     },
 
+    /** What an unfinished tus upload holds of its tenant's bytes (its Upload-Length) until it finishes or goes. */
+    reservation(tenantId: string, bytes: number): UsageCharge {
+      return { tenantId, bytes, resources: 0, ingressBytes: 0, day: today(), limits: limitsFor(tenantId) };
+    },
+
     /**
      * Refuses early (507) what cannot fit whatever arrives: a resource of `bytes` declared bytes, when
      * the tenant's usage already leaves less room. Advisory only: the charge in the batch decides.

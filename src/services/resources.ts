@@ -3,11 +3,11 @@
  * external URI, inline bytes or an uploaded stream, and every read. Blobs are stored before rows;
  * rows of one creation are inserted in one batch; whatever fails discards the blobs it stored.
  */
-import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
+import { assertCan, assertTenant, type Ownership, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
-import type { ListQuery, MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
+import type { FinishedUpload, ListQuery, MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
 import { parseSha256Digest } from "../http/digest-fields.js";
 import { type ContentService, digestMismatch, type StoredBlob } from "./content.js";
@@ -31,6 +31,10 @@ export interface RequestContext {
   /** The caller: its issuer and subject are recorded as the owner; its tenants confine the request. */
   principal: Principal;
   signal?: AbortSignal;
+  /** Recorded as the owner instead of the caller (a tus upload's creator, whoever sends its last PATCH). */
+  owner?: Ownership;
+  /** The claimed tus upload this create finishes: recorded as done in the rows' own batch. */
+  tusUploadId?: string;
 }
 
 export interface NewResource {
@@ -130,6 +134,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
       assertTenant(ctx.principal, input.resourceTenantId);
       const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
       const stored: StoredBlob[] = [];
+      const upload = (resourceUid: string): FinishedUpload | undefined => (ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid } : undefined);
       try {
         const blob = await content.put(input.resourceTenantId, body, pointer, digest);
         stored.push(blob);
@@ -150,14 +155,15 @@ export function createResourceService(deps: ResourceServiceDeps) {
           size: blob.size,
           sha256: blob.sha256,
           blobKey: blob.key,
-          ...ownershipOf(ctx.principal),
+          ...(ctx.owner ?? ownershipOf(ctx.principal)),
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;
-        if (!isZipMediaType(row.mediaType)) return { primary: await charged([row], blob.size, (charge) => store.insert(row, charge)), files: null };
+        if (!isZipMediaType(row.mediaType)) return { primary: await charged([row], blob.size, (charge) => store.insert(row, charge, upload(uid))), files: null };
         const pkg = await packages.explode(row, pointer, stored);
         const all = [row, ...pkg.files];
-        const inserted = await charged(all, blob.size, (charge) => store.insertAll(all, charge));
+        const startUid = pkg.files.find((r) => r.path === pkg.startPath)?.uid ?? uid;
+        const inserted = await charged(all, blob.size, (charge) => store.insertAll(all, charge, upload(startUid)));
         const files = inserted.filter((r) => r.parentUid === uid);
         const start = files.find((r) => r.path === pkg.startPath) as ResourceRow;
         // A package answers with its start page and lists the other files; getParentUuid gives the zip.

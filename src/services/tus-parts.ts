@@ -15,14 +15,18 @@ export async function dropParts(blobs: BlobStore, id: string): Promise<void> {
   await Promise.all(keys.map((key) => blobs.delete(key)));
 }
 
-export async function removeUpload(uploads: TusUploadStore, blobs: BlobStore, id: string): Promise<void> {
-  await uploads.remove(id);
-  await dropParts(blobs, id);
-}
-
-/** Removes up to `limit` uploads expired at `now` (row, then parts); returns how many. */
+/**
+ * Removes up to `limit` uploads expired at `now` (row and reservation, then parts); returns how
+ * many. Each removal re-checks the expiry in its own statement: an upload a PATCH renewed, or a
+ * request claimed for finishing, since it was listed stays.
+ */
 export async function collectExpiredUploads(uploads: TusUploadStore, blobs: BlobStore, now: number, limit: number): Promise<number> {
   const rows = await uploads.expired(now, limit);
-  for (const row of rows) await removeUpload(uploads, blobs, row.id);
-  return rows.length;
+  let removed = 0;
+  for (const row of rows) {
+    if (!(await uploads.expire(row.id, now))) continue;
+    await dropParts(blobs, row.id);
+    removed++;
+  }
+  return removed;
 }

@@ -5,19 +5,24 @@
  * in order, into `resources.create`: a finished upload is an ordinary resource (dedupe, zip packages,
  * digests, tenant rules). Expired uploads are collected a few at a time when new ones are created,
  * and all of them by every blob-collector pass (blob-collector.ts), so they go with nobody uploading.
+ *
+ * Exactly once: the request that finishes an upload first claims it in one statement; any other
+ * finisher, a termination or an expiry then leaves it alone (409, or 404 once it is gone), and the
+ * resource's batch records it finished. An unfinished upload holds its Upload-Length in its
+ * tenant's bytes (tus-store.ts), so parts waiting to be finished cannot get past the bytes quota.
  */
-import { assertCan, assertTenant, ownershipOf, type Principal } from "../auth/principal.js";
+import { assertCan, assertTenant, type Ownership, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import { Sha256, toHex } from "../lib/sha256.js";
 import type { MetadataStore } from "../metadata/metadata-store.js";
-import type { TusUploadRow } from "../metadata/schema.js";
+import type { ResourceRow, TusUploadRow } from "../metadata/schema.js";
 import { partsOf, type TusPart } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { QuotaService } from "./quotas.js";
 import type { Created, NewResource, ResourceService } from "./resources.js";
-import { collectExpiredUploads, dropParts, partsPrefix, removeUpload } from "./tus-parts.js";
+import { collectExpiredUploads, dropParts, partsPrefix } from "./tus-parts.js";
 
 export interface TusUploadDeps {
   store: MetadataStore;
@@ -27,6 +32,8 @@ export interface TusUploadDeps {
   clock: () => Date;
   maxBytes: number;
   expiryMs: number;
+  /** Most unfinished uploads per tenant (0 = none). */
+  maxPending: number;
 }
 
 export type TusFields = NewResource & { expectedSha256?: string };
@@ -35,6 +42,8 @@ export type TusUploadService = ReturnType<typeof createTusUploadService>;
 
 /** Where problems with a finished upload's content point: its metadata header. */
 export const METADATA_POINTER = "/header/upload-metadata";
+/** How an unknown, expired or terminated upload answers (HEAD, PATCH, DELETE alike; tus allows 404 for all). */
+const notFound = (id: string) => new ProblemError("NOT_FOUND", `upload ${id} not found or expired`);
 /** Expired uploads removed per creation: bounded, so one request never pays for a long backlog. */
 const COLLECT_PER_CREATE = 8;
 
@@ -103,12 +112,30 @@ export function createTusUploadService(deps: TusUploadDeps) {
   const uploads = store.tusUploads;
   const now = () => clock().getTime();
 
-  const remove = (id: string) => removeUpload(uploads, blobs, id);
+  const live = (row: TusUploadRow | null): row is TusUploadRow => row !== null && row.expiresAt > now();
+
+  /**
+   * Why `id` could not be changed as asked: gone (404, as its HEAD answers), or in another state
+   * than the caller saw (409: another request is finishing it, or it is finished).
+   */
+  async function refusal(id: string, conflict: () => ProblemError): Promise<ProblemError> {
+    const row = await uploads.find(id);
+    if (!live(row)) return notFound(id);
+    if (row.state === "finishing") return new ProblemError("CONFLICT", "the upload is being finished by another request; HEAD it for the outcome");
+    if (row.state === "finished") return new ProblemError("CONFLICT", "the upload is complete and became a resource; its HEAD names it");
+    return conflict();
+  }
+
+  /** The resource a finished upload became, while it exists (a finished upload's HEAD names it). */
+  async function outcome(row: TusUploadRow): Promise<ResourceRow | null> {
+    const resource = row.resourceUid ? await store.findByUid(row.resourceUid) : null;
+    return resource && resource.deletedAt === null ? resource : null;
+  }
 
   /** The upload `id` if `principal` may act on it: 404 when unknown or expired (tus allows 404 for both). */
   async function get(id: string, principal: Principal): Promise<TusUploadRow> {
     const row = /^[0-9a-f]{32}$/.test(id) ? await uploads.find(id) : null;
-    if (!row || row.expiresAt <= now()) throw new ProblemError("NOT_FOUND", `upload ${id} not found or expired`);
+    if (!live(row)) throw notFound(id);
     assertTenant(principal, row.tenantId);
     // Only its creator (or an admin) continues an upload; with auth off, the unguessable URL is the key.
     if (principal.subject !== null) assertCan(principal, "modify", row);
@@ -122,6 +149,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
   return {
     get,
     collectExpired,
+    outcome,
 
     async create(fields: TusFields, length: number, principal: Principal): Promise<TusUploadRow> {
       assertTenant(principal, fields.resourceTenantId);
@@ -134,15 +162,24 @@ export function createTusUploadService(deps: TusUploadDeps) {
       await deps.quotas.precheck(fields.resourceTenantId, length);
       await collectExpired();
       const at = now();
-      return uploads.create({
-        id: randomId(),
-        tenantId: fields.resourceTenantId,
-        fields: JSON.stringify(fields),
-        length,
-        ...ownershipOf(principal),
-        createdAt: at,
-        expiresAt: at + deps.expiryMs,
-      });
+      const reservation = deps.quotas.reservation(fields.resourceTenantId, length);
+      let row: TusUploadRow;
+      try {
+        row = await uploads.create(
+          { id: randomId(), tenantId: fields.resourceTenantId, fields: JSON.stringify(fields), length, ...ownershipOf(principal), createdAt: at, expiresAt: at + deps.expiryMs },
+          reservation,
+        );
+      } catch (err) {
+        throw (await deps.quotas.refusal(err, reservation)) ?? err;
+      }
+      // Counted with this upload in: of creations racing for the last places, none gets past the limit.
+      const open = deps.maxPending === 0 ? 0 : await uploads.unfinished(row.tenantId, at);
+      if (open > deps.maxPending) {
+        await uploads.terminate(row.id);
+        const detail = `tenant ${row.tenantId} has ${deps.maxPending} unfinished uploads, the most CMS_TUS_MAX_PENDING_PER_TENANT allows: finish or terminate one first`;
+        throw new ProblemError("QUOTA_EXCEEDED", detail, { errors: [{ pointer: "/quota/pendingUploads", detail }] });
+      }
+      return row;
     },
 
     /**
@@ -152,9 +189,9 @@ export function createTusUploadService(deps: TusUploadDeps) {
     async append(row: TusUploadRow, offset: number, body: ReadableStream<Uint8Array>, checksum?: Uint8Array): Promise<TusUploadRow> {
       const mismatch = () =>
         new ProblemError("CONFLICT", `Upload-Offset ${offset} is not the upload's offset`, { headers: { "upload-offset": String(row.offset) } });
-      if (row.resourceUid !== null || offset !== row.offset) {
+      if (row.state !== "pending" || offset !== row.offset) {
         await body.cancel().catch(() => {});
-        throw mismatch();
+        throw await refusal(row.id, mismatch);
       }
       const key = parseBlobKey(`${partsPrefix(row.id)}${String(offset).padStart(16, "0")}-${randomId()}`);
       const hasher = checksum ? new Sha256() : undefined;
@@ -179,11 +216,12 @@ export function createTusUploadService(deps: TusUploadDeps) {
         await blobs.delete(key);
         return row;
       }
-      const advanced = await uploads.advance(row.id, offset, offset + size, [...partsOf(row), { key, size }], now() + deps.expiryMs);
+      const at = now();
+      const advanced = await uploads.advance(row.id, offset, offset + size, [...partsOf(row), { key, size }], at, at + deps.expiryMs);
       if (!advanced) {
-        // Another PATCH at the same offset won: its bytes count, ours go.
+        // Another PATCH at the same offset won (its bytes count, ours go), or the upload went meanwhile.
         await blobs.delete(key);
-        throw mismatch();
+        throw await refusal(row.id, mismatch);
       }
       return advanced;
     },
@@ -193,26 +231,37 @@ export function createTusUploadService(deps: TusUploadDeps) {
      * mismatch…) ends the upload: resending the same bytes could not help. Anything else (storage,
      * database) leaves it complete, and an empty PATCH at its end tries again.
      */
-    async finish(row: TusUploadRow, principal: Principal): Promise<Created> {
+    async finish(complete: TusUploadRow, principal: Principal): Promise<Created> {
+      const at = now();
+      const row = await uploads.claim(complete.id, at, at + deps.expiryMs);
+      if (!row) throw await refusal(complete.id, () => new ProblemError("CONFLICT", "the upload is not complete"));
       const fields = JSON.parse(row.fields) as TusFields;
       const digest: ExpectedDigest | undefined = fields.expectedSha256
         ? { sha256: fields.expectedSha256.toLowerCase(), pointer: `${METADATA_POINTER}/expectedSha256` }
         : undefined;
       const body = concatenated(blobs, partsOf(row));
+      // The upload's creator owns what it becomes, whoever sends the last bytes (an admin may).
+      const owner: Ownership = { owner: row.owner, ownerIssuer: row.ownerIssuer };
       let created: Created;
       try {
-        created = await resources.create(fields, { kind: "stream", body, pointer: METADATA_POINTER, digest }, { principal });
+        created = await resources.create(fields, { kind: "stream", body, pointer: METADATA_POINTER, digest }, { principal, owner, tusUploadId: row.id });
       } catch (err) {
-        if (err instanceof ProblemError && err.status < 500) await remove(row.id);
+        if (err instanceof ProblemError && err.status < 500) {
+          await uploads.abandon(row.id);
+          await dropParts(blobs, row.id);
+        } else {
+          await uploads.unclaim(row.id);
+        }
         throw err;
       }
-      await uploads.finish(row.id, created.primary.uid);
       await dropParts(blobs, row.id);
       return created;
     },
 
+    /** Removes the upload and its parts: 409 while a request is finishing it, 404 once it is gone. */
     async terminate(row: TusUploadRow): Promise<void> {
-      await remove(row.id);
+      if (!(await uploads.terminate(row.id))) throw await refusal(row.id, () => notFound(row.id));
+      await dropParts(blobs, row.id);
     },
   };
 }

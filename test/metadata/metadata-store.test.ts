@@ -252,5 +252,27 @@ describe("migrations", () => {
       },
     );
   });
+
+  it("0008 gives uploads a state, and charges the unfinished ones' Upload-Length to their tenants; terminating one gives it back", async () => {
+    // 0000–0007 applied (the previous release): a finished and two unfinished uploads, one tenant with usage, one without.
+    await upgradeFrom(
+      8,
+      (client) =>
+        client.batch([
+          "insert into tus_uploads (id, tenant_id, fields, length, offset, resource_uid, created_at, expires_at) values ('done', 'old', '{}', 40, 40, 'r-old', 1, 9e15), ('open', 'old', '{}', 70, 10, null, 1, 9e15), ('new', 'fresh', '{}', 5, 0, null, 1, 9e15)",
+          "insert into tenant_usage (tenant_id, bytes, resources, max_bytes) values ('old', 40, 1, 100)",
+        ]),
+      async (db) => {
+        const migrated = createMetadataStore(db);
+        expect((await migrated.tusUploads.find("done"))?.state).toBe("finished");
+        expect((await migrated.tusUploads.find("open"))?.state).toBe("pending");
+        expect(await migrated.usage("old")).toMatchObject({ bytes: 110, resources: 1, maxBytes: 0 });
+        expect(await migrated.usage("fresh")).toMatchObject({ bytes: 5, resources: 0 });
+        await migrated.tusUploads.terminate("open");
+        await migrated.tusUploads.terminate("done");
+        expect(await migrated.usage("old")).toMatchObject({ bytes: 40 });
+      },
+    );
+  });
 });
 

@@ -117,12 +117,17 @@ describe("query plans", () => {
     await store.ping();
     // Resumable uploads.
     const { tusUploads } = store;
-    await tusUploads.create({ id: "up1", tenantId: "t", fields: "{}", length: 10, createdAt: 1000, expiresAt: 5000 });
+    const reservation = { tenantId: "t", bytes: 10, resources: 0, ingressBytes: 0, day: 0, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };
+    await tusUploads.create({ id: "up1", tenantId: "t", fields: "{}", length: 10, createdAt: 1000, expiresAt: 5000 }, reservation);
     await tusUploads.find("up1");
-    await tusUploads.advance("up1", 0, 5, [{ key: "t/p1", size: 5 }], 6000);
-    await tusUploads.finish("up1", "id1-t");
+    await tusUploads.unfinished("t", 1000);
+    await tusUploads.advance("up1", 0, 10, [{ key: "t/p1", size: 10 }], 1000, 6000);
+    await tusUploads.claim("up1", 1000, 6000);
+    await tusUploads.unclaim("up1");
     await tusUploads.expired(10_000, 10);
-    await tusUploads.remove("up1");
+    await tusUploads.expire("up1", 10_000);
+    await tusUploads.terminate("up1");
+    await tusUploads.abandon("up1");
 
     const plans = new Map<string, string[]>();
     for (const s of statements) {

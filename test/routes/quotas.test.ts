@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
+import { collectExpiredUploads } from "../../src/services/tus-parts.js";
 import { API, cmsClient, expectProblem, tableCounts, useCmsApp } from "../helpers/cms-client.js";
 import { spawnServer } from "../helpers/spawn-server.js";
 
@@ -16,9 +17,11 @@ const OVERRIDES = {
   bytes: { bytes: 1000 },
   ingress: { ingressBytesPerDay: 1500 },
   tus: { bytes: 100 },
+  tusres: { resources: 1 },
+  pending: { bytes: 1_000_000 },
   update: { bytes: 500 },
 };
-const t = useCmsApp("quota", { CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES), CMS_QUOTA_RESOURCES: "1000" });
+const t = useCmsApp("quota", { CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES), CMS_QUOTA_RESOURCES: "1000", CMS_TUS_MAX_PENDING_PER_TENANT: "3" });
 
 interface Usage {
   resourceTenantId: string;
@@ -33,6 +36,18 @@ const usage = async (tenant: string, base = t.app.baseUrl): Promise<Usage> => {
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Usage;
 };
+const TUS = { "tus-resumable": "1.0.0" };
+const tusCreate = (tenant: string, length: number, name: string) =>
+  fetch(t.app.url(`${API}/uploads`), {
+    method: "POST",
+    headers: { ...TUS, "upload-length": String(length), "upload-metadata": `tenant ${btoa(tenant)},filename ${btoa(name)},author ${btoa("T")}` },
+  });
+const tusPatch = (created: Response, offset: number, body: string | Uint8Array) =>
+  fetch(t.app.url(created.headers.get("location") as string), {
+    method: "PATCH",
+    headers: { ...TUS, "upload-offset": String(offset), "content-type": "application/offset+octet-stream" },
+    body: body as BodyInit,
+  });
 const allFiles = async () =>
   (await readdir(t.app.volume, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => `${e.parentPath}/${e.name}`).sort();
 
@@ -131,22 +146,71 @@ describe("quotas", () => {
     expect(problem.detail).toContain("limit 100, usage 0, this request 101");
   });
 
-  it("a tus upload that completes over quota → 507 on its last PATCH, nothing stored", async () => {
-    const tus = { "tus-resumable": "1.0.0" };
-    const meta = `tenant ${btoa("tus")},filename ${btoa("big.bin")},author ${btoa("T")}`;
-    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { ...tus, "upload-length": "60", "upload-metadata": meta } });
+  it("a pending tus upload holds its Upload-Length: a create that would take its room is refused; finishing charges it once", async () => {
+    const start = await tusCreate("tus", 60, "big.bin");
     expect(start.status).toBe(201);
-    // Meanwhile the tenant stores 50 bytes: the upload no longer fits when it completes.
-    expect((await cmsClient(t.app, "tus").postCreate({ resourceName: "other.bin" }, "o".repeat(50))).status).toBe(201);
+    expect(await usage("tus")).toMatchObject({ bytes: 60, resources: 0 });
+    const cms = cmsClient(t.app, "tus");
+    await expectProblem(await cms.postCreate({ resourceName: "other.bin" }, "o".repeat(50)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    expect((await cms.postCreate({ resourceName: "small.bin" }, "s".repeat(40))).status).toBe(201);
+    const patch = await tusPatch(start, 0, "q".repeat(60));
+    expect(patch.status, await patch.clone().text()).toBe(201);
+    expect(await usage("tus")).toMatchObject({ bytes: 100, resources: 2, ingressToday: 100 });
+  });
+
+  it("a tus upload refused at its last PATCH by a quota stays complete and holds its room; an empty PATCH finishes it once the quota allows", async () => {
+    const cms = cmsClient(t.app, "tusres");
+    const start = await tusCreate("tusres", 10, "late.bin");
+    const other = await cms.create({ resourceName: "first.bin" }, "f");
     const counts = await tableCounts(t.app);
-    const patch = await fetch(t.app.url(start.headers.get("location") as string), {
-      method: "PATCH",
-      headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" },
-      body: "q".repeat(60),
-    });
-    await expectProblem(patch, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    await expectProblem(await tusPatch(start, 0, "r".repeat(10)), 507, "QUOTA_EXCEEDED", "/quota/resources");
     expect(await tableCounts(t.app)).toEqual(counts);
-    expect(await usage("tus")).toMatchObject({ bytes: 50, resources: 1 });
+    expect(await usage("tusres")).toMatchObject({ bytes: 11, resources: 1 });
+    expect((await fetch(t.app.url(start.headers.get("location") as string), { method: "HEAD", headers: TUS })).headers.get("upload-offset")).toBe("10");
+    expect((await cms.post("purgeResource", { resourceUID: other.resourceUID })).status).toBe(200);
+    expect((await tusPatch(start, 10, "")).status).toBe(201);
+    expect(await usage("tusres")).toMatchObject({ bytes: 10, resources: 1 });
+  });
+
+  it("unfinished tus uploads count against the bytes quota until they finish, are terminated or expire", async () => {
+    // Four uploads of 900 000 bytes, at once, against 1 000 000: one holds its room, the others are 507.
+    const answers = await Promise.all([0, 1, 2, 3].map((i) => tusCreate("pending", 900_000, `p${i}.bin`)));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, 507, 507, 507]);
+    for (const refused of answers.filter((r) => r.status === 507)) await expectProblem(refused, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    const first = answers.find((r) => r.status === 201) as Response;
+    expect((await tusPatch(first, 0, new Uint8Array(899_999))).status).toBe(204);
+    expect(await usage("pending")).toMatchObject({ bytes: 900_000, resources: 0 });
+    // Terminated: its room is free again.
+    expect((await fetch(t.app.url(first.headers.get("location") as string), { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect(await usage("pending")).toMatchObject({ bytes: 0 });
+    // Expired and collected: likewise.
+    const second = await tusCreate("pending", 900_000, "p4.bin");
+    expect(second.status).toBe(201);
+    expect(await usage("pending")).toMatchObject({ bytes: 900_000 });
+    await t.app.services.collector.pass();
+    expect(await usage("pending")).toMatchObject({ bytes: 900_000 });
+    await collectExpiredUploads(t.app.deps.store.tusUploads, t.app.deps.blobs, Date.now() + 2 * 86_400_000, 100);
+    expect(await usage("pending")).toMatchObject({ bytes: 0 });
+    // Finished: the reservation becomes the resource's charge, not a second one.
+    const third = await tusCreate("pending", 900_000, "p5.bin");
+    expect((await tusPatch(third, 0, new Uint8Array(900_000).fill(5))).status).toBe(201);
+    expect(await usage("pending")).toMatchObject({ bytes: 900_000, resources: 1 });
+  });
+
+  it("CMS_TUS_MAX_PENDING_PER_TENANT: more unfinished uploads are refused; finished and terminated ones do not count", async () => {
+    const done = await tusCreate("many", 1, "done.bin");
+    expect((await tusPatch(done, 0, "d")).status).toBe(201);
+    const open = [];
+    for (const i of [0, 1, 2]) {
+      const res = await tusCreate("many", 10, `m${i}.bin`);
+      expect(res.status).toBe(201);
+      open.push(res);
+    }
+    const problem = await expectProblem(await tusCreate("many", 10, "m3.bin"), 507, "QUOTA_EXCEEDED", "/quota/pendingUploads");
+    expect(problem.detail).toMatch(/3 unfinished uploads/);
+    expect(await usage("many")).toMatchObject({ bytes: 1 + 30 });
+    expect((await fetch(t.app.url(open[0]?.headers.get("location") as string), { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect((await tusCreate("many", 10, "m4.bin")).status).toBe(201);
   });
 
   it("CMS_QUOTA_OVERRIDES must be valid JSON of limits", () => {

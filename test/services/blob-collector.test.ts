@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ProblemError } from "../../src/problems.js";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
+import { FINISH_LEASE_MS } from "../../src/metadata/tus-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { openDatabase } from "../../src/runtime/node/database.js";
 import { createBlobCollector, STALE_DOOM_MS, type BlobCollector } from "../../src/services/blob-collector.js";
@@ -192,7 +193,8 @@ describe("expired tus uploads", () => {
   const upload = async (id: string, expiresAt: number) => {
     const key = `tus/${id}/0` as BlobKey;
     await blobs.put(key, streamOf(bytes("part")));
-    await store.tusUploads.create({ id, tenantId: "t", fields: "{}", length: 10, offset: 4, parts: JSON.stringify([{ key, size: 4 }]), createdAt: clock, expiresAt });
+    const reservation = { tenantId: "t", bytes: 10, resources: 0, ingressBytes: 0, day: 0, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };
+    await store.tusUploads.create({ id, tenantId: "t", fields: "{}", length: 10, offset: 4, parts: JSON.stringify([{ key, size: 4 }]), createdAt: clock, expiresAt }, reservation);
     return key;
   };
   const keysUnder = async (prefix: string) => {
@@ -217,5 +219,25 @@ describe("expired tus uploads", () => {
     expect(await keysUnder(`tus/${expiring}/`)).toEqual([]);
     expect(await store.tusUploads.find(live)).not.toBeNull();
     expect(await keysUnder(`tus/${live}/`)).toHaveLength(1);
+  });
+
+  it("an upload claimed for finishing outlives its expiry by FINISH_LEASE_MS (its finisher may still run), then goes with its hold", async () => {
+    const sweeping = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock, tusUploads: store.tusUploads });
+    const id = "c".repeat(32);
+    await upload(id, clock + 1_000);
+    expect((await store.usage("t"))?.bytes).toBe(10);
+    await store.tusUploads.advance(id, 4, 10, [], clock, clock + 1_000);
+    expect(await store.tusUploads.claim(id, clock, clock + 1_000)).not.toBeNull();
+    expect(await store.tusUploads.claim(id, clock, clock + 1_000)).toBeNull(); // exactly one claim
+    expect(await store.tusUploads.terminate(id)).toBeNull(); // no termination while claimed
+
+    clock += 1_000;
+    expect((await sweeping.pass()).uploadsExpired).toBe(0);
+    expect(await keysUnder(`tus/${id}/`)).toHaveLength(1);
+    clock += FINISH_LEASE_MS;
+    expect((await sweeping.pass()).uploadsExpired).toBe(1);
+    expect(await store.tusUploads.find(id)).toBeNull();
+    expect(await keysUnder(`tus/${id}/`)).toEqual([]);
+    expect((await store.usage("t"))?.bytes).toBe(0);
   });
 });

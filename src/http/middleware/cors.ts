@@ -27,7 +27,7 @@ export const API_CORS: CorsOptions = {
   ],
   // Beyond the CORS-safelisted ones: what a script needs to act on an answer (Retry-After of 423/503, Allow of 405).
   exposeHeaders: [
-    "Location", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges",
+    "Location", "Link", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges",
     "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id", "Repr-Digest", "Content-Digest",
     "Tus-Resumable", "Tus-Version", "Tus-Extension", "Tus-Max-Size", "Tus-Checksum-Algorithm", "Upload-Offset", "Upload-Length", "Upload-Expires",
   ],

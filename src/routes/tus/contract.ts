@@ -46,7 +46,7 @@ export const tusCreate = createRoute({
   },
   responses: {
     201: { description: "Created; `Location` is the upload's URL", headers: offsetHeaders.extend({ Location: z.string() }) },
-    ...problemResponses(400, 401, 403, 412, 413),
+    ...problemResponses(400, 401, 403, 412, 413, 507),
   },
 });
 
@@ -59,7 +59,7 @@ export const tusHead = createRoute({
   security: BEARER_SECURITY,
   request: { params: UploadId, headers: z.object({ "tus-resumable": TusResumable }) },
   responses: {
-    200: { description: "Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store", headers: offsetHeaders },
+    200: { description: "Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store. A finished upload also names the resource it became: Location and Link (rel related) are its getData URL", headers: offsetHeaders },
     ...problemResponses(401, 403, 404, 412),
   },
 });
@@ -94,7 +94,7 @@ export const tusDelete = createRoute({
   summary: "Abandon an upload (termination): its stored bytes are removed",
   security: BEARER_SECURITY,
   request: { params: UploadId, headers: z.object({ "tus-resumable": TusResumable }) },
-  responses: { 204: { description: "Terminated" }, ...problemResponses(401, 403, 404, 412) },
+  responses: { 204: { description: "Terminated" }, ...problemResponses(401, 403, 404, 409, 412) },
 });
 
 export const TUS_ROUTES = [tusOptions, tusCreate, tusHead, tusPatch, tusDelete];

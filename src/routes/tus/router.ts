@@ -126,7 +126,7 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
   async function appendAndAnswer(c: Context<AppEnv>, row: TusUploadRow, offset: number, status: 201 | 204, extra: Record<string, string> = {}) {
     const checksum = patchChecksum(c);
     let current = await tus.append(row, offset, requireOffsetStream(c), checksum);
-    if (current.offset === current.length && current.resourceUid === null) {
+    if (current.offset === current.length && current.state === "pending") {
       const created = await tus.finish(current, c.get("principal"));
       current = { ...current, resourceUid: created.primary.uid };
       return c.json(toResourceView(created.primary, created.files), 201, {
@@ -169,10 +169,13 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
     }
   });
 
-  // HEAD: Hono answers HEAD with the GET handler, body dropped.
+  // HEAD: Hono answers HEAD with the GET handler, body dropped. A finished upload names its resource
+  // as the 201 did (Location, which tus clients read off their last response) and as a Link (RFC 8288).
   router.get(`${TUS_PATH}/:id`, async (c) => {
     const row = await tus.get(c.req.param("id"), c.get("principal"));
-    return c.body(null, 200, uploadHeaders(row));
+    const resource = await tus.outcome(row);
+    const named: Record<string, string> = resource ? { location: dataPath(resource), link: `<${dataPath(resource)}>; rel="related"` } : {};
+    return c.body(null, 200, { ...uploadHeaders(row), ...named });
   });
 
   router.patch(`${TUS_PATH}/:id`, async (c) => {
