@@ -244,7 +244,7 @@ describe("fs driver extras", () => {
   it("a put racing a delete that empties its directory still lands (the directory is made again)", async () => {
     // Each round a delete empties `race/<n>/` while a put into it is committing: whichever order the
     // rmdir and the put's mkdir/rename take, the put must resolve with its blob in place.
-    const rounds = 300;
+    const rounds = 150;
     for (let n = 0; n < rounds; n++) {
       const old = parseBlobKey(`race/${n % 4}/old`);
       const fresh = parseBlobKey(`race/${n % 4}/fresh-${n}`);
@@ -256,7 +256,7 @@ describe("fs driver extras", () => {
     }
     expect(await dirsUnder()).toEqual([]);
     expect(await tmpEntries()).toEqual([]);
-  });
+  }, 120_000); // each round fsyncs several times: seconds on a loaded 2-core machine, over the 30 s default
 
   it("fails to open a root that cannot be created, naming it", async () => {
     const file = path.join(root, "a-file");
