@@ -2,17 +2,9 @@
  * Bearer access-token verification (RFC 8725 BCP, RFC 9068 profile) with jose: issuer discovery,
  * a cached JWKS refetched on unknown keys, and one mapping from every failure to a problem.
  */
-import {
-  createRemoteJWKSet,
-  customFetch,
-  errors as joseErrors,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-  jwtVerify,
-  type ProtectedHeaderParameters,
-  type RemoteJWKSet,
-} from "jose";
+import { errors as joseErrors, type JWTPayload, type JWTVerifyGetKey, jwtVerify, type ProtectedHeaderParameters } from "jose";
 import { ProblemError } from "../problems.js";
+import { type ClockedJwks, createClockedJwks } from "./clocked-jwks.js";
 
 export const BEARER_REALM = "CMS";
 
@@ -37,6 +29,11 @@ export interface TokenVerifierOptions {
   fetch?: typeof fetch;
   /** Leeway for exp/nbf/iat in seconds; default 30, at most 60. */
   clockToleranceSec?: number;
+  /**
+   * The time every decision is taken at: exp/nbf/iat (passed to jose as `currentDate`), the JWKS
+   * cache age, floor and cool-downs, the discovery retry delay. AppDeps["clock"]; default the real time.
+   */
+  clock?: () => Date;
   /**
    * Minimum time before the same unknown kid, or a bad signature under a known kid, causes another
    * JWKS refetch; default 30 s.
@@ -162,33 +159,36 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const refetchFloorMs = Math.min(options.refetchFloorMs ?? 5_000, cooldownMs);
   // Failed discovery is retried, but not more often than this (a down IdP is not hammered per request).
   const discoveryRetryMs = Math.min(cooldownMs, 5_000);
+  const clock = options.clock ?? (() => new Date());
+  const nowMs = () => clock().getTime();
 
-  let jwks: RemoteJWKSet | undefined;
-  let pending: Promise<RemoteJWKSet> | undefined;
+  let jwks: ClockedJwks | undefined;
+  let pending: Promise<ClockedJwks> | undefined;
   let failedAt = Number.NEGATIVE_INFINITY;
   let lastFailure: unknown;
 
   const makeJwks = (url: URL) =>
-    createRemoteJWKSet(url, {
-      // jose refetches on an unknown kid once this has passed since the last fetch: the IdP may have
+    createClockedJwks(url, {
+      now: nowMs,
+      // An unknown kid refetches once this has passed since the last fetch: the IdP may have
       // dropped the old key at once, so waiting the whole cool-down would refuse every new token.
-      cooldownDuration: refetchFloorMs,
-      cacheMaxAge: options.cacheMaxAgeMs ?? 600_000,
-      timeoutDuration: timeoutMs,
-      [customFetch]: fetchImpl,
+      refetchFloorMs,
+      cacheMaxAgeMs: options.cacheMaxAgeMs ?? 600_000,
+      timeoutMs,
+      fetch: fetchImpl,
     });
 
   /** The JWKS resolver, created once discovery succeeded; concurrent callers share one discovery. */
-  async function keySet(): Promise<RemoteJWKSet> {
+  async function keySet(): Promise<ClockedJwks> {
     if (jwks) return jwks;
     if (jwksUrl) return (jwks = makeJwks(jwksUrl));
-    if (Date.now() - failedAt < discoveryRetryMs) {
+    if (nowMs() - failedAt < discoveryRetryMs) {
       throw new KeySourceUnavailable("identity provider discovery failed recently", { cause: lastFailure });
     }
     pending ??= discoverJwksUrl(issuer, issuerUrl, fetchImpl, timeoutMs)
       .then((url) => (jwks = makeJwks(url)))
       .catch((err: unknown) => {
-        failedAt = Date.now();
+        failedAt = nowMs();
         lastFailure = err;
         throw new KeySourceUnavailable("identity provider discovery failed", { cause: err });
       })
@@ -200,21 +200,21 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   // Kids a refetch did not find, and when: the same forged kid repeated must not refetch every floor.
   const missingKids = new Map<string, number>();
-  const recentlyMissing = (set: RemoteJWKSet, kid: string | undefined) => {
+  const recentlyMissing = (set: ClockedJwks, kid: string | undefined) => {
     const since = kid === undefined ? undefined : missingKids.get(kid);
-    if (since === undefined || Date.now() - since >= cooldownMs) return false;
+    if (since === undefined || nowMs() - since >= cooldownMs) return false;
     return !set.jwks()?.keys.some((key) => key.kid === kid); // another refetch may have brought it since
   };
   const rememberMissing = (kid: string) => {
     missingKids.delete(kid);
-    missingKids.set(kid, Date.now());
+    missingKids.set(kid, nowMs());
     if (missingKids.size > 1000) missingKids.delete(missingKids.keys().next().value as string); // oldest first
   };
 
   const getKey: JWTVerifyGetKey = async (header, token) => {
     const set = await keySet();
     if (recentlyMissing(set, header.kid)) throw new joseErrors.JWKSNoMatchingKey();
-    const mayRefetch = !set.coolingDown; // jose refetches for an unknown kid only past the floor
+    const mayRefetch = !set.coolingDown; // an unknown kid refetches only past the floor
     try {
       return await set(header, token);
     } catch (err) {
@@ -230,6 +230,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       issuer, // exact string comparison (RFC 9068 §4 step 3)
       algorithms,
       clockTolerance: tolerance,
+      currentDate: clock(),
       requiredClaims: ["iss", "sub", "exp", "iat"], // RFC 9068 §2.2; jti and client_id stay optional (Keycloak)
     });
 
@@ -242,12 +243,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       try {
         result = await verifyOnce(token);
       } catch (err) {
-        // An IdP restarted with a new key under the same kid: jose only refetches on unknown kids, so
+        // An IdP restarted with a new key under the same kid: the key set only refetches on unknown kids, so
         // refetch once on a bad signature too, at most once per cool-down (stack notes, row 4).
-        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown || Date.now() - signatureReloadAt < cooldownMs) {
+        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown || nowMs() - signatureReloadAt < cooldownMs) {
           throw err;
         }
-        signatureReloadAt = Date.now();
+        signatureReloadAt = nowMs();
         await jwks.reload().catch(() => {
           throw err; // the IdP is unreachable: report the bad signature, not the refetch
         });
@@ -268,7 +269,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const keycloakAccess = typ === "jwt" && typeof payload.typ === "string" && payload.typ.toLowerCase() === "bearer";
     if (!(typ && AT_JWT_TYPES.has(typ)) && !keycloakAccess) throw invalidToken("not an access token (typ)");
     if (typeof payload.sub !== "string" || payload.sub.length === 0) throw invalidToken("malformed sub claim");
-    if (typeof payload.iat !== "number" || payload.iat > Date.now() / 1000 + tolerance) throw invalidToken("bad iat claim");
+    if (typeof payload.iat !== "number" || payload.iat > nowMs() / 1000 + tolerance) throw invalidToken("bad iat claim");
     const aud = payload.aud;
     const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : aud === undefined ? [] : null;
     if (audiences === null || !audiences.every((a) => typeof a === "string")) throw invalidToken("malformed aud claim");

@@ -13,6 +13,8 @@ import type { FetchOrigin } from "../origin/fetch-origin.js";
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
 export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "platformCompresses"> {
   createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
+  /** Default the real time; tests pass a clock they move themselves. */
+  clock?: AppDeps["clock"];
 }
 
 /** Completes the runtime's parts into everything createApp needs. */
@@ -22,6 +24,8 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     const adopted = await runtime.store.adoptLegacyOwners(config.CMS_AUTH_ISSUER);
     if (adopted > 0) logger.info("resources without an owner issuer adopted", { count: adopted, issuer: config.CMS_AUTH_ISSUER });
   }
+  // One clock for every expiry: the services' (locks, links, tus) and the token verifier's.
+  const clock = runtime.clock ?? (() => new Date());
   return {
     config,
     blobs: runtime.blobs,
@@ -37,11 +41,12 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
           jwksUrl: config.CMS_AUTH_JWKS_URL,
           cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
           refetchFloorMs: config.CMS_AUTH_JWKS_REFETCH_FLOOR_MS,
+          clock,
         })
       : null,
     links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
     newShortId: () => createShortId(),
-    clock: () => new Date(),
+    clock,
     logger,
     readAsset: runtime.readAsset,
     platformCompresses: runtime.platformCompresses,

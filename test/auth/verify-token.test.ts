@@ -1,16 +1,19 @@
 // Token verification against a real loopback IdP (discovery + JWKS over node:http): the attack matrix,
 // audience/azp and typ policy, clock skew, JWKS caching, cool-down and key rotation without restart.
+// Time is the verifier's injected clock (test/helpers/fake-clock.ts): cool-downs end when a test moves
+// it, not by sleeping (one case waits 60 ms to show that real time does not count), so no case here
+// depends on how fast a loaded machine runs.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { calculateJwkThumbprint, exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bearerChallenge, createTokenVerifier, type TokenVerifierOptions } from "../../src/auth/verify-token.js";
 import { ProblemError } from "../../src/problems.js";
+import { type FakeClock, fakeClock } from "../helpers/fake-clock.js";
 
 const CLIENT = "cms-server";
 const EXPLORER = "cms-explorer";
 const now = () => Math.floor(Date.now() / 1000);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 
 interface Key {
@@ -106,10 +109,10 @@ function sign(key: Key, payload: JWTPayload, header: Record<string, unknown> = {
   return new SignJWT(payload).setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "at+jwt", ...header }).sign(key.privateKey);
 }
 
-async function setup(options: Partial<TokenVerifierOptions> = {}, keys: JWK[] = [keyA.jwk]) {
+async function setup(options: Partial<TokenVerifierOptions> = {}, keys: JWK[] = [keyA.jwk], time: FakeClock = fakeClock()) {
   const idp = await startIdp(keys);
-  const verifier = createTokenVerifier({ issuer: idp.issuer, clientIds: [CLIENT, EXPLORER], ...options });
-  return { idp, verifier };
+  const verifier = createTokenVerifier({ issuer: idp.issuer, clientIds: [CLIENT, EXPLORER], clock: time.clock, ...options });
+  return { idp, verifier, time };
 }
 
 async function failure(promise: Promise<unknown>): Promise<ProblemError> {
@@ -264,11 +267,11 @@ describe("createTokenVerifier: the attack matrix (all 401 invalid_token)", () =>
   });
 
   it("a token signed by a rotated-out key once the JWKS has changed", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 500 });
+    const { idp, verifier, time } = await setup({ cooldownMs: 500 });
     const old = await sign(keyA, claims(idp));
     await verifier.verify(old);
     idp.keys = [keyB.jwk];
-    await sleep(600);
+    time.advance(600);
     await verifier.verify(await sign(keyB, claims(idp))); // refetch on the unknown kid
     await rejected(verifier.verify(old), "unknown signing key");
   });
@@ -292,14 +295,14 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
   });
 
   it("key rotation works without restart: a new kid triggers one refetch after the floor", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 500, refetchFloorMs: 500 });
+    const { idp, verifier, time } = await setup({ cooldownMs: 500, refetchFloorMs: 500 });
     await verifier.verify(await sign(keyA, claims(idp)));
     idp.keys = [keyA.jwk, keyB.jwk];
     const rotated = await sign(keyB, claims(idp));
     // Within the floor the new kid is not fetched yet...
     await rejected(verifier.verify(rotated), "unknown signing key");
     expect(idp.counts.jwks).toBe(1);
-    await sleep(600);
+    time.advance(600);
     // ...afterwards one refetch picks it up, and both keys keep working from the cache.
     await verifier.verify(rotated);
     await verifier.verify(await sign(keyA, claims(idp)));
@@ -308,10 +311,10 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
   });
 
   it("an IdP that drops the old key at once: the new kid is fetched as soon as the short floor has passed, not the cool-down", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 30_000, refetchFloorMs: 200 });
+    const { idp, verifier, time } = await setup({ cooldownMs: 30_000, refetchFloorMs: 200 });
     await verifier.verify(await sign(keyA, claims(idp)));
     idp.keys = [keyB.jwk];
-    await sleep(250);
+    time.advance(250);
     // Well inside the 30 s cool-down, but past the floor: one refetch at once, and the token is accepted.
     await verifier.verify(await sign(keyB, claims(idp)));
     expect(idp.counts.jwks).toBe(2);
@@ -319,16 +322,15 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
   });
 
   it("the floor still bounds refetches, and one unknown kid is not refetched again within the cool-down", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 30_000, refetchFloorMs: 1000 });
+    const { idp, verifier, time } = await setup({ cooldownMs: 30_000, refetchFloorMs: 1000 });
     await verifier.verify(await sign(keyA, claims(idp)));
-    // (A floor of 1 s: the next lines must run inside it even on a loaded machine.)
     // Within the floor: no refetch for a new kid.
     await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
     expect(idp.counts.jwks).toBe(1);
-    await sleep(1100);
+    time.advance(1100);
     await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
     expect(idp.counts.jwks).toBe(2);
-    await sleep(1100);
+    time.advance(1100);
     // The same missing kid again: already asked for within the cool-down, so the IdP is not asked again…
     await rejected(verifier.verify(await sign(stranger, claims(idp), { kid: "bogus-1" })), "unknown signing key");
     expect(idp.counts.jwks).toBe(2);
@@ -341,13 +343,13 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
   it("an IdP that reuses a kid for a new key is picked up after the cool-down (stack notes row 4)", async () => {
     const reused = await makeKey("fixed");
     const replacement = await makeKey("fixed");
-    const { idp, verifier } = await setup({ cooldownMs: 500 }, [reused.jwk]);
+    const { idp, verifier, time } = await setup({ cooldownMs: 500 }, [reused.jwk]);
     await verifier.verify(await sign(reused, claims(idp)));
     idp.keys = [replacement.jwk];
     const fresh = await sign(replacement, claims(idp));
     await rejected(verifier.verify(fresh), "invalid signature"); // cooling down: no refetch
     expect(idp.counts.jwks).toBe(1);
-    await sleep(600);
+    time.advance(600);
     await verifier.verify(fresh);
     expect(idp.counts.jwks).toBe(2);
   });
@@ -371,9 +373,51 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
   });
 });
 
+describe("createTokenVerifier: time is the injected clock's, not the machine's", () => {
+  const HOUR = 3600;
+
+  it("judges exp by the injected clock: a token valid by the machine's clock is expired by it", async () => {
+    const { idp, verifier } = await setup({ clockToleranceSec: 30 }, [keyA.jwk], fakeClock(Date.now() + HOUR * 1000));
+    await rejected(verifier.verify(await sign(keyA, claims(idp))), "token expired"); // exp = machine now + 300 s
+  });
+
+  it("judges nbf and iat by the injected clock: a token from the machine's future is valid at that time", async () => {
+    const { idp, verifier } = await setup({ clockToleranceSec: 30 }, [keyA.jwk], fakeClock(Date.now() + HOUR * 1000));
+    const t = now() + HOUR;
+    await expect(verifier.verify(await sign(keyA, claims(idp, { iat: t, exp: t + 300 })))).resolves.toBeTruthy(); // our iat rule
+    await expect(verifier.verify(await sign(keyA, claims(idp, { nbf: t, iat: t, exp: t + 300 })))).resolves.toBeTruthy(); // jose's nbf
+  });
+
+  it("a cool-down ends when the injected clock moves, not when real time passes", async () => {
+    const { idp, verifier, time } = await setup({ cooldownMs: 20, refetchFloorMs: 20 });
+    await verifier.verify(await sign(keyA, claims(idp)));
+    idp.keys = [keyA.jwk, keyB.jwk];
+    const rotated = await sign(keyB, claims(idp));
+    // The one real wait in this file: the machine's clock passes the floor, the verifier's stands still.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await rejected(verifier.verify(rotated), "unknown signing key");
+    expect(idp.counts.jwks).toBe(1);
+    time.advance(20);
+    await verifier.verify(rotated);
+    expect(idp.counts.jwks).toBe(2);
+  });
+
+  it("the cached JWKS is refreshed once the injected clock passes cacheMaxAgeMs, and not before", async () => {
+    const { idp, verifier, time } = await setup({ cacheMaxAgeMs: 60_000 });
+    const token = await sign(keyA, claims(idp));
+    await verifier.verify(token);
+    time.advance(59_999);
+    await verifier.verify(token);
+    expect(idp.counts.jwks).toBe(1);
+    time.advance(1);
+    await verifier.verify(token);
+    expect(idp.counts).toEqual({ discovery: 1, jwks: 2 });
+  });
+});
+
 describe("createTokenVerifier: IdP trouble is 503, not 401", () => {
   it("discovery unreachable → UNAVAILABLE, then recovers without restart", async () => {
-    const { idp, verifier } = await setup({ cooldownMs: 500 });
+    const { idp, verifier, time } = await setup({ cooldownMs: 500 });
     idp.discoveryStatus = 500;
     const token = await sign(keyA, claims(idp));
     const err = await failure(verifier.verify(token));
@@ -385,7 +429,7 @@ describe("createTokenVerifier: IdP trouble is 503, not 401", () => {
     expect(idp.counts.discovery).toBe(1);
     // ...but is after the retry delay.
     idp.discoveryStatus = 200;
-    await sleep(600);
+    time.advance(600);
     await verifier.verify(token);
     expect(idp.counts.discovery).toBe(2);
   });

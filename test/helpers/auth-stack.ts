@@ -5,7 +5,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
-import { freePort, startTestApp, type TestApp } from "./test-app.js";
+import { freePort, startTestApp, type TestApp, type TestAppOptions } from "./test-app.js";
 
 export const CLIENT_SECRET = "test-client-secret";
 export const LINK_SECRET = "a-link-secret-of-at-least-32-characters!";
@@ -21,7 +21,7 @@ export interface AuthStack {
   close(): Promise<void>;
 }
 
-export async function startAuthStack(env: Record<string, string> = {}): Promise<AuthStack> {
+export async function startAuthStack(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<AuthStack> {
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const trustedPrivateJwk = await exportJWK(privateKey);
   const kid = await calculateJwkThumbprint(trustedPrivateJwk, "sha256");
@@ -44,7 +44,7 @@ export async function startAuthStack(env: Record<string, string> = {}): Promise<
     CMS_AUTH_ISSUER: idp.issuer,
     CMS_LINK_SECRET: LINK_SECRET,
     ...env,
-  });
+  }, options);
   return {
     idp,
     app,

@@ -6,7 +6,7 @@ import { readdir } from "node:fs/promises";
 import { createClient } from "@libsql/client";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { type Origin, startOrigin } from "./origin.js";
-import { startTestApp, type TestApp } from "./test-app.js";
+import { startTestApp, type TestApp, type TestAppOptions } from "./test-app.js";
 
 export const API = "/cms/v1.0";
 
@@ -148,11 +148,11 @@ export interface CmsHarness {
  * Registers the file's hooks: starts an origin and an app (with `env`) once, closes both at the end,
  * and fails any test after which the app logged an unhandled error.
  */
-export function useCmsApp(tenant: string, env: Record<string, string> = {}): CmsHarness {
+export function useCmsApp(tenant: string, env: Record<string, string> = {}, options: TestAppOptions = {}): CmsHarness {
   const h = {} as { app: TestApp; origin: Origin; cms: Client };
   beforeAll(async () => {
     h.origin = await startOrigin();
-    h.app = await startTestApp(env);
+    h.app = await startTestApp(env, options);
     h.cms = cmsClient(h.app, tenant);
   });
   afterAll(async () => {

@@ -31,7 +31,12 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** The app's clock (AppDeps["clock"]): a test/helpers/fake-clock.ts clock lets a test move time itself. */
+  clock?: () => Date;
+}
+
+export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const dir = await mkdtemp(join(tmpdir(), "cms-test-"));
   const volume = join(dir, "volume");
   const databaseUrl = `file:${join(dir, "cms.db")}`;
@@ -47,7 +52,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const config = env.CMS_PORT ? withLoopbackPublicUrl(parsed) : parsed;
   const logs: Record<string, unknown>[] = [];
   const logger = createJsonLogger((line) => logs.push(JSON.parse(line)), config.CMS_LOG_LEVEL);
-  const deps = await createServerDeps(config, logger);
+  const deps = await createServerDeps(config, logger, { clock: options.clock });
   const services = createServices(deps);
   const app = createApp(deps, services);
   const server = createNodeServer({ config, deps, services, logger, app });

@@ -5,6 +5,7 @@
 import { base64url, generateKeyPair, SignJWT } from "jose";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type AuthStack, bearer, startAuthStack } from "../helpers/auth-stack.js";
+import { fakeClock } from "../helpers/fake-clock.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { json } from "../helpers/test-app.js";
 
@@ -104,15 +105,18 @@ describe("attack matrix: each → 401", () => {
   });
 
   it("a token of a rotated-out key", async () => {
-    // A second stack: rotating the IdP key must not disturb the other cases.
-    // The default 30 s cool-down stays: only the short refetch floor has to pass for a new kid.
-    const rotating = await startAuthStack({ CMS_AUTH_JWKS_REFETCH_FLOOR_MS: "300" });
+    // A second stack: rotating the IdP key must not disturb the other cases. Its server runs on a
+    // clock the test moves (AppDeps["clock"], which the token verifier shares), so the floor is long
+    // enough that real time never passes it here: only moving the clock lets the new kid be fetched.
+    // The default 30 s cool-down stays: only the refetch floor has to pass for a new kid.
+    const time = fakeClock();
+    const rotating = await startAuthStack({ CMS_AUTH_JWKS_REFETCH_FLOOR_MS: "20000" }, { clock: time.clock });
     try {
       const old = await rotating.passwordToken("cms-admin");
       const ok = await fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
       expect(ok.status).toBe(200);
       await rotating.idp.rotateKey();
-      await new Promise((resolve) => setTimeout(resolve, 400)); // past the JWKS refetch floor
+      time.advance(20_000); // past the JWKS refetch floor
       const fresh = await rotating.passwordToken("cms-admin");
       // The server learns the new key without a restart …
       expect((await fetch(rotating.app.url("/apiversion"), { headers: bearer(fresh) })).status).toBe(200);

@@ -4,6 +4,7 @@
  */
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { fakeClock } from "../helpers/fake-clock.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const PUBLIC_URL = "https://cms.example.org";
@@ -35,11 +36,12 @@ async function createText(app: TestApp, name: string): Promise<string> {
   return ((await res.json()) as { resourceURI: string }).resourceURI;
 }
 
-/** One server without CMS_PUBLIC_URL, one with it. */
+/** One server without CMS_PUBLIC_URL, one with it, on a clock the tests move. */
 let unset: TestApp;
 let configured: TestApp;
+const time = fakeClock();
 beforeAll(async () => {
-  [unset, configured] = await Promise.all([startTestApp(), startTestApp({ CMS_PUBLIC_URL: PUBLIC_URL })]);
+  [unset, configured] = await Promise.all([startTestApp(), startTestApp({ CMS_PUBLIC_URL: PUBLIC_URL }, { clock: time.clock })]);
 });
 afterAll(() => Promise.all([unset.close(), configured.close()]));
 afterEach(() => expect([...unset.unhandledErrors(), ...configured.unhandledErrors()]).toEqual([]));
@@ -67,5 +69,25 @@ describe("createDataLink with CMS_PUBLIC_URL", () => {
     const served = await fetch(app.url(`${link.pathname}${link.search}`));
     expect(served.status).toBe(200);
     expect(await served.text()).toBe("linked");
+  });
+});
+
+describe("signed link expiry", () => {
+  it("a link is signed and refused by the app's clock: it works until that clock reaches its expiry, whatever the real time", async () => {
+    const app = configured;
+    const resourceURI = await createText(app, "c.txt");
+    const minted = await fetch(app.url("/cms/v1.0/createDataLink"), json({ resourceURI, expiresIn: 60 }));
+    expect(minted.status).toBe(200);
+    const { url, expires } = (await minted.json()) as { url: string; expires: string };
+    expect(Date.parse(expires)).toBe(Math.floor(time.nowMs() / 1000) * 1000 + 60_000);
+    const link = new URL(url);
+    const get = () => fetch(app.url(`${link.pathname}${link.search}`));
+    expect((await get()).status).toBe(200);
+    time.advance(59_000 - (time.nowMs() % 1000)); // one second before expiry by the app's clock
+    expect((await get()).status).toBe(200);
+    time.advance(1_000);
+    const refused = await get();
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: "FORBIDDEN" });
   });
 });

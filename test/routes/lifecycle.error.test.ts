@@ -2,8 +2,9 @@
  * Failures of the lifecycle endpoints: status, problem+json, code and named field, and the
  * atomicity promise: a failed update keeps the old content live and leaves no new blob or revision.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { API, base64, cmsClient, expectProblem, tableCounts, utf8, volumeFiles, useCmsApp } from "../helpers/cms-client.js";
+import { fakeClock } from "../helpers/fake-clock.js";
 import { startTestApp } from "../helpers/test-app.js";
 
 const LIMIT = 64 * 1024;
@@ -85,7 +86,9 @@ describe("a failed update changes nothing", () => {
   });
 
   it("a lock lost during the download (expired and taken) refuses the update and discards the new content", async () => {
-    const slow = await startTestApp({ CMS_LOCK_TTL: "1" });
+    // The lock expires when the test moves the app's clock, not after a real wait.
+    const time = fakeClock();
+    const slow = await startTestApp({ CMS_LOCK_TTL: "60" }, { clock: time.clock });
     try {
       const c = cmsClient(slow, "slowlock");
       const created = await c.create({}, "kept");
@@ -93,8 +96,11 @@ describe("a failed update changes nothing", () => {
       const files = await volumeFiles(slow);
       t.origin.put("late", "new content that must not land");
       // The origin answers only after the lock expired and B took it; the commit-time guard decides.
-      const update = c.post("updateResource", { ...lock, resourceExternalURI: t.origin.url("/slow/1500/late") });
-      await new Promise((r) => setTimeout(r, 1100));
+      const late = t.origin.url("/slow/1500/late");
+      const update = c.post("updateResource", { ...lock, resourceExternalURI: late });
+      // The download has begun, so the update passed its first lock check with A's lock live.
+      await vi.waitFor(() => expect(t.origin.requests.map((r) => r.url)).toContain(new URL(late).pathname), { timeout: 1500, interval: 10 });
+      time.advance(60_000);
       await c.lock(created.resourceUID, "B");
       await expectProblem(await update, 423, "LOCKED");
       expect(await c.data(created.resourceURI)).toEqual(utf8("kept"));

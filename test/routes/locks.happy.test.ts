@@ -4,17 +4,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Client, cmsClient, expectProblem, useCmsApp } from "../helpers/cms-client.js";
+import { fakeClock } from "../helpers/fake-clock.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
-const t = useCmsApp("locks");
+// Lock expiry is the app's clock (AppDeps["clock"]): the tests move it instead of sleeping.
+const time = fakeClock();
+const t = useCmsApp("locks", {}, { clock: time.clock });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MINUTE = 60_000;
 
 describe("resource locks (lockResourceDTO, renewResourceDtoLock, unlockResourceDTO)", () => {
   it("locks for 30 minutes by default and answers the anchor's LockedResourceDTO fields", async () => {
     const created = await t.cms.create({ resourceName: "doc.txt" });
-    const before = Date.now();
+    const before = time.nowMs();
     const res = await t.cms.post("lockResourceDTO", { resourceUID: created.resourceUID, author: "Alice", resourceURI: null, resourcesList: null });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
@@ -24,18 +26,19 @@ describe("resource locks (lockResourceDTO, renewResourceDtoLock, unlockResourceD
     expect(body.lockExpirationDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const expires = Date.parse(body.lockExpirationDate as string);
     expect(expires).toBeGreaterThanOrEqual(before + 30 * MINUTE);
-    expect(expires).toBeLessThanOrEqual(Date.now() + 30 * MINUTE);
+    expect(expires).toBeLessThanOrEqual(time.nowMs() + 30 * MINUTE);
   });
 
   it("renew really extends the stored expiry (the anchor's renew changed a copy)", async () => {
     const { resourceUID } = await t.cms.create();
     const lock = await t.cms.lock(resourceUID, "Alice");
-    await sleep(30);
+    time.advance(30);
     const res = await t.cms.post("renewResourceDtoLock", { ...lock });
     expect(res.status).toBe(200);
     const renewed = (await res.json()) as { lockID: string; lockExpirationDate: string };
     expect(renewed.lockID).toBe(lock.lockID);
-    expect(Date.parse(renewed.lockExpirationDate)).toBeGreaterThanOrEqual(Date.parse(lock.lockExpirationDate) + 30);
+    // Exactly the 30 ms the app's clock moved: real time passing does not count.
+    expect(Date.parse(renewed.lockExpirationDate)).toBe(Date.parse(lock.lockExpirationDate) + 30);
     // The store kept it: the named-lock view of the same lock shows the new expiry.
     const query = await t.cms.post("queryResourceLock", { uid: resourceUID });
     expect(((await query.json()) as { lockExpiration: string }).lockExpiration).toBe(renewed.lockExpirationDate);
@@ -63,10 +66,10 @@ describe("named locks (lockResource, renewResourceLock, queryResourceLock, unloc
   });
 
   it("honours a requested expiry, renews to a later one, and unlocks", async () => {
-    const wanted = new Date(Date.now() + 5 * MINUTE).toISOString();
+    const wanted = new Date(time.nowMs() + 5 * MINUTE).toISOString();
     const lock = (await (await t.cms.post("lockResource", { uid: "named-1", lockOwner: "Carol", lockExpiration: wanted })).json()) as Record<string, string>;
     expect(lock.lockExpiration).toBe(wanted);
-    const later = Date.now() + 60 * MINUTE;
+    const later = time.nowMs() + 60 * MINUTE;
     const renewed = await t.cms.post("renewResourceLock", { ...lock, lockExpiration: later });
     expect(renewed.status).toBe(200);
     expect(((await renewed.json()) as { lockExpiration: string }).lockExpiration).toBe(new Date(later).toISOString());
@@ -89,10 +92,12 @@ describe("named locks (lockResource, renewResourceLock, queryResourceLock, unloc
 });
 
 describe("expiry", () => {
+  // Locks last a minute on this app, and only its clock moving ends them: real time never does here.
+  const expiryTime = fakeClock();
   let shortLived: TestApp;
   let short: Client;
   beforeAll(async () => {
-    shortLived = await startTestApp({ CMS_LOCK_TTL: "1" });
+    shortLived = await startTestApp({ CMS_LOCK_TTL: "60" }, { clock: expiryTime.clock });
     short = cmsClient(shortLived, "expiry");
   });
   afterAll(() => shortLived.close());
@@ -101,7 +106,7 @@ describe("expiry", () => {
   it("an expired lock never blocks: another owner takes it, and the old holder can no longer use it", async () => {
     const { resourceUID } = await short.create();
     const old = await short.lock(resourceUID, "Alice");
-    await sleep(1100);
+    expiryTime.advance(60_000);
     const fresh = await short.lock(resourceUID, "Bob");
     expect(fresh.lockID).not.toBe(old.lockID);
     await expectProblem(await short.post("renewResourceDtoLock", old), 423, "LOCKED");
@@ -109,9 +114,10 @@ describe("expiry", () => {
   });
 
   it("an expired lock is not reported by queryResourceLock (the anchor returned it)", async () => {
-    await short.post("lockResource", { uid: "soon-gone", lockOwner: "Alice", lockExpiration: Date.now() + 300 });
+    await short.post("lockResource", { uid: "soon-gone", lockOwner: "Alice", lockExpiration: expiryTime.nowMs() + 30_000 });
+    expiryTime.advance(29_999);
     expect((await short.post("queryResourceLock", { uid: "soon-gone" })).status).toBe(200);
-    await sleep(400);
+    expiryTime.advance(1);
     await expectProblem(await short.post("queryResourceLock", { uid: "soon-gone" }), 404, "NOT_FOUND");
   });
 });

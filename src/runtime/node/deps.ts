@@ -17,8 +17,12 @@ import { readSwaggerAsset } from "./explorer-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
-/** `collectBlobs: false` for all but one of several worker processes (runtime/node/workers.ts). */
-export async function createServerDeps(config: Config, logger: Logger, { collectBlobs = true } = {}): Promise<AppDeps & { close(): Promise<void> }> {
+/** `collectBlobs: false` for all but one of several worker processes (runtime/node/workers.ts); `clock` for tests. */
+export async function createServerDeps(
+  config: Config,
+  logger: Logger,
+  { collectBlobs = true, clock }: { collectBlobs?: boolean; clock?: AppDeps["clock"] } = {},
+): Promise<AppDeps & { close(): Promise<void> }> {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
   // A database that cannot open gives the volume back (its claimed temp folder goes).
   const database = await openDatabase(config).catch(async (err: unknown) => {
@@ -37,6 +41,7 @@ export async function createServerDeps(config: Config, logger: Logger, { collect
     createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
     platformCompresses: false,
+    clock,
   });
   const collector = !collectBlobs ? null : scheduleCollector(
     createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger, tusUploads: resourceStore.tusUploads }),
