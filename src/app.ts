@@ -88,7 +88,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
 
   const readiness = [
     { name: "database", check: () => deps.store.ping() },
-    { name: "storage", check: () => deps.blobs.check() },
+    { name: "storage", check: () => deps.blobs.probe() },
   ];
   app.route("/", createMetaRouter(readiness, guards));
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
