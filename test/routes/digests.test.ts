@@ -157,6 +157,19 @@ describe("announced digests on every way content arrives", () => {
     await expectProblem(await post(d, { "content-digest": "sha-512=:AAAA:" }), 400, "VALIDATION_FAILED", "/header/content-digest");
   });
 
+  it("a request-level digest on a large upload: checked only once the whole body streamed through, and a mismatch still leaves nothing", async () => {
+    // Far more than any buffer on the way: the file is in storage's temp file when the mismatch shows.
+    const big = new Uint8Array(24 * 1024 * 1024).map((_, i) => (i * 7 + (i >> 12)) & 0xff);
+    const request = new Request("http://127.0.0.1/", { method: "POST", body: form({ resourceTenantId: "dig", resourceAuthor: "A", resourceName: "big.bin" }, { bytes: big }) });
+    const body = new Uint8Array(await request.arrayBuffer());
+    const post = (digest: string) =>
+      fetch(t.app.url(`${API}/uploadResource`), { method: "POST", headers: { "content-type": request.headers.get("content-type") as string, "content-digest": digest }, body });
+    await refusedWithNothingCommitted(() => post(field512(Buffer.concat([body, Buffer.from("x")]))), "/header/content-digest");
+    const created = await post(field(body));
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { sha256: string }).sha256).toBe(hex(big));
+  }, 60_000);
+
   it("createResource inline: a malformed expectedSha256 → 400 naming it", async () => {
     await expectProblem(await t.cms.postCreate({ expectedSha256: "abc" }), 400, "VALIDATION_FAILED", "/json/expectedSha256");
   });
