@@ -12,7 +12,7 @@ import { ProblemError } from "./problems.js";
 import { notFound, onError, onMethodNotAllowed, validationHook } from "./http/problem-handlers.js";
 import { API_CORS, cors } from "./http/middleware/cors.js";
 import { headContentLength } from "./http/middleware/head-length.js";
-import { refuseRequestDigests, verifyRequestDigests } from "./http/middleware/request-digest.js";
+import { verifyRequestDigests } from "./http/middleware/request-digest.js";
 import { requestContext } from "./http/middleware/request-context.js";
 import { mountExplorer } from "./routes/explorer/index.js";
 import { createContentRouter } from "./routes/content/router.js";
@@ -63,7 +63,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     // tus bytes are streamed to storage and bounded by Upload-Length there (their digests: tus/router.ts).
     if (c.req.path === TUS_PATH || c.req.path.startsWith(`${TUS_PATH}/`)) return next();
     const limit = bodyLimits.get(c.req.path);
-    if (limit === null) return refuseRequestDigests(c, next);
+    // The streamed upload hashes its body as it reads it (uploads/router.ts, digestedBody).
+    if (limit === null) return next();
     // The body limit wraps the digest check: the bytes hashed are the bounded ones.
     return (limit ?? jsonLimit)(c, async () => {
       await verifyRequestDigests(c, next);
@@ -88,7 +89,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
 
   const readiness = [
     { name: "database", check: () => deps.store.ping() },
-    { name: "storage", check: () => deps.blobs.check() },
+    { name: "storage", check: () => deps.blobs.probe() },
   ];
   app.route("/", createMetaRouter(readiness, guards));
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));

@@ -6,6 +6,7 @@
 import { basename } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
+import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
 import { deleteSession, saveSession, sessionFrom, sessionToken } from "./session.js";
 import { getToFile, getToStdout, putFile } from "./transfer.js";
@@ -24,6 +25,8 @@ const program = new Command("cms")
 const globals = () => program.opts<GlobalOptions>();
 const client = () => createCmsClient({ baseUrl: globals().url, token: sessionToken });
 const quiet = () => !!globals().json;
+/** The server, as locks are remembered per server (held-locks.ts). */
+const server = () => globals().url.replace(/\/+$/, "");
 
 /** --json prints the API's answer; otherwise a short human line. */
 function print(json: unknown, human: string) {
@@ -90,7 +93,12 @@ program
   .argument("<uid>", "resource UID")
   .action(async (uid: string) => {
     const r = await client().queryResource(uid);
-    print(r, `${r.resourceURI}\n  type ${r.mediaType}, ${formatBytes(r.size)}, by ${r.author}, ${r.createdAt}\n  sha256 ${r.sha256}`);
+    const held = await heldLock(server(), uid);
+    const heldLine = held ? `\n  locked by you: ${held.lockID} until ${held.lockExpirationDate}` : "";
+    print(
+      held ? { ...r, heldLock: { lockID: held.lockID, lockExpirationDate: held.lockExpirationDate } } : r,
+      `${r.resourceURI}\n  type ${r.mediaType}, ${formatBytes(r.size)}, by ${r.author}, ${r.createdAt}\n  sha256 ${r.sha256}${heldLine}`,
+    );
   });
 
 program
@@ -104,10 +112,11 @@ program
 
 program
   .command("lock")
-  .description("lock a resource for update/delete; prints the lock ID")
+  .description("lock a resource for update/delete; prints the lock ID and remembers it for `cms unlock`")
   .argument("<uid>", "resource UID")
   .action(async (uid: string) => {
     const locked = await client().lock(uid);
+    await rememberLock(server(), locked);
     print(locked, `${locked.lockID}  until ${locked.lockExpirationDate}`);
   });
 
@@ -115,10 +124,20 @@ program
   .command("unlock")
   .description("release a lock you hold")
   .argument("<uid>", "resource UID")
-  .requiredOption("--lock-id <id>", "the lock ID `cms lock` printed")
-  .action(async (uid: string, o: { lockId: string }) => {
-    const { author } = await client().queryResource(uid);
-    await client().unlock({ resourceUID: uid, author, lockID: o.lockId });
+  .option("--lock-id <id>", "the lock ID (default: the one `cms lock` took here)")
+  .action(async (uid: string, o: { lockId?: string }) => {
+    const held = await heldLock(server(), uid);
+    const lockID = o.lockId ?? held?.lockID;
+    if (!lockID) throw new Error(`no lock of ${uid} remembered for ${server()} (none taken here, or it expired): pass --lock-id`);
+    const author = held?.lockID === lockID ? held.author : (await client().queryResource(uid)).author;
+    try {
+      await client().unlock({ resourceUID: uid, author, lockID });
+    } catch (err) {
+      // The server says there is no such lock (expired, released elsewhere, resource gone): stop remembering it.
+      if (err instanceof CmsProblem && (err.problem.code === "LOCK_NOT_HELD" || err.problem.code === "NOT_FOUND")) await forgetLock(server(), uid, lockID);
+      throw err;
+    }
+    await forgetLock(server(), uid, lockID);
     print({ resourceUID: uid, unlocked: true }, `unlocked ${uid}`);
   });
 

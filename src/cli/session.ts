@@ -17,7 +17,10 @@ export interface Session {
   expiresAt: number;
 }
 
-export const sessionFile = () => join(process.env.XDG_CONFIG_HOME || join(homedir(), ".config"), "cms", "session.json");
+/** The CLI's folder in the user's config dir: the login, and the locks it took (held-locks.ts). */
+export const configDir = () => join(process.env.XDG_CONFIG_HOME || join(homedir(), ".config"), "cms");
+
+export const sessionFile = () => join(configDir(), "session.json");
 
 export async function saveSession(s: Session): Promise<string> {
   const file = sessionFile();

@@ -2,6 +2,7 @@
  * Incremental SHA-256 (FIPS 180-4) in plain TypeScript: Web Crypto's `digest` only hashes a whole
  * buffer, but streaming drivers (S3, R2) must hash bodies chunk by chunk without holding them.
  */
+import { BlockHash } from "./block-hash.js";
 
 // First 32 bits of the fractional parts of the cube roots of the first 64 primes (FIPS 180-4 §4.2.2).
 const K = new Uint32Array([
@@ -58,77 +59,28 @@ function compress(state: Uint32Array, w: Uint32Array, data: Uint8Array, offset: 
   state[7] = (state[7]! + h) | 0;
 }
 
-/** Lowercase hex of some bytes. */
-export const toHex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-
-/** The bytes of an even-length hex string (callers pass validated hex). */
-export const fromHex = (hex: string): Uint8Array => Uint8Array.from(hex.match(/../g) ?? [], (byte) => Number.parseInt(byte, 16));
+export { fromHex, toHex } from "./hex.js";
 
 /**
  * A running SHA-256: `update` with each chunk (any sizes), then `digest`/`hex` once. The hasher
  * keeps only 64 bytes of pending input; chunks are not retained, so callers may reuse them.
  */
-export class Sha256 {
+export class Sha256 extends BlockHash {
   readonly #state = new Uint32Array(INITIAL_STATE);
   readonly #w = new Uint32Array(64);
-  readonly #block = new Uint8Array(BLOCK_BYTES);
-  #blockLength = 0;
-  /** Total input length; a double is exact far beyond any stream we will hash (2^53 bytes). */
-  #length = 0;
-  #digest: Uint8Array | undefined;
 
-  /** Total bytes hashed so far. */
-  get length(): number {
-    return this.#length;
+  constructor() {
+    super(BLOCK_BYTES, 8);
   }
 
-  update(data: Uint8Array): this {
-    if (this.#digest) throw new Error("Sha256: update() after digest()");
-    this.#length += data.byteLength;
-    let offset = 0;
-    if (this.#blockLength > 0) {
-      const take = Math.min(BLOCK_BYTES - this.#blockLength, data.byteLength);
-      this.#block.set(data.subarray(0, take), this.#blockLength);
-      this.#blockLength += take;
-      offset = take;
-      if (this.#blockLength < BLOCK_BYTES) return this;
-      compress(this.#state, this.#w, this.#block, 0);
-      this.#blockLength = 0;
-    }
-    // Whole blocks straight from the caller's bytes: no copy.
-    for (; data.byteLength - offset >= BLOCK_BYTES; offset += BLOCK_BYTES) compress(this.#state, this.#w, data, offset);
-    if (offset < data.byteLength) {
-      this.#block.set(data.subarray(offset));
-      this.#blockLength = data.byteLength - offset;
-    }
-    return this;
+  protected compress(data: Uint8Array, offset: number): void {
+    compress(this.#state, this.#w, data, offset);
   }
 
-  /** The 32-byte digest. Finalizes the hash: later `update` calls throw, `digest` returns the same value. */
-  digest(): Uint8Array {
-    if (this.#digest) return this.#digest.slice();
-    // Padding (§5.1.1): a 1 bit, zeros up to 56 mod 64, then the bit length as 64-bit big-endian.
-    const block = this.#block;
-    block[this.#blockLength++] = 0x80;
-    if (this.#blockLength > 56) {
-      block.fill(0, this.#blockLength);
-      compress(this.#state, this.#w, block, 0);
-      this.#blockLength = 0;
-    }
-    block.fill(0, this.#blockLength, 56);
-    const view = new DataView(block.buffer);
-    view.setUint32(56, Math.floor(this.#length / 0x20000000)); // high bits of length * 8
-    view.setUint32(60, (this.#length * 8) >>> 0);
-    compress(this.#state, this.#w, block, 0);
+  protected output(): Uint8Array {
     const out = new Uint8Array(32);
-    const outView = new DataView(out.buffer);
-    for (let i = 0; i < 8; i++) outView.setUint32(i * 4, this.#state[i]!);
-    this.#digest = out;
-    return out.slice();
-  }
-
-  /** The digest as lowercase hex. */
-  hex(): string {
-    return toHex(this.digest());
+    const view = new DataView(out.buffer);
+    for (let i = 0; i < 8; i++) view.setUint32(i * 4, this.#state[i]!);
+    return out;
   }
 }

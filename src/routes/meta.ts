@@ -2,6 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Guards } from "../auth/guards.js";
 import { problemResponses } from "../http/problem-handlers.js";
+import type { Logger } from "../lib/logger.js";
 import { ProblemError } from "../problems.js";
 import { BEARER_SECURITY, createRouter, guarded } from "./router.js";
 
@@ -55,11 +56,45 @@ const readyz = createRoute({
 
 export interface ReadinessCheck {
   name: string;
+  /** Cheap and read-only: it runs for the probes of every load balancer (the storage check is BlobStore.probe). */
   check(): Promise<void>;
 }
 
-export function createMetaRouter(checks: ReadinessCheck[], guards: Guards) {
+/**
+ * How long one readiness result answers every probe: 2 s. Load balancers probe each instance every
+ * 5–30 s (AWS ALB at least 5 s, Kubernetes 10 s by default) and take it out after 2–3 failures, so a
+ * result up to 2 s old delays noticing an outage by less than one probe interval, while any number of
+ * balancers probing within 2 s cost one database ping and one storage read.
+ */
+export const READINESS_CACHE_MS = 2000;
+
+/** The names of the failing checks, run at most once per `cacheMs` (probes in between share the run, in flight or done). */
+function cachedReadiness(checks: ReadinessCheck[], cacheMs: number, now: () => number) {
+  let last: { at: number; failed: Promise<string[]> } | null = null;
+  const run = async (logger: Logger) => {
+    const failed: string[] = [];
+    await Promise.all(
+      checks.map(async ({ name, check }) => {
+        try {
+          await check();
+        } catch (err) {
+          failed.push(name);
+          logger.warn("readiness check failed", { check: name, err });
+        }
+      }),
+    );
+    return failed.sort();
+  };
+  return (logger: Logger) => {
+    const at = now();
+    if (!last || at - last.at >= cacheMs || at < last.at) last = { at, failed: run(logger) };
+    return last.failed;
+  };
+}
+
+export function createMetaRouter(checks: ReadinessCheck[], guards: Guards, { cacheMs = READINESS_CACHE_MS, now = Date.now } = {}) {
   const router = createRouter();
+  const readiness = cachedReadiness(checks, cacheMs, now);
   // /apiversion is called with the bearer token when auth is on; any reader may call it.
   return router
     .openapi(guarded(apiVersion, guards.role("consumer")), (c) =>
@@ -70,18 +105,8 @@ export function createMetaRouter(checks: ReadinessCheck[], guards: Guards) {
     )
     .openapi(healthz, (c) => c.json({ status: "ok" as const }, 200))
     .openapi(readyz, async (c) => {
-      const failed: string[] = [];
-      await Promise.all(
-        checks.map(async ({ name, check }) => {
-          try {
-            await check();
-          } catch (err) {
-            failed.push(name);
-            c.get("logger").warn("readiness check failed", { check: name, err });
-          }
-        }),
-      );
-      if (failed.length) throw new ProblemError("UNAVAILABLE", `not ready: ${failed.sort().join(", ")} unusable`);
+      const failed = await readiness(c.get("logger"));
+      if (failed.length) throw new ProblemError("UNAVAILABLE", `not ready: ${failed.join(", ")} unusable`);
       return c.json({ status: "ok" as const, checks: Object.fromEntries(checks.map((ch) => [ch.name, "ok"])) }, 200);
     });
 }

@@ -174,9 +174,14 @@ export function createResourceService(deps: ResourceServiceDeps) {
       }
     },
 
-    /** The live resource at `<context>/<path>` (getData). */
-    async findByUri(context: string, path: string, principal: Principal): Promise<ResourceRow> {
-      return live(mayLookUp(context, principal) ? await store.findByUri(context, path) : null, `${context}/${path}`);
+    /**
+     * The live resource at `<context>/<path>` (getData). `found`: that row as this request's fast path
+     * already looked it up (http/handed-over-row.ts); used instead of a second lookup, after the same checks.
+     */
+    async findByUri(context: string, path: string, principal: Principal, found?: ResourceRow): Promise<ResourceRow> {
+      if (!mayLookUp(context, principal)) return live(null, `${context}/${path}`);
+      const row = found?.context === context && found.path === path ? found : await store.findByUri(context, path);
+      return live(row, `${context}/${path}`);
     },
 
     /** findByUri in the same call, where the store looks up synchronously (store.findByUriNow); undefined elsewhere. */

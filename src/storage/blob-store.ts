@@ -115,8 +115,13 @@ export interface BlobStore {
    * The prefix may stop mid-segment; an invalid one rejects with INVALID_KEY on first iteration.
    */
   list(prefix: string): AsyncIterable<BlobKey>;
-  /** Throws if the store cannot be written (used by readiness checks and start-up). */
+  /** Throws if the store cannot be written (start-up). Writes (and removes) a probe. */
   check(): Promise<void>;
+  /**
+   * Throws if the store does not answer one cheap read of its root (a stat, a one-key list, a HEAD);
+   * writes nothing. For readiness probes, which may come every few seconds.
+   */
+  probe(): Promise<void>;
 }
 
 /** NO_SPACE: the volume is full (ENOSPC, EDQUOT) or the bucket refuses to store more (quota, 507). */

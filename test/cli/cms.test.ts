@@ -142,6 +142,44 @@ describe("cms ls / info / lock / unlock / link / rm", () => {
   });
 });
 
+describe("cms lock / unlock / info: the lock the CLI took is remembered", () => {
+  it("unlocks without --lock-id, shows the held lock in info, and forgets it once released or gone", async () => {
+    await writeFile(join(app.dir, "held.txt"), "held");
+    const { resourceUID } = JSON.parse((await cms("put", "held.txt", "--tenant", "locks", "--type", "text/plain", "--json")).stdout) as { resourceUID: string };
+
+    const lock = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string; lockExpirationDate: string };
+    const info = await cms("info", resourceUID);
+    expect(info.code).toBe(0);
+    expect(info.stdout).toContain(`locked by you: ${lock.lockID} until ${lock.lockExpirationDate}`);
+    expect(JSON.parse((await cms("info", resourceUID, "--json")).stdout)).toMatchObject({ resourceUID, heldLock: { lockID: lock.lockID, lockExpirationDate: lock.lockExpirationDate } });
+    // Lock IDs are capabilities: kept beside the login, readable by the user only.
+    const stored = join(app.dir, "config", "cms", "locks.json");
+    expect((await stat(stored)).mode & 0o777).toBe(0o600);
+
+    // --lock-id still overrides, and a refused override leaves the remembered lock alone.
+    expectFailure(await cms("unlock", resourceUID, "--lock-id", "not-the-lock"), /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /);
+    const unlocked = await cms("unlock", resourceUID);
+    expect(unlocked).toMatchObject({ code: 0, stderr: "" });
+    expect(unlocked.stdout).toContain(`unlocked ${resourceUID}`);
+    expect((await cms("info", resourceUID)).stdout).not.toContain("locked by you");
+    expect(JSON.parse((await cms("info", resourceUID, "--json")).stdout)).not.toHaveProperty("heldLock");
+    expectFailure(await cms("unlock", resourceUID), /^cms: no lock of .* remembered.*--lock-id/);
+
+    // Released behind the CLI's back: the server's answer (lock not held) makes it forget the lock.
+    const again = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string };
+    const author = (JSON.parse((await cms("info", resourceUID, "--json")).stdout) as { author: string }).author;
+    const released = await fetch(app.url("/cms/v1.0/unlockResourceDTO"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ resourceUID, author, lockID: again.lockID }),
+    });
+    expect(released.ok).toBe(true);
+    expectFailure(await cms("unlock", resourceUID), /^cms: 409 LOCK_NOT_HELD: /);
+    expect((await cms("info", resourceUID)).stdout).not.toContain("locked by you");
+    expectFailure(await cms("unlock", resourceUID), /^cms: no lock of .* remembered/);
+  }, 120_000); // fifteen CLI processes, each starting tsx
+});
+
 describe("cms error paths: exit code 1 and one clear line on stderr", () => {
   it.each([
     ["a missing argument", ["get"], /missing required argument 'resource'/],

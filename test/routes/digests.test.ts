@@ -16,6 +16,7 @@ const t = useCmsApp("dig", { CMS_PUBLIC_URL: "http://127.0.0.1:1" });
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest();
 const hex = (bytes: Uint8Array | string) => sha(bytes).toString("hex");
 const field = (bytes: Uint8Array | string) => `sha-256=:${sha(bytes).toString("base64")}:`;
+const field512 = (bytes: Uint8Array | string) => `sha-512=:${createHash("sha512").update(bytes).digest("base64")}:`;
 
 /** Every file under the app's folder (volume and its temp folders, database excluded). */
 async function allVolumeFiles(): Promise<string[]> {
@@ -108,10 +109,15 @@ describe("announced digests on every way content arrives", () => {
     const good = json({ resourceName: "cd.txt" });
     expect((await post(good, { "content-digest": field(good) })).status).toBe(201);
     const alsoGood = json({ resourceName: "rd.txt" });
-    expect((await post(alsoGood, { "repr-digest": `sha-512=:AAAA:, ${field(alsoGood)}` })).status).toBe(201);
+    expect((await post(alsoGood, { "repr-digest": `${field512(alsoGood)}, ${field(alsoGood)}` })).status).toBe(201);
+    const only512 = json({ resourceName: "rd512.txt" });
+    expect((await post(only512, { "content-digest": field512(only512) })).status).toBe(201);
+    // Algorithms we cannot compute are ignored (RFC 9530 §4); sha-512 we can, so it is checked.
+    expect((await post(json({ resourceName: "md5.txt" }), { "repr-digest": "md5=:AAAA:" })).status).toBe(201);
     const bad = json({ resourceName: "bad-cd.txt" });
     await refusedWithNothingCommitted(() => post(bad, { "content-digest": field(`${bad} `) }), "/header/content-digest");
     await refusedWithNothingCommitted(() => post(bad, { "repr-digest": field("something else") }), "/header/repr-digest");
+    await refusedWithNothingCommitted(() => post(bad, { "repr-digest": `${field(bad)}, ${field512("something else")}` }), "/header/repr-digest");
     await expectProblem(await post(bad, { "content-digest": "sha-256=:not base64!:" }), 400, "VALIDATION_FAILED", "/header/content-digest");
     // Any JSON endpoint, not only creations: a lock request whose digest does not match is not acted on.
     const lock = JSON.stringify({ resourceUID: "nope", author: "A" });
@@ -123,12 +129,46 @@ describe("announced digests on every way content arrives", () => {
     );
   });
 
-  it("request-level digests on a multipart upload are refused (they would describe the framing, not the file): 400 naming the header", async () => {
-    const body = form({ resourceTenantId: "dig", resourceAuthor: "A" }, { bytes: new TextEncoder().encode("file"), name: "f.txt", type: "text/plain" });
-    const res = await fetch(t.app.url(`${API}/uploadResource`), { method: "POST", headers: { "content-digest": field("file") }, body });
-    const problem = await expectProblem(res, 400, "VALIDATION_FAILED", "/header/content-digest");
-    expect(problem.detail).toMatch(/file part/);
+  it("request-level Content-Digest / Repr-Digest on a multipart upload cover the body as sent (sha-256, sha-512): checked as it streams, a mismatch → 422 with nothing stored", async () => {
+    const bytes = new Uint8Array(300_000).map((_, i) => (i * 13) % 251);
+    // The exact bytes fetch sends: FormData serialized once (its boundary is random).
+    const sent = async (name: string) => {
+      const request = new Request("http://127.0.0.1/", { method: "POST", body: form({ resourceTenantId: "dig", resourceAuthor: "A", resourceName: name }, { bytes }) });
+      return { body: Buffer.from(await request.arrayBuffer()), type: request.headers.get("content-type") as string };
+    };
+    const post = ({ body, type }: { body: Buffer; type: string }, headers: Record<string, string>) =>
+      fetch(t.app.url(`${API}/uploadResource`), { method: "POST", headers: { "content-type": type, ...headers }, body: new Uint8Array(body) });
+
+    const a = await sent("req-256.bin");
+    expect((await post(a, { "content-digest": field(a.body) })).status).toBe(201);
+    const b = await sent("req-512.bin");
+    expect((await post(b, { "repr-digest": field512(b.body) })).status).toBe(201);
+    const c = await sent("req-both.bin");
+    const both = await post(c, { "content-digest": `${field512(c.body)}, ${field(c.body)}`, "repr-digest": field(c.body) });
+    expect(both.status).toBe(201);
+    // The digest describes the request's content; the stored file is still just the file.
+    const stored = await fetch(t.app.url(`${API}/getData/${((await both.json()) as { resourceURI: string }).resourceURI}`));
+    expect(Buffer.from(await stored.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+
+    const d = await sent("req-bad.bin");
+    await refusedWithNothingCommitted(() => post(d, { "content-digest": field(bytes) }), "/header/content-digest"); // the file's, not the body's
+    await refusedWithNothingCommitted(() => post(d, { "repr-digest": field512(Buffer.concat([d.body, Buffer.from(" ")])) }), "/header/repr-digest");
+    await refusedWithNothingCommitted(() => post(d, { "content-digest": `${field(d.body)}, ${field512("other")}` }), "/header/content-digest");
+    await expectProblem(await post(d, { "content-digest": "sha-512=:AAAA:" }), 400, "VALIDATION_FAILED", "/header/content-digest");
   });
+
+  it("a request-level digest on a large upload: checked only once the whole body streamed through, and a mismatch still leaves nothing", async () => {
+    // Far more than any buffer on the way: the file is in storage's temp file when the mismatch shows.
+    const big = new Uint8Array(24 * 1024 * 1024).map((_, i) => (i * 7 + (i >> 12)) & 0xff);
+    const request = new Request("http://127.0.0.1/", { method: "POST", body: form({ resourceTenantId: "dig", resourceAuthor: "A", resourceName: "big.bin" }, { bytes: big }) });
+    const body = new Uint8Array(await request.arrayBuffer());
+    const post = (digest: string) =>
+      fetch(t.app.url(`${API}/uploadResource`), { method: "POST", headers: { "content-type": request.headers.get("content-type") as string, "content-digest": digest }, body });
+    await refusedWithNothingCommitted(() => post(field512(Buffer.concat([body, Buffer.from("x")]))), "/header/content-digest");
+    const created = await post(field(body));
+    expect(created.status).toBe(201);
+    expect(((await created.json()) as { sha256: string }).sha256).toBe(hex(big));
+  }, 60_000);
 
   it("createResource inline: a malformed expectedSha256 → 400 naming it", async () => {
     await expectProblem(await t.cms.postCreate({ expectedSha256: "abc" }), 400, "VALIDATION_FAILED", "/json/expectedSha256");

@@ -1,9 +1,12 @@
 /** /apiversion, health, the explorer, unknown routes and wrong methods. */
 import { createHash } from "node:crypto";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cmsClient } from "../helpers/cms-client.js";
 import { getRaw } from "../helpers/host-request.js";
+import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
@@ -132,6 +135,77 @@ describe("meta endpoints", () => {
     const del = await fetch(app.url("/apiversion"), { method: "DELETE" });
     expect(del.status).toBe(405);
     expect(del.headers.get("allow")).toContain("GET");
+  });
+});
+
+/**
+ * A proxy in front of s3rver that counts the requests the service sends its bucket (reads: GET/HEAD;
+ * writes: PUT/POST/DELETE) and, while `down`, stops answering (every connection closed unanswered).
+ */
+async function startCountingProxy(target: string) {
+  const upstream = new URL(target);
+  const counts = { reads: 0, writes: 0 };
+  let down = false;
+  const server = createServer((req, res) => {
+    if (down) return void req.socket.destroy();
+    if (req.method === "GET" || req.method === "HEAD") counts.reads++;
+    else counts.writes++;
+    const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on("error", () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    counts,
+    setDown(value: boolean) {
+      down = value;
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe("/readyz on S3: one read per short window, never a write", () => {
+  let s3: S3TestServer;
+  let proxy: Awaited<ReturnType<typeof startCountingProxy>>;
+  let target: TestApp;
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    proxy = await startCountingProxy(s3.endpoint);
+    target = await startTestApp(s3Settings(s3, proxy.endpoint));
+  });
+  afterAll(async () => {
+    await target?.close();
+    await proxy?.close();
+    await s3?.close();
+  });
+
+  it("answers many probes within the window with at most one storage read and no write, then 503 once the store stops answering", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 2100)); // past any window opened at start-up
+    proxy.counts.reads = 0;
+    proxy.counts.writes = 0;
+    // Several load balancers at once, then one more: all inside the window.
+    const statuses = await Promise.all(Array.from({ length: 20 }, async () => (await fetch(target.url("/readyz"))).status));
+    statuses.push((await fetch(target.url("/readyz"))).status);
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(proxy.counts).toEqual({ reads: 1, writes: 0 });
+
+    proxy.setDown(true);
+    await expect
+      .poll(async () => (await fetch(target.url("/readyz"))).status, { timeout: 10_000, interval: 250 })
+      .toBe(503);
+    const problem = await (await fetch(target.url("/readyz"))).json();
+    expect(problem).toMatchObject({ status: 503, code: "UNAVAILABLE" });
+    expect(problem.detail).toMatch(/storage/);
+    proxy.setDown(false);
+    await expect.poll(async () => (await fetch(target.url("/readyz"))).status, { timeout: 10_000, interval: 250 }).toBe(200);
+    expect(proxy.counts.writes).toBe(0);
   });
 });
 

@@ -8,13 +8,17 @@ import { createServer, type IncomingMessage, request, type RequestListener, type
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../src/app.js";
+import type { MetadataStore } from "../../src/metadata/metadata-store.js";
 import { bunFastGet } from "../../src/runtime/bun/fast-get.js";
 import { withFastGet } from "../../src/runtime/node/fast-get.js";
+import { createServices } from "../../src/services/index.js";
 import type { CachedBlobStore } from "../../src/storage/drivers/cached.js";
 import type { FsBlobStore } from "../../src/storage/drivers/fs.js";
 import { base64, cmsClient } from "../helpers/cms-client.js";
 import { getWithHost } from "../helpers/host-request.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
+import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
@@ -367,5 +371,68 @@ describe("a cached row and blob are answered in the request's own call (no promi
     expect((res as Response).headers.get("x-request-id")).toBe("req-1");
     // A URI that is not there: null in the same call too (the app answers the 404).
     expect(fast(new Request("http://127.0.0.1/cms/v1.0/getData/nope-t/x.txt"), "req-2")).toBeNull();
+  });
+});
+
+describe("getData fast path on S3 (no local files): a blob over the cache's entry limit", () => {
+  // Larger than CMS_BLOB_CACHE_ENTRY_BYTES (64 KiB): never in memory, never a local file, so the app serves it.
+  const content = Buffer.alloc(100 * 1024, "s3");
+  let s3: S3TestServer;
+  let target: TestApp;
+  let services: ReturnType<typeof createServices>;
+  let counted: TestApp["app"];
+  let lookups = 0;
+  let fastUrl: string;
+  let close: () => Promise<void>;
+  let path: string;
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    target = await startTestApp(s3Settings(s3));
+    // The real store, its getData lookups counted (both forms: the prepared synchronous one and the promise).
+    const { store } = target.deps;
+    const { findByUriNow } = store;
+    const countingStore: MetadataStore = {
+      ...store,
+      findByUri: (context, p) => (lookups++, store.findByUri(context, p)),
+      ...(findByUriNow && { findByUriNow: (context: string, p: string) => (lookups++, findByUriNow(context, p)) }),
+    };
+    const deps = { ...target.deps, store: countingStore };
+    services = createServices(deps);
+    counted = createApp(deps, services);
+    const server = createServer(withFastGet({ services, logger: deps.logger, anonymousRead: true }, getRequestListener(counted.fetch)));
+    fastUrl = await listen(server);
+    close = async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    };
+    path = `/cms/v1.0/getData/${(await cmsClient(target, "fast").create({ resourceName: "big.bin" }, content)).resourceURI}`;
+  });
+  afterAll(async () => {
+    await close?.();
+    await target?.close();
+    await s3?.close();
+  });
+
+  it.each([
+    ["a whole GET", {}, 200, content],
+    ["a range", { range: "bytes=70000-70009" }, 206, content.subarray(70000, 70010)],
+  ])("Node: %s looks its row up once (the fast path hands the row it found to the app)", async (_what, headers: Record<string, string>, status, expected) => {
+    lookups = 0;
+    const res = await fetch(`${fastUrl}${path}`, { headers });
+    expect(res.status).toBe(status);
+    expect(Buffer.from(await res.arrayBuffer()).equals(expected)).toBe(true);
+    expect(lookups).toBe(1);
+    expect(target.unhandledErrors()).toEqual([]);
+  });
+
+  it("Bun: the fast path's null and the app's answer look its row up once", async () => {
+    const fast = bunFastGet({ services, anonymousRead: true, cachedUpTo: 64 * 1024 });
+    lookups = 0;
+    const req = new Request(`http://127.0.0.1${path}`);
+    expect(await fast(req, "req-1")).toBeNull();
+    const res = await counted.fetch(req);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(content)).toBe(true);
+    expect(lookups).toBe(1);
   });
 });

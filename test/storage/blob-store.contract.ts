@@ -432,5 +432,12 @@ export function describeBlobStore(name: string, setup: () => Promise<BlobStoreFi
     it("check() passes on a healthy store", async () => {
       await expect(store.check()).resolves.toBeUndefined();
     });
+
+    it("probe() passes on a healthy store, empty or not, and stores nothing", async () => {
+      await expect(store.probe()).resolves.toBeUndefined();
+      await store.put(key("probe/a"), streamOf(bytesOf("a")));
+      await expect(store.probe()).resolves.toBeUndefined();
+      expect(await collect(store.list(""))).toEqual(["probe/a"]);
+    });
   });
 }

@@ -1,36 +1,67 @@
 /**
- * A request's own Content-Digest / Repr-Digest (RFC 9530, sha-256) is checked, never ignored: an
- * integrity claim the server does not verify would be worse than none. Bodies read whole (JSON,
- * already bounded by the body limits) are hashed here before any handler acts on them; Hono keeps
- * the bytes, so the validators read the same ones. A streamed multipart upload is refused with its
- * digest: that digest would cover the multipart framing, which is never held, not the file (the
- * file part carries its own digest fields). tus PATCH bodies are checked by the tus route, as an
- * Upload-Checksum.
+ * A request's own Content-Digest / Repr-Digest (RFC 9530, sha-256 or sha-512) is checked, never
+ * ignored: an integrity claim the server does not verify would be worse than none. Bodies read whole
+ * (JSON, already bounded by the body limits) are hashed here before any handler acts on them; Hono
+ * keeps the bytes, so the validators read the same ones. A streamed multipart upload is hashed as it
+ * is read (`digestedBody`, used by the upload route): the digest covers the body as sent, framing
+ * included, and the file part's own digest fields keep describing the file. tus PATCH bodies are
+ * checked by the tus route, as an Upload-Checksum.
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { Sha256 } from "../../lib/sha256.js";
 import { ProblemError } from "../../problems.js";
-import { requestDigestMismatch, requestDigests } from "../digest-fields.js";
+import { ALL_REQUEST_DIGEST_ALGORITHMS, type RequestDigest, requestDigestChecker, requestDigestMismatch, requestDigests } from "../digest-fields.js";
 
 const header = (c: Context) => (name: string) => c.req.header(name);
 
+/** The digests a request announces for its content, in every algorithm we can check; 400 if malformed. */
+export const announcedDigests = (c: Context): RequestDigest[] => requestDigests(header(c), ALL_REQUEST_DIGEST_ALGORITHMS);
+
 /** Hashes the whole (bounded) body and refuses the request if an announced digest does not match. */
 export const verifyRequestDigests: MiddlewareHandler = async (c, next) => {
-  const digests = requestDigests(header(c));
+  const digests = announcedDigests(c);
   if (digests.length > 0) {
-    const actual = new Sha256().update(new Uint8Array(await c.req.arrayBuffer())).hex();
-    const wrong = digests.find((d) => d.hex !== actual);
+    const checker = requestDigestChecker(digests);
+    checker.update(new Uint8Array(await c.req.arrayBuffer()));
+    const wrong = checker.mismatch();
     if (wrong) throw requestDigestMismatch(wrong);
   }
   await next();
 };
 
-/** For streamed multipart bodies: a request-level digest cannot be checked before the file is committed. */
-export const refuseRequestDigests: MiddlewareHandler = async (c, next) => {
-  const [digest] = requestDigests(header(c));
-  if (digest) {
-    const detail = `a request-level ${digest.header} would describe the multipart body, not the file: send it on the file part, or as expectedSha256`;
-    throw new ProblemError("VALIDATION_FAILED", detail, { errors: [{ pointer: `/header/${digest.header}`, detail }] });
-  }
-  await next();
-};
+/**
+ * `body` passed through unchanged and hashed as it is read. `verify()` throws 422 DIGEST_MISMATCH
+ * unless the body was read to its end and matches every digest: call it before committing anything.
+ */
+export function digestedBody(body: ReadableStream<Uint8Array>, digests: readonly RequestDigest[]) {
+  const checker = requestDigestChecker(digests);
+  const reader = body.getReader();
+  let ended = false;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = true;
+          return controller.close();
+        }
+        checker.update(value);
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+  return {
+    body: stream,
+    verify(): void {
+      const [first] = digests;
+      if (first && !ended) {
+        // Only a multipart epilogue longer than the parser reads (64 KiB) gets here.
+        const detail = `the request content was not read to its end, so its ${first.header} cannot be verified`;
+        throw new ProblemError("DIGEST_MISMATCH", detail, { errors: [{ pointer: `/header/${first.header}`, detail }] });
+      }
+      const wrong = checker.mismatch();
+      if (wrong) throw requestDigestMismatch(wrong);
+    },
+  };
+}

@@ -3,6 +3,7 @@ import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
+import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
 import { serveBlob } from "../../http/answer-blob.js";
 import type { ContentService } from "../../services/content.js";
@@ -43,7 +44,8 @@ export function createContentRouter({ resources, content, guards }: { resources:
   const consumer = guards.role("consumer");
 
   const byUri = async (c: Context<AppEnv>) => {
-    const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"));
+    const found = takeHandedOverRow(c.env, c.req.raw);
+    const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"), found);
     const { entity, open } = content.serve(row, requestHost(c));
     return serveBlob(c.req.raw, entity, open);
   };

@@ -3,6 +3,7 @@ import type { Guards } from "../../auth/guards.js";
 import { ProblemError } from "../../problems.js";
 import { toFieldErrors } from "../../http/problem-handlers.js";
 import { parseSha256Digest } from "../../http/digest-fields.js";
+import { announcedDigests, digestedBody } from "../../http/middleware/request-digest.js";
 import { type MultipartPart, parseMultipart, readText } from "../../http/multipart.js";
 import { digestMismatch } from "../../services/content.js";
 import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/content-source.js";
@@ -37,12 +38,39 @@ function expectedDigest(part: MultipartPart, field: string | undefined): Expecte
   return first;
 }
 
+/**
+ * The file's bytes for storage, whose end waits until the rest of the request (later parts, the close
+ * delimiter) is read and `verify` passes: a request-level digest that does not match errors the
+ * stream, so storage keeps nothing (a failed put leaves nothing behind) and no row is written.
+ */
+function heldUntilVerified(file: ReadableStream<Uint8Array>, parts: AsyncIterableIterator<MultipartPart>, verify: () => void): ReadableStream<Uint8Array> {
+  const reader = file.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        // Parts after the file are skipped (not stored), but their bytes are part of what was hashed.
+        for (let next = await parts.next(); !next.done; next = await parts.next()) await next.value.body.cancel();
+        verify();
+        controller.close();
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 export function createUploadRouter({ resources, guards }: { resources: ResourceService; guards: Guards }): RouteGroup {
   const router = createRouter();
   router.openAPIRegistry.registerPath(uploadResource);
 
   router.post(uploadResource.path, guards.role("creator"), async (c) => {
-    const parts = parseMultipart(c.req.raw.body ?? new ReadableStream(), c.req.header("content-type") ?? "", {
+    // A request-level digest covers the body as sent: hashed as the parser reads it (400 here if malformed).
+    const digests = announcedDigests(c);
+    const raw = c.req.raw.body ?? new ReadableStream();
+    const request = digests.length > 0 ? digestedBody(raw, digests) : null;
+    const parts = parseMultipart(request?.body ?? raw, c.req.header("content-type") ?? "", {
       maxParts: UPLOAD_FIELDS.length + 4,
       maxFieldBytes: MAX_FIELD_BYTES,
     });
@@ -66,7 +94,8 @@ export function createUploadRouter({ resources, guards }: { resources: ResourceS
           throw new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${errors.map((e) => e.pointer.slice(6)).join(", ")}`, { errors });
         }
         const digest = expectedDigest(part, parsed.data.expectedSha256);
-        const source = { kind: "stream", body: part.body, pointer: `/body/${FILE_FIELD}`, digest } as const;
+        const body = request ? heldUntilVerified(part.body, parts, request.verify) : part.body;
+        const source = { kind: "stream", body, pointer: `/body/${FILE_FIELD}`, digest } as const;
         const created = await resources.create(parsed.data, source, {
           principal: c.get("principal"),
           signal: c.req.raw.signal,

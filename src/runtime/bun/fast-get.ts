@@ -12,6 +12,7 @@
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
+import { handOverRow } from "../../http/handed-over-row.js";
 import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
 import { isPlainRequest, plainHeads, plainRange } from "../../http/plain-heads.js";
 import { contentRange } from "../../http/range.js";
@@ -120,6 +121,12 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return new Response(body, { status, headers });
   }
 
+  /** Null: the app answers, with the row found here (it is not looked up twice: S3's large blobs always come this way). */
+  const toApp = (req: Request, row: ResourceRow) => {
+    handOverRow(req, row);
+    return null;
+  };
+
   // Not found, deleted, 412, 416… (thrown or rejected): null, and the app answers it with its problem details.
   const orNull = (pending: Promise<Response | null>) => pending.catch(() => null);
 
@@ -137,11 +144,13 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);
       if (row) {
         const answered = answer(req, row, requestId);
-        return answered instanceof Promise ? orNull(answered) : answered;
+        return answered instanceof Promise ? orNull(answered.then((res) => res ?? toApp(req, row))) : (answered ?? toApp(req, row));
       }
     } catch {
       return null;
     }
-    return orNull(resources.findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL).then((row) => answer(req, row, requestId)));
+    return orNull(
+      resources.findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL).then(async (row) => (await answer(req, row, requestId)) ?? toApp(req, row)),
+    );
   };
 }

@@ -11,11 +11,12 @@
  * untouched: tokens (when reads need one), signed links and any query string, percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, blobs neither in memory nor in
  * local files (S3), a blob file that is missing or of the wrong size, and any error before the
- * head is written. Node and Bun (node:http) only; Workers serve everything through the app.
+ * head is written. A row found here goes to the app with the request (http/handed-over-row.ts): one lookup. Node and Bun (node:http) only; Workers serve everything through the app.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
+import { handOverRow } from "../../http/handed-over-row.js";
 import type { Logger } from "../../lib/logger.js";
 import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
@@ -76,6 +77,12 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     return { status: result.status, headers, start, length };
   }
 
+  /** The app answers, with the row found here (it is not looked up twice: S3's large blobs always come this way). */
+  function toApp(req: IncomingMessage, res: ServerResponse, row: ResourceRow) {
+    handOverRow(req, row);
+    return next(req, res);
+  }
+
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow) {
     let answer: ReturnType<typeof decide>;
     try {
@@ -83,13 +90,13 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     } catch {
       answer = null; // 412, 416…: the app answers it, with its problem details
     }
-    if (!answer) return next(req, res);
+    if (!answer) return toApp(req, res, row);
     const { status, headers, start, length } = answer;
     // Nothing to send (HEAD, 304, an empty blob): storage isn't touched, as in the app.
     const bytes = length > 0 ? content.inMemory(row) : undefined;
     if (length === 0 || bytes) {
       // Validates every header before anything is sent, so a throw leaves `res` to the app.
-      if (!writeHead(res, status, headers)) return next(req, res);
+      if (!writeHead(res, status, headers)) return toApp(req, res, row);
       return void res.end(bytes?.subarray(start, start + length));
     }
     // A storage fault before the head: the app answers it (as a problem), so the answers stay the same.
@@ -97,11 +104,11 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     // No local files (S3), a missing blob, or a file that does not hold what the row says: the app's answer.
     if (!file || file.size !== row.size) {
       file?.release();
-      return next(req, res);
+      return toApp(req, res, row);
     }
     if (!writeHead(res, status, headers)) {
       file.release();
-      return next(req, res);
+      return toApp(req, res, row);
     }
     await sendFile(res, file, start, length);
   }

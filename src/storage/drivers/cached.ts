@@ -284,6 +284,7 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
 
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),
+    probe: () => inner.probe(),
 
     stats: () => ({ hits, misses, entries: entries.size, bytes }),
     clear() {

@@ -4,8 +4,8 @@
  * complete new one, never a partial file.
  */
 import { createHash, randomUUID } from "node:crypto";
-import { read as readAt, readSync } from "node:fs";
-import { lstat, mkdir, open, opendir, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
+import { constants, read as readAt, readSync } from "node:fs";
+import { access, lstat, mkdir, open, opendir, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
@@ -358,6 +358,15 @@ class FsStore implements FsBlobStore {
       throw new StorageError(DRIVER, "IO", `blob store root ${this.root} is not writable: ${describe(err)}`, {
         cause: err,
       });
+    }
+  }
+
+  async probe(): Promise<void> {
+    try {
+      // One stat-like call: also fails on a read-only remount (EROFS), without writing.
+      await access(this.root, constants.R_OK | constants.W_OK | constants.X_OK);
+    } catch (err) {
+      throw new StorageError(DRIVER, "IO", `blob store root ${this.root} is not usable: ${describe(err)}`, { cause: err });
     }
   }
 

@@ -121,5 +121,7 @@ export function createMemoryBlobStore(): BlobStore {
     },
 
     async check() {},
+
+    async probe() {},
   };
 }

@@ -203,6 +203,15 @@ class R2Store implements BlobStore {
     }
   }
 
+  /** A HEAD of a key never written: R2 bills a HEAD as a class B operation, a list as class A (about 12 times the price). */
+  async probe(): Promise<void> {
+    try {
+      await this.#bucket.head(`${TEMP_PREFIX}readiness-probe`);
+    } catch (err) {
+      throw new StorageError(DRIVER, "IO", `R2 bucket does not answer: ${describe(err)}`, { cause: err });
+    }
+  }
+
   #info(object: R2ObjectLike): BlobInfo {
     const sha256 = object.customMetadata?.[SHA256_METADATA];
     if (sha256 === undefined || !isSha256Hex(sha256)) {

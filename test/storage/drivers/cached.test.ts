@@ -87,6 +87,7 @@ function instrumented() {
     delete: (k) => inner.delete(k),
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),
+    probe: () => inner.probe(),
   };
   return {
     store,

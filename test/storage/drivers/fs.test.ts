@@ -292,6 +292,16 @@ describe("fs driver extras", () => {
     if (!permissionsBite) await rm(store.root);
   });
 
+  it("probe() fails clearly once the root is gone, without recreating anything", async () => {
+    await expect(store.probe()).resolves.toBeUndefined();
+    await rm(store.root, { recursive: true });
+    const err = await rejection(store.probe());
+    expect(err).toBeInstanceOf(StorageError);
+    expect((err as StorageError).code).toBe("IO");
+    expect((err as StorageError).message).toContain(store.root);
+    await expect(stat(store.root)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
   it("applies backpressure: a paused consumer of a 64 MiB blob does not make memory grow", async () => {
     const size = 64 * MiB;
     const k = parseBlobKey("huge.bin");

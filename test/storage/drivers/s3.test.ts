@@ -510,6 +510,11 @@ describe("s3 driver: errors and credentials", () => {
     const checkErr = await storageError(store.check(), "IO");
     expect(checkErr.message).toContain(`bucket "no-such-bucket" at ${s3.endpoint} is not writable`);
     expect(checkErr.message).toContain("NoSuchBucket");
+    // The readiness probe reads only, and a missing bucket still fails it (a HEAD of a key would say 404, "fine").
+    const probeErr = await storageError(store.probe(), "IO");
+    expect(probeErr.message).toContain(`bucket "no-such-bucket" at ${s3.endpoint} does not answer`);
+    expect(probeErr.message).toContain("NoSuchBucket");
+    expect(calls.at(-1)?.method).toBe("GET");
     const signatures = calls.map((c) => /Signature=([0-9a-f]+)/.exec(c.headers.get("authorization") ?? "")?.[1]);
     expect(signatures.every((s) => s !== undefined && s.length === 64)).toBe(true);
     for (const err of [putErr, checkErr]) {
@@ -524,6 +529,9 @@ describe("s3 driver: errors and credentials", () => {
     const err = await storageError(store.check(), "IO");
     expect(err.message).toContain(`bucket "blobs" at ${endpoint} is not writable`);
     expect(err.message).toContain("ECONNREFUSED");
+    const probeErr = await storageError(store.probe(), "IO");
+    expect(probeErr.message).toContain(`bucket "blobs" at ${endpoint} does not answer`);
+    expect(rendered(probeErr)).not.toContain(SECRET);
     expect(rendered(err)).not.toContain(SECRET);
     expect(inspect(store, { depth: 10, showHidden: true })).not.toContain(SECRET);
   });

@@ -141,6 +141,19 @@ export class S3Store implements BlobStore {
     }
   }
 
+  /** One ListObjectsV2 of at most one key under the prefix: a read that also fails for a missing bucket (a HEAD would not). */
+  async probe(): Promise<void> {
+    try {
+      const response = await this.#client.send("ListObjectsV2", { method: "GET", query: { "list-type": "2", prefix: this.#prefix, "max-keys": "1" } });
+      await response.body?.cancel();
+    } catch (err) {
+      const detail = err instanceof Error ? err.message.replace(/^\[s3\] /, "") : String(err);
+      throw new StorageError(DRIVER, "IO", `bucket "${this.#client.bucket}" at ${this.#client.endpointLabel} does not answer: ${this.#client.redact(detail)}`, {
+        cause: err,
+      });
+    }
+  }
+
   /** The full object key for a blob key, re-validated (callers may bypass parseBlobKey). */
   #objectKey(key: BlobKey): string {
     return this.#prefix + parseBlobKey(key);
