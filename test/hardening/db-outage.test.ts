@@ -1,0 +1,220 @@
+/**
+ * Issue 25 §5: a database outage answers 503 DATABASE_UNAVAILABLE with Retry-After (never 500),
+ * is logged once when it starts and once when it ends, and the service recovers by itself.
+ *
+ * Remote: the server process (`dist/node/server.mjs`) on a real sqld (test/helpers/sqld.ts), over
+ * Hrana on HTTP and on WebSockets. sqld is stopped while the service runs, then started again on the
+ * same port over the same data; nothing restarts the service.
+ *
+ * Local `file:` database: its data files are made immutable (`chattr +i` on the database and its
+ * WAL). The test runs as root, where permission bits deny nothing; the immutable flag refuses every
+ * write even to a descriptor already open (EPERM), root's included. That is what a volume that
+ * stopped taking writes looks like to SQLite (an ext4 volume remounted read-only after an I/O error,
+ * a detached network disk): "disk I/O error" (SQLITE_IOERR_WRITE) on the next commit, while reads of
+ * what is there go on. The `-shm` index is left alone: it is written through a shared mapping, and a
+ * refused write there is SIGBUS, not an error. Where chattr is not permitted (not root, or a file
+ * system without the flag) the suite says so and fails: it needs the capability to mean anything.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API, base64, expectProblem } from "../helpers/cms-client.js";
+import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { type Sqld, startSqld } from "../helpers/sqld.js";
+import { report, scaled } from "./scale.js";
+
+/** Requests of each kind sent while the database is down. */
+const ROUNDS = scaled(4, 50);
+const RECOVERY_LIMIT_MS = 15_000;
+const TENANT = "outage";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The service's log lines (JSON) with this message. */
+const logged = (server: ServerProcess, msg: string) =>
+  server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.msg === msg);
+
+function client(server: ServerProcess) {
+  const post = (verb: string, body: unknown) =>
+    fetch(`${server.url}${API}/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return {
+    create: (name: string, content: string) =>
+      post("createResource", {
+        resourceAuthor: "Author",
+        resourceMediaType: "text/plain",
+        resourceName: name,
+        resourceTenantId: TENANT,
+        resourceBinary: base64(content),
+      }),
+    getData: (resourceURI: string) => fetch(`${server.url}${API}/getData/${resourceURI}`),
+    query: (uid: string) => post("queryResource", { queryUID: uid }),
+  };
+}
+
+/** Asserts the outage answer: 503 problem+json DATABASE_UNAVAILABLE with a Retry-After in seconds. */
+async function expectUnavailable(res: Response) {
+  const retryAfter = res.headers.get("retry-after");
+  const problem = await expectProblem(res, 503, "DATABASE_UNAVAILABLE");
+  expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+  expect(problem.detail).toMatch(/database/i);
+  expect(problem.detail).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|SQLITE/); // no internals
+}
+
+/** Sends `attempt` until it answers `status`; the milliseconds that took. */
+async function untilStatus(attempt: () => Promise<Response>, status: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const res = await attempt();
+    await res.arrayBuffer();
+    if (res.status === status) return performance.now() - started;
+    if (performance.now() - started > RECOVERY_LIMIT_MS) throw new Error(`still ${res.status} after ${RECOVERY_LIMIT_MS} ms`);
+    await sleep(50);
+  }
+}
+
+describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that goes down while the service runs", (protocol) => {
+  let sqld: Sqld;
+  let dir: string;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    sqld = await startSqld();
+    dir = await mkdtemp(join(tmpdir(), "cms-outage-"));
+    server = await spawnServer({
+      CMS_DATABASE_URL: protocol === "http" ? sqld.url : sqld.wsUrl,
+      CMS_VOLUME: join(dir, "volume"),
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await sqld?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
+    const cms = client(server);
+    const before = await cms.create("before.txt", "written before the outage");
+    expect(before.status, await before.clone().text()).toBe(201);
+    const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+    // Read once, so a row cache (if a remote database had one) would hold it.
+    expect((await cms.getData(resourceURI)).status).toBe(200);
+
+    await sqld.stop();
+    const statuses: Record<string, number[]> = { getData: [], createResource: [], queryResource: [], readyz: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      const read = await cms.getData(resourceURI);
+      statuses.getData?.push(read.status);
+      await expectUnavailable(read);
+      const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
+      statuses.createResource?.push(created.status);
+      await expectUnavailable(created);
+      const queried = await cms.query(resourceUID);
+      statuses.queryResource?.push(queried.status);
+      await expectUnavailable(queried);
+      const ready = await fetch(`${server.url}/readyz`);
+      statuses.readyz?.push(ready.status);
+      await expectProblem(ready, 503, "UNAVAILABLE");
+    }
+    // One line for the whole outage, however many requests met it; no request logged as a bug.
+    expect(logged(server, "database unavailable")).toHaveLength(1);
+    expect(logged(server, "unhandled error")).toEqual([]);
+
+    const restarted = performance.now();
+    await sqld.start(); // same port, same data
+    const sqldStartMs = performance.now() - restarted;
+    const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
+    expect(await (await cms.getData(resourceURI)).text()).toBe("written before the outage");
+    const after = await cms.create("after.txt", "written after the outage");
+    expect(after.status, await after.clone().text()).toBe(201);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+
+    const [outage] = logged(server, "database unavailable");
+    expect(outage?.level).toBe("error");
+    const recovered = logged(server, "database available again");
+    expect(recovered).toHaveLength(1);
+    expect(Number(recovered[0]?.downMs)).toBeGreaterThan(0);
+    report(`db-outage-sqld-${protocol}`, {
+      requestsWhileDown: ROUNDS * 4,
+      getDataWhileDown: [...new Set(statuses.getData)].join("/"),
+      createWhileDown: [...new Set(statuses.createResource)].join("/"),
+      queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+      readyzWhileDown: [...new Set(statuses.readyz)].join("/"),
+      outageLines: 1,
+      sqldStartMs: sqldStartMs.toFixed(0),
+      recoveredAfterStartMs: recoveryMs.toFixed(0),
+      createAfter: after.status,
+    });
+  });
+});
+
+/** Sets or clears the immutable flag; throws (with chattr's message) where that is not permitted. */
+const immutable = (on: boolean, files: string[]) => execFileSync("chattr", [on ? "+i" : "-i", ...files], { stdio: "pipe" });
+
+describe("a file: database whose volume stops taking writes while the service runs", () => {
+  let dir: string;
+  let server: ServerProcess;
+  let files: string[];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-outage-file-"));
+    const database = join(dir, "cms.db");
+    files = [database, `${database}-wal`];
+    server = await spawnServer({ CMS_DATABASE_URL: `file:${database}`, CMS_VOLUME: join(dir, "volume") });
+  });
+  afterAll(async () => {
+    // Cleared first: an immutable file cannot be removed.
+    if (files) immutable(false, files);
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
+    const cms = client(server);
+    const before = await cms.create("before.txt", "written before the outage");
+    expect(before.status, await before.clone().text()).toBe(201);
+    const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+
+    try {
+      immutable(true, files);
+    } catch (err) {
+      throw new Error(`this suite needs chattr +i (root with CAP_LINUX_IMMUTABLE, a file system with the flag): ${(err as Error).message}`);
+    }
+    const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };
+    try {
+      for (let i = 0; i < ROUNDS; i++) {
+        const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
+        statuses.createResource?.push(created.status);
+        await expectUnavailable(created);
+        // Reads of what the file holds go on (first read of this row: no cache answers it).
+        const read = await cms.getData(resourceURI);
+        statuses.getData?.push(read.status);
+        expect(read.status).toBe(200);
+        expect(await read.text()).toBe("written before the outage");
+        const queried = await cms.query(resourceUID);
+        statuses.queryResource?.push(queried.status);
+        expect(queried.status).toBe(200);
+      }
+      expect(logged(server, "database unavailable")).toHaveLength(1);
+      expect(logged(server, "database available again")).toHaveLength(0);
+      expect(logged(server, "unhandled error")).toEqual([]);
+    } finally {
+      immutable(false, files);
+    }
+
+    const after = await cms.create("after.txt", "written after the outage");
+    expect(after.status, await after.clone().text()).toBe(201);
+    const { resourceURI: afterURI } = (await after.json()) as { resourceURI: string };
+    expect(await (await cms.getData(afterURI)).text()).toBe("written after the outage");
+    expect(logged(server, "database unavailable")).toHaveLength(1);
+    expect(logged(server, "database available again")).toHaveLength(1);
+    report("db-outage-file", {
+      requestsWhileDown: ROUNDS * 3,
+      createWhileDown: [...new Set(statuses.createResource)].join("/"),
+      getDataWhileDown: [...new Set(statuses.getData)].join("/"),
+      queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+      createAfter: after.status,
+    });
+  });
+});
