@@ -42,6 +42,8 @@ const UNREACHABLE_CODES = new Set([
   "ENETDOWN", "ENOTFOUND", "EAI_AGAIN", "EIO", "EROFS",
   "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CLOSED",
 ]);
+/** workerd's fetch (and D1) when a connection fails or breaks: an Error without a code. */
+const WORKERD_CONNECTION_LOST = /\bNetwork connection lost\b/;
 /** @libsql/client's codes for a server it could not talk to: WebSocket failures, a closed stream, an HTTP error status. */
 const UNREACHABLE_LIBSQL_CODES = new Set(["HRANA_WEBSOCKET_ERROR", "HRANA_CLOSED_ERROR", "SERVER_ERROR"]);
 
@@ -55,6 +57,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (e instanceof DatabaseUnavailableError) return true;
     const { code, rawCode } = e as { code?: unknown; rawCode?: unknown };
     if (typeof rawCode === "number" && UNUSABLE_SQLITE_CODES.has(rawCode & 0xff)) return true;
+    if (WORKERD_CONNECTION_LOST.test(e.message)) return true;
     if (typeof code !== "string") continue;
     if (UNUSABLE_SQLITE_NAME.test(code) || UNREACHABLE_CODES.has(code)) return true;
     if (UNREACHABLE_LIBSQL_CODES.has(code)) {

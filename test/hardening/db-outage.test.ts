@@ -14,15 +14,21 @@
  * what is there go on. The `-shm` index is left alone: it is written through a shared mapping, and a
  * refused write there is SIGBUS, not an error. Where chattr is not permitted (not root, or a file
  * system without the flag) the suite says so and fails: it needs the capability to mean anything.
+ *
+ * Workers: the bundled Worker on workerd with CMS_DATABASE_URL naming the sqld (migrated by a Node
+ * instance first, as in a deployment), stopped and started again the same way. (D1 is not covered:
+ * Miniflare's D1 cannot be taken down from outside.)
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/runtime/node/database.js";
 import { API, base64, expectProblem } from "../helpers/cms-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
+import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
 import { report, scaled } from "./scale.js";
 
 /** Requests of each kind sent while the database is down. */
@@ -36,9 +42,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const logged = (server: ServerProcess, msg: string) =>
   server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.msg === msg);
 
-function client(server: ServerProcess) {
+function client(baseUrl: string) {
   const post = (verb: string, body: unknown) =>
-    fetch(`${server.url}${API}/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${baseUrl}${API}/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   return {
     create: (name: string, content: string) =>
       post("createResource", {
@@ -48,7 +54,7 @@ function client(server: ServerProcess) {
         resourceTenantId: TENANT,
         resourceBinary: base64(content),
       }),
-    getData: (resourceURI: string) => fetch(`${server.url}${API}/getData/${resourceURI}`),
+    getData: (resourceURI: string) => fetch(`${baseUrl}${API}/getData/${resourceURI}`),
     query: (uid: string) => post("queryResource", { queryUID: uid }),
   };
 }
@@ -94,7 +100,7 @@ describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that go
   });
 
   it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
-    const cms = client(server);
+    const cms = client(server.url);
     const before = await cms.create("before.txt", "written before the outage");
     expect(before.status, await before.clone().text()).toBe(201);
     const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
@@ -171,7 +177,7 @@ describe("a file: database whose volume stops taking writes while the service ru
   });
 
   it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
-    const cms = client(server);
+    const cms = client(server.url);
     const before = await cms.create("before.txt", "written before the outage");
     expect(before.status, await before.clone().text()).toBe(201);
     const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
@@ -216,5 +222,53 @@ describe("a file: database whose volume stops taking writes while the service ru
       queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
       createAfter: after.status,
     });
+  });
+});
+
+describe("the Worker (workerd) on a remote database (sqld over http) that goes down", () => {
+  let sqld: Sqld;
+  let dir: string;
+  let worker: WorkerdServer;
+  const lines: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    sqld = await startSqld();
+    // A Worker does not migrate (it cannot read drizzle/): a Node instance does, as in a deployment.
+    (await openDatabase({ CMS_DATABASE_URL: sqld.url })).close();
+    dir = await mkdtemp(join(tmpdir(), "cms-outage-worker-"));
+    worker = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
+      bindings: { CMS_DATABASE_URL: sqld.url },
+      onLog: (message) => {
+        for (const line of message.split("\n")) if (line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await worker?.close();
+    await sqld?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
+    const cms = client(worker.url);
+    const before = await cms.create("before.txt", "written before the outage");
+    expect(before.status, await before.clone().text()).toBe(201);
+    const { resourceURI } = (await before.json()) as { resourceURI: string };
+
+    await sqld.stop();
+    for (let i = 0; i < ROUNDS; i++) {
+      await expectUnavailable(await cms.getData(resourceURI));
+      await expectUnavailable(await cms.create(`during-${i}.txt`, `written during the outage ${i}`));
+    }
+    const outage = lines.filter((l) => l.msg === "database unavailable");
+    expect(outage).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === "unhandled error")).toEqual([]);
+
+    await sqld.start();
+    const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
+    const after = await cms.create("after.txt", "written after the outage");
+    expect(after.status, await after.clone().text()).toBe(201);
+    expect(lines.filter((l) => l.msg === "database available again")).toHaveLength(1);
+    report("db-outage-worker-sqld-http", { requestsWhileDown: ROUNDS * 2, whileDown: 503, recoveredAfterStartMs: recoveryMs.toFixed(0), createAfter: after.status });
   });
 });
