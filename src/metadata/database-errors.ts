@@ -69,6 +69,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return false;
 }
 
+/** The DatabaseUnavailableError in `err`'s cause chain (query builders wrap it), or null. */
+export function unavailableCause(err: unknown): DatabaseUnavailableError | null {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof DatabaseUnavailableError) return e;
+  }
+  return null;
+}
+
 /** The innermost message of a cause chain: what actually failed ("connect ECONNREFUSED …", "disk I/O error"). */
 export function rootMessage(err: unknown): string {
   let e = err;
