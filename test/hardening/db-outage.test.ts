@@ -4,7 +4,9 @@
  *
  * Remote: the server process (`dist/node/server.mjs`) on a real sqld (test/helpers/sqld.ts), over
  * Hrana on HTTP and on WebSockets. sqld is stopped while the service runs, then started again on the
- * same port over the same data; nothing restarts the service.
+ * same port over the same data; nothing restarts the service. While it is down: getData (read once
+ * before, so a row cache would hold it: a remote database has none), createResource, queryResource,
+ * a tus creation, and /readyz (503 UNAVAILABLE, as before).
  *
  * Local `file:` database: its data files are made immutable (`chattr +i` on the database and its
  * WAL). The test runs as root, where permission bits deny nothing; the immutable flag refuses every
@@ -55,6 +57,18 @@ function client(baseUrl: string) {
         resourceBinary: base64(content),
       }),
     getData: (resourceURI: string) => fetch(`${baseUrl}${API}/getData/${resourceURI}`),
+    /** A tus creation (no body): the upload's row is the first thing it writes. */
+    createUpload: (name: string) =>
+      fetch(`${baseUrl}${API}/uploads`, {
+        method: "POST",
+        headers: {
+          "tus-resumable": "1.0.0",
+          "upload-length": "5",
+          "upload-metadata": Object.entries({ resourceTenantId: TENANT, filename: name, author: "Author" })
+            .map(([k, v]) => `${k} ${Buffer.from(v).toString("base64")}`)
+            .join(","),
+        },
+      }),
     query: (uid: string) => post("queryResource", { queryUID: uid }),
   };
 }
@@ -108,7 +122,7 @@ describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that go
     expect((await cms.getData(resourceURI)).status).toBe(200);
 
     await sqld.stop();
-    const statuses: Record<string, number[]> = { getData: [], createResource: [], queryResource: [], readyz: [] };
+    const statuses: Record<string, number[]> = { getData: [], createResource: [], queryResource: [], tusCreate: [], readyz: [] };
     for (let i = 0; i < ROUNDS; i++) {
       const read = await cms.getData(resourceURI);
       statuses.getData?.push(read.status);
@@ -119,6 +133,9 @@ describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that go
       const queried = await cms.query(resourceUID);
       statuses.queryResource?.push(queried.status);
       await expectUnavailable(queried);
+      const upload = await cms.createUpload(`upload-${i}.bin`);
+      statuses.tusCreate?.push(upload.status);
+      await expectUnavailable(upload);
       const ready = await fetch(`${server.url}/readyz`);
       statuses.readyz?.push(ready.status);
       await expectProblem(ready, 503, "UNAVAILABLE");
@@ -142,10 +159,11 @@ describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that go
     expect(recovered).toHaveLength(1);
     expect(Number(recovered[0]?.downMs)).toBeGreaterThan(0);
     report(`db-outage-sqld-${protocol}`, {
-      requestsWhileDown: ROUNDS * 4,
+      requestsWhileDown: ROUNDS * 5,
       getDataWhileDown: [...new Set(statuses.getData)].join("/"),
       createWhileDown: [...new Set(statuses.createResource)].join("/"),
       queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+      tusCreateWhileDown: [...new Set(statuses.tusCreate)].join("/"),
       readyzWhileDown: [...new Set(statuses.readyz)].join("/"),
       outageLines: 1,
       sqldStartMs: sqldStartMs.toFixed(0),
