@@ -15,20 +15,22 @@
  * a detached network disk): "disk I/O error" (SQLITE_IOERR_WRITE) on the next commit, while reads of
  * what is there go on. The `-shm` index is left alone: it is written through a shared mapping, and a
  * refused write there is SIGBUS, not an error. Where chattr is not permitted (not root, or a file
- * system without the flag) the suite says so and fails: it needs the capability to mean anything.
+ * system without the flag) that case cannot run and is reported as skipped; what runs everywhere is
+ * the start-up check: a `file:` database that is no database stops the server with one line.
  *
  * Workers: the bundled Worker on workerd with CMS_DATABASE_URL naming the sqld (migrated by a Node
  * instance first, as in a deployment), stopped and started again the same way. (D1 is not covered:
  * Miniflare's D1 cannot be taken down from outside.)
  */
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/runtime/node/database.js";
 import { API, base64, expectProblem } from "../helpers/cms-client.js";
-import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { runUntilExit, type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
 import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
 import { report, scaled } from "./scale.js";
@@ -176,7 +178,22 @@ describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that go
 /** Sets or clears the immutable flag; throws (with chattr's message) where that is not permitted. */
 const immutable = (on: boolean, files: string[]) => execFileSync("chattr", [on ? "+i" : "-i", ...files], { stdio: "pipe" });
 
-describe("a file: database whose volume stops taking writes while the service runs", () => {
+/** Whether this process may set the flag in the temp folder (root with CAP_LINUX_IMMUTABLE, a file system that has it). */
+function canSetImmutable(): boolean {
+  const probe = join(tmpdir(), `cms-immutable-probe-${process.pid}`);
+  writeFileSync(probe, "");
+  try {
+    immutable(true, [probe]);
+    immutable(false, [probe]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+describe.runIf(canSetImmutable())("a file: database whose volume stops taking writes while the service runs (needs chattr +i)", () => {
   let dir: string;
   let server: ServerProcess;
   let files: string[];
@@ -200,11 +217,7 @@ describe("a file: database whose volume stops taking writes while the service ru
     expect(before.status, await before.clone().text()).toBe(201);
     const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
 
-    try {
-      immutable(true, files);
-    } catch (err) {
-      throw new Error(`this suite needs chattr +i (root with CAP_LINUX_IMMUTABLE, a file system with the flag): ${(err as Error).message}`);
-    }
+    immutable(true, files);
     const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };
     try {
       for (let i = 0; i < ROUNDS; i++) {
@@ -240,6 +253,21 @@ describe("a file: database whose volume stops taking writes while the service ru
       queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
       createAfter: after.status,
     });
+  });
+});
+
+describe("a file: database that is no database at start-up", () => {
+  it("stops the server with exit code 1 and one line that says so", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cms-outage-garbage-"));
+    try {
+      const database = join(dir, "cms.db");
+      await writeFile(database, Buffer.alloc(8192, 0x5a)); // a file restored from the wrong backup, a damaged disk
+      const result = await runUntilExit({ CMS_DATABASE_URL: `file:${database}`, CMS_VOLUME: join(dir, "volume") });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toEqual(["cannot start: file is not a database"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
