@@ -9,7 +9,7 @@ const pkg = JSON.parse(readFileSync("package.json", "utf8"));
 const npmLock = JSON.parse(readFileSync("package-lock.json", "utf8"));
 const problems = [];
 
-for (const section of ["dependencies", "devDependencies"]) {
+for (const section of ["dependencies", "devDependencies", "optionalDependencies"]) {
   for (const [name, version] of Object.entries(pkg[section] ?? {})) {
     if (!/^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version)) problems.push(`${name}@${version} is not an exact pin`);
     const locked = npmLock.packages?.[`node_modules/${name}`]?.version;
@@ -26,7 +26,7 @@ try {
   for (const f of ["package.json", "bun.lock"]) cpSync(f, join(scratch, f));
   execFileSync(bun, ["install", "--frozen-lockfile", "--lockfile-only"], { cwd: scratch, stdio: "pipe" });
   const lock = readFileSync(join(scratch, "bun.lock"), "utf8");
-  for (const section of ["dependencies", "devDependencies"]) {
+  for (const section of ["dependencies", "devDependencies", "optionalDependencies"]) {
     for (const [name, version] of Object.entries(pkg[section] ?? {})) {
       if (!lock.includes(`"${name}": ["${name}@${version}"`)) problems.push(`bun.lock does not resolve ${name}@${version}`);
     }

@@ -40,6 +40,11 @@ export const PROBLEMS = {
   UNAVAILABLE: { status: 503, title: "Service unavailable" },
   /** Another process or instance held the database's write lock for longer than CMS_DB_BUSY_TIMEOUT_MS; retry later. */
   DATABASE_BUSY: { status: 503, title: "Database busy" },
+  /**
+   * The metadata database cannot be used right now: its server is unreachable or failing, or its
+   * file cannot be read or written. Retry-After says when to try again; the outage is logged once.
+   */
+  DATABASE_UNAVAILABLE: { status: 503, title: "Database unavailable" },
   /** The volume or bucket refused to store more (disk full, quota); nothing of the request was kept. */
   INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
   /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */

@@ -562,7 +562,7 @@ export interface components {
             detail: string;
             instance?: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
+            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
             requestId?: string;
             errors?: {
                 pointer: string;
@@ -931,6 +931,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1077,6 +1079,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1286,6 +1290,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1494,6 +1500,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1646,6 +1654,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1818,6 +1828,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2053,6 +2065,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2207,6 +2221,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2431,6 +2447,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2585,6 +2603,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2806,6 +2826,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2957,6 +2979,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3118,6 +3142,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3290,6 +3316,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3500,6 +3528,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3652,6 +3682,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3827,6 +3859,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3911,6 +3945,26 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Internal server error",
                      *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unavailable",
+                     *       "title": "Service unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service unavailable",
+                     *       "code": "UNAVAILABLE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4073,6 +4127,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4230,6 +4286,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4503,6 +4561,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4785,6 +4845,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5031,6 +5093,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5221,6 +5285,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5355,6 +5421,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5606,6 +5674,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5765,6 +5835,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5946,6 +6018,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6172,6 +6246,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6400,6 +6476,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6592,6 +6670,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6800,6 +6880,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7010,6 +7092,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7200,6 +7284,8 @@ export interface operations {
             /** @description Service unavailable */
             503: {
                 headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -8,7 +8,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./app-env.js";
 import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse, problemType } from "../problems.js";
-import { DatabaseBusyError, DatabaseFullError } from "../metadata/database-errors.js";
+import { DatabaseBusyError, DatabaseFullError, DatabaseUnavailableError } from "../metadata/database-errors.js";
 import { StorageError } from "../storage/blob-store.js";
 
 /** The generic code of each status: the first one listed in the table (CONFLICT, not LOCK_NOT_HELD). */
@@ -40,6 +40,8 @@ function render(c: Context<AppEnv>, err: ProblemError): Response {
 
 /** Seconds a client should wait before retrying a write refused for a busy database. */
 const BUSY_RETRY_AFTER_SECONDS = 1;
+/** Seconds a client should wait before retrying during a database outage (a restart takes seconds). */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Conditions of the stores that are no bug, wherever they surface (a blob put, a row insert, a
@@ -50,6 +52,13 @@ function conditionProblem(err: unknown): ProblemError | null {
     if (e instanceof DatabaseBusyError) {
       return new ProblemError("DATABASE_BUSY", `${e.message}; nothing was changed, retry later`, {
         headers: { "retry-after": String(BUSY_RETRY_AFTER_SECONDS) },
+        cause: e,
+      });
+    }
+    if (e instanceof DatabaseUnavailableError) {
+      // The detail names no host, port or file: the log's one outage line has what failed.
+      return new ProblemError("DATABASE_UNAVAILABLE", "the metadata database is unavailable; retry later", {
+        headers: { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
         cause: e,
       });
     }
@@ -64,6 +73,8 @@ function conditionProblem(err: unknown): ProblemError | null {
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ProblemError) return render(c, err);
   const condition = conditionProblem(err);
+  // An outage is logged once, where it is seen to begin and end (metadata/database-health.ts), not per request.
+  if (condition?.code === "DATABASE_UNAVAILABLE") return render(c, condition);
   if (condition) {
     c.get("logger")?.warn(condition.code === "DATABASE_BUSY" ? "database busy" : "out of space", {
       requestId: c.get("requestId"),
@@ -114,6 +125,7 @@ const PROBLEM_HEADERS: Partial<Record<number, Record<string, ReturnType<typeof h
   405: { Allow: headerDoc("The methods this path accepts.", "GET, HEAD") },
   416: { "Content-Range": headerDoc("The content's size.", "bytes */6789") },
   423: { "Retry-After": headerDoc("Seconds until the lock expires.", "1800") },
+  503: { "Retry-After": headerDoc("Seconds to wait before retrying, when the database is busy or unavailable.", "5") },
 };
 
 /** An example problem of that status, with its own code (not the first code of the enum). */

@@ -58,7 +58,8 @@ async function workerdChildren(): Promise<Set<number>> {
 
 export async function startWorkerd(
   bundle: WorkerBundle,
-  options: { bindings: Record<string, string>; persistDir?: string },
+  /** `onLog`: each line the Worker writes to its console (then not echoed to this process's output). */
+  options: { bindings: Record<string, string>; persistDir?: string; onLog?: (message: string) => void },
 ): Promise<WorkerdServer> {
   const before = await workerdChildren();
   const mf = new Miniflare({
@@ -79,6 +80,7 @@ export async function startWorkerd(
       routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
     },
     bindings: options.bindings,
+    ...(options.onLog ? { handleStructuredLogs: ({ message }: { message: string }) => options.onLog?.(message) } : {}),
   });
   try {
     const url = await mf.ready;

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, patternByte, startOrigin } from "../helpers/origin.js";
 import { runUntilExit, spawnServer } from "../helpers/spawn-server.js";
-import { json } from "../helpers/test-app.js";
+import { freePort, json } from "../helpers/test-app.js";
 
 let dir: string;
 let origin: Origin;
@@ -51,6 +51,15 @@ describe("start-up", () => {
     const result = await runUntilExit(envFor("unwritable", { CMS_VOLUME: join(file, "volume") }));
     expect(result.code).not.toBe(0);
     expect(result.stderr).toMatch(/cannot start: .*volume/i);
+  });
+
+  it("reports an unreachable remote database at start-up in one line that says what failed", async () => {
+    const port = await freePort(); // nothing listens there
+    const result = await runUntilExit(envFor("no-database", { CMS_DATABASE_URL: `http://127.0.0.1:${port}` }));
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toBe(`cannot start: the database is unavailable: connect ECONNREFUSED 127.0.0.1:${port}`);
   });
 
   it("opens a file database without loading @libsql/client (only a remote database needs it)", async () => {

@@ -1,7 +1,8 @@
 /**
  * The served OpenAPI document: what zod-openapi generates from the route contracts, plus what is
- * true of every operation and would be noise in each contract — the 405/500 (and, behind a token,
- * 503) answers, HEAD twins of the content GETs, global tags and the server the client talks to.
+ * true of every operation and would be noise in each contract — the 405/500 (and, behind a token or
+ * on the database, 503) answers, HEAD twins of the content GETs, global tags and the server the
+ * client talks to.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
@@ -20,9 +21,11 @@ const TAGS = [
 ];
 
 // Every path answers another method with 405 and any bug with 500; with auth on, a token check
-// can find the identity provider unreachable (503).
+// can find the identity provider unreachable (503), and every API operation reads the database,
+// which may be busy or unavailable (503 DATABASE_BUSY, DATABASE_UNAVAILABLE).
 const ALWAYS = documented(problemResponses(405, 500));
-const BEHIND_TOKEN = documented(problemResponses(503));
+const UNAVAILABLE = documented(problemResponses(503));
+const API_PREFIX = "/cms/v1.0/";
 
 /** Contract responses carry zod schemas; in the finished document a problem is the Problem component. */
 function documented(responses: ReturnType<typeof problemResponses>) {
@@ -43,9 +46,10 @@ function headTwin(get: Operation): Operation {
 }
 
 function complete(doc: Document): Document {
-  for (const ops of Object.values(doc.paths ?? {}) as Record<string, Operation>[]) {
+  for (const [path, ops] of Object.entries(doc.paths ?? {}) as [string, Record<string, Operation>][]) {
     for (const op of Object.values(ops)) {
-      op.responses = { ...op.responses, ...ALWAYS, ...(op.security?.length ? BEHIND_TOKEN : {}), ...op.responses };
+      const mayBeUnavailable = Boolean(op.security?.length) || path.startsWith(API_PREFIX);
+      op.responses = { ...op.responses, ...ALWAYS, ...(mayBeUnavailable ? UNAVAILABLE : {}), ...op.responses };
     }
     if (ops.get && isContentGet(ops.get)) ops.head = headTwin(ops.get);
   }

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { createApp } from "../../app.js";
 import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../../config.js";
 import { createJsonLogger } from "../../lib/logger.js";
+import { unavailableCause } from "../../metadata/database-errors.js";
 import { createServices } from "../../services/index.js";
 import { batchedLines } from "./batched-lines.js";
 import { createNodeServer } from "./server.js";
@@ -46,7 +47,9 @@ export async function bootstrap(env: Record<string, string | undefined>) {
 export type Bootstrapped = Awaited<ReturnType<typeof bootstrap>>;
 
 export function fail(err: unknown): never {
-  const message = err instanceof ConfigError ? err.message : `cannot start: ${err instanceof Error ? err.message : String(err)}`;
+  // An unreachable database says what failed, not which start-up statement met it (a multi-line CREATE).
+  const cause = unavailableCause(err) ?? err;
+  const message = err instanceof ConfigError ? err.message : `cannot start: ${cause instanceof Error ? cause.message : String(cause)}`;
   process.stderr.write(`${message}\n`);
   process.exit(1);
 }

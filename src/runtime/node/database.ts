@@ -1,7 +1,8 @@
 /**
  * The libSQL database of Node/Bun: a local file through our own client (WAL, synchronous=NORMAL,
  * commits made durable by a grouped fsync off the main thread), anything else through
- * @libsql/client; migrated before it is used.
+ * @libsql/client; migrated before it is used. With `health`, every statement's outcome is reported
+ * to it and an unusable database fails with DatabaseUnavailableError (metadata/database-health.ts).
  */
 import { statSync } from "node:fs";
 import { type FileHandle, mkdir, open } from "node:fs/promises";
@@ -10,30 +11,31 @@ import type { Client } from "@libsql/client";
 import * as drizzleCore from "drizzle-orm/libsql/driver-core";
 import type { LibSQLDatabase } from "drizzle-orm/libsql/driver-core";
 import { type Config, DEFAULT_DB_BUSY_TIMEOUT_MS } from "../../config.js";
+import { type DatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { migrateShared } from "./migrations.js";
 import { createSqliteFileClient } from "./sqlite-file-client.js";
 
 type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN"> & Partial<Pick<Config, "CMS_DB_BUSY_TIMEOUT_MS">>;
 
-export async function openDatabase(config: DatabaseSettings) {
+export async function openDatabase(config: DatabaseSettings, health?: DatabaseHealth) {
   const url = config.CMS_DATABASE_URL;
   if (!url.startsWith("file:") || url.includes(":memory:")) {
     // Loaded only here: @libsql/client and its remote protocols (ws, hrana) took ~90 ms of a cold start.
     const { createClient } = await import("@libsql/client");
     const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
-    return migrated(client);
+    return migrated(client, health);
   }
   const file = resolve(url.slice("file:".length));
   await mkdir(dirname(file), { recursive: true });
   const client = createSqliteFileClient({ file, maxWaitMs: config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS });
   // WAL lets readers proceed during writes (switching to it takes the write lock, so it may wait).
   const { rows } = await client.execute("PRAGMA journal_mode = WAL");
-  if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client);
+  if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client, health);
   // Commits are made durable off the main thread (see durable-commits.ts); NORMAL is only safe in WAL mode.
   await client.execute("PRAGMA synchronous = NORMAL");
   const wal = walSyncer(file);
-  return migrated(withDurableCommits(client, groupCommit(wal.sync)), wal.close);
+  return migrated(withDurableCommits(client, groupCommit(wal.sync)), health, wal.close);
 }
 
 /**
@@ -43,8 +45,9 @@ export async function openDatabase(config: DatabaseSettings) {
  */
 export const drizzle = (drizzleCore as unknown as { construct: (client: Client) => LibSQLDatabase & { $client: Client } }).construct;
 
-async function migrated(client: Client, closeAlso?: () => Promise<void>) {
-  const db = drizzle(client);
+/** Watched outermost: a failed WAL sync (EIO) is the database's failure too. */
+async function migrated(client: Client, health: DatabaseHealth | undefined, closeAlso?: () => Promise<void>) {
+  const db = drizzle(health ? withDatabaseHealth(client, health) : client);
   await migrateShared(db);
   return {
     db,

@@ -6,6 +6,7 @@
 import type { AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
+import { createDatabaseHealth } from "../../metadata/database-health.js";
 import { createMetadataStore } from "../../metadata/metadata-store.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
 import { createBlobCollector } from "../../services/blob-collector.js";
@@ -25,7 +26,9 @@ export async function createServerDeps(
 ): Promise<AppDeps & { close(): Promise<void> }> {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
   // A database that cannot open gives the volume back (its claimed temp folder goes).
-  const database = await openDatabase(config).catch(async (err: unknown) => {
+  // One judge of the database's availability for this process: each outage is logged once.
+  const health = createDatabaseHealth(logger);
+  const database = await openDatabase(config, health).catch(async (err: unknown) => {
     await closeBlobs();
     throw err;
   });
@@ -34,7 +37,7 @@ export async function createServerDeps(
   }
   const resourceStore = createMetadataStore(database.db);
   const url = config.CMS_DATABASE_URL;
-  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS) : null;
+  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS, health) : null;
   const deps = await createAppDeps(config, logger, {
     blobs,
     store: store ?? resourceStore,

@@ -9,6 +9,7 @@
  * is on disk exactly as with FULL. Writes that finish while a sync is running share the next one.
  */
 import type { Client, InStatement, Transaction } from "@libsql/client";
+import { isReadOnly } from "../../metadata/database-health.js";
 
 /** Returns once everything written to the WAL so far is on stable storage. */
 export type SyncWal = () => Promise<void>;
@@ -34,10 +35,6 @@ export function groupCommit(sync: SyncWal): SyncWal {
   };
 }
 
-const READ_ONLY = /^\s*(select|pragma\s+\w+\s*;?\s*$|explain)/i;
-const sqlOf = (statement: InStatement) => (typeof statement === "string" ? statement : statement.sql);
-/** Whether a statement only reads (a SELECT, a pragma query, EXPLAIN): it needs no write lock and no sync. */
-export const isReadOnly = (statement: InStatement) => READ_ONLY.test(sqlOf(statement));
 
 /** The client, with every write (execute of a non-read, batch, migrate, transaction commit) awaiting `syncWal`. */
 export function withDurableCommits(client: Client, syncWal: SyncWal): Client {

@@ -16,6 +16,7 @@
  */
 import Database from "libsql";
 import { LRUCache } from "lru-cache";
+import type { DatabaseHealth } from "../../metadata/database-health.js";
 import type { MetadataStore } from "../../metadata/metadata-store.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toResourceRow, URI_LOOKUP_SQL } from "../../metadata/uri-lookup.js";
@@ -38,7 +39,7 @@ function oncePerTurn(fn: () => void): () => void {
 }
 
 /** The read connection: every read of one turn in one WAL snapshot (locks taken once per turn). */
-function openReadConnection(databaseFile: string) {
+function openReadConnection(databaseFile: string, health?: DatabaseHealth) {
   const db = new Database(databaseFile);
   // Outside WAL, a held read lock would make this process's own writer's COMMIT fail with SQLITE_BUSY.
   const wal = String((db.prepare("PRAGMA journal_mode").raw(true).get() as unknown[])[0]).toLowerCase() === "wal";
@@ -62,16 +63,25 @@ function openReadConnection(databaseFile: string) {
       db.close();
     },
     lookup(context: string, path: string): ResourceRow | null {
-      if (wal) snapshot();
-      const values = select.get(context, path) as unknown[] | undefined;
+      let values: unknown[] | undefined;
+      try {
+        if (wal) snapshot();
+        values = select.get(context, path) as unknown[] | undefined;
+      } catch (err) {
+        throw health ? health.failed(err, "read") : err;
+      }
+      health?.succeeded("read");
       return values ? toResourceRow(values) : null;
     },
   };
 }
 
-/** `cacheRows`: rows kept (URIs looked up, found or not), least recently used evicted first; 0 = none. */
-export function withPreparedUriLookup(store: MetadataStore, databaseFile: string, cacheRows: number): MetadataStore & { close(): void } {
-  const { db, lookup, close } = openReadConnection(databaseFile);
+/**
+ * `cacheRows`: rows kept (URIs looked up, found or not), least recently used evicted first; 0 = none.
+ * `health`: told each lookup's outcome, as the database's client tells it (metadata/database-health.ts).
+ */
+export function withPreparedUriLookup(store: MetadataStore, databaseFile: string, cacheRows: number, health?: DatabaseHealth): MetadataStore & { close(): void } {
+  const { db, lookup, close } = openReadConnection(databaseFile, health);
   if (cacheRows === 0) return { ...store, findByUri: async (context, path) => lookup(context, path), findByUriNow: lookup, close };
 
   const commits = commitSignal(db, databaseFile);

@@ -18,7 +18,7 @@
 import type { Client, InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from "@libsql/client";
 import Database from "libsql";
 import { DatabaseBusyError, DatabaseFullError } from "../../metadata/database-errors.js";
-import { isReadOnly } from "./durable-commits.js";
+import { isReadOnly } from "../../metadata/database-health.js";
 
 type Connection = InstanceType<typeof Database>;
 type Prepared = ReturnType<Connection["prepare"]>;

@@ -20,6 +20,7 @@ import cluster, { type Worker } from "node:cluster";
 import { availableParallelism } from "node:os";
 import { type Config, ConfigError } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
+import { createDatabaseHealth } from "../../metadata/database-health.js";
 import { openBlobStorage } from "./blob-storage.js";
 import { openDatabase } from "./database.js";
 
@@ -47,7 +48,7 @@ export const isPrimaryOf = (count: number) => count > 1 && cluster.isPrimary;
 export async function runPrimary(config: Config, count: number, logger: Logger): Promise<void> {
   // Checked (and crashed uploads' leftovers swept) once, before any worker starts; the primary keeps no store.
   await (await openBlobStorage(config)).close();
-  (await openDatabase(config)).close();
+  (await openDatabase(config, createDatabaseHealth(logger))).close();
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this server runs");
   }

@@ -7,6 +7,7 @@ import { createApp, type App, type AppDeps } from "../../app.js";
 import { type Config, ConfigError, parseConfig } from "../../config.js";
 import { ProblemError, problemResponse } from "../../problems.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { createBlobCollector } from "../../services/blob-collector.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
@@ -41,14 +42,16 @@ function settingsOf(env: object): Record<string, string> {
 const consoleLogger = (config?: Pick<Config, "CMS_LOG_LEVEL">) =>
   createJsonLogger((line) => console.log(line), config?.CMS_LOG_LEVEL ?? "info");
 
-async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string | undefined): Promise<BatchSQLiteDatabase> {
+async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string | undefined, logger: Logger): Promise<BatchSQLiteDatabase> {
   if (rawUrl !== undefined && rawUrl !== "") {
     if (!REMOTE_DATABASE_URL.test(rawUrl)) {
       throw new ConfigError([`CMS_DATABASE_URL must be a remote libSQL URL (libsql://, https://, wss://) on Workers`]);
     }
     // Migrations are applied out of band (a Node instance at start-up, or drizzle-kit migrate): a Worker cannot read drizzle/.
-    const { drizzle } = await import("drizzle-orm/libsql/web");
-    return drizzle({ connection: { url: config.CMS_DATABASE_URL, authToken: config.CMS_DATABASE_AUTH_TOKEN } });
+    const [{ drizzle }, { createClient }] = await Promise.all([import("drizzle-orm/libsql/web"), import("@libsql/client/web")]);
+    const client = createClient({ url: config.CMS_DATABASE_URL, authToken: config.CMS_DATABASE_AUTH_TOKEN });
+    // An unreachable server answers 503 DATABASE_UNAVAILABLE, logged once per outage per isolate.
+    return drizzle({ client: withDatabaseHealth(client, createDatabaseHealth(logger)) });
   }
   if (!env.DB) throw new ConfigError(["DB binding is missing (D1), and CMS_DATABASE_URL is not set"]);
   // D1 migrations are applied with `wrangler d1 migrations apply DB` (migrations_dir = "drizzle").
@@ -59,7 +62,7 @@ async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string 
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
 export async function createWorkerDeps(env: WorkerBindings, config: Config, logger: Logger): Promise<AppDeps> {
   if (!env.BLOBS) throw new ConfigError(["BLOBS binding is missing (R2)"]);
-  const db = await openDatabase(env, config, settingsOf(env).CMS_DATABASE_URL);
+  const db = await openDatabase(env, config, settingsOf(env).CMS_DATABASE_URL, logger);
   if (!config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links work only on the isolate that made them (wrangler secret put CMS_LINK_SECRET)");
   }

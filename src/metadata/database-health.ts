@@ -1,0 +1,83 @@
+/**
+ * The metadata database's availability as this process sees it, judged from the outcome of every
+ * statement. A failure that says the database cannot be used (`isDatabaseUnavailable`) becomes
+ * DatabaseUnavailableError (503 DATABASE_UNAVAILABLE + Retry-After) and starts an outage; the next
+ * statement that succeeds ends it. Each outage is logged once when it starts and once when it ends,
+ * however many requests meet it. A read that succeeds does not end an outage a write met: a volume
+ * that refuses writes still serves reads, and counting them would log a recovery per request.
+ * Nothing is polled: the service recovers with the first request the database answers. Web APIs only.
+ */
+import type { Client, InStatement } from "@libsql/client";
+import type { Logger } from "../lib/logger.js";
+import { DatabaseUnavailableError, isDatabaseUnavailable, rootMessage } from "./database-errors.js";
+
+export type StatementKind = "read" | "write";
+
+export interface DatabaseHealth {
+  /** `err` as callers should see it: DatabaseUnavailableError when the database cannot be used, else `err` unchanged. */
+  failed(err: unknown, kind: StatementKind): unknown;
+  /** A statement of `kind` succeeded. */
+  succeeded(kind: StatementKind): void;
+}
+
+export function createDatabaseHealth(logger: Logger, now: () => number = Date.now): DatabaseHealth {
+  let outage: { since: number; writes: boolean; failures: number } | null = null;
+  return {
+    failed(err, kind) {
+      if (!isDatabaseUnavailable(err)) return err;
+      if (!outage) {
+        outage = { since: now(), writes: kind === "write", failures: 1 };
+        // The driver's message names what failed (host and port, "disk I/O error"); never the statement.
+        logger.error("database unavailable", { detail: rootMessage(err), statement: kind });
+      } else {
+        outage.failures++;
+        if (kind === "write") outage.writes = true;
+      }
+      return err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError({ cause: err });
+    },
+    succeeded(kind) {
+      if (!outage || (outage.writes && kind === "read")) return;
+      logger.warn("database available again", { downMs: now() - outage.since, failedStatements: outage.failures });
+      outage = null;
+    },
+  };
+}
+
+const READ_ONLY = /^\s*(select|pragma\s+\w+\s*;?\s*$|explain)/i;
+const sqlOf = (statement: InStatement | [string, unknown?]) =>
+  typeof statement === "string" ? statement : Array.isArray(statement) ? statement[0] : statement.sql;
+/** Whether a statement only reads (a SELECT, a pragma query, EXPLAIN): it needs no write lock and no sync. */
+export const isReadOnly = (statement: InStatement | [string, unknown?]) => READ_ONLY.test(sqlOf(statement));
+
+/**
+ * The client, with every statement's outcome reported to `health` and an unusable database's error
+ * turned into DatabaseUnavailableError. Interactive transactions pass through unwatched (nothing in
+ * the service uses them: D1 has none).
+ */
+export function withDatabaseHealth(client: Client, health: DatabaseHealth): Client {
+  const watch = <T>(kind: StatementKind, pending: Promise<T>): Promise<T> =>
+    pending.then(
+      (value) => {
+        health.succeeded(kind);
+        return value;
+      },
+      (err: unknown) => {
+        throw health.failed(err, kind);
+      },
+    );
+  const call = (name: "execute" | "batch" | "migrate" | "executeMultiple", kind: (args: unknown[]) => StatementKind) => (...args: unknown[]) =>
+    watch(kind(args), (client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
+  const watched: Partial<Record<PropertyKey, unknown>> = {
+    execute: call("execute", ([stmt]) => (isReadOnly(stmt as InStatement) ? "read" : "write")),
+    batch: call("batch", ([stmts]) => ((stmts as InStatement[]).every(isReadOnly) ? "read" : "write")),
+    migrate: call("migrate", () => "write"),
+    executeMultiple: call("executeMultiple", () => "write"),
+  };
+  return new Proxy(client, {
+    get(target, prop, receiver) {
+      if (Object.hasOwn(watched, prop)) return watched[prop];
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -1,0 +1,320 @@
+/**
+ * Issue 25 §5: a database outage answers 503 DATABASE_UNAVAILABLE with Retry-After (never 500),
+ * is logged once when it starts and once when it ends, and the service recovers by itself.
+ *
+ * Remote: the server process (`dist/node/server.mjs`) on a real sqld (test/helpers/sqld.ts), over
+ * Hrana on HTTP and on WebSockets. sqld is stopped while the service runs, then started again on the
+ * same port over the same data; nothing restarts the service. While it is down: getData (read once
+ * before, so a row cache would hold it: a remote database has none), createResource, queryResource,
+ * a tus creation, and /readyz (503 UNAVAILABLE, as before).
+ *
+ * Local `file:` database: its data files are made immutable (`chattr +i` on the database and its
+ * WAL). The test runs as root, where permission bits deny nothing; the immutable flag refuses every
+ * write even to a descriptor already open (EPERM), root's included. That is what a volume that
+ * stopped taking writes looks like to SQLite (an ext4 volume remounted read-only after an I/O error,
+ * a detached network disk): "disk I/O error" (SQLITE_IOERR_WRITE) on the next commit, while reads of
+ * what is there go on. The `-shm` index is left alone: it is written through a shared mapping, and a
+ * refused write there is SIGBUS, not an error. Where chattr is not permitted (not root, or a file
+ * system without the flag) that case cannot run and is reported as skipped; what runs everywhere is
+ * the start-up check: a `file:` database that is no database stops the server with one line.
+ *
+ * Workers: the bundled Worker on workerd with CMS_DATABASE_URL naming the sqld (migrated by a Node
+ * instance first, as in a deployment), stopped and started again the same way. (D1 is not covered:
+ * Miniflare's D1 cannot be taken down from outside.)
+ */
+import { execFileSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../src/runtime/node/database.js";
+import { API, base64, expectProblem } from "../helpers/cms-client.js";
+import { runUntilExit, type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { type Sqld, startSqld } from "../helpers/sqld.js";
+import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
+import { report, scaled } from "./scale.js";
+
+/** Requests of each kind sent while the database is down. */
+const ROUNDS = scaled(4, 50);
+const RECOVERY_LIMIT_MS = 15_000;
+const TENANT = "outage";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The service's log lines (JSON) with this message. */
+const logged = (server: ServerProcess, msg: string) =>
+  server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.msg === msg);
+
+function client(baseUrl: string) {
+  const post = (verb: string, body: unknown) =>
+    fetch(`${baseUrl}${API}/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return {
+    create: (name: string, content: string) =>
+      post("createResource", {
+        resourceAuthor: "Author",
+        resourceMediaType: "text/plain",
+        resourceName: name,
+        resourceTenantId: TENANT,
+        resourceBinary: base64(content),
+      }),
+    getData: (resourceURI: string) => fetch(`${baseUrl}${API}/getData/${resourceURI}`),
+    /** A tus creation (no body): the upload's row is the first thing it writes. */
+    createUpload: (name: string) =>
+      fetch(`${baseUrl}${API}/uploads`, {
+        method: "POST",
+        headers: {
+          "tus-resumable": "1.0.0",
+          "upload-length": "5",
+          "upload-metadata": Object.entries({ resourceTenantId: TENANT, filename: name, author: "Author" })
+            .map(([k, v]) => `${k} ${Buffer.from(v).toString("base64")}`)
+            .join(","),
+        },
+      }),
+    query: (uid: string) => post("queryResource", { queryUID: uid }),
+  };
+}
+
+/** Asserts the outage answer: 503 problem+json DATABASE_UNAVAILABLE with a Retry-After in seconds. */
+async function expectUnavailable(res: Response) {
+  const retryAfter = res.headers.get("retry-after");
+  const problem = await expectProblem(res, 503, "DATABASE_UNAVAILABLE");
+  expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+  expect(problem.detail).toMatch(/database/i);
+  expect(problem.detail).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|SQLITE/); // no internals
+}
+
+/** Sends `attempt` until it answers `status`; the milliseconds that took. */
+async function untilStatus(attempt: () => Promise<Response>, status: number): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    const res = await attempt();
+    await res.arrayBuffer();
+    if (res.status === status) return performance.now() - started;
+    if (performance.now() - started > RECOVERY_LIMIT_MS) throw new Error(`still ${res.status} after ${RECOVERY_LIMIT_MS} ms`);
+    await sleep(50);
+  }
+}
+
+describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that goes down while the service runs", (protocol) => {
+  let sqld: Sqld;
+  let dir: string;
+  let server: ServerProcess;
+
+  beforeAll(async () => {
+    sqld = await startSqld();
+    dir = await mkdtemp(join(tmpdir(), "cms-outage-"));
+    server = await spawnServer({
+      CMS_DATABASE_URL: protocol === "http" ? sqld.url : sqld.wsUrl,
+      CMS_VOLUME: join(dir, "volume"),
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await sqld?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
+    const cms = client(server.url);
+    const before = await cms.create("before.txt", "written before the outage");
+    expect(before.status, await before.clone().text()).toBe(201);
+    const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+    // Read once, so a row cache (if a remote database had one) would hold it.
+    expect((await cms.getData(resourceURI)).status).toBe(200);
+
+    await sqld.stop();
+    const statuses: Record<string, number[]> = { getData: [], createResource: [], queryResource: [], tusCreate: [], readyz: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      const read = await cms.getData(resourceURI);
+      statuses.getData?.push(read.status);
+      await expectUnavailable(read);
+      const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
+      statuses.createResource?.push(created.status);
+      await expectUnavailable(created);
+      const queried = await cms.query(resourceUID);
+      statuses.queryResource?.push(queried.status);
+      await expectUnavailable(queried);
+      const upload = await cms.createUpload(`upload-${i}.bin`);
+      statuses.tusCreate?.push(upload.status);
+      await expectUnavailable(upload);
+      const ready = await fetch(`${server.url}/readyz`);
+      statuses.readyz?.push(ready.status);
+      await expectProblem(ready, 503, "UNAVAILABLE");
+    }
+    // One line for the whole outage, however many requests met it; no request logged as a bug.
+    expect(logged(server, "database unavailable")).toHaveLength(1);
+    expect(logged(server, "unhandled error")).toEqual([]);
+
+    const restarted = performance.now();
+    await sqld.start(); // same port, same data
+    const sqldStartMs = performance.now() - restarted;
+    const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
+    expect(await (await cms.getData(resourceURI)).text()).toBe("written before the outage");
+    const after = await cms.create("after.txt", "written after the outage");
+    expect(after.status, await after.clone().text()).toBe(201);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+
+    const [outage] = logged(server, "database unavailable");
+    expect(outage?.level).toBe("error");
+    const recovered = logged(server, "database available again");
+    expect(recovered).toHaveLength(1);
+    expect(Number(recovered[0]?.downMs)).toBeGreaterThan(0);
+    report(`db-outage-sqld-${protocol}`, {
+      requestsWhileDown: ROUNDS * 5,
+      getDataWhileDown: [...new Set(statuses.getData)].join("/"),
+      createWhileDown: [...new Set(statuses.createResource)].join("/"),
+      queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+      tusCreateWhileDown: [...new Set(statuses.tusCreate)].join("/"),
+      readyzWhileDown: [...new Set(statuses.readyz)].join("/"),
+      outageLines: 1,
+      sqldStartMs: sqldStartMs.toFixed(0),
+      recoveredAfterStartMs: recoveryMs.toFixed(0),
+      createAfter: after.status,
+    });
+  });
+});
+
+/** Sets or clears the immutable flag; throws (with chattr's message) where that is not permitted. */
+const immutable = (on: boolean, files: string[]) => execFileSync("chattr", [on ? "+i" : "-i", ...files], { stdio: "pipe" });
+
+/** Whether this process may set the flag in the temp folder (root with CAP_LINUX_IMMUTABLE, a file system that has it). */
+function canSetImmutable(): boolean {
+  const probe = join(tmpdir(), `cms-immutable-probe-${process.pid}`);
+  writeFileSync(probe, "");
+  try {
+    immutable(true, [probe]);
+    immutable(false, [probe]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { force: true });
+  }
+}
+
+describe.runIf(canSetImmutable())("a file: database whose volume stops taking writes while the service runs (needs chattr +i)", () => {
+  let dir: string;
+  let server: ServerProcess;
+  let files: string[];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-outage-file-"));
+    const database = join(dir, "cms.db");
+    files = [database, `${database}-wal`];
+    server = await spawnServer({ CMS_DATABASE_URL: `file:${database}`, CMS_VOLUME: join(dir, "volume") });
+  });
+  afterAll(async () => {
+    // Cleared first: an immutable file cannot be removed.
+    if (files) immutable(false, files);
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
+    const cms = client(server.url);
+    const before = await cms.create("before.txt", "written before the outage");
+    expect(before.status, await before.clone().text()).toBe(201);
+    const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+
+    immutable(true, files);
+    const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };
+    try {
+      for (let i = 0; i < ROUNDS; i++) {
+        const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
+        statuses.createResource?.push(created.status);
+        await expectUnavailable(created);
+        // Reads of what the file holds go on (first read of this row: no cache answers it).
+        const read = await cms.getData(resourceURI);
+        statuses.getData?.push(read.status);
+        expect(read.status).toBe(200);
+        expect(await read.text()).toBe("written before the outage");
+        const queried = await cms.query(resourceUID);
+        statuses.queryResource?.push(queried.status);
+        expect(queried.status).toBe(200);
+      }
+      expect(logged(server, "database unavailable")).toHaveLength(1);
+      expect(logged(server, "database available again")).toHaveLength(0);
+      expect(logged(server, "unhandled error")).toEqual([]);
+    } finally {
+      immutable(false, files);
+    }
+
+    const after = await cms.create("after.txt", "written after the outage");
+    expect(after.status, await after.clone().text()).toBe(201);
+    const { resourceURI: afterURI } = (await after.json()) as { resourceURI: string };
+    expect(await (await cms.getData(afterURI)).text()).toBe("written after the outage");
+    expect(logged(server, "database unavailable")).toHaveLength(1);
+    expect(logged(server, "database available again")).toHaveLength(1);
+    report("db-outage-file", {
+      requestsWhileDown: ROUNDS * 3,
+      createWhileDown: [...new Set(statuses.createResource)].join("/"),
+      getDataWhileDown: [...new Set(statuses.getData)].join("/"),
+      queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+      createAfter: after.status,
+    });
+  });
+});
+
+describe("a file: database that is no database at start-up", () => {
+  it("stops the server with exit code 1 and one line that says so", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cms-outage-garbage-"));
+    try {
+      const database = join(dir, "cms.db");
+      await writeFile(database, Buffer.alloc(8192, 0x5a)); // a file restored from the wrong backup, a damaged disk
+      const result = await runUntilExit({ CMS_DATABASE_URL: `file:${database}`, CMS_VOLUME: join(dir, "volume") });
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim().split("\n")).toEqual(["cannot start: file is not a database"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the Worker (workerd) on a remote database (sqld over http) that goes down", () => {
+  let sqld: Sqld;
+  let dir: string;
+  let worker: WorkerdServer;
+  const lines: Record<string, unknown>[] = [];
+
+  beforeAll(async () => {
+    sqld = await startSqld();
+    // A Worker does not migrate (it cannot read drizzle/): a Node instance does, as in a deployment.
+    (await openDatabase({ CMS_DATABASE_URL: sqld.url })).close();
+    dir = await mkdtemp(join(tmpdir(), "cms-outage-worker-"));
+    worker = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
+      bindings: { CMS_DATABASE_URL: sqld.url },
+      onLog: (message) => {
+        for (const line of message.split("\n")) if (line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await worker?.close();
+    await sqld?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
+    const cms = client(worker.url);
+    const before = await cms.create("before.txt", "written before the outage");
+    expect(before.status, await before.clone().text()).toBe(201);
+    const { resourceURI } = (await before.json()) as { resourceURI: string };
+
+    await sqld.stop();
+    for (let i = 0; i < ROUNDS; i++) {
+      await expectUnavailable(await cms.getData(resourceURI));
+      await expectUnavailable(await cms.create(`during-${i}.txt`, `written during the outage ${i}`));
+    }
+    const outage = lines.filter((l) => l.msg === "database unavailable");
+    expect(outage).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === "unhandled error")).toEqual([]);
+
+    await sqld.start();
+    const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
+    const after = await cms.create("after.txt", "written after the outage");
+    expect(after.status, await after.clone().text()).toBe(201);
+    expect(lines.filter((l) => l.msg === "database available again")).toHaveLength(1);
+    report("db-outage-worker-sqld-http", { requestsWhileDown: ROUNDS * 2, whileDown: 503, recoveredAfterStartMs: recoveryMs.toFixed(0), createAfter: after.status });
+  });
+});
