@@ -284,6 +284,8 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
 
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),
+    owner: () => inner.owner(),
+    claimOwner: (id: string) => inner.claimOwner(id),
 
     stats: () => ({ hits, misses, entries: entries.size, bytes }),
     clear() {

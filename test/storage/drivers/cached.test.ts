@@ -87,6 +87,8 @@ function instrumented() {
     delete: (k) => inner.delete(k),
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),
+    owner: () => inner.owner(),
+    claimOwner: (id) => inner.claimOwner(id),
   };
   return {
     store,
