@@ -129,7 +129,7 @@ export function createWorkerApp(): WorkerApp {
         logger: deps.logger,
         tusUploads: deps.store.tusUploads,
       });
-      if (sweep) deps.logger.info("orphan blobs found", { adopted: await collector.sweep() });
+      if (sweep) await collector.sweep(); // logs blobs D1 has no record of; never deletes them
       deps.logger.info("blobs collected", { ...(await collector.pass()) });
     },
 
