@@ -40,6 +40,11 @@ export const PROBLEMS = {
   UNAVAILABLE: { status: 503, title: "Service unavailable" },
   /** Another process or instance held the database's write lock for longer than CMS_DB_BUSY_TIMEOUT_MS; retry later. */
   DATABASE_BUSY: { status: 503, title: "Database busy" },
+  /**
+   * Workers: the blob store (the BLOBS bucket) belongs to another deployment (another metadata
+   * database), so this one serves nothing until it gets its own (services/store-owner.ts).
+   */
+  STORE_OWNED_ELSEWHERE: { status: 503, title: "Blob store belongs to another deployment" },
   /** The volume or bucket refused to store more (disk full, quota); nothing of the request was kept. */
   INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
   /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */
