@@ -4,7 +4,7 @@
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createWorkerApp } from "../../src/runtime/worker/deps.js";
 
 const create = (resourceExternalURI: string) =>
@@ -20,6 +20,8 @@ const create = (resourceExternalURI: string) =>
     }),
   });
 
+// Every start-up reads D1 (the deployment id its R2 bucket's owner marker is checked against).
+beforeEach(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
 afterEach(() => vi.restoreAllMocks());
 
 describe("the Worker entry", () => {
@@ -86,7 +88,6 @@ describe("the Worker entry", () => {
   });
 
   it("collects on D1 and R2: a purge deletes its blob; the cron's sweep and passes never delete a blob D1 has no record of", async () => {
-    await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
     const app = createWorkerApp();
     const settings = { ...env, CMS_GC_GRACE_SECONDS: "1" };
     const body = { resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "gc.txt", resourceTenantId: "gc" };
