@@ -2,10 +2,11 @@
  * Two deployments (two database files) pointed at one blob store, as real server processes: on an
  * fs volume and on an S3 bucket (s3rver) with the same CMS_S3_PREFIX. The second refuses to start
  * (exit 1, one line naming the setting, on Node and on Bun); a collector with its database, run
- * with any grace period, deletes none of the first's blobs; instances of the first start together.
+ * with any grace period, deletes none of the first's blobs; instances of the first start together;
+ * a volume an older release filled is claimed only by the database that has its blobs.
  * R2 on workerd: test/runtime/store-owner-workerd.test.ts and test/workers/store-owner.test.ts.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -130,5 +131,41 @@ describe.each(stores)("two deployments on one %s", (_label, makeStore) => {
     } finally {
       await Promise.all(instances.map((i) => i.stop()));
     }
+  });
+});
+
+describe("upgrading: a volume an older release filled (blobs, no owner marker)", () => {
+  let dir: string;
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("another database is refused and leaves it unclaimed; the database that has its blobs claims it", { timeout: 60_000 }, async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-upgrade-"));
+    const volume = join(dir, "volume");
+    const envOf = (database: string) => ({ CMS_VOLUME: volume, CMS_DATABASE_URL: `file:${join(dir, database)}` });
+    const old = await spawnServer(envOf("old.db"));
+    const res = await fetch(`${old.url}/cms/v1.0/createResource`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: "o.txt", resourceTenantId: "old", resourceBinary: btoa("from before the marker") }),
+    });
+    const { resourceURI } = (await res.json()) as { resourceURI: string };
+    await old.stop();
+    await rm(join(volume, ".cms-owner")); // as an older release left it
+
+    const other = await runUntilExit(envOf("other.db"));
+    expect(other.code).toBe(1);
+    expect(other.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^cannot start: the volume CMS_VOLUME=.* holds blobs this deployment's database has no record of.*its own CMS_VOLUME/)]);
+    await expect(readFile(join(volume, ".cms-owner"))).rejects.toThrow(/ENOENT/);
+
+    const upgraded = await spawnServer(envOf("old.db"));
+    try {
+      expect(await (await fetch(`${upgraded.url}/cms/v1.0/getData/${resourceURI}`)).text()).toBe("from before the marker");
+      expect(JSON.parse(await readFile(join(volume, ".cms-owner"), "utf8"))).toEqual({ deployment: expect.any(String) });
+    } finally {
+      await upgraded.stop();
+    }
+    expect((await runUntilExit(envOf("other.db"))).stderr).toMatch(/belongs to another deployment/);
   });
 });
