@@ -33,6 +33,20 @@ const WAIT_STEP_MS = 20;
 const BATCH = 200;
 /** Top-level prefix of every content key (storage/keys.ts). */
 const CONTENT_PREFIX = "t/";
+/** Keys listed per ledger lookup by `contentKeyChunks`' callers. */
+const LISTED_PER_LOOKUP = 500;
+
+/** Every content blob key in the store, in chunks (each looked up in the ledger at once). */
+export async function* contentKeyChunks(blobs: BlobStore): AsyncGenerator<string[]> {
+  let chunk: string[] = [];
+  for await (const key of blobs.list(CONTENT_PREFIX)) {
+    chunk.push(key);
+    if (chunk.length < LISTED_PER_LOOKUP) continue;
+    yield chunk;
+    chunk = [];
+  }
+  if (chunk.length > 0) yield chunk;
+}
 
 export interface BlobCollectorDeps {
   blobs: BlobStore;
@@ -173,18 +187,11 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUp
     async sweep(): Promise<number> {
       let strangers = 0;
       const examples: string[] = [];
-      let chunk: string[] = [];
-      const flush = async () => {
+      for await (const chunk of contentKeyChunks(blobs)) {
         const unknown = await ledger.unknown(chunk);
         strangers += unknown.length;
         examples.push(...unknown.slice(0, 3 - examples.length));
-        chunk = [];
-      };
-      for await (const key of blobs.list(CONTENT_PREFIX)) {
-        chunk.push(key);
-        if (chunk.length >= 500) await flush();
       }
-      await flush();
       if (strangers > 0) {
         logger?.warn("blobs this database has no record of are in the store; they are left alone", { count: strangers, examples });
       }

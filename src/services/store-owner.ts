@@ -8,6 +8,7 @@
  */
 import type { MetadataStore } from "../metadata/metadata-store.js";
 import type { BlobStore } from "../storage/blob-store.js";
+import { contentKeyChunks } from "./blob-collector.js";
 
 /** How the runtime names its store to an operator, and the setting that gives a deployment its own. */
 export interface StoreLabel {
@@ -24,10 +25,6 @@ export class StoreOwnedElsewhere extends Error {
     this.name = "StoreOwnedElsewhere";
   }
 }
-
-/** Top-level prefix of every content key (storage/keys.ts). */
-const CONTENT_PREFIX = "t/";
-const KEYS_PER_LOOKUP = 500;
 
 /**
  * Claims `blobs` for the deployment of `store`, or throws StoreOwnedElsewhere. A store without a
@@ -56,14 +53,9 @@ export async function claimBlobStore({ blobs, store, label }: { blobs: BlobStore
 /** True when the store holds no content blob, or this database recorded at least one of those it holds. */
 async function mayClaimUnmarked(blobs: BlobStore, store: MetadataStore): Promise<boolean> {
   let empty = true;
-  let chunk: string[] = [];
-  const knowsAny = async () => (await store.ledger.unknown(chunk)).length < chunk.length;
-  for await (const key of blobs.list(CONTENT_PREFIX)) {
+  for await (const chunk of contentKeyChunks(blobs)) {
     empty = false;
-    chunk.push(key);
-    if (chunk.length < KEYS_PER_LOOKUP) continue;
-    if (await knowsAny()) return true;
-    chunk = [];
+    if ((await store.ledger.unknown(chunk)).length < chunk.length) return true;
   }
-  return empty || (chunk.length > 0 && (await knowsAny()));
+  return empty;
 }

@@ -14,6 +14,7 @@ import { openDatabase } from "../../src/runtime/node/database.js";
 import { claimBlobStore, StoreOwnedElsewhere } from "../../src/services/store-owner.js";
 import type { BlobKey } from "../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../src/storage/drivers/fs.js";
+import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 import { contentKey } from "../../src/storage/keys.js";
 import { streamOf } from "../helpers/streams.js";
 
@@ -89,6 +90,17 @@ describe("claimBlobStore", () => {
       await storedBy(null, "a blob nobody recorded");
       await claimBlobStore({ blobs: await store(), store: a, label });
       expect(await (await store()).owner()).toBe(await a.deploymentId());
+    });
+
+    it("is claimed by its database however many unrecorded blobs are listed before one of its own", async () => {
+      const a = await database("a");
+      const blobs = createMemoryBlobStore(); // lists in key order: the recorded key comes last
+      for (let i = 0; i < 1200; i++) await blobs.put(`t/${"0".repeat(32)}/${String(i).padStart(4, "0")}` as BlobKey, streamOf());
+      const ours = `t/${"f".repeat(32)}/mine` as BlobKey;
+      await a.ledger.reserve(ours, Date.now(), 60_000);
+      await blobs.put(ours, streamOf());
+      await claimBlobStore({ blobs, store: a, label });
+      expect(await blobs.owner()).toBe(await a.deploymentId());
     });
 
     it("is refused to a database that recorded none of its blobs, and stays unclaimed", async () => {
