@@ -19,7 +19,8 @@ export function checkOwnerId(id: string): void {
 /** The marker's bytes: one JSON line, readable by an operator looking at the store. */
 export function encodeOwner(id: string): Uint8Array<ArrayBuffer> {
   checkOwnerId(id);
-  return new TextEncoder().encode(`${JSON.stringify({ deployment: id })}\n`);
+  // Copied into a plain ArrayBuffer: the Workers types let encode() return a shared one.
+  return new Uint8Array(new TextEncoder().encode(`${JSON.stringify({ deployment: id })}\n`));
 }
 
 /** The deployment id a marker holds; StorageError IO when it is not one this service wrote. */
