@@ -3,21 +3,23 @@
  * plus an RFC 8187 `filename*` carrying the exact UTF-8 name when the ASCII one can't.
  */
 
+import { maskUnsafeChars } from "../lib/name-chars.js";
+
 export type DispositionType = "inline" | "attachment";
 
 // RFC 9110 §5.6.2 token characters: a name made only of these needs no extended parameter.
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // RFC 8187 §3.2.1 attr-char: everything else in `filename*` is percent-encoded.
 const ATTR_CHAR = /^[!#$&+\-.^_`|~0-9A-Za-z]$/;
-// C0, DEL and C1 controls: never legitimate in a file name, and CR/LF would split the header.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 // RFC 6266 App. D: some clients percent-decode `filename`, so `%XX` must not appear in it.
 const PERCENT_ESCAPE = /%[0-9A-Fa-f]{2}/;
 
 export function contentDisposition(filename: string, type: DispositionType = "inline"): string {
   // The common case, a plain token name ("report.pdf"), needs no escaping at all.
   if (TOKEN.test(filename) && !PERCENT_ESCAPE.test(filename)) return `${type}; filename="${filename}"`;
-  const name = filename.replace(CONTROL, "_");
+  // Controls would split the header; bidirectional controls (in names stored before they were
+  // refused) would make the name display as another. Neither is ever sent.
+  const name = maskUnsafeChars(filename);
   if (name === "") return type;
   const params = [`filename="${asciiFallback(name)}"`];
   if (!TOKEN.test(name) || PERCENT_ESCAPE.test(name)) params.push(`filename*=UTF-8''${encodeExtValue(name)}`);

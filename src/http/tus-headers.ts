@@ -24,17 +24,18 @@ export function integerHeader(header: string, value: string | null | undefined):
 /**
  * `key base64value` pairs separated by commas; a key without a value means "" (tus §Upload-Metadata).
  * Keys are unique ASCII tokens; values are base64 of UTF-8 text here (we only take text fields).
+ * A Map, not an object: keys are the client's, and `toString` or `__proto__` is a key like any other.
  */
-export function parseUploadMetadata(value: string | null | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+export function parseUploadMetadata(value: string | null | undefined): Map<string, string> {
+  const out = new Map<string, string>();
   if (value == null || value.trim() === "") return out;
   for (const pair of value.split(",")) {
     const [key, encoded = "", ...rest] = pair.trim().split(" ");
     if (!key || !/^[\x21-\x7e]+$/.test(key) || rest.length > 0) throw headerProblem("upload-metadata", "must be comma-separated `key base64value` pairs");
-    if (key in out) throw headerProblem("upload-metadata", `key ${key} is given twice`);
+    if (out.has(key)) throw headerProblem("upload-metadata", `key ${key} is given twice`);
     if (!isBase64(encoded)) throw headerProblem("upload-metadata", `the value of ${key} is not base64`);
     try {
-      out[key] = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(decodeBase64(encoded));
+      out.set(key, new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(decodeBase64(encoded)));
     } catch {
       throw headerProblem("upload-metadata", `the value of ${key} is not UTF-8 text`);
     }

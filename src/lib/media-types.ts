@@ -50,7 +50,9 @@ export function mediaTypeForPath(path: string): string {
   const name = path.slice(path.lastIndexOf("/") + 1);
   const dot = name.lastIndexOf(".");
   if (dot <= 0) return DEFAULT_MEDIA_TYPE;
-  return BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? DEFAULT_MEDIA_TYPE;
+  const extension = name.slice(dot + 1).toLowerCase();
+  // Own entries only: the name is the uploader's, and `x.constructor` must not find Object.prototype's.
+  return Object.hasOwn(BY_EXTENSION, extension) ? (BY_EXTENSION[extension] as string) : DEFAULT_MEDIA_TYPE;
 }
 
 /**

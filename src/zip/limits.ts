@@ -46,7 +46,7 @@ export function resolveZipLimits(overrides: Partial<ZipLimits> = {}): Readonly<Z
   const limits: ZipLimits = { ...DEFAULT_ZIP_LIMITS };
   for (const [key, value] of Object.entries(overrides) as [keyof ZipLimits, number | undefined][]) {
     if (value === undefined) continue;
-    if (!(key in DEFAULT_ZIP_LIMITS)) throw new TypeError(`unknown zip limit ${key}`);
+    if (!Object.hasOwn(DEFAULT_ZIP_LIMITS, key)) throw new TypeError(`unknown zip limit ${key}`);
     if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`zip limit ${key} must be a non-negative integer`);
     limits[key] = value;
   }

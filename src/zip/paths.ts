@@ -2,6 +2,7 @@
  * Entry names → safe relative paths. Decodes the name (APPNOTE.TXT 4.4.4 bit 11, Appendix D), then
  * refuses anything that could escape, alias or shadow another path once entries become resources.
  */
+import { hasBidiControl, hasControlChar, hasLineSeparator } from "../lib/name-chars.js";
 import { quoteName, ZipError } from "./errors.js";
 import type { ZipLimits } from "./limits.js";
 
@@ -15,11 +16,6 @@ const utf8Length = (s: string) => encoder.encode(s).length;
 
 /** APPNOTE 4.4.17.1: the path separator is always a forward slash. */
 const SEPARATOR = "/";
-/**
- * C0, DEL and C1 controls (invisible in logs and UIs; NUL truncates names in C APIs), plus line
- * separators and bidirectional overrides, which make a name display as a different one.
- */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const DRIVE = /^[A-Za-z]:/;
 /** POSIX and Windows both cap a single file name at 255 bytes. */
 const MAX_SEGMENT_BYTES = 255;
@@ -54,7 +50,8 @@ export function toSafePath(name: string, limits: Readonly<ZipLimits>): SafePath 
     throw new ZipError("limit", `zip entry ${quoteName(name)} has a name longer than ${limits.maxPathLength} bytes`);
   }
   if (name === "") throw unsafe(name, "has an empty name");
-  if (CONTROL.test(name)) throw unsafe(name, "has a control or bidirectional formatting character in its name");
+  // The same characters as in any resource name (lib/name-chars.ts): a path is names joined by "/".
+  if (hasControlChar(name) || hasLineSeparator(name) || hasBidiControl(name)) throw unsafe(name, "has a control or bidirectional formatting character in its name");
   if (name.includes("\\")) throw unsafe(name, "uses a backslash; zip paths must use '/'");
   if (name.startsWith(SEPARATOR) || DRIVE.test(name)) throw unsafe(name, "is an absolute path");
   const isDirectory = name.endsWith(SEPARATOR);

@@ -56,6 +56,13 @@ describe("contentDisposition", () => {
     expect(new Headers({ "content-disposition": header }).get("content-disposition")).toBe(header);
   });
 
+  it("never sends a bidirectional control (a name stored before they were refused would display as another)", () => {
+    const header = contentDisposition("invoice\u202Efdp.exe", "attachment");
+    expect(header).toBe('attachment; filename="invoice_fdp.exe"');
+    expect(extFilename(contentDisposition("è\u2067a.txt"))).toBe("è_a.txt");
+    expect(extFilename(contentDisposition("שלום.txt"))).toBe("שלום.txt");
+  });
+
   it("percent-encodes RFC 8187 non-attr-chars that encodeURIComponent would leave alone", () => {
     const header = contentDisposition("a*b'c(d).txt");
     expect(header).toContain("filename*=UTF-8''a%2Ab%27c%28d%29.txt");

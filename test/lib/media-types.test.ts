@@ -13,6 +13,11 @@ describe("media types", () => {
     ["dir.v2/file", "application/octet-stream"],
   ])("%s → %s", (path, type) => expect(mediaTypeForPath(path)).toBe(type));
 
+  // The extension is the uploader's (a zip entry's name): Object.prototype's names are not types.
+  it.each(["a.constructor", "a.toString", "a.__proto__", "a.hasOwnProperty"])("%s → application/octet-stream", (path) =>
+    expect(mediaTypeForPath(path)).toBe("application/octet-stream"),
+  );
+
   it.each([
     ["application/zip", true],
     ["Application/ZIP; name=x", true],

@@ -55,6 +55,16 @@ describe("updateResource needs the caller's live lock", () => {
     const lock = await t.cms.lock(created.resourceUID);
     await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName: "a/b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
   });
+
+  it("a rename to a name with a bidirectional control → 400 naming resourceName; a plain rename still works", async () => {
+    const created = await t.cms.create();
+    const lock = await t.cms.lock(created.resourceUID);
+    for (const resourceName of ["invoice\u202Efdp.exe", "a\u2066b.txt", "a\u200Eb.txt"]) {
+      await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    }
+    const res = await t.cms.post("updateResource", { ...lock, resourceName: "renamed.txt" });
+    expect(res.status).toBe(200);
+  });
 });
 
 describe("a failed update changes nothing", () => {

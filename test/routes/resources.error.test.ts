@@ -65,6 +65,14 @@ describe("createResource validation", () => {
     // Line and paragraph separators: the router cannot match them in a path, so such a resource could never be served.
     ["resourceName", "line\u2028sep.txt"],
     ["resourceName", "para\u2029sep.txt"],
+    // Bidirectional controls make a name display as another: "invoice\u202Efdp.exe" shows as "invoiceexe.pdf".
+    ["resourceName", "invoice\u202Efdp.exe"],
+    ["resourceName", "a\u202Ab.txt"],
+    ["resourceName", "a\u2066b.txt"],
+    ["resourceName", "a\u2069b.txt"],
+    ["resourceName", "a\u200Eb.txt"],
+    ["resourceName", "a\u200Fb.txt"],
+    ["resourceName", "a\u061Cb.txt"],
     ["resourceName", "é".repeat(128)],
     ["resourceTenantId", undefined],
     ["resourceTenantId", "a/b"],
@@ -92,6 +100,8 @@ describe("createResource validation", () => {
   it("accepts media types with parameters and unicode file names", async () => {
     const res = await post({ ...valid(), resourceMediaType: 'text/plain; charset="utf-8"', resourceName: "日本語 file (1).txt" });
     expect(res.status).toBe(201);
+    // Right-to-left letters are names like any other; only the invisible controls are refused.
+    expect((await post({ ...valid(), resourceName: "שלום عربي.txt" })).status).toBe(201);
   });
 
   it("answers 400 for malformed JSON and 415 for another content type", async () => {

@@ -37,8 +37,16 @@ describe("uploadResource refusals", () => {
     ["resourceAuthor", { resourceAuthor: "" }],
     ["resourceMediaType", { resourceMediaType: "nonsense" }],
     ["resourceName", { resourceName: "../x" }],
+    ["resourceName", { resourceName: "invoice\u202Efdp.exe" }],
   ])("an invalid %s → 400 naming it", async (field, change) => {
     await refuses(form({ ...fields, ...change }, small), 400, "VALIDATION_FAILED", `/body/${field}`);
+  });
+
+  it("a file name with a bidirectional control (the name when no resourceName is sent) → 400 naming resourceName", async () => {
+    const { resourceName: _, ...withoutName } = fields;
+    for (const name of ["invoice\u202Efdp.exe", "a\u2067b.bin", "a\u200Fb.bin"]) {
+      await refuses(form(withoutName, { ...small, name }), 400, "VALIDATION_FAILED", "/body/resourceName");
+    }
   });
 
   it("fields sent after the file are missing when the file arrives → 400", async () => {

@@ -83,7 +83,7 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
   const vendor = vendorAssets(readAsset, options.compressAssets);
   app.get(`${VENDOR_PATH}/:file`, async (c) => {
     const file = c.req.param("file");
-    const type = ASSETS[file];
+    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined; // not Object.prototype's names
     const asset = type ? await vendor(file) : null;
     if (!type || !asset) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
     // swagger-ui-dist is pinned by exact version, so its files can be cached for a day.

@@ -1,9 +1,8 @@
 /** zod schemas for the resource endpoints. Types are inferred from these, never written twice. */
 import { z } from "@hono/zod-openapi";
 import { isBase64 } from "../../lib/base64.js";
+import { hasBidiControl, hasControlChar, hasLineSeparator } from "../../lib/name-chars.js";
 
-// C0 controls, DEL and C1 controls never belong in names, authors or anything echoed into headers.
-const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
 
 /** RFC 6838 §4.2 restricted-name, with optional RFC 9110 §5.6.6 parameters (token=token|quoted-string). */
@@ -26,17 +25,21 @@ export const ResourceNameSchema = z
   .min(1, { message: "must not be empty" })
   .refine((s) => utf8Length(s) <= 255, { message: "must be at most 255 bytes of UTF-8" })
   .refine((s) => !/[/\\]/.test(s), { message: "must be a file name: no '/' or '\\'" })
-  .refine((s) => !CONTROL_CHARS.test(s), { message: "must not contain control characters or NUL" })
+  .refine((s) => !hasControlChar(s), { message: "must not contain control characters or NUL" })
   .refine((s) => s !== "." && s !== "..", { message: "must not be '.' or '..'" })
   // U+2028/U+2029 are line terminators to the router's patterns: a name holding one could be stored but never served.
-  .refine((s) => !/[\u2028\u2029]/.test(s), { message: "must not contain line or paragraph separators (U+2028, U+2029)" })
+  .refine((s) => !hasLineSeparator(s), { message: "must not contain line or paragraph separators (U+2028, U+2029)" })
+  // A name must display as what it is: "invoice\u202Efdp.exe" would show as "invoiceexe.pdf".
+  .refine((s) => !hasBidiControl(s), {
+    message: "must not contain bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)",
+  })
   .openapi({ example: "logo.png", description: "A file name (no path separators), at most 255 bytes of UTF-8." });
 
 export const AuthorSchema = z
   .string()
   .min(1, { message: "must not be empty" })
   .max(256, { message: "must be at most 256 characters" })
-  .refine((s) => !CONTROL_CHARS.test(s), { message: "must not contain control characters" })
+  .refine((s) => !hasControlChar(s), { message: "must not contain control characters" })
   .openapi({ example: "Test Author" });
 
 export const MediaTypeSchema = z

@@ -23,25 +23,28 @@ import { createRouter, type RouteGroup } from "../router.js";
 import { UploadFieldsSchema } from "../uploads/contract.js";
 import { TUS_PATH, TUS_ROUTES } from "./contract.js";
 
-/** Upload-Metadata keys → createResource fields; Uppy's and tus-js-client's usual names are aliases. */
-const METADATA_KEYS: Record<string, keyof TusFields> = {
-  resourceTenantId: "resourceTenantId",
-  tenant: "resourceTenantId",
-  resourceName: "resourceName",
-  filename: "resourceName",
-  name: "resourceName",
-  resourceMediaType: "resourceMediaType",
-  filetype: "resourceMediaType",
-  type: "resourceMediaType",
-  resourceAuthor: "resourceAuthor",
-  author: "resourceAuthor",
-  expectedSha256: "expectedSha256",
-};
+/**
+ * Upload-Metadata keys → createResource fields; Uppy's and tus-js-client's usual names are aliases.
+ * A Map: a client's key such as `toString` must not find Object.prototype's.
+ */
+const METADATA_KEYS = new Map<string, keyof TusFields>([
+  ["resourceTenantId", "resourceTenantId"],
+  ["tenant", "resourceTenantId"],
+  ["resourceName", "resourceName"],
+  ["filename", "resourceName"],
+  ["name", "resourceName"],
+  ["resourceMediaType", "resourceMediaType"],
+  ["filetype", "resourceMediaType"],
+  ["type", "resourceMediaType"],
+  ["resourceAuthor", "resourceAuthor"],
+  ["author", "resourceAuthor"],
+  ["expectedSha256", "expectedSha256"],
+]);
 
 function metadataFields(header: string | undefined): TusFields {
   const fields: Record<string, string> = { resourceMediaType: "application/octet-stream" };
-  for (const [key, value] of Object.entries(parseUploadMetadata(header))) {
-    const field = METADATA_KEYS[key];
+  for (const [key, value] of parseUploadMetadata(header)) {
+    const field = METADATA_KEYS.get(key);
     if (field) fields[field] = value; // other keys (Uppy adds its own) are ignored
   }
   const parsed = UploadFieldsSchema.safeParse(fields);
@@ -60,9 +63,13 @@ const uploadHeaders = (row: TusUploadRow): Record<string, string> => ({
   "cache-control": "no-store",
 });
 
-function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
+function requireOffsetType(c: Context<AppEnv>): void {
   const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
   if (type !== TUS_CONTENT_TYPE) throw new ProblemError("UNSUPPORTED_MEDIA_TYPE", `upload bytes as ${TUS_CONTENT_TYPE}`);
+}
+
+function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
+  requireOffsetType(c);
   return c.req.raw.body ?? new ReadableStream({ start: (controller) => controller.close() });
 }
 
@@ -142,12 +149,24 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
     if (length === undefined) {
       throw new ProblemError("VALIDATION_FAILED", "Upload-Length is required", { errors: [{ pointer: "/header/upload-length", detail: "required" }] });
     }
-    const row = await tus.create(metadataFields(c.req.header("upload-metadata")), length, c.get("principal"));
-    const location = { location: `${TUS_PATH}/${row.id}` };
+    const fields = metadataFields(c.req.header("upload-metadata"));
     // creation-with-upload: the same request may carry the first bytes.
-    if (c.req.header("content-type") !== undefined && c.req.raw.body) return appendAndAnswer(c, row, 0, 201, location);
-    if (length === 0) return appendAndAnswer(c, row, 0, 201, location);
-    return c.body(null, 201, { ...uploadHeaders(row), ...location });
+    const withBytes = c.req.header("content-type") !== undefined && c.req.raw.body !== null;
+    // Whatever needs no body is checked before the upload exists: its type, and its digest fields
+    // (malformed ones are 400 with or without a body, as on every endpoint).
+    if (withBytes) requireOffsetType(c);
+    patchChecksum(c);
+    const row = await tus.create(fields, length, c.get("principal"));
+    const location = { location: `${TUS_PATH}/${row.id}` };
+    if (!withBytes && length !== 0) return c.body(null, 201, { ...uploadHeaders(row), ...location });
+    try {
+      return await appendAndAnswer(c, row, 0, 201, location);
+    } catch (err) {
+      // A refused first body (460, 413…) or a failure: the client never learnt this upload's URL, so
+      // nobody could resume it. Best effort: if even this fails, the upload expires as any other.
+      await tus.terminate(row).catch(() => {});
+      throw err;
+    }
   });
 
   // HEAD: Hono answers HEAD with the GET handler, body dropped.

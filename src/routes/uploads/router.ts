@@ -51,7 +51,7 @@ export function createUploadRouter({ resources, guards }: { resources: ResourceS
       for await (const part of parts) {
         if (part.filename === null) {
           if (!UPLOAD_FIELDS.includes(part.name)) throw badPart(part, `unknown field; expected ${UPLOAD_FIELDS.join(", ")} and ${FILE_FIELD}`);
-          if (part.name in fields) throw badPart(part, "given twice");
+          if (Object.hasOwn(fields, part.name)) throw badPart(part, "given twice");
           fields[part.name] = await readText(part, MAX_FIELD_BYTES);
           continue;
         }

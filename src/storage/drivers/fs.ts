@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { read as readAt, readSync } from "node:fs";
-import { link, lstat, mkdir, open, opendir, readFile, realpath, rename, rm, stat, unlink, type FileHandle } from "node:fs/promises";
+import { link, lstat, mkdir, open, opendir, readFile, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
@@ -48,6 +48,8 @@ const TMP_DIR = ".tmp";
 const OPEN_FILES_MAX = 64;
 const OPEN_FILES_IDLE_MS = 3_000;
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
+/** mkdir + rename tries in a put whose directory concurrent deletes keep emptying and removing. */
+const COMMIT_ATTEMPTS = 8;
 
 export interface FsBlobStoreOptions {
   /** Directory holding the blobs; created (with parents) if missing. */
@@ -122,8 +124,9 @@ async function fsyncDir(dir: string): Promise<void> {
   try {
     handle = await open(dir, "r");
   } catch (err) {
-    // Some platforms (Windows) cannot open directories; nothing more can be done there.
-    if (errorCode(err) === "EISDIR" || errorCode(err) === "EPERM") return;
+    // Some platforms (Windows) cannot open directories; nothing more can be done there. A directory
+    // already gone was emptied and removed by a delete (#removeEmptied): nothing in it to make durable.
+    if (errorCode(err) === "EISDIR" || errorCode(err) === "EPERM" || errorCode(err) === "ENOENT") return;
     throw ioError("open directory", err);
   }
   try {
@@ -329,7 +332,7 @@ class FsStore implements FsBlobStore {
       if (st?.isDirectory()) return;
       throw ioError("delete blob", err);
     }
-    // Emptied fan-out directories are kept: removing them would race with puts creating them.
+    await this.#removeEmptied(path.dirname(file));
   }
 
   async *list(prefix: string): AsyncGenerator<BlobKey> {
@@ -502,11 +505,40 @@ class FsStore implements FsBlobStore {
     }
   }
 
+  /**
+   * Removes `dir` and then each parent while it is empty, never the root: without this every
+   * emptied directory (each tus upload's `tus/<id>/`) stayed forever. rmdir refuses a directory
+   * that is not empty, so a concurrent put's file is never lost; a put whose directory goes between
+   * its mkdir and its rename makes it again (#commit).
+   */
+  async #removeEmptied(dir: string): Promise<void> {
+    for (let d = dir; d !== this.root && d.startsWith(this.root + path.sep); d = path.dirname(d)) {
+      try {
+        await rmdir(d);
+      } catch {
+        return; // not empty (the usual case), already gone, or not ours to remove: nothing more to do
+      }
+    }
+  }
+
   /** Renames the finished temp file over `target` and makes the new directory entries durable. */
   async #commit(tempPath: string, target: string): Promise<void> {
     const dir = path.dirname(target);
-    const firstCreated = await io("create directory", () => mkdir(dir, { recursive: true }));
-    await io("rename into place", () => rename(tempPath, target));
+    let firstCreated: string | undefined;
+    // A delete emptying `dir` may remove it (or a parent) between our mkdir and rename: then both
+    // fail with ENOENT and are simply done again. Bounded, in case ENOENT has another cause.
+    for (let attempt = 1; ; attempt++) {
+      let step = "create directory";
+      try {
+        const created = await mkdir(dir, { recursive: true });
+        if (created !== undefined && (firstCreated === undefined || created.length < firstCreated.length)) firstCreated = created;
+        step = "rename into place";
+        await rename(tempPath, target);
+        break;
+      } catch (err) {
+        if (errorCode(err) !== "ENOENT" || attempt === COMMIT_ATTEMPTS) throw ioError(step, err);
+      }
+    }
     this.#files.forget(target); // an open file of the blob it replaced must not be served again
     const dirs = [dir];
     if (firstCreated !== undefined) {

@@ -226,6 +226,48 @@ describe("fs driver extras", () => {
     expect(await store.head(k)).toBeNull();
   });
 
+  /** Directories under the root, relative (driver bookkeeping in `.tmp` excluded). */
+  const dirsUnder = async () =>
+    (await readdir(store.root, { recursive: true, withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => path.relative(store.root, path.join(e.parentPath, e.name)))
+      .filter((d) => !d.startsWith(".tmp"))
+      .sort();
+
+  it("a delete removes the directories it empties, up to the root (tus parts leave no tus/<id>/)", async () => {
+    const keys = ["tus/aa/0-x", "tus/aa/5-y", "tus/bb/0-z"].map(parseBlobKey);
+    for (const k of keys) await store.put(k, streamOf(bytesOf("part")));
+    expect(await dirsUnder()).toEqual(["tus", "tus/aa", "tus/bb"].map((d) => path.join(...d.split("/"))));
+    await store.delete(keys[0]!);
+    expect(await dirsUnder()).toEqual(["tus", "tus/aa", "tus/bb"].map((d) => path.join(...d.split("/"))));
+    await store.delete(keys[1]!);
+    expect(await dirsUnder()).toEqual(["tus", path.join("tus", "bb")]);
+    await store.delete(keys[2]!);
+    expect(await dirsUnder()).toEqual([]);
+    // The root itself and the driver's own folder stay; the store works as before.
+    expect((await stat(store.root)).isDirectory()).toBe(true);
+    await store.put(keys[0]!, streamOf(bytesOf("again")));
+    expect(await readText((await store.get(keys[0]!))!.body)).toBe("again");
+    expect(await tmpEntries()).toEqual([]);
+  });
+
+  it("a put racing a delete that empties its directory still lands (the directory is made again)", async () => {
+    // Each round a delete empties `race/<n>/` while a put into it is committing: whichever order the
+    // rmdir and the put's mkdir/rename take, the put must resolve with its blob in place.
+    const rounds = 300;
+    for (let n = 0; n < rounds; n++) {
+      const old = parseBlobKey(`race/${n % 4}/old`);
+      const fresh = parseBlobKey(`race/${n % 4}/fresh-${n}`);
+      await store.put(old, streamOf(bytesOf("old")));
+      const deleting = sleep(n % 3).then(() => store.delete(old));
+      await Promise.all([store.put(fresh, streamOf(bytesOf(`fresh ${n}`))), deleting]);
+      expect(await readText((await store.get(fresh))!.body)).toBe(`fresh ${n}`);
+      await store.delete(fresh);
+    }
+    expect(await dirsUnder()).toEqual([]);
+    expect(await tmpEntries()).toEqual([]);
+  });
+
   it("fails to open a root that cannot be created, naming it", async () => {
     const file = path.join(root, "a-file");
     await writeFile(file, "");
