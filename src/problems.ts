@@ -45,6 +45,11 @@ export const PROBLEMS = {
    * file cannot be read or written. Retry-After says when to try again; the outage is logged once.
    */
   DATABASE_UNAVAILABLE: { status: 503, title: "Database unavailable" },
+  /**
+   * Workers: the blob store (the BLOBS bucket) belongs to another deployment (another metadata
+   * database), so this one serves nothing until it gets its own (services/store-owner.ts).
+   */
+  STORE_OWNED_ELSEWHERE: { status: 503, title: "Blob store belongs to another deployment" },
   /** The volume or bucket refused to store more (disk full, quota); nothing of the request was kept. */
   INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
   /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */

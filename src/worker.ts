@@ -3,7 +3,7 @@ import { createWorkerApp } from "./runtime/worker/deps.js";
 
 const app = createWorkerApp();
 
-/** The daily cron of wrangler.toml: also list the bucket for orphan blobs (the other runs only collect). */
+/** The daily cron of wrangler.toml: also list the bucket for blobs D1 has no record of, to log them (the other runs only collect). */
 const SWEEP_CRON = "17 3 * * *";
 
 export default {

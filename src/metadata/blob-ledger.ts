@@ -31,8 +31,11 @@ export interface BlobLedger {
   due(now: number, limit: number): Promise<string[]>;
   /** Deletions claimed before `before` and never finished (their collector died). */
   staleDooms(before: number, limit: number): Promise<{ key: string; doomedAt: number }[]>;
-  /** Records blobs found in storage with no ledger row (orphans), to be looked at after `checkAfter`. */
-  adopt(keys: string[], now: number, checkAfter: number): Promise<number>;
+  /**
+   * The keys of `keys` this database has no record of (no ledger row). Only reported, never
+   * collected: a blob this database did not record may be another deployment's (services/store-owner.ts).
+   */
+  unknown(keys: string[]): Promise<string[]>;
   /** The current state of a key (tests and diagnostics). */
   find(key: string): Promise<{ pending: number; doomedAt: number | null } | null>;
 }
@@ -55,9 +58,8 @@ function changes(result: unknown): number {
   return r.rowsAffected ?? r.meta?.changes ?? 0;
 }
 
-/** D1 binds at most 100 parameters per statement: 90 keys per lookup, 20 rows (4 columns) per insert. */
+/** D1 binds at most 100 parameters per statement: 90 keys per lookup. */
 const KEYS_PER_STATEMENT = 90;
-const ROWS_PER_INSERT = 20;
 
 export const referenced = (key: SQL | string) =>
   sql`(exists (select 1 from ${resources} where ${resources.blobKey} = ${key}) or exists (select 1 from ${revisions} where ${revisions.blobKey} = ${key}))`;
@@ -170,23 +172,15 @@ export function createBlobLedger(db: AnySQLiteDatabase): BlobLedger {
       return rows.map((r) => ({ key: r.key, doomedAt: r.doomedAt as number }));
     },
 
-    async adopt(keys, now, checkAfter) {
-      let adopted = 0;
+    async unknown(keys) {
+      const strangers: string[] = [];
       for (let i = 0; i < keys.length; i += KEYS_PER_STATEMENT) {
         const chunk = keys.slice(i, i + KEYS_PER_STATEMENT);
         const known = await db.select({ key: blobLedger.key }).from(blobLedger).where(inArray(blobLedger.key, chunk));
         const knownKeys = new Set(known.map((r) => r.key));
-        const orphans = chunk.filter((k) => !knownKeys.has(k));
-        for (let j = 0; j < orphans.length; j += ROWS_PER_INSERT) {
-          const inserted = await db
-            .insert(blobLedger)
-            .values(orphans.slice(j, j + ROWS_PER_INSERT).map((key) => ({ key, pending: 0, touchedAt: now, checkAfter })))
-            .onConflictDoNothing()
-            .run();
-          adopted += changes(inserted);
-        }
+        strangers.push(...chunk.filter((k) => !knownKeys.has(k)));
       }
-      return adopted;
+      return strangers;
     },
 
     async find(key) {

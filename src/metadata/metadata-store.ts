@@ -16,6 +16,7 @@ import type { BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import {
   blobLedger,
+  deployment,
   locks,
   type NewResourceRow,
   type ResourceRow,
@@ -107,6 +108,11 @@ export interface MetadataStore {
   ledger: BlobLedger;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
+  /**
+   * This database's deployment id (table `deployment`): made on first use, then the same for every
+   * caller, racing ones and other processes included. The blob store's owner marker holds it.
+   */
+  deploymentId(): Promise<string>;
   /**
    * Gives rows recorded before owners had an issuer (owner set, owner_issuer null) to `issuer`, the
    * only issuer whose tokens could have created them; returns how many rows changed.
@@ -424,6 +430,17 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
       // One index lookup reads the database; counting its rows (as before) took time in proportion to
       // its size on every readiness probe.
       await db.select({ uid: resources.uid }).from(resources).where(eq(resources.uid, "")).limit(1);
+    },
+
+    async deploymentId() {
+      // One batch (one transaction): the first caller's insert wins, every caller reads the winner.
+      const [, rows] = await db.batch([
+        db.insert(deployment).values({ slot: 1, id: crypto.randomUUID(), createdAt: Date.now() }).onConflictDoNothing(),
+        db.select({ id: deployment.id }).from(deployment).where(eq(deployment.slot, 1)),
+      ]);
+      const id = rows[0]?.id;
+      if (id === undefined) throw new Error("the deployment row is missing after its insert");
+      return id;
     },
 
     async adoptLegacyOwners(issuer) {

@@ -210,3 +210,21 @@ export const blobLedger = sqliteTable(
 );
 
 export type BlobLedgerRow = typeof blobLedger.$inferSelect;
+
+/**
+ * This database's identity as a deployment: one row, made the first time a process starts on it
+ * (MetadataStore.deploymentId). The blob store records the id of the one deployment it belongs to
+ * (services/store-owner.ts), so a deployment never starts on, nor collects in, another's store.
+ */
+export const deployment = sqliteTable(
+  "deployment",
+  {
+    /** Always 1: the table holds one row. */
+    slot: integer("slot").primaryKey(),
+    /** A random UUID. */
+    id: text("id").notNull(),
+    /** Epoch milliseconds. */
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [check("deployment_one_row", sql`${t.slot} = 1`)],
+);

@@ -9,16 +9,23 @@ import type { Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
+import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
 export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "platformCompresses"> {
   createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
   /** Default the real time; tests pass a clock they move themselves. */
   clock?: AppDeps["clock"];
+  /** How a refusal names the blob store and the setting that gives a deployment its own. */
+  storeLabel: StoreLabel;
 }
 
-/** Completes the runtime's parts into everything createApp needs. */
+/**
+ * Completes the runtime's parts into everything createApp needs. Throws StoreOwnedElsewhere when
+ * the blob store belongs to another deployment (services/store-owner.ts).
+ */
 export async function createAppDeps(config: Config, logger: Logger, runtime: RuntimeDeps): Promise<AppDeps> {
+  await claimBlobStore({ blobs: runtime.blobs, store: runtime.store, label: runtime.storeLabel });
   if (config.CMS_AUTH_ENABLED && config.CMS_AUTH_ISSUER) {
     // Owners are issuer + subject now; rows from before that were created by this issuer's tokens.
     const adopted = await runtime.store.adoptLegacyOwners(config.CMS_AUTH_ISSUER);

@@ -9,8 +9,12 @@
  * - Only this collector deletes blobs, and only after *dooming* the key in one statement that
  *   re-checks "no row references it, no reservation is live" under the database's serialisation.
  *   A reservation arriving at a doomed key waits until the deletion is over, then stores its own copy.
- * - A reservation never consumed (its process died) counts as abandoned after the grace period;
- *   blobs found in storage with no ledger row (orphans) are adopted and collected after it too.
+ * - A reservation never consumed (its process died) counts as abandoned after the grace period.
+ * - Nothing is ever deleted that the ledger has no row for. Every blob this deployment stores has
+ *   one from its reservation (made before the blob is written) until after its deletion, so a blob
+ *   without one was never this database's to delete: another deployment's sharing the store (one
+ *   that refused to start since the owner marker, or one from before it), or data older than the
+ *   ledger. The sweep only counts such blobs for the log.
  *
  * Assumption (documented in the README): a collector finishes deleting one blob within
  * STALE_DOOM_MS of dooming it; past that, another instance takes the deletion over.
@@ -29,6 +33,20 @@ const WAIT_STEP_MS = 20;
 const BATCH = 200;
 /** Top-level prefix of every content key (storage/keys.ts). */
 const CONTENT_PREFIX = "t/";
+/** Keys listed per ledger lookup by `contentKeyChunks`' callers. */
+const LISTED_PER_LOOKUP = 500;
+
+/** Every content blob key in the store, in chunks (each looked up in the ledger at once). */
+export async function* contentKeyChunks(blobs: BlobStore): AsyncGenerator<string[]> {
+  let chunk: string[] = [];
+  for await (const key of blobs.list(CONTENT_PREFIX)) {
+    chunk.push(key);
+    if (chunk.length < LISTED_PER_LOOKUP) continue;
+    yield chunk;
+    chunk = [];
+  }
+  if (chunk.length > 0) yield chunk;
+}
 
 export interface BlobCollectorDeps {
   blobs: BlobStore;
@@ -163,23 +181,21 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUp
     },
 
     /**
-     * Lists the store and records every blob the ledger does not know (left by a crash, or stored
-     * before the ledger existed) so a pass collects it once the grace period has passed.
+     * Lists the store and counts the blobs the ledger has no record of (see the top of this file:
+     * they are never collected), logging how many and a few of their keys.
      */
     async sweep(): Promise<number> {
-      let adopted = 0;
-      let chunk: string[] = [];
-      const flush = async () => {
-        const at = now();
-        adopted += await ledger.adopt(chunk, at, at + graceMs);
-        chunk = [];
-      };
-      for await (const key of blobs.list(CONTENT_PREFIX)) {
-        chunk.push(key);
-        if (chunk.length >= 500) await flush();
+      let strangers = 0;
+      const examples: string[] = [];
+      for await (const chunk of contentKeyChunks(blobs)) {
+        const unknown = await ledger.unknown(chunk);
+        strangers += unknown.length;
+        examples.push(...unknown.slice(0, 3 - examples.length));
       }
-      await flush();
-      return adopted;
+      if (strangers > 0) {
+        logger?.warn("blobs this database has no record of are in the store; they are left alone", { count: strangers, examples });
+      }
+      return strangers;
     },
   };
 }

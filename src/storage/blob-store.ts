@@ -122,6 +122,18 @@ export interface BlobStore {
    * writes nothing. For readiness probes, which may come every few seconds.
    */
   probe(): Promise<void>;
+  /**
+   * The deployment recorded as this store's owner (storage/owner-marker.ts), or null when none is.
+   * A store belongs to one metadata database: services/store-owner.ts decides at start-up.
+   */
+  owner(): Promise<string | null>;
+  /**
+   * Records `id` as the owner unless one is recorded already, atomically (create-if-absent: of any
+   * number of racing claims, from any number of processes, exactly one is written, whole), and
+   * answers the owner now recorded: `id`, or the one that was there first. RangeError for an id
+   * that is not a plain token (owner-marker.ts).
+   */
+  claimOwner(id: string): Promise<string>;
 }
 
 /** NO_SPACE: the volume is full (ENOSPC, EDQUOT) or the bucket refuses to store more (quota, 507). */

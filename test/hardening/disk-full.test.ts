@@ -38,12 +38,13 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 
 /**
  * Every file under `dir` (temp folders included), relative, sorted; not the `owner` marker of each
- * process's temp folder (driver bookkeeping written at start-up, never a partial upload).
+ * process's temp folder nor the volume's `.cms-owner` (driver bookkeeping written at start-up,
+ * never a partial upload).
  */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile() && !(e.name === "owner" && e.parentPath.includes("/.tmp/")))
+    .filter((e) => e.isFile() && !(e.name === "owner" && e.parentPath.includes("/.tmp/")) && !(e.name === ".cms-owner" && e.parentPath === dir))
     .map((e) => join(e.parentPath, e.name).slice(dir.length))
     .sort();
 }

@@ -100,11 +100,11 @@ export function cmsClient(app: TestApp, tenant: string, token?: string): Client 
   return client;
 }
 
-/** Every blob file under the volume (driver bookkeeping such as `.tmp/` excluded). */
+/** Every blob file under the volume (driver bookkeeping such as `.tmp/` and `.cms-owner` excluded). */
 export async function volumeFiles(app: TestApp): Promise<string[]> {
   const entries = await readdir(app.volume, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile() && !e.parentPath.includes("/."))
+    .filter((e) => e.isFile() && !e.parentPath.includes("/.") && !e.name.startsWith("."))
     .map((e) => `${e.parentPath}/${e.name}`)
     .sort();
 }

@@ -1,7 +1,8 @@
 /**
  * A real S3-compatible server for driver tests: s3rver on 127.0.0.1 (an OS-assigned port) over a
- * temp directory, with two fixes where s3rver 3.7 falls short of S3: AbortMultipartUpload (it
- * answers 405) and atomic overwrites (it rewrites object files in place; S3 never shows a partial object).
+ * temp directory, with three fixes where s3rver 3.7 falls short of S3: AbortMultipartUpload (it
+ * answers 405), atomic overwrites (it rewrites object files in place; S3 never shows a partial
+ * object) and conditional writes (`If-None-Match: *` on PutObject; it ignores the header).
  */
 import { randomUUID } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rename, rm } from "node:fs/promises";
@@ -25,6 +26,7 @@ export const s3Settings = (s3: { endpoint: string; bucket: string }, endpoint = 
 /** The slice of s3rver's (untyped, CommonJS) API this helper uses. */
 interface KoaContext {
   method: string;
+  headers: Record<string, string | string[] | undefined>;
   path: string;
   query: Record<string, string | string[] | undefined>;
   status: number;
@@ -46,6 +48,7 @@ interface S3rverStore {
   putBucket(name: string): Promise<unknown>;
   deleteBucket(name: string): Promise<void>;
   listObjects(bucket: string, options: { prefix?: string }): Promise<{ objects: { key: string }[] }>;
+  existsObject(bucket: string, key: string): Promise<boolean>;
 }
 interface S3rverInstance {
   middleware: KoaMiddleware[];
@@ -102,6 +105,37 @@ function abortMultipartShim(directory: string): KoaMiddleware {
     }
     await rm(dir, { recursive: true, force: true });
     ctx.status = 204;
+  };
+}
+
+/**
+ * Conditional writes (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html):
+ * a PutObject with `If-None-Match: *` answers 412 PreconditionFailed when the key exists, and of
+ * racing ones exactly one is written. s3rver ignores the header (it would overwrite); AWS S3, R2
+ * and MinIO honour it. This adds it in front, one conditional write per key at a time.
+ */
+function conditionalPutShim(store: S3rverStore): KoaMiddleware {
+  const busy = new Map<string, Promise<void>>();
+  return async (ctx, next) => {
+    if (ctx.method !== "PUT" || ctx.headers["if-none-match"] !== "*" || ctx.query.uploadId !== undefined) return next();
+    const [, bucket = "", ...keyParts] = ctx.path.split("/");
+    const key = decodeURIComponent(keyParts.join("/"));
+    const id = `${bucket}/${key}`;
+    while (busy.has(id)) await busy.get(id);
+    let done = () => {};
+    busy.set(id, new Promise<void>((resolve) => (done = resolve)));
+    try {
+      if (await store.existsObject(bucket, key)) {
+        ctx.status = 412;
+        ctx.type = "application/xml";
+        ctx.body = "<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>";
+        return;
+      }
+      await next();
+    } finally {
+      busy.delete(id);
+      done();
+    }
   };
 }
 
@@ -162,7 +196,7 @@ export async function startS3Server(): Promise<S3TestServer> {
     silent: true,
     configureBuckets: [{ name: bucket }],
   });
-  server.middleware.unshift(abortMultipartShim(directory)); // Koa composes middleware at listen time
+  server.middleware.unshift(abortMultipartShim(directory), conditionalPutShim(server.store)); // Koa composes middleware at listen time
   makeWritesAtomic(server.store);
   const address = await server.run();
   return {

@@ -43,8 +43,8 @@ function start(env: Record<string, string>, runtime: ServerRuntime = "node") {
 }
 
 /** Runs a server expected to refuse to start; resolves with its exit code and output. */
-export function runUntilExit(env: Record<string, string>, timeoutMs = 20_000): Promise<ExitResult> {
-  const child = start(env);
+export function runUntilExit(env: Record<string, string>, timeoutMs = 20_000, runtime: ServerRuntime = "node"): Promise<ExitResult> {
+  const child = start(env, runtime);
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (d) => (stdout += d));

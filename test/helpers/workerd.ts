@@ -58,8 +58,14 @@ async function workerdChildren(): Promise<Set<number>> {
 
 export async function startWorkerd(
   bundle: WorkerBundle,
-  /** `onLog`: each line the Worker writes to its console (then not echoed to this process's output). */
-  options: { bindings: Record<string, string>; persistDir?: string; onLog?: (message: string) => void },
+  options: {
+    bindings: Record<string, string>;
+    persistDir?: string;
+    /** R2's directory instead of `<persistDir>/r2`: two Workers with their own D1 on one bucket. */
+    r2PersistDir?: string;
+    /** Each line the Worker writes to its console (then not echoed to this process's output). */
+    onLog?: (message: string) => void;
+  },
 ): Promise<WorkerdServer> {
   const before = await workerdChildren();
   const mf = new Miniflare({
@@ -74,6 +80,7 @@ export async function startWorkerd(
     d1Databases: ["DB"],
     // Without a directory both live in memory and go with the instance.
     ...(options.persistDir ? { r2Persist: join(options.persistDir, "r2"), d1Persist: join(options.persistDir, "d1") } : {}),
+    ...(options.r2PersistDir ? { r2Persist: options.r2PersistDir } : {}),
     assets: {
       directory: join(ROOT, "public"),
       binding: "ASSETS",

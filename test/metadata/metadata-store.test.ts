@@ -276,3 +276,21 @@ describe("migrations", () => {
   });
 });
 
+
+describe("deployment id", () => {
+  it("is made once, on first use: every caller, racing or later, and every reopening get the same; another database has another", async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => store.deploymentId()));
+    expect(new Set(ids).size).toBe(1);
+    expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    close();
+    const reopened = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+    close = reopened.close;
+    expect(await createMetadataStore(reopened.db).deploymentId()).toBe(ids[0]);
+    const other = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "other.db")}` });
+    try {
+      expect(await createMetadataStore(other.db).deploymentId()).not.toBe(ids[0]);
+    } finally {
+      other.close();
+    }
+  });
+});

@@ -111,10 +111,11 @@ describe("query plans", () => {
     await ledger.staleDooms(200_000, 10);
     await ledger.forget("t/k5", 100_001);
     await ledger.postpone("t/k4", 60_000);
-    await ledger.adopt(["t/k6", "t/k7"], 1000, 2000);
+    await ledger.unknown(["t/k4", "t/k6"]);
     await ledger.find("t/k6");
     await store.adoptLegacyOwners("https://issuer.example");
     await store.ping();
+    await store.deploymentId();
     // Resumable uploads.
     const { tusUploads } = store;
     const reservation = { tenantId: "t", bytes: 10, resources: 0, ingressBytes: 0, day: 0, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };

@@ -160,15 +160,22 @@ describe("blob lifetime", () => {
     expect(await blobs.head(blob.key)).toBeNull();
   });
 
-  it("adopts blobs the ledger does not know (orphans) and collects them after the grace period", async () => {
-    const orphan = await contentKey("t", sha("orphan"));
-    await blobs.put(orphan as BlobKey, streamOf(bytes("orphan")));
+  it("never deletes a blob the ledger has no record of (another deployment's, or older data): sweeps only count it", async () => {
+    const stranger = await contentKey("t", sha("not ours"));
+    await blobs.put(stranger as BlobKey, streamOf(bytes("not ours")));
     const { blob: kept } = await createWith("kept");
     expect(await collector.sweep()).toBe(1);
     expect((await collector.pass()).removed).toBe(0);
     clock += GRACE_MS + 1;
-    expect((await collector.pass()).removed).toBe(1);
-    expect(await blobs.head(orphan)).toBeNull();
+    expect((await collector.pass()).removed).toBe(0);
+    expect(await collector.sweep()).toBe(1);
+    clock += 100 * GRACE_MS;
+    expect((await collector.pass()).removed).toBe(0);
+    // Handed the key directly (a purge's or a failed create's list), the collector still refuses it.
+    expect(await collector.collect([stranger])).toBe(0);
+    await collector.release(stranger);
+    expect(await blobs.head(stranger)).not.toBeNull();
+    expect(await store.ledger.find(stranger)).toBeNull();
     expect(await blobs.head(kept.key)).not.toBeNull();
   });
 

@@ -439,5 +439,33 @@ export function describeBlobStore(name: string, setup: () => Promise<BlobStoreFi
       await expect(store.probe()).resolves.toBeUndefined();
       expect(await collect(store.list(""))).toEqual(["probe/a"]);
     });
+
+    // The owner marker: a store belongs to the one deployment (metadata database) that claimed it first.
+    describe("owner", () => {
+      it("has none until claimed; the first claim is kept, later ones answer it", async () => {
+        expect(await store.owner()).toBeNull();
+        expect(await store.claimOwner("deployment-a")).toBe("deployment-a");
+        expect(await store.claimOwner("deployment-b")).toBe("deployment-a");
+        expect(await store.claimOwner("deployment-a")).toBe("deployment-a");
+        expect(await store.owner()).toBe("deployment-a");
+      });
+
+      it("claims racing each other: exactly one deployment wins and every caller learns which", async () => {
+        const ids = Array.from({ length: 6 }, (_, i) => `deployment-${i}`);
+        const answers = await Promise.all([...ids, ...ids].map((id) => store.claimOwner(id)));
+        expect(new Set(answers).size).toBe(1);
+        expect(ids).toContain(answers[0]);
+        expect(await store.owner()).toBe(answers[0]);
+      });
+
+      it("is no blob: never listed, and refuses an id that is not a plain token", async () => {
+        await store.put(key("a"), streamOf(bytesOf("x")));
+        await store.claimOwner("deployment-a");
+        expect(await collect(store.list(""))).toEqual(["a"]);
+        await expect(store.claimOwner("")).rejects.toThrow(RangeError);
+        await expect(store.claimOwner("two\nlines")).rejects.toThrow(RangeError);
+        expect(await store.owner()).toBe("deployment-a");
+      });
+    });
   });
 }

@@ -1,9 +1,19 @@
 /** The blob store CMS_STORAGE chooses (fs volume or S3), checked usable, with the small-blob memory cache in front. */
 import type { Config } from "../../config.js";
+import type { StoreLabel } from "../../services/store-owner.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { createCachedBlobStore } from "../../storage/drivers/cached.js";
 import { createFsBlobStore } from "../../storage/drivers/fs.js";
 import { createS3BlobStore } from "../../storage/drivers/s3.js";
+
+/** How start-up names the store CMS_STORAGE chooses when another deployment owns it (services/store-owner.ts). */
+export function storeLabelOf(config: Config): StoreLabel {
+  if (config.CMS_STORAGE !== "s3") return { store: `the volume CMS_VOLUME=${config.CMS_VOLUME}`, setting: "CMS_VOLUME" };
+  return {
+    store: `the bucket CMS_S3_BUCKET=${config.CMS_S3_BUCKET} with CMS_S3_PREFIX=${JSON.stringify(config.CMS_S3_PREFIX ?? "")}`,
+    setting: "CMS_S3_PREFIX",
+  };
+}
 
 /** The store, and `close` for a graceful stop (the fs volume's own temp folder goes; S3 holds nothing). */
 export async function openBlobStorage(config: Config): Promise<{ blobs: BlobStore; close(): Promise<void> }> {

@@ -1,5 +1,6 @@
 /**
- * Runs the blob collector in a Node/Bun process: a storage sweep for orphans at start-up and daily,
+ * Runs the blob collector in a Node/Bun process: a storage sweep counting blobs the database has no
+ * record of (never deleted: see blob-collector.ts) at start-up and daily,
  * and a collection pass every `intervalMs` (the Worker runs the same pass from its cron trigger).
  * Passes never overlap; `stop` waits for the running one, so the database can close after it.
  */
@@ -16,8 +17,7 @@ export function scheduleCollector(collector: BlobCollector, intervalMs: number, 
   const run = async () => {
     if (Date.now() - lastSweep >= SWEEP_EVERY_MS) {
       lastSweep = Date.now();
-      const adopted = await collector.sweep();
-      if (adopted > 0) logger.info("orphan blobs found", { adopted });
+      await collector.sweep(); // logs blobs this database has no record of; never deletes them
     }
     const figures = await collector.pass();
     if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0) logger.info("blobs collected", { ...figures });

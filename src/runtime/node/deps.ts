@@ -11,7 +11,7 @@ import { createMetadataStore } from "../../metadata/metadata-store.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
 import { createBlobCollector } from "../../services/blob-collector.js";
 import { createAppDeps } from "../app-deps.js";
-import { openBlobStorage } from "./blob-storage.js";
+import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
 import { openDatabase } from "./database.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
@@ -38,6 +38,7 @@ export async function createServerDeps(
   const resourceStore = createMetadataStore(database.db);
   const url = config.CMS_DATABASE_URL;
   const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS, health) : null;
+  // A store of another deployment (or any other failure here) gives the volume and database back.
   const deps = await createAppDeps(config, logger, {
     blobs,
     store: store ?? resourceStore,
@@ -45,6 +46,12 @@ export async function createServerDeps(
     readAsset: readSwaggerAsset,
     platformCompresses: false,
     clock,
+    storeLabel: storeLabelOf(config),
+  }).catch(async (err: unknown) => {
+    store?.close();
+    database.close();
+    await closeBlobs();
+    throw err;
   });
   const collector = !collectBlobs ? null : scheduleCollector(
     createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger, tusUploads: resourceStore.tusUploads }),

@@ -21,7 +21,9 @@ import { availableParallelism } from "node:os";
 import { type Config, ConfigError } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth } from "../../metadata/database-health.js";
-import { openBlobStorage } from "./blob-storage.js";
+import { createMetadataStore } from "../../metadata/metadata-store.js";
+import { claimBlobStore } from "../../services/store-owner.js";
+import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { openDatabase } from "./database.js";
 
 /** Environment variable the primary gives each worker: its slot, 1…N (kept by a replacement). */
@@ -46,9 +48,19 @@ export const isPrimaryOf = (count: number) => count > 1 && cluster.isPrimary;
 
 /** Runs the primary: prepares storage and database once, forks `count` workers, replaces, stops. */
 export async function runPrimary(config: Config, count: number, logger: Logger): Promise<void> {
-  // Checked (and crashed uploads' leftovers swept) once, before any worker starts; the primary keeps no store.
-  await (await openBlobStorage(config)).close();
-  (await openDatabase(config, createDatabaseHealth(logger))).close();
+  // Checked (and crashed uploads' leftovers swept, the store claimed) once, before any worker
+  // starts, so a refusal is one line from the primary; the primary keeps no store.
+  const storage = await openBlobStorage(config);
+  try {
+    const database = await openDatabase(config, createDatabaseHealth(logger));
+    try {
+      await claimBlobStore({ blobs: storage.blobs, store: createMetadataStore(database.db), label: storeLabelOf(config) });
+    } finally {
+      database.close();
+    }
+  } finally {
+    await storage.close();
+  }
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this server runs");
   }

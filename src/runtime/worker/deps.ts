@@ -10,6 +10,7 @@ import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { createBlobCollector } from "../../services/blob-collector.js";
+import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
@@ -81,6 +82,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
     },
     // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
     platformCompresses: true,
+    storeLabel: { store: "the R2 bucket bound as BLOBS", setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)" },
   });
 }
 
@@ -89,8 +91,9 @@ type Built = { app: App; deps: AppDeps; config: Config; logger: Logger } | { mis
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
  * the same env object to every request). Bad settings answer every request with a 500 problem,
- * logged once with the setting names only (values may be secrets). Other start-up failures are
- * not cached, so the next request retries.
+ * logged once with the setting names only (values may be secrets); a BLOBS bucket owned by another
+ * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
+ * Other start-up failures are not cached, so the next request retries.
  */
 export function createWorkerApp(): WorkerApp {
   const built = new WeakMap<object, Promise<Built>>();
@@ -102,6 +105,11 @@ export function createWorkerApp(): WorkerApp {
       const deps = await createWorkerDeps(env, config, logger);
       return { app: createApp(deps), deps, config, logger };
     } catch (err) {
+      if (err instanceof StoreOwnedElsewhere) {
+        // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
+        consoleLogger().error("cannot start", { error: err.message });
+        return { misconfigured: new ProblemError("STORE_OWNED_ELSEWHERE", "this deployment's blob store belongs to another deployment; see the log") };
+      }
       if (!(err instanceof ConfigError)) throw err;
       const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
       consoleLogger().error("invalid configuration", { settings });
@@ -132,7 +140,7 @@ export function createWorkerApp(): WorkerApp {
         logger: deps.logger,
         tusUploads: deps.store.tusUploads,
       });
-      if (sweep) deps.logger.info("orphan blobs found", { adopted: await collector.sweep() });
+      if (sweep) await collector.sweep(); // logs blobs D1 has no record of; never deletes them
       deps.logger.info("blobs collected", { ...(await collector.pass()) });
     },
 

@@ -285,6 +285,8 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),
     probe: () => inner.probe(),
+    owner: () => inner.owner(),
+    claimOwner: (id: string) => inner.claimOwner(id),
 
     stats: () => ({ hits, misses, entries: entries.size, bytes }),
     clear() {

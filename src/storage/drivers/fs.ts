@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { constants, read as readAt, readSync } from "node:fs";
-import { access, lstat, mkdir, open, opendir, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
+import { access, link, lstat, mkdir, open, opendir, readFile, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
@@ -20,6 +20,7 @@ import {
 } from "../blob-store.js";
 import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
+import { decodeOwner, encodeOwner, OWNER_MARKER } from "../owner-marker.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 import { claimTempDir, sweepTempRoot } from "./fs-temp.js";
 import { createOpenFiles } from "./open-files.js";
@@ -368,6 +369,46 @@ class FsStore implements FsBlobStore {
     } catch (err) {
       throw new StorageError(DRIVER, "IO", `blob store root ${this.root} is not usable: ${describe(err)}`, { cause: err });
     }
+  }
+
+  async owner(): Promise<string | null> {
+    const text = await readFile(path.join(this.root, OWNER_MARKER), "utf8").catch((err: unknown) => {
+      if (isMissing(err)) return null;
+      throw ioError("read owner marker", err);
+    });
+    return text === null ? null : decodeOwner(DRIVER, text);
+  }
+
+  /**
+   * The marker is written whole to this process's temp folder, then hard-linked into place: link()
+   * fails with EEXIST if the name exists, in one step, so of racing claims (any processes, any
+   * hosts sharing the volume) exactly one succeeds, and nobody ever reads a partial marker.
+   */
+  async claimOwner(id: string): Promise<string> {
+    const bytes = encodeOwner(id);
+    const marker = path.join(this.root, OWNER_MARKER);
+    const temp = path.join(this.#tmpDir, `${randomUUID()}.owner`);
+    try {
+      const handle = await io("write owner marker", () => open(temp, "wx"));
+      try {
+        await io("write owner marker", () => writeFully(handle, bytes, 0));
+        await io("fsync owner marker", () => handle.sync());
+      } finally {
+        await handle.close().catch(noop);
+      }
+      try {
+        await link(temp, marker);
+        await fsyncDir(this.root);
+        return id;
+      } catch (err) {
+        if (errorCode(err) !== "EEXIST") throw ioError("record owner marker", err);
+      }
+    } finally {
+      await rm(temp, { force: true }).catch(noop);
+    }
+    const owner = await this.owner();
+    if (owner === null) throw new StorageError(DRIVER, "IO", `the owner marker ${OWNER_MARKER} vanished while it was claimed`);
+    return owner;
   }
 
   sweepTemp(options: { olderThanMs?: number } = {}): Promise<number> {

@@ -6,6 +6,7 @@ import type { BlobInfo, BlobKey, BlobObject, BlobStore, PutOptions } from "../bl
 import { parseBlobKey, parseKeyPrefix } from "../keys.js";
 import { checkChunk, checkHash, checkLimit, targetOrCancel } from "../put-checks.js";
 import { checkRange } from "../driver-kit.js";
+import { checkOwnerId } from "../owner-marker.js";
 import { toHex } from "../../lib/sha256.js";
 
 export const DRIVER = "memory";
@@ -74,6 +75,7 @@ function bytesStream(bytes: Uint8Array, start: number, end: number): ReadableStr
 export function createMemoryBlobStore(): BlobStore {
   const blobs = new Map<BlobKey, StoredBlob>();
   const info = ({ size, sha256 }: StoredBlob): BlobInfo => ({ size, sha256 });
+  let ownerId: string | null = null;
 
   return {
     driver: DRIVER,
@@ -123,5 +125,15 @@ export function createMemoryBlobStore(): BlobStore {
     async check() {},
 
     async probe() {},
+
+    async owner() {
+      return ownerId;
+    },
+
+    async claimOwner(id) {
+      checkOwnerId(id);
+      ownerId ??= id; // synchronous: racing claims cannot interleave
+      return ownerId;
+    },
   };
 }

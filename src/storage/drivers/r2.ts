@@ -16,6 +16,7 @@ import {
 import { checkRangeShape, rangeOutside } from "../driver-kit.js";
 import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
+import { decodeOwner, encodeOwner, OWNER_MARKER } from "../owner-marker.js";
 import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
 
 export const DRIVER = "r2";
@@ -39,7 +40,7 @@ export interface R2BucketLike {
   put(
     key: string,
     value: ReadableStream | ArrayBuffer | ArrayBufferView | null,
-    options?: { customMetadata?: Record<string, string>; sha256?: string },
+    options?: { customMetadata?: Record<string, string>; sha256?: string; onlyIf?: Headers },
   ): Promise<R2ObjectLike | null>;
   delete(keys: string | string[]): Promise<void>;
   list(options?: { prefix?: string; cursor?: string; limit?: number }): Promise<{
@@ -59,6 +60,7 @@ export interface R2ObjectLike {
 
 export interface R2ObjectBodyLike extends R2ObjectLike {
   body: ReadableStream<Uint8Array>;
+  text(): Promise<string>;
 }
 
 export interface R2UploadedPartLike {
@@ -210,6 +212,21 @@ class R2Store implements BlobStore {
     } catch (err) {
       throw new StorageError(DRIVER, "IO", `R2 bucket does not answer: ${describe(err)}`, { cause: err });
     }
+  }
+
+  async owner(): Promise<string | null> {
+    const object = await io("read owner marker", () => this.#bucket.get(OWNER_MARKER));
+    return object ? decodeOwner(DRIVER, await io("read owner marker", () => object.text())) : null;
+  }
+
+  /** A conditional put (`If-None-Match: *`): R2 stores it only if the key is absent, else answers null. */
+  async claimOwner(id: string): Promise<string> {
+    const bytes = encodeOwner(id);
+    const written = await io("record owner marker", () => this.#bucket.put(OWNER_MARKER, bytes, { onlyIf: new Headers({ "If-None-Match": "*" }) }));
+    if (written) return id;
+    const owner = await this.owner();
+    if (owner === null) throw new StorageError(DRIVER, "IO", `the owner marker ${OWNER_MARKER} vanished while it was claimed`);
+    return owner;
   }
 
   #info(object: R2ObjectLike): BlobInfo {

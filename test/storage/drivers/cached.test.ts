@@ -88,6 +88,8 @@ function instrumented() {
     list: (prefix) => inner.list(prefix),
     check: () => inner.check(),
     probe: () => inner.probe(),
+    owner: () => inner.owner(),
+    claimOwner: (id) => inner.claimOwner(id),
   };
   return {
     store,

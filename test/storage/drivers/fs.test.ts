@@ -75,6 +75,16 @@ describe("fs driver extras", () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  it("stores of several processes on one volume: racing owner claims, exactly one written whole, no temp file left", async () => {
+    const others = await Promise.all([1, 2, 3].map(() => createFsBlobStore({ root })));
+    const stores = [store, ...others];
+    const answers = await Promise.all(stores.map((s, i) => s.claimOwner(`deployment-${i}`)));
+    expect(new Set(answers).size).toBe(1);
+    expect(await readFile(path.join(root, ".cms-owner"), "utf8")).toBe(`{"deployment":"${answers[0]}"}\n`);
+    expect((await tmpEntries()).filter((e) => e.endsWith(".owner"))).toEqual([]);
+    await Promise.all(others.map((s) => s.close()));
+  });
+
   /** Temp entries: loose ones in `.tmp/`, and upload files in the per-process folders (owner markers excluded). */
   const tmpEntries = async () => {
     const entries = await readdir(path.join(store.root, ".tmp"), { recursive: true, withFileTypes: true });

@@ -13,6 +13,7 @@ import {
   type PutOptions,
 } from "../../blob-store.js";
 import { parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../../keys.js";
+import { decodeOwner, encodeOwner, OWNER_MARKER } from "../../owner-marker.js";
 import { commitContentAddressed, targetOrCancel } from "../../put-checks.js";
 import type { S3Client } from "./client.js";
 import { DRIVER } from "./errors.js";
@@ -151,6 +152,43 @@ export class S3Store implements BlobStore {
       throw new StorageError(DRIVER, "IO", `bucket "${this.#client.bucket}" at ${this.#client.endpointLabel} does not answer: ${this.#client.redact(detail)}`, {
         cause: err,
       });
+    }
+  }
+
+  async owner(): Promise<string | null> {
+    const response = await this.#client.send("GetObject", { method: "GET", key: this.#prefix + OWNER_MARKER, allow: [404] });
+    const body = await response.text();
+    if (response.status !== 404) return decodeOwner(DRIVER, body);
+    // As in `get`: NoSuchBucket is a misconfiguration, not a store without an owner.
+    if (xmlText(body, "Code") === "NoSuchBucket") throw await this.#client.error("GetObject", response, body);
+    return null;
+  }
+
+  /**
+   * A conditional PutObject, `If-None-Match: *` (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html;
+   * R2 and MinIO honour it too): 412 when the marker exists, so exactly one racing claim writes it.
+   * A server that ignores the header would let a later claim overwrite the first; the read before
+   * it narrows that to claims racing within one round trip (s3rver ignores it: the tests add it).
+   */
+  async claimOwner(id: string): Promise<string> {
+    const bytes = encodeOwner(id);
+    const existing = await this.owner();
+    if (existing !== null) return existing;
+    for (let attempt = 1; ; attempt++) {
+      const response = await this.#client.send("PutObject", {
+        method: "PUT",
+        key: this.#prefix + OWNER_MARKER,
+        headers: { "Content-Type": "application/json", "If-None-Match": "*", "X-Amz-Content-Sha256": new Sha256().update(bytes).hex() },
+        body: bytes,
+        // 409 ConditionalRequestConflict: another conditional write of the key is in flight; look again.
+        allow: [409, 412],
+      });
+      await response.body?.cancel();
+      if (response.ok) return id;
+      const owner = await this.owner();
+      if (owner !== null) return owner;
+      if (attempt >= 5) throw new StorageError(DRIVER, "IO", `PutObject of ${OWNER_MARKER} failed: HTTP ${response.status} and no owner recorded`);
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     }
   }
 
