@@ -31,6 +31,11 @@ export interface RequestContext {
   /** The caller: its issuer and subject are recorded as the owner; its tenants confine the request. */
   principal: Principal;
   signal?: AbortSignal;
+  /**
+   * For a streamed upload: at least this many bytes will arrive (0 when unknown). The tenant's
+   * quotas are checked against it before any is read, so a full tenant is refused at once (507).
+   */
+  atLeastBytes?: number;
 }
 
 export interface NewResource {
@@ -128,6 +133,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
 
     async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
+      if (ctx.atLeastBytes !== undefined) await deps.quotas.precheck(input.resourceTenantId, ctx.atLeastBytes);
       const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
       const stored: StoredBlob[] = [];
       try {

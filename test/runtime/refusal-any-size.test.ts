@@ -1,0 +1,69 @@
+/**
+ * Issue 25 §3, the server's side, through the real `curl`: a 100 MB streamed upload refused before
+ * its file is read (401, 403, 413, 507) reads as that refusal. With curl's default
+ * `Expect: 100-continue` the refusal comes instead of `100 Continue`, so the body is never sent
+ * (507 needs the upload's fields, so its file is cut short once they are read); with `Expect:`
+ * disabled the body is on the wire when the answer comes, and the server keeps reading (bounded)
+ * until the client has it, instead of resetting a connection curl is still writing to.
+ */
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BODY_BYTES, type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
+
+const run = promisify(execFile);
+const figures: string[] = [];
+
+let stack: RefusalStack;
+beforeAll(async () => {
+  stack = await startRefusalStack();
+}, 60_000);
+afterAll(async () => {
+  if (figures.length > 0) console.info(`curl, 100 MB upload:\n${figures.join("\n")}`);
+  await stack?.close();
+});
+
+/** curl's multipart upload of the 100 MB file: the answer's body, status and the bytes curl sent. */
+async function curlUpload(baseUrl: string, tenant: string, token: string | undefined, headers: string[]) {
+  const args = ["-sS", "--max-time", "60", "-w", "\n%{http_code} %{size_upload}", "-F", `resourceTenantId=${tenant}`, "-F", "resourceAuthor=curl", "-F", `file=@${stack.bigFile}`];
+  if (token) args.push("-H", `Authorization: Bearer ${token}`);
+  for (const h of headers) args.push("-H", h);
+  const { stdout } = await run("curl", [...args, `${baseUrl}/cms/v1.0/uploadResource`], { maxBuffer: 1024 * 1024 });
+  const cut = stdout.lastIndexOf("\n");
+  const [status, sent] = stdout.slice(cut + 1).split(" ").map(Number);
+  return { body: JSON.parse(stdout.slice(0, cut)) as { code: string; status: number }, status, sent: sent as number };
+}
+
+describe("a 100 MB upload refused before its file is read answers the refusal through curl", () => {
+  const kinds = [
+    [401, "no token, auth on"],
+    [403, "a token without the creator role"],
+    [413, "over CMS_MAX_RESOURCE_BYTES"],
+    [507, "over the tenant's bytes quota"],
+  ] as const;
+
+  it.each(kinds)("%i (%s), with curl's Expect: 100-continue: refused instead of 100, so the body is not sent", async (status) => {
+    const refusal = stack.refusals.find((r) => r.status === status)!;
+    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () => curlUpload(refusal.baseUrl, refusal.tenant, refusal.token, []));
+    expect(result.status).toBe(status);
+    expect(result.body).toMatchObject({ status, code: refusal.code });
+    if (status === 507) {
+      // The quota is the tenant's, named in the body's fields: 100 Continue goes out, the file is cut short.
+      expect(result.sent).toBeLessThan(BODY_BYTES);
+    } else {
+      expect(result.sent).toBe(0);
+    }
+    figures.push(`  ${status} Expect: 100-continue: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
+  });
+
+  it.each(kinds)("%i (%s), with Expect disabled: the answer arrives while curl is still sending", async (status) => {
+    const refusal = stack.refusals.find((r) => r.status === status)!;
+    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () => curlUpload(refusal.baseUrl, refusal.tenant, refusal.token, ["Expect:"]));
+    expect(result.status).toBe(status);
+    expect(result.body).toMatchObject({ status, code: refusal.code });
+    // The server kept reading after its answer until curl, having read it, stopped and closed.
+    expect(server).toMatchObject({ outcome: "client closed" });
+    expect(server?.receivedBytes).toBeLessThan(BODY_BYTES);
+    figures.push(`  ${status} no Expect: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes} B (${server?.outcome}, ${server?.lingeredMs} ms after the answer), ${ms} ms`);
+  });
+});
