@@ -25,7 +25,9 @@ afterAll(async () => {
 
 /** curl's multipart upload of the 100 MB file: the answer's body, status and the bytes curl sent. */
 async function curlUpload(baseUrl: string, tenant: string, token: string | undefined, headers: string[]) {
-  const args = ["-sS", "--max-time", "60", "-w", "\n%{http_code} %{size_upload}", "-F", `resourceTenantId=${tenant}`, "-F", "resourceAuthor=curl", "-F", `file=@${stack.bigFile}`];
+  // --expect100-timeout: curl sends the body anyway after 1 s without an answer; on a loaded machine
+  // the first token check (the IdP's keys are fetched) can take that long.
+  const args = ["-sS", "--max-time", "60", "--expect100-timeout", "30", "-w", "\n%{http_code} %{size_upload}", "-F", `resourceTenantId=${tenant}`, "-F", "resourceAuthor=curl", "-F", `file=@${stack.bigFile}`];
   if (token) args.push("-H", `Authorization: Bearer ${token}`);
   for (const h of headers) args.push("-H", h);
   const { stdout } = await run("curl", [...args, `${baseUrl}/cms/v1.0/uploadResource`], { maxBuffer: 1024 * 1024 });

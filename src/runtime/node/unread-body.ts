@@ -37,35 +37,44 @@ const hasBody = (req: IncomingMessage) =>
 const drainable = (req: IncomingMessage) =>
   req.headers["transfer-encoding"] === undefined && Number(req.headers["content-length"]) <= DRAIN_MAX_BYTES;
 
+/** How often the bounds are checked: a body node:http drops itself (no reader) never reaches `req`. */
+const CHECK_EVERY_MS = 20;
+
 /** Reads and drops the rest of `req`'s body within the bounds; `done` says how it stopped. */
 function discard(req: IncomingMessage, maxBytes: number, maxMs: number, done: (outcome: Outcome) => void): void {
   if (req.complete || req.destroyed) {
     done(req.complete ? "body ended" : "client closed");
     return;
   }
-  let bytes = 0;
-  let stopped = false;
   const { socket } = req;
+  // Counted on the connection: node:http's parser drops the body of a request nobody reads
+  // without pushing it to `req`.
+  const startBytes = socket.bytesRead;
+  const deadline = performance.now() + maxMs;
+  let stopped = false;
   const stop = (outcome: Outcome) => {
     if (stopped) return;
     stopped = true;
-    clearTimeout(timer);
-    req.off("data", onData);
+    clearInterval(check);
+    req.off("data", keepFlowing);
     socket.off("end", clientDone);
     socket.off("close", clientDone);
     done(outcome);
   };
   // The client's FIN or close: nothing more will come (after an answer node:http no longer tells `req`).
   const clientDone = () => stop(req.complete ? "body ended" : "client closed");
-  const onData = (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (bytes > maxBytes) return stop("byte limit");
-    // A Web stream the app opened over `req` pauses it whenever its queue is full; keep it flowing.
-    req.resume();
+  const overBounds = () => {
+    if (socket.bytesRead - startBytes > maxBytes) stop("byte limit");
+    else if (performance.now() > deadline) stop("time limit");
   };
-  const timer = setTimeout(() => stop("time limit"), maxMs);
-  timer.unref();
-  req.on("data", onData);
+  // A Web stream the app opened over `req` pauses it whenever its queue is full; keep it flowing.
+  const keepFlowing = () => {
+    req.resume();
+    overBounds();
+  };
+  const check = setInterval(overBounds, CHECK_EVERY_MS);
+  check.unref();
+  req.on("data", keepFlowing);
   req.once("end", () => stop("body ended"));
   req.once("close", clientDone);
   socket.once("end", clientDone);
