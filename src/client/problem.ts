@@ -1,4 +1,5 @@
 /** Errors of the typed client: the server's RFC 9457 problem, typed as the document declares it. */
+import { PROBLEMS, type ProblemCode } from "../problems.js";
 import type { components } from "./openapi.js";
 
 export type Problem = components["schemas"]["Problem"];
@@ -17,7 +18,10 @@ export class CmsProblem extends Error {
     this.retryAfter = retryAfter;
   }
 
-  /** Reads a failed response's problem document; tolerates proxies that answer HTML or nothing. */
+  /**
+   * Reads a failed response's problem document; tolerates proxies that answer HTML or nothing, and
+   * a body cut off (the connection reset after an early refusal): the status still says what it was.
+   */
   static async from(response: Response): Promise<CmsProblem> {
     const retry = Number(response.headers.get("retry-after"));
     const retryAfter = Number.isFinite(retry) && retry > 0 ? retry : undefined;
@@ -27,9 +31,20 @@ export class CmsProblem extends Error {
     } catch {
       // not JSON: fall through to a problem made from the status
     }
-    const code = response.status >= 500 ? "INTERNAL" : "VALIDATION_FAILED";
-    return new CmsProblem({ type: "about:blank", title: response.statusText, status: response.status, detail: `HTTP ${response.status} ${response.statusText}`, code }, retryAfter);
+    return CmsProblem.ofStatus(response, retryAfter);
   }
+
+  /** A problem made from the status alone, when no problem document came. */
+  static ofStatus(response: Response, retryAfter?: number): CmsProblem {
+    const { status, statusText } = response;
+    return new CmsProblem({ type: "about:blank", title: statusText, status, detail: `HTTP ${status} ${statusText}`.trimEnd(), code: codeOf(status) }, retryAfter);
+  }
+}
+
+/** The first problem code of `status` in the server's table, else a generic one. */
+function codeOf(status: number): ProblemCode {
+  const code = (Object.keys(PROBLEMS) as ProblemCode[]).find((c) => PROBLEMS[c].status === status);
+  return code ?? (status >= 500 ? "INTERNAL" : "VALIDATION_FAILED");
 }
 
 /** The downloaded bytes do not hash to the resource's SHA-256. */
