@@ -7,6 +7,8 @@
  * until the client has it, instead of resetting a connection curl is still writing to.
  */
 import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BODY_BYTES, type Refusal, type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
@@ -57,6 +59,17 @@ describe("a 100 MB upload refused before its file is read answers the refusal th
       expect(result.sent).toBe(0);
     }
     figures.push(`  node ${status} Expect: 100-continue: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
+  });
+
+  it("a 2 MB createResource JSON body without a token, with Expect: 100-continue: 401, nothing sent", async () => {
+    const refusal = stack.refusals.find((r) => r.status === 401)!;
+    const json = join(stack.dir, "inline.json");
+    // Within the JSON body limit (room for CMS_MAX_INLINE_BYTES of base64): only the guard refuses it.
+    await writeFile(json, JSON.stringify({ resourceTenantId: "acme", resourceAuthor: "curl", resourceName: "a.bin", resourceMediaType: "application/octet-stream", resourceBinary: "A".repeat(2_000_000) }));
+    const args = ["-sS", "--max-time", "60", "--expect100-timeout", "30", "-w", "\n%{http_code} %{size_upload}", "-H", "Content-Type: application/json", "-H", "Expect: 100-continue", "--data-binary", `@${json}`];
+    const { stdout } = await run("curl", [...args, `${refusal.baseUrl}/cms/v1.0/createResource`]);
+    const [status, sent] = stdout.slice(stdout.lastIndexOf("\n") + 1).split(" ").map(Number);
+    expect({ status, sent }).toEqual({ status: 401, sent: 0 });
   });
 
   it.each(kinds)("%i (%s), with Expect disabled: the answer arrives while curl is still sending", async (status) => {
