@@ -4,6 +4,8 @@
  * `TypeError: fetch failed … EPIPE`, and the refusal comes before the whole body was sent. The
  * servers run as processes of their own (test/helpers/refusal-stack.ts).
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CmsProblem, createCmsClient, staticToken } from "../../src/client/index.js";
 import { BODY_BYTES, type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
@@ -58,5 +60,28 @@ describe("a 100 MB streamed upload refused before its file is read rejects with 
     // Refused before the body was all sent: the size and the quota are checked against its length.
     expect(body.pulled()).toBeLessThan(BODY_BYTES);
     figures.push(`  ${status}: ${String(result)}; client sent ${body.pulled()} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
+  });
+});
+
+describe("a refusal without a problem document (a proxy's HTML page)", () => {
+  it.each([
+    [401, "UNAUTHENTICATED"],
+    [413, "PAYLOAD_TOO_LARGE"],
+    [507, "INSUFFICIENT_STORAGE"],
+  ] as const)("%i still names its status's code: %s", async (status, code) => {
+    // A stand-in for a proxy in front of the service: it answers HTML, not problem+json.
+    const proxy = createServer((req, res) => {
+      req.resume();
+      res.writeHead(status, { "content-type": "text/html" }).end("<h1>no</h1>");
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = createCmsClient({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+      const err = await client.upload({ resourceTenantId: "acme", resourceAuthor: "client" }, new Blob(["x"])).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CmsProblem);
+      expect(err).toMatchObject({ status, problem: { status, code } });
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 });
