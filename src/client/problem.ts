@@ -1,5 +1,4 @@
 /** Errors of the typed client: the server's RFC 9457 problem, typed as the document declares it. */
-import { PROBLEMS, type ProblemCode } from "../problems.js";
 import type { components } from "./openapi.js";
 
 export type Problem = components["schemas"]["Problem"];
@@ -41,11 +40,28 @@ export class CmsProblem extends Error {
   }
 }
 
-/** The first problem code of `status` in the server's table, else a generic one. */
-function codeOf(status: number): ProblemCode {
-  const code = (Object.keys(PROBLEMS) as ProblemCode[]).find((c) => PROBLEMS[c].status === status);
-  return code ?? (status >= 500 ? "INTERNAL" : "VALIDATION_FAILED");
-}
+/**
+ * The server's code for each status that has one code (its PROBLEMS table; typed by the document's
+ * enum, so a code it drops fails to compile): what a refusal without its problem document meant.
+ */
+const CODE_OF_STATUS: Record<number, Problem["code"]> = {
+  400: "VALIDATION_FAILED",
+  401: "UNAUTHENTICATED",
+  403: "FORBIDDEN",
+  404: "NOT_FOUND",
+  405: "METHOD_NOT_ALLOWED",
+  408: "REQUEST_TIMEOUT",
+  412: "PRECONDITION_FAILED",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE",
+  416: "RANGE_NOT_SATISFIABLE",
+  423: "LOCKED",
+  431: "HEADERS_TOO_LARGE",
+  503: "UNAVAILABLE",
+  507: "INSUFFICIENT_STORAGE",
+};
+
+const codeOf = (status: number): Problem["code"] => CODE_OF_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "VALIDATION_FAILED");
 
 /** The downloaded bytes do not hash to the resource's SHA-256. */
 export class ChecksumMismatch extends Error {
