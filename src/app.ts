@@ -94,7 +94,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createMetaRouter(readiness, guards));
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
   app.route("/", createContentRouter({ resources, content, guards }));
-  app.route("/", createUploadRouter({ resources, guards }));
+  app.route("/", createUploadRouter({ resources, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));

@@ -175,15 +175,28 @@ program
     print({ loggedIn: null }, "logged out");
   });
 
+/** The server's refusal as one line; a 401 says what to do about it. */
+function problemLine({ problem }: CmsProblem): string {
+  const line = `${problem.status} ${problem.code}: ${problem.detail}`.replaceAll("\n", " ");
+  return problem.status === 401 ? `${line} — run cms login` : line;
+}
+
 /** One clear line on stderr, exit code 1 (commander's own usage errors also exit 1). */
 function fail(err: unknown): never {
-  const line = err instanceof CmsProblem ? `${err.problem.status} ${err.problem.code}: ${err.problem.detail}` : err instanceof Error ? err.message : String(err);
+  const line = err instanceof CmsProblem ? problemLine(err) : err instanceof Error ? err.message : String(err);
   process.stderr.write(`cms: ${line.split("\n")[0]}\n`);
   process.exit(1);
 }
 
+/** fetch's own failures: no answer came (refused, reset before one arrived, a name that does not resolve). */
+function networkFailure(cause: { code?: string; message?: string }): Error {
+  const reason = cause.code ?? cause.message;
+  const lost = cause.code === "EPIPE" || cause.code === "ECONNRESET" || cause.code === "UND_ERR_SOCKET";
+  return new Error(lost ? `the connection to ${globals().url} broke before an answer came: ${reason}` : `cannot reach ${globals().url}: ${reason}`);
+}
+
 program.parseAsync().catch((err: unknown) => {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (err instanceof TypeError && cause) fail(new Error(`cannot reach ${globals().url}: ${cause.code ?? cause.message}`));
+  if (err instanceof TypeError && cause) fail(networkFailure(cause));
   fail(err);
 });

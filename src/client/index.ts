@@ -42,7 +42,7 @@ async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Respon
   const retry = Number(response.headers.get("retry-after"));
   const problem = error as Problem | undefined;
   if (problem && typeof problem.code === "string") return Promise.reject(new CmsProblem(problem, retry > 0 ? retry : undefined));
-  return Promise.reject(new CmsProblem({ type: "about:blank", title: response.statusText, status: response.status, detail: `HTTP ${response.status}`, code: response.status >= 500 ? "INTERNAL" : "VALIDATION_FAILED" }));
+  return Promise.reject(CmsProblem.ofStatus(response, retry > 0 ? retry : undefined));
 }
 
 /** `<uid>/<name>` (package files may have folders) as a getData path; a bare UID uses getDataUuid. */
@@ -99,12 +99,18 @@ export function createCmsClient(options: CmsClientOptions) {
     async upload(fields: UploadFields, file: ReadableStream<Uint8Array> | Blob, o: { size?: number; onProgress?: Progress; signal?: AbortSignal } = {}): Promise<Resource> {
       const size = o.size ?? (file instanceof Blob ? file.size : undefined);
       const stream = file instanceof Blob ? null : file;
-      const { body, contentType } = multipartUpload(fields, stream ?? new ReadableStream({ start: (c) => c.close() }), size, o.onProgress);
+      const { body, contentType, length, stop } = multipartUpload(fields, stream ?? new ReadableStream({ start: (c) => c.close() }), size, o.onProgress);
       const init: RequestInit & { duplex?: "half" } = { method: "POST", headers: { "content-type": contentType }, signal: o.signal };
-      if (stream) Object.assign(init, { body, duplex: "half" });
+      if (stream) Object.assign(init, { body, duplex: "half", headers: { "content-type": contentType, ...(length === undefined ? {} : { "content-length": String(length) }) } });
       else Object.assign(init, { body: await blobBody(body, file as Blob, contentType) });
       const res = await authedFetch(new Request(`${baseUrl}${PREFIX}/uploadResource`, init));
-      if (res.status !== 201) throw await CmsProblem.from(res);
+      // An early refusal arrives while the file is still being sent: it is the answer, whatever
+      // then happens to the rest of the body, which is not read any further.
+      if (res.status !== 201) {
+        const problem = await CmsProblem.from(res);
+        stop();
+        throw problem;
+      }
       if (file instanceof Blob) o.onProgress?.(file.size, file.size);
       return (await res.json()) as Resource;
     },

@@ -35,6 +35,11 @@ export interface RequestContext {
   owner?: Ownership;
   /** The claimed tus upload this create finishes: recorded as done in the rows' own batch. */
   tusUploadId?: string;
+  /**
+   * For a streamed upload: at least this many bytes will arrive (0 when unknown). The tenant's
+   * quotas are checked against it before any is read, so a full tenant is refused at once (507).
+   */
+  atLeastBytes?: number;
 }
 
 export interface NewResource {
@@ -132,6 +137,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
 
     async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
+      if (ctx.atLeastBytes !== undefined) await deps.quotas.precheck(input.resourceTenantId, ctx.atLeastBytes);
       const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
       const stored: StoredBlob[] = [];
       const upload = (resourceUid: string): FinishedUpload | undefined => (ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid } : undefined);

@@ -20,11 +20,10 @@ afterAll(() => stack?.close());
 
 it("logs in with the password grant, caches the token 0600, uses it, and logs out", async () => {
   await writeFile(join(stack.app.dir, "a.txt"), "auth");
-  // Not logged in: refused. (`ls`, not `put`: a streamed upload refused before its body is read
-  // may see the connection reset instead of the 401 — noted in the closing note, issue 11 §3.)
+  // Not logged in: refused, and told what to do (a large `put` likewise: test/cli/refusal-any-size.test.ts).
   const refused = await cms("ls", "--tenant", "acme");
   expect(refused.code).toBe(1);
-  expect(refused.stderr).toMatch(/^cms: 401 UNAUTHENTICATED: .*\n$/);
+  expect(refused.stderr).toMatch(/^cms: 401 UNAUTHENTICATED: .* — run cms login\n$/);
 
   const wrong = await runCms(["login", "--username", "acme-creator"], { ...env, CMS_PASSWORD: "wrong" }, stack.app.dir);
   expect(wrong.code).toBe(1);

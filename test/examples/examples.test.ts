@@ -4,7 +4,7 @@
  * export, built first), and the video page in Chromium playing a video through a signed link.
  */
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -56,6 +56,27 @@ describe("examples/", () => {
     expect(stdout).toContain("downloaded and verified 20 bytes");
     expect(stdout).toMatch(/signed link http:\/\/127\.0\.0\.1:\d+\/cms\/v1\.0\/getData\/.*signature=/);
     expect(await readFile(`${file}.downloaded`, "utf8")).toBe("typed client example");
+  });
+
+  it("node-client.mjs prints a refused 100 MB upload as one line with the status and code, no stack", async () => {
+    await buildClient();
+    const stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
+    try {
+      // 100 MB, sparse: a body the server refuses (no token) long before it could all be sent.
+      const file = join(stack.app.dir, "big.bin");
+      await writeFile(file, "");
+      await truncate(file, 100 * 1024 * 1024);
+      const failed = await run(process.execPath, [join(EXAMPLES, "node-client.mjs"), file, "acme"], { cwd: stack.app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: stack.app.baseUrl } }).then(
+        () => ({ code: 0, stderr: "" }),
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(failed.code).toBe(1);
+      const lines = failed.stderr.split(/[\r\n]+/).filter(Boolean);
+      expect(lines.at(-1)).toMatch(/^node-client: 401 UNAUTHENTICATED: /);
+      expect(failed.stderr).not.toMatch(/^\s+at /m);
+    } finally {
+      await stack.close();
+    }
   });
 
   describe("video.html (auth on: only the signed link lets the browser in)", () => {

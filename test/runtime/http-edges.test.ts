@@ -1,6 +1,9 @@
 // Node's HTTP layer, over raw sockets on 127.0.0.1: connections reused after an early refusal, and
 // errors Node itself answers (malformed request line, oversized head) as problem+json.
+import { once } from "node:events";
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LINGER_MAX_BYTES, LINGER_MAX_MS } from "../../src/runtime/node/unread-body.js";
 import { openRaw } from "../helpers/raw-http.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
@@ -130,6 +133,69 @@ describe("a connection after an early refusal whose body was not read", () => {
       conn.destroy();
     }
   });
+});
+
+describe("the lingering close after an early answer is bounded (unread-body.ts)", () => {
+  const BOUNDARY = "linger-boundary";
+  const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+
+  /** A chunked upload refused at its first field: the app has read part of the body. */
+  const refusedUpload =
+    `POST /cms/v1.0/uploadResource HTTP/1.1\r\nHost: cms\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nTransfer-Encoding: chunked\r\n\r\n` +
+    chunk(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="resourceTenantId"\r\n\r\nnot a tenant!\r\n` +
+        `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="f.bin"\r\n\r\n`,
+    );
+  /** An upload declared over CMS_MAX_RESOURCE_BYTES: refused before the body is opened, so node:http drops it unseen. */
+  const refusedLength = `POST /cms/v1.0/uploadResource HTTP/1.1\r\nHost: cms\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${2 * 1024 ** 3}\r\n\r\n`;
+
+  /**
+   * Sends `head`, reads the refusal (Connection: close) and then keeps the connection open for
+   * writing after the server's FIN while `send` keeps sending. Resolves once the server has closed
+   * it, with the time since the answer and the server's log line about it.
+   */
+  async function refusedWhileSending(head: string, status: number, send: (socket: net.Socket) => void) {
+    const before = app.logs.length;
+    const socket = net.connect({ port, host: "127.0.0.1", allowHalfOpen: true });
+    socket.on("error", () => {}); // the server's reset shows up as `close`
+    await once(socket, "connect");
+    const closed = new Promise((resolve) => socket.once("close", resolve)); // events.once would reject on the reset
+    let answer = "";
+    const answered = new Promise<number>((resolve) => socket.on("data", (d: Buffer) => (answer += d) && answer.includes("\r\n\r\n") && resolve(performance.now())));
+    socket.write(head);
+    const at = await answered;
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} .*\\r\\nconnection: close\\r\\n`, "is"));
+    send(socket);
+    await closed;
+    const requestId = /\r\nx-request-id: (\S+)\r\n/i.exec(answer)?.[1];
+    const line = app.logs.slice(before).find((l) => l.msg === "request body left unread" && l.requestId === requestId);
+    return { ms: performance.now() - at, line };
+  }
+
+  it(`a client still sending slowly is cut off after ${LINGER_MAX_MS} ms`, async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const { ms, line } = await refusedWhileSending(refusedUpload, 400, (socket) => {
+      timer = setInterval(() => socket.writable && socket.write(chunk("y".repeat(1024))), 100);
+    });
+    clearInterval(timer);
+    expect(line).toMatchObject({ outcome: "time limit" });
+    expect(ms).toBeGreaterThan(LINGER_MAX_MS - 500);
+    expect(ms).toBeLessThan(LINGER_MAX_MS + 5000);
+  }, 20_000);
+
+  it(`a client sending fast a body nobody reads is cut off after ${LINGER_MAX_BYTES / 1024 / 1024} MiB`, async () => {
+    const block = Buffer.alloc(1024 * 1024, "z");
+    const { line } = await refusedWhileSending(refusedLength, 413, (socket) => {
+      const pump = () => {
+        while (socket.writable && socket.write(block)) {}
+      };
+      socket.on("drain", pump);
+      pump();
+    });
+    expect(line).toMatchObject({ outcome: "byte limit" });
+    expect(line?.receivedBytes as number).toBeGreaterThan(LINGER_MAX_BYTES);
+    expect(line?.receivedBytes as number).toBeLessThan(LINGER_MAX_BYTES + 32 * 1024 * 1024);
+  }, 20_000);
 });
 
 describe("errors of Node's HTTP layer are problem+json", () => {

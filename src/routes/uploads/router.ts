@@ -1,4 +1,5 @@
 /** The streaming upload: multipart fields → validated metadata, the file part → storage as it arrives. */
+import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import { ProblemError } from "../../problems.js";
 import { toFieldErrors } from "../../http/problem-handlers.js";
@@ -14,6 +15,20 @@ import { UPLOAD_FIELDS, UploadFieldsSchema, uploadResource } from "./contract.js
 
 export const FILE_FIELD = "file";
 const MAX_FIELD_BYTES = 4096;
+/**
+ * What an upload's body may carry besides the file: its fields (at most MAX_FIELD_BYTES each), part
+ * heads and boundaries. A declared Content-Length over CMS_MAX_RESOURCE_BYTES plus this is refused
+ * before the body is read (413), and one under it promises a file of at least Content-Length minus
+ * this, which the tenant's quota must have room for before the file is read (507).
+ */
+export const UPLOAD_FRAMING_BYTES = 64 * 1024;
+
+/** The request's declared body length, if it has one (a chunked body has none). */
+function declaredLength(c: Context): number | undefined {
+  if (c.req.header("transfer-encoding") !== undefined) return undefined;
+  const length = Number(c.req.header("content-length"));
+  return Number.isSafeInteger(length) && length >= 0 ? length : undefined;
+}
 
 const badPart = (part: MultipartPart, detail: string) =>
   new ProblemError("VALIDATION_FAILED", `invalid multipart part "${part.name}": ${detail}`, {
@@ -61,11 +76,17 @@ function heldUntilVerified(file: ReadableStream<Uint8Array>, parts: AsyncIterabl
   );
 }
 
-export function createUploadRouter({ resources, guards }: { resources: ResourceService; guards: Guards }): RouteGroup {
+export function createUploadRouter({ resources, guards, maxBytes }: { resources: ResourceService; guards: Guards; maxBytes: number }): RouteGroup {
   const router = createRouter();
   router.openAPIRegistry.registerPath(uploadResource);
 
   router.post(uploadResource.path, guards.role("creator"), async (c) => {
+    // Checked before the body is touched: with `Expect: 100-continue` the client then sends none of it.
+    const declared = declaredLength(c);
+    if (declared !== undefined && declared > maxBytes + UPLOAD_FRAMING_BYTES) {
+      const detail = `the upload's body (${declared} bytes) is larger than the content limit of ${maxBytes} bytes plus ${UPLOAD_FRAMING_BYTES} for its fields`;
+      throw new ProblemError("PAYLOAD_TOO_LARGE", detail, { errors: [{ pointer: "/header/content-length", detail }] });
+    }
     // A request-level digest covers the body as sent: hashed as the parser reads it (400 here if malformed).
     const digests = announcedDigests(c);
     const raw = c.req.raw.body ?? new ReadableStream();
@@ -99,6 +120,7 @@ export function createUploadRouter({ resources, guards }: { resources: ResourceS
         const created = await resources.create(parsed.data, source, {
           principal: c.get("principal"),
           signal: c.req.raw.signal,
+          atLeastBytes: Math.max(0, (declared ?? 0) - UPLOAD_FRAMING_BYTES),
         });
         return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
       }

@@ -15,6 +15,9 @@
  * - malformed requests and oversized heads are refused by Bun itself (bodiless 400/431/505, not
  *   problem+json): the one thing node:http did better that Bun.serve cannot be told to do;
  * - bodies left unread by an early refusal are skipped by Bun (the connection stays usable);
+ * - `Expect: 100-continue` is answered by Bun itself, at once: unlike node:http (expect-continue.ts)
+ *   it cannot wait for the guards, so a waiting client sends part of a refused body (still refused
+ *   readably: test/runtime/refusal-any-size.test.ts);
  * - idle connections close after IDLE_TIMEOUT_S; the blob collector's timer is the deps' own;
  * - SIGINT/SIGTERM stop accepting, let answers in flight finish (5 s at most), close the database.
  */

@@ -12,6 +12,7 @@ import type { Logger } from "../../lib/logger.js";
 import type { Services } from "../../services/index.js";
 import { withAccessLog } from "./access-log.js";
 import { answerClientErrors } from "./client-errors.js";
+import { continueOnFirstRead } from "./expect-continue.js";
 import { withFastGet } from "./fast-get.js";
 import { settleUnreadBodies } from "./unread-body.js";
 
@@ -49,14 +50,15 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
   const appListener = getRequestListener(app.fetch, {
     hostname: config.CMS_HOST,
     // Kept on (the default): it hands the app a body whose cancel leaves the request readable, so
-    // settleUnreadBodies can drain it; the adapter's own drain then closes what is still unread after 0.5 s.
+    // settleUnreadBodies can drain it (its own drain then closes a kept-alive connection still unread after
+    // 0.5 s; a closing one lingers first: unread-body.ts).
     autoCleanupIncoming: true,
     errorHandler: adapterError(logger),
   });
-  const server = createServer(
-    { keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS },
-    settleUnreadBodies(withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener))),
-  );
+  const listener = settleUnreadBodies(logger, withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener)));
+  const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, listener);
+  // `Expect: 100-continue`: 100 goes out once the app reads the body, never before a refusal.
+  server.on("checkContinue", continueOnFirstRead(listener));
   // Requests node:http refuses itself (malformed, head too large) get problem+json too.
   server.on("clientError", answerClientErrors(logger));
   return server;

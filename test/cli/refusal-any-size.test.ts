@@ -1,0 +1,39 @@
+/**
+ * Issue 25 §3, the CLI's side: `cms put` of a 100 MB file refused before its file is read (401,
+ * 403, 413, 507) prints that refusal — `cms: 401 UNAUTHENTICATED: … — run cms login` — on one line
+ * and exits 1, never `cms: cannot reach …: EPIPE`. The servers run as processes of their own
+ * (test/helpers/refusal-stack.ts); the file is sparse, in the stack's temp dir.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
+import { runCms } from "./run-cms.js";
+
+const figures: string[] = [];
+
+let stack: RefusalStack;
+beforeAll(async () => {
+  stack = await startRefusalStack();
+}, 60_000);
+afterAll(async () => {
+  if (figures.length > 0) console.info(`cms put, 100 MB file:\n${figures.join("\n")}`);
+  await stack?.close();
+});
+
+describe("cms put of a 100 MB file refused before its file is read prints the refusal", () => {
+  it.each([
+    [401, "no token, auth on", /^cms: 401 UNAUTHENTICATED: .+ — run cms login$/],
+    [403, "a token without the creator role", /^cms: 403 FORBIDDEN: .+/],
+    [413, "over CMS_MAX_RESOURCE_BYTES", /^cms: 413 PAYLOAD_TOO_LARGE: .+/],
+    [507, "over the tenant's bytes quota", /^cms: 507 QUOTA_EXCEEDED: .+/],
+  ] as const)("%i (%s)", async (status, _kind, line) => {
+    const refusal = stack.refusals.find((r) => r.status === status)!;
+    const env: Record<string, string> = { CMS_URL: refusal.baseUrl, XDG_CONFIG_HOME: `${stack.dir}/config` };
+    if (refusal.token) env.CMS_TOKEN = refusal.token;
+    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () => runCms(["put", stack.bigFile, "--tenant", refusal.tenant], env, stack.dir));
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(line);
+    figures.push(`  ${status}: exit ${result.code}, "${lines[0]}"; server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
+  });
+});

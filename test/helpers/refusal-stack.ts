@@ -1,0 +1,124 @@
+/**
+ * Servers that refuse a 100 MB streamed upload in each way issue 25 §3 names (401 no token, 403
+ * wrong role, 413 over the size limit, 507 over the quota), for the curl, typed-client and CLI
+ * tests: the dev IdP and the built server (a process of its own, as deployed: a server in the test's
+ * own process shares its event loop with the client and hides the race) on 127.0.0.1 with auth on.
+ * Two servers: the one for 413 has a 16 MiB CMS_MAX_RESOURCE_BYTES; on the other a 100 MB upload
+ * is within the limit, so its tenant "full" (a 10 MB bytes quota) gets the 507.
+ */
+import { mkdtemp, open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { type ServerProcess, type ServerRuntime, spawnServer } from "./spawn-server.js";
+
+/** The body every refusal is tested with: 100 MB, made as a stream or a sparse file, never held. */
+export const BODY_BYTES = 100 * 1024 * 1024;
+const SECRET = "refusal-test-secret";
+
+export interface Refusal {
+  kind: string;
+  status: number;
+  code: string;
+  baseUrl: string;
+  tenant: string;
+  /** The bearer token to send, if any. */
+  token?: string;
+}
+
+export interface RefusalStack {
+  refusals: Refusal[];
+  /** A sparse file of BODY_BYTES in the stack's temp dir (for curl and `cms put`). */
+  bigFile: string;
+  dir: string;
+  /** The log lines (JSON) of the server at `baseUrl` so far, e.g. its `request body left unread` lines. */
+  logsOf(baseUrl: string): Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+async function passwordToken(idp: RunningIdp, username: string): Promise<string> {
+  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ client_id: "cms-server", client_secret: SECRET, username, password: username, grant_type: "password" }),
+  });
+  if (!res.ok) throw new Error(`password grant for ${username} failed: ${res.status}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+export async function startRefusalStack(runtime: ServerRuntime = "node"): Promise<RefusalStack> {
+  const dir = await mkdtemp(join(tmpdir(), "cms-refusal-"));
+  const idp = await startIdp({
+    port: 0,
+    clientSecret: SECRET,
+    log: () => {},
+    users: [
+      { username: "creator", password: "creator", roles: ["creator"], tenants: ["acme"] },
+      { username: "full-creator", password: "full-creator", roles: ["creator"], tenants: ["full"] },
+      { username: "no-roles", password: "no-roles", roles: [] },
+    ],
+  });
+  const env = (name: string, extra: Record<string, string>) => ({
+    CMS_VOLUME: join(dir, name, "volume"),
+    CMS_DATABASE_URL: `file:${join(dir, `${name}.db`)}`,
+    CMS_AUTH_ENABLED: "true",
+    CMS_AUTH_ISSUER: idp.issuer,
+    CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
+    CMS_LOG_LEVEL: "debug",
+    ...extra,
+  });
+  const servers: ServerProcess[] = [];
+  try {
+    const [main, limited] = await Promise.all([
+      spawnServer(env("main", { CMS_QUOTA_OVERRIDES: JSON.stringify({ full: { bytes: 10_000_000 } }) }), runtime),
+      spawnServer(env("limited", { CMS_MAX_RESOURCE_BYTES: String(16 * 1024 * 1024) }), runtime),
+    ]);
+    servers.push(main, limited);
+    const [creator, fullCreator, noRoles] = await Promise.all(["creator", "full-creator", "no-roles"].map((u) => passwordToken(idp, u)));
+    const bigFile = join(dir, "big.bin");
+    const file = await open(bigFile, "w");
+    await file.truncate(BODY_BYTES);
+    await file.close();
+    return {
+      refusals: [
+        { kind: "no token, auth on", status: 401, code: "UNAUTHENTICATED", baseUrl: main.url, tenant: "acme" },
+        { kind: "a token without the creator role", status: 403, code: "FORBIDDEN", baseUrl: main.url, tenant: "acme", token: noRoles },
+        { kind: "over CMS_MAX_RESOURCE_BYTES", status: 413, code: "PAYLOAD_TOO_LARGE", baseUrl: limited.url, tenant: "acme", token: creator },
+        { kind: "over the tenant's bytes quota", status: 507, code: "QUOTA_EXCEEDED", baseUrl: main.url, tenant: "full", token: fullCreator },
+      ],
+      bigFile,
+      dir,
+      logsOf(baseUrl) {
+        const server = servers.find((s) => s.url === baseUrl);
+        return (server?.stdout ?? []).map((line) => JSON.parse(line) as Record<string, unknown>);
+      },
+      async close() {
+        await Promise.all(servers.map((s) => s.stop()));
+        await idp.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.stop()));
+    await idp.close();
+    throw err;
+  }
+}
+
+/**
+ * Runs `attempt` and returns what it gave with the server's `request body left unread` line written
+ * for it (the bytes the server read and how long it kept reading); the log is written in batches.
+ */
+export async function withServerFigures<T>(stack: RefusalStack, baseUrl: string, attempt: () => Promise<T>) {
+  const before = stack.logsOf(baseUrl).length;
+  const started = performance.now();
+  const result = await attempt();
+  const ms = Math.round(performance.now() - started);
+  const deadline = Date.now() + 3000;
+  let line: Record<string, unknown> | undefined;
+  while (!line && Date.now() < deadline) {
+    line = stack.logsOf(baseUrl).slice(before).find((l) => l.msg === "request body left unread");
+    if (!line) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { result, ms, server: line as { receivedBytes: number; lingeredMs: number; outcome: string } | undefined };
+}
