@@ -5,7 +5,7 @@
  * ChecksumMismatch at its end when the whole content does not hash to the answer's `Repr-Digest`
  * (sha-256, RFC 9530), or, when that has no sha-256 member, to the ETag (the quoted SHA-256).
  */
-import { parseSha256Digest } from "../http/digest-fields.js";
+import { parseSha256Digest } from "../lib/digest-fields.js";
 import { Sha256 } from "../lib/sha256.js";
 import { ChecksumMismatch, CmsProblem } from "./problem.js";
 import type { Progress } from "./upload.js";

@@ -8,7 +8,7 @@ import type { ByteRange } from "../storage/blob-store.js";
 import type { BlobEntity, OpenBlob } from "./blob-entity.js";
 import { type Multipart, multipartByteranges } from "./byteranges.js";
 import { contentDisposition } from "./content-disposition.js";
-import { sha256DigestField, wantsSha256 } from "./digest-fields.js";
+import { sha256DigestField, wantsSha256 } from "../lib/digest-fields.js";
 import { parseETag } from "./etag.js";
 import { formatHttpDate } from "./http-date.js";
 import { evaluatePreconditions, ifRangeAllows } from "./preconditions.js";

@@ -12,7 +12,7 @@ import { parseRange } from "./range.js";
 
 /**
  * Every request field that can change `answerBlob`'s answer (preconditions.ts, range.ts,
- * digest-fields.ts). If-Range only counts with Range, so it is not listed. A new field read by
+ * lib/digest-fields.ts). If-Range only counts with Range, so it is not listed. A new field read by
  * answerBlob must be listed here, or plain requests would be answered without it.
  */
 export const ANSWER_FIELDS = ["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "range", "want-content-digest"] as const;

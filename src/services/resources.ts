@@ -9,7 +9,7 @@ import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
 import type { FinishedUpload, ListQuery, MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
-import { parseSha256Digest } from "../http/digest-fields.js";
+import { parseSha256Digest } from "../lib/digest-fields.js";
 import { type ContentService, digestMismatch, type StoredBlob } from "./content.js";
 import type { ContentSource, ExpectedDigest } from "./content-source.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";

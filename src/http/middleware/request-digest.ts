@@ -9,7 +9,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ProblemError } from "../../problems.js";
-import { ALL_REQUEST_DIGEST_ALGORITHMS, type RequestDigest, requestDigestChecker, requestDigestMismatch, requestDigests } from "../digest-fields.js";
+import { ALL_REQUEST_DIGEST_ALGORITHMS, type RequestDigest, requestDigestChecker, requestDigestMismatch, requestDigests } from "../request-digests.js";
 
 const header = (c: Context) => (name: string) => c.req.header(name);
 

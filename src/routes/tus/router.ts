@@ -4,7 +4,7 @@ import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { ProblemError } from "../../problems.js";
 import { toFieldErrors } from "../../http/problem-handlers.js";
-import { requestDigests } from "../../http/digest-fields.js";
+import { requestDigests } from "../../http/request-digests.js";
 import { formatHttpDate } from "../../http/http-date.js";
 import { fromHex, toHex } from "../../lib/sha256.js";
 import {

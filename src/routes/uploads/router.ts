@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import { ProblemError } from "../../problems.js";
 import { toFieldErrors } from "../../http/problem-handlers.js";
-import { parseSha256Digest } from "../../http/digest-fields.js";
+import { parseSha256Digest } from "../../lib/digest-fields.js";
 import { announcedDigests, digestedBody } from "../../http/middleware/request-digest.js";
 import { type MultipartPart, parseMultipart, readText } from "../../http/multipart.js";
 import { digestMismatch } from "../../services/content.js";

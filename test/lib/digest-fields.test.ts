@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { parseSha256Digest, sha256DigestField, wantsSha256 } from "../../src/http/digest-fields.js";
+import { parseSha256Digest, sha256DigestField, wantsSha256 } from "../../src/lib/digest-fields.js";
 
 // RFC 9530 Appendix: sha-256 of the JSON `{"hello": "world"}` is this field.
 const HELLO_FIELD = "sha-256=:X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=:";
