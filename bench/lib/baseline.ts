@@ -1,8 +1,9 @@
 /**
  * `--baseline=<git ref>`: the service as shipped at an earlier commit, measured in the same
- * interleaved rounds as today's build. This machine's speed drifts by up to 1.5× within an hour
- * (bench/NOTES.md), so a figure from another day says little about whether the code got faster; a
- * ratio against the older build measured beside it does. Used by the cold-start and ingest scenarios.
+ * interleaved rounds as today's build. This machine's speed drifts by up to 1.5× within an hour or
+ * two (a bare node:http server's cold start read 86 ms, then 44 ms), so a figure from another day
+ * says little about whether the code got faster; a ratio against the older build measured beside it
+ * does. Used by the cold-start and ingest scenarios.
  *
  * The commit's tree is exported with `git archive` into bench/.work (no worktree to clean up), given
  * this checkout's node_modules, and built with its own scripts/build.mjs. Only a commit locked to the

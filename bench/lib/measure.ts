@@ -9,9 +9,9 @@ export interface WrkTarget {
   server: Server;
   /**
    * Starts a new process of this server. Given, each round after the first measures a fresh process
-   * (stopped, started, warmed up): two processes of the same build differed by up to 25 % in req/s
-   * for their whole life (bench/NOTES.md, sixth pass), so a target measured in one process carries
-   * that process's luck into every round and every ratio.
+   * (stopped, started, warmed up): two processes of the same build differed by 25 % in req/s in
+   * every one of six rounds (an A/A test, both pinned to one core), so a target measured in one
+   * process carries that process's luck (memory layout, JIT decisions) into every round and ratio.
    */
   restart?: () => Promise<Server>;
 }

@@ -93,8 +93,8 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   const concurrency = 4;
   const count = fixtures.ingestCount;
   // The same for every server. After 16 objects the app still spent ≈ 15 % more CPU per object on
-  // the measured batch than after 128 (its JIT was still at work; bench/NOTES.md, eighth pass), so
-  // the rate was partly a warm-up's. 64 objects: the fixtures' 32 spare ones, each in two tenants.
+  // the measured batch than after 128 (its JIT was still at work: 14.8–16.7 against 11.9–14.2 ms),
+  // so the rate was partly a warm-up's. 64 objects: the fixtures' 32 spare ones, each in two tenants.
   const warmup = 64;
   const spare = 32;
   const kinds: Kind[] = ["app", ...(ctx.baseline ? (["app@base"] as const) : []), "ref-plain", "ref-durable", "ref-durable+row"];

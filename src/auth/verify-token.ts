@@ -244,7 +244,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         result = await verifyOnce(token);
       } catch (err) {
         // An IdP restarted with a new key under the same kid: the key set only refetches on unknown kids, so
-        // refetch once on a bad signature too, at most once per cool-down (stack notes, row 4).
+        // refetch once on a bad signature too, at most once per cool-down (with jose 6.2 a dev IdP
+        // restarted with a new key under its old kid was refused until the verifier restarted).
         if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown || nowMs() - signatureReloadAt < cooldownMs) {
           throw err;
         }

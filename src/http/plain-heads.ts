@@ -3,8 +3,9 @@
  * fields `answerBlob` reads gets a 200 whose headers depend only on the row and the request's host
  * (the content origin decides the disposition and CSP). The fast paths send it with only the
  * request id added, instead of running RFC 9110's evaluation, the content policy, the date format
- * and a header object spread per request (bench/NOTES.md, fourth pass: small files). A plain
- * single-range GET (`plainRange`) gets the same head, framed for its range.
+ * and a header object spread per request: 4 KiB getData went 13.5k → 26.7k req/s on Node, 36.5k →
+ * 49.2k on Bun (bench small-files). A plain single-range GET (`plainRange`) gets the same head,
+ * framed for its range.
  */
 
 import type { ByteRange } from "../storage/blob-store.js";

@@ -340,7 +340,7 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
     expect(idp.counts.jwks).toBe(3);
   });
 
-  it("an IdP that reuses a kid for a new key is picked up after the cool-down (stack notes row 4)", async () => {
+  it("an IdP that reuses a kid for a new key is picked up after the cool-down", async () => {
     const reused = await makeKey("fixed");
     const replacement = await makeKey("fixed");
     const { idp, verifier, time } = await setup({ cooldownMs: 500 }, [reused.jwk]);

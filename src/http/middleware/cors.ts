@@ -37,8 +37,8 @@ export const API_CORS: CorsOptions = {
 /**
  * What a content answer (a blob's 200, 206 or 304, answerBlob) can carry beyond the CORS-safelisted
  * headers. Content answers expose these alone: the API's whole list made a 288-byte header line on
- * every answer of the hottest path, and the longer head cost ≈ 9 % of a bare node:http server's
- * 4 KiB answers (bench/NOTES.md, fifth pass).
+ * every answer of the hottest path: a bare node:http server sending the app's head answered 4 KiB
+ * 9 % faster with the short list (44.2k → 48.3k req/s, every round faster).
  */
 export const CONTENT_EXPOSE_HEADERS = ["ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "X-Request-Id", "Repr-Digest", "Content-Digest"];
 

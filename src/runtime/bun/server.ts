@@ -1,7 +1,7 @@
 /**
  * The Bun entry's server: Bun.serve, with getData's anonymous reads answered before Hono
- * (fast-get.ts) and everything else handed to `app.fetch`. Checked on Bun 1.4.5
- * (test/runtime/bun-fast-get.test.ts, bench/NOTES.md): Bun.serve still sends a streamed body of
+ * (fast-get.ts) and everything else handed to `app.fetch`. Checked on Bun 1.4.5 and pinned by
+ * test/runtime/bun-fast-get.test.ts: Bun.serve still sends a streamed body of
  * more than one chunk chunked and drops its Content-Length (oven-sh/bun#10507), so blob files go
  * out as sized `Bun.file` slices — from the fast path, and via `sized` for the app's answers that
  * stream a blob file. Still chunked here (node:http kept their Content-Length): multipart byte

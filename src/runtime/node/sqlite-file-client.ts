@@ -29,7 +29,8 @@ type Statement = { sql: string; args: InArgs };
 /**
  * Prepared statements kept per connection, by SQL text. The app's statements are a small fixed set
  * (drizzle binds values as parameters); the bound keeps ad-hoc SQL (multi-row inserts of any
- * length, the CLI) from growing it. Preparing was ≈ 4 % of an ingest's CPU profile (bench/NOTES.md).
+ * length, the CLI) from growing it. Preparing every run was 3.8 % of an ingest's CPU profile, 1.3 %
+ * with the cache; an insert and a select by id took 274–349 µs reused, 346–372 µs prepared anew.
  */
 const PREPARED_STATEMENTS = 64;
 
