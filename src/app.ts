@@ -97,7 +97,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createUploadRouter({ resources, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
-  app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));
+  app.route("/", createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }));
   app.route("/", createLockRouter({ locks, guards }));
   mountExplorer(app, deps.readAsset, {
     issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,

@@ -10,6 +10,7 @@ import type { AppEnv } from "./app-env.js";
 import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse, problemType } from "../problems.js";
 import { DatabaseBusyError, DatabaseFullError, DatabaseUnavailableError } from "../metadata/database-errors.js";
 import { StorageError } from "../storage/blob-store.js";
+import { domainProblem } from "./domain-problems.js";
 
 /** The generic code of each status: the first one listed in the table (CONFLICT, not LOCK_NOT_HELD). */
 const CODE_BY_STATUS = new Map<number, ProblemCode>();
@@ -72,6 +73,8 @@ function conditionProblem(err: unknown): ProblemError | null {
 
 export const onError: ErrorHandler<AppEnv> = (err, c) => {
   if (err instanceof ProblemError) return render(c, err);
+  const refusal = domainProblem(err);
+  if (refusal) return render(c, refusal);
   const condition = conditionProblem(err);
   // An outage is logged once, where it is seen to begin and end (metadata/database-health.ts), not per request.
   if (condition?.code === "DATABASE_UNAVAILABLE") return render(c, condition);

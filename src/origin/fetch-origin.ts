@@ -10,8 +10,11 @@ export interface OriginResponse {
   contentType: string | null;
   /** The origin's declared length, if any. Not trusted for limits: the blob store counts real bytes. */
   contentLength: number | null;
-  /** The origin's `Repr-Digest` field, if any (RFC 9530): checked against the bytes received. */
-  reprDigest: string | null;
+  /**
+   * The SHA-256 (hex) the origin's `Repr-Digest` field (RFC 9530) announced, checked against the
+   * bytes received; null without a usable one. Parsed here, at the HTTP edge: services get the value.
+   */
+  reprSha256: string | null;
   /** The final URL after redirects. */
   url: string;
 }

@@ -11,7 +11,7 @@ import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 import { createConnectionPool } from "./node-connection-pool.js";
 import { isLocalhostName } from "./host-names.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl, parseReprSha256 } from "./policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (
@@ -281,7 +281,7 @@ function toOriginResponse(
     body: bodyStream(res, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers["content-type"] ?? null,
     contentLength: parseContentLength(res.headers["content-length"]),
-    reprDigest: (res.headers["repr-digest"] as string | undefined) ?? null,
+    reprSha256: parseReprSha256(res.headers["repr-digest"] as string | undefined),
     url: url.href,
   };
 }

@@ -3,6 +3,7 @@
  * addresses, worker-fetch.ts judges by name): URL checks, the redirect loop under one
  * total budget, and the problem shape. Web APIs only, so the Worker can use it.
  */
+import { parseSha256Digest } from "../lib/digest-fields.js";
 import { ProblemError, type ProblemCode } from "../problems.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 
@@ -37,6 +38,15 @@ export function parseOriginUrl(raw: string | URL): URL {
 export function parseContentLength(raw: string | null | undefined): number | null {
   const length = raw != null && /^\d+$/.test(raw) ? Number(raw) : null;
   return length !== null && Number.isSafeInteger(length) ? length : null;
+}
+
+/**
+ * The SHA-256 (hex) of an origin's `Repr-Digest` field (RFC 9530), or null. A field that is absent,
+ * names only other algorithms or is malformed is ignored: it is the origin's fault, not the caller's.
+ */
+export function parseReprSha256(raw: string | null | undefined): string | null {
+  const parsed = parseSha256Digest(raw);
+  return parsed.kind === "sha256" ? parsed.hex : null;
 }
 
 /** One hop's response head, as the redirect loop needs it. */

@@ -6,7 +6,7 @@
 import { ProblemError } from "../problems.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 import { privateHostReason } from "./host-names.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl } from "./policy.js";
+import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl, parseReprSha256 } from "./policy.js";
 
 export interface WorkerFetchOriginOptions {
   /**
@@ -109,7 +109,7 @@ function toOriginResponse(res: Response, url: URL, signal: AbortSignal, idleTime
     body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers.get("content-type"),
     contentLength: parseContentLength(res.headers.get("content-length")),
-    reprDigest: res.headers.get("repr-digest"),
+    reprSha256: parseReprSha256(res.headers.get("repr-digest")),
     url: url.href,
   };
 }

@@ -5,10 +5,8 @@
  * no row ever points at a missing blob.
  */
 import { ProblemError } from "../problems.js";
-import { contentPolicy } from "../http/content-policy.js";
-import type { BlobEntity, OpenBlob } from "../http/blob-entity.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
-import { type BlobFile, type BlobInfo, type BlobKey, type BlobStore, type LocalBlobFile, StorageError } from "../storage/blob-store.js";
+import { type BlobFile, type BlobInfo, type BlobKey, type ByteRange, type BlobStore, type LocalBlobFile, StorageError } from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
@@ -43,41 +41,7 @@ export interface ContentServiceDeps {
 
 export type ContentService = ReturnType<typeof createContentService>;
 
-type Served = { entity: BlobEntity; open: OpenBlob };
-
 export function createContentService({ blobs, collector, maxResourceBytes, contentOrigin }: ContentServiceDeps) {
-  const contentHost = contentOrigin ? new URL(contentOrigin).host : undefined;
-  // A Host header spelled as a URL would (case, default port), so raw node:http headers and
-  // Hono's request URL reach the same decision.
-  const onContentOrigin = (host: string | undefined) =>
-    host !== undefined && URL.canParse(`http://${host}`) && new URL(`http://${host}`).host === contentHost;
-
-  const served = (facts: ContentFacts, apiOriginOnly: boolean): Served => {
-    const policy = contentPolicy({ mediaType: facts.mediaType, packageFile: Boolean(facts.parentUid), apiOriginOnly });
-    return {
-      entity: {
-        size: facts.size,
-        etag: `"${facts.sha256}"`,
-        sha256: facts.sha256,
-        lastModified: new Date(facts.updatedAt),
-        contentType: policy.contentType,
-        // Files of a package are named by their path; the download name is its last segment.
-        filename: facts.name.slice(facts.name.lastIndexOf("/") + 1),
-        disposition: policy.disposition,
-        contentSecurityPolicy: policy.csp,
-      },
-      open: async (range) => {
-        const blob = await blobs.get(facts.blobKey as BlobKey, range);
-        // A row without its blob is a server fault (the volume was tampered with), never bad input.
-        if (!blob) throw new Error(`blob ${facts.blobKey} is missing`);
-        // Served from memory when the driver holds the bytes (its stream is then never created).
-        return blob.bytes ?? blob.body;
-      },
-    };
-  };
-  /** serve()'s answers for frozen rows, per origin; they go with their row (rows that change are new objects). */
-  const servedRows = new WeakMap<ContentFacts, { api?: Served; content?: Served }>();
-
   return {
     /**
      * Streams `body` into the tenant's content-addressed area and reserves the blob for a row insert
@@ -163,24 +127,16 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
       return file && file.size === facts.size ? file : null;
     },
 
-    /**
-     * What serveBlob needs to answer GET/HEAD for a row asked for on `requestHost` (the request
-     * URL's host): the representation, with how a browser may show it (src/http/content-policy.ts).
-     * A frozen row (the row cache's: it never changes in place) gets one frozen answer per origin,
-     * so serving it again rebuilds nothing and answerBlob can keep its headers too.
-     */
-    serve(facts: ContentFacts, requestHost: string | undefined): Served {
-      const apiOriginOnly = contentHost !== undefined && !onContentOrigin(requestHost);
-      if (!Object.isFrozen(facts)) return served(facts, apiOriginOnly);
-      const known = servedRows.get(facts) ?? {};
-      const slot = apiOriginOnly ? "api" : "content";
-      let answer = known[slot];
-      if (!answer) {
-        answer = served(facts, apiOriginOnly);
-        Object.freeze(answer.entity);
-        servedRows.set(facts, { ...known, [slot]: answer });
-      }
-      return answer;
+    /** CMS_CONTENT_ORIGIN, for the HTTP layer's per-origin representations (src/http/content-entity.ts). */
+    contentOrigin,
+
+    /** The content's bytes (or `range` of them): from memory when the driver holds them, else a stream. */
+    async read(facts: ContentFacts, range?: ByteRange): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>> {
+      const blob = await blobs.get(facts.blobKey as BlobKey, range);
+      // A row without its blob is a server fault (the volume was tampered with), never bad input.
+      if (!blob) throw new Error(`blob ${facts.blobKey} is missing`);
+      // Served from memory when the driver holds the bytes (its stream is then never created).
+      return blob.bytes ?? blob.body;
     },
   };
 }

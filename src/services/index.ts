@@ -50,7 +50,7 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
   });
   const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
-  const revisions = createRevisionService({ store, content, resources });
+  const revisions = createRevisionService({ store, resources });
   const tus = createTusUploadService({
     store,
     blobs,

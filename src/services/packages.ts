@@ -43,17 +43,13 @@ export function createPackageService({ blobs, content, newShortId, limits }: Pac
     },
   });
 
-  /** Package problems name the request field the zip came from (the reader's default is the URI). */
-  const withPointer = (err: unknown, pointer: string) =>
-    err instanceof ZipError
-      ? new ProblemError("VALIDATION_FAILED", err.message, { errors: [{ pointer, detail: err.message }], cause: err })
-      : err;
 
   return {
     /**
      * Reads the package and stores each file. `stored` receives every blob as soon as it exists, so
-     * the caller can discard them whatever happens later. Throws 400 (not a zip, unsafe entry, over a
-     * limit, no start page) naming `pointer`, or 413 for a file over the resource size limit.
+     * the caller can discard them whatever happens later. Throws a `ZipError` (not a zip, unsafe entry,
+     * over a limit, no start page: a 400 at the edge) from `pointer`, a 400 for an entry named as the
+     * package, or 413 for a file over the resource size limit.
      */
     async explode(zip: ZipRow, pointer: string, stored: StoredBlob[]): Promise<ExplodedPackage> {
       try {
@@ -93,7 +89,8 @@ export function createPackageService({ blobs, content, newShortId, limits }: Pac
         }
         return { files, startPath };
       } catch (err) {
-        throw withPointer(err, pointer);
+        // The reader's errors go up as they are (the HTTP edge maps them), told which input the zip came from.
+        throw err instanceof ZipError ? err.from(pointer) : err;
       }
     },
   };

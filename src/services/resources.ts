@@ -9,7 +9,6 @@ import type { IdGenerator } from "../lib/ids.js";
 import { isZipMediaType } from "../lib/media-types.js";
 import type { FinishedUpload, ListQuery, MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
-import { parseSha256Digest } from "../lib/digest-fields.js";
 import { type ContentService, digestMismatch, type StoredBlob } from "./content.js";
 import type { ContentSource, ExpectedDigest } from "./content-source.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
@@ -61,19 +60,18 @@ export type ResourceService = ReturnType<typeof createResourceService>;
 const ORIGIN_DIGEST_POINTER = "/body/resourceExternalURI";
 
 /**
- * The digest the origin's bytes must match: the client's, checked against the origin's `Repr-Digest`
- * when it sent one (two different announcements cannot both hold: refused before downloading), or
- * the origin's alone. An origin's unusable field is ignored: it is the origin's fault, not the caller's.
+ * The digest the origin's bytes must match: the client's, checked against the SHA-256 the origin
+ * announced (`Repr-Digest`, parsed by the fetcher) when it did (two different announcements cannot
+ * both hold: refused before downloading), or the origin's alone.
  */
 async function expectedFromOrigin(
   client: ExpectedDigest | undefined,
-  reprDigest: string | null,
+  originSha256: string | null,
   body: ReadableStream<Uint8Array>,
 ): Promise<ExpectedDigest | undefined> {
-  const origin = parseSha256Digest(reprDigest);
-  if (origin.kind !== "sha256") return client;
-  if (!client) return { sha256: origin.hex, pointer: ORIGIN_DIGEST_POINTER };
-  if (client.sha256 === origin.hex) return client;
+  if (originSha256 === null) return client;
+  if (!client) return { sha256: originSha256, pointer: ORIGIN_DIGEST_POINTER };
+  if (client.sha256 === originSha256) return client;
   await body.cancel().catch(() => {});
   throw digestMismatch(client);
 }
@@ -106,7 +104,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
   async function open(source: ContentSource, signal?: AbortSignal) {
     if (source.kind === "uri") {
       const origin = await deps.fetchOrigin(source.uri, { signal });
-      const digest = await expectedFromOrigin(source.digest, origin.reprDigest, origin.body);
+      const digest = await expectedFromOrigin(source.digest, origin.reprSha256, origin.body);
       return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI", digest };
     }
     const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;

@@ -6,12 +6,12 @@ import type { Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import type { MetadataStore } from "../metadata/metadata-store.js";
 import type { RevisionRow } from "../metadata/schema.js";
-import type { ContentService } from "./content.js";
+import type { ContentFacts } from "./content.js";
 import type { ResourceService } from "./resources.js";
 
 export type RevisionService = ReturnType<typeof createRevisionService>;
 
-export function createRevisionService({ store, content, resources }: { store: MetadataStore; content: ContentService; resources: ResourceService }) {
+export function createRevisionService({ store, resources }: { store: MetadataStore; resources: ResourceService }) {
   return {
     /** Every revision, oldest first; also for a deleted resource, whose last revision records the delete. */
     async list(uid: string, principal: Principal): Promise<RevisionRow[]> {
@@ -19,13 +19,13 @@ export function createRevisionService({ store, content, resources }: { store: Me
       return store.revisions(row.uid);
     },
 
-    /** The content of one revision, ready for serveBlob; 404 once the resource is deleted. */
-    async content(uid: string, revision: number, principal: Principal, requestHost: string | undefined) {
+    /** What the HTTP layer serves one revision's content from; 404 once the resource is deleted. */
+    async content(uid: string, revision: number, principal: Principal): Promise<ContentFacts> {
       const row = await resources.findByUid(uid, principal);
       const found = await store.revision(row.uid, revision);
       if (!found) throw new ProblemError("NOT_FOUND", `resource ${uid} has no revision ${revision}`);
       // A package file's revisions are still that package's files.
-      return content.serve({ ...found, updatedAt: found.createdAt, parentUid: row.parentUid }, requestHost);
+      return { ...found, updatedAt: found.createdAt, parentUid: row.parentUid };
     },
   };
 }

@@ -13,6 +13,7 @@
  */
 import { assertCan, assertTenant, type Ownership, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
+import { ZipError } from "../zip/errors.js";
 import { Sha256, toHex } from "../lib/sha256.js";
 import type { MetadataStore } from "../metadata/metadata-store.js";
 import type { ResourceRow, TusUploadRow } from "../metadata/schema.js";
@@ -246,7 +247,8 @@ export function createTusUploadService(deps: TusUploadDeps) {
       try {
         created = await resources.create(fields, { kind: "stream", body, pointer: METADATA_POINTER, digest }, { principal, owner, tusUploadId: row.id });
       } catch (err) {
-        if (err instanceof ProblemError && err.status < 500) {
+        // A refusal: a 4xx problem, or a bad package (a ZipError is always the content's fault).
+        if ((err instanceof ProblemError && err.status < 500) || err instanceof ZipError) {
           await uploads.abandon(row.id);
           await dropParts(blobs, row.id);
         } else {

@@ -11,7 +11,7 @@ import { decodeEntryName, PathRegistry, toSafePath } from "./paths.js";
 
 export type { ZipSource } from "./central-directory.js";
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from "./limits.js";
-export { ZipError, type ZipErrorReason } from "./errors.js";
+export { ZIP_ERROR_CODES, ZipError, type ZipErrorCode, type ZipErrorReason } from "./errors.js";
 
 export interface ZipEntry {
   /** Safe relative path, `/`-separated, no trailing slash (also for directories). */

@@ -405,6 +405,18 @@ describe("responses and failures", () => {
     expect(request?.headers.cookie).toBeUndefined();
   });
 
+  it.each([
+    ["sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"],
+    ["sha-512=:AAAA:", null],
+    ["sha-256=:not base64:", null],
+  ])("parses the origin's Repr-Digest %s into a plain sha-256 (or none): services get no header", async (field, hex) => {
+    const origin = await startOrigin((_req, res) => res.writeHead(200, { "repr-digest": field }).end("hello world"));
+    const res = await createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`);
+    expect(res.reprSha256).toBe(hex);
+    expect(res).not.toHaveProperty("reprDigest");
+    await readText(res.body);
+  });
+
   it("reports null metadata when the origin sends none (chunked)", async () => {
     const origin = await startOrigin((_req, res) => {
       res.removeHeader("content-type");

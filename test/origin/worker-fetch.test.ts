@@ -85,6 +85,20 @@ describe("createWorkerFetchOrigin", () => {
     expect(calls).toEqual([]);
   });
 
+  it.each([
+    ["sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"],
+    ["sha-512=:AAAA:", null],
+    ["sha-256=:not base64:", null],
+    [null, null],
+  ])("parses the origin's Repr-Digest %s into a plain sha-256 (or none): services get no header", async (field, hex) => {
+    const headers: Record<string, string> = field === null ? {} : { "repr-digest": field };
+    const { fetch } = scripted({ "https://files.example.com/a": () => new Response("hello world", { headers }) });
+    const res = await createWorkerFetchOrigin({ fetch })("https://files.example.com/a");
+    expect(res.reprSha256).toBe(hex);
+    expect(res).not.toHaveProperty("reprDigest");
+    await read(res.body);
+  });
+
   it("checks every redirect hop and never fetches a refused one", async () => {
     const { fetch, calls } = scripted({
       "https://files.example.com/a": () => new Response(null, { status: 302, headers: { location: "/b" } }),

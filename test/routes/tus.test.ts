@@ -110,6 +110,15 @@ describe("tus core and extensions", () => {
     expect(created.resourcesList.length).toBeGreaterThan(0);
   });
 
+  it("a bad zip → 400 at the end naming the metadata, and the upload is gone (a refusal, not a fault)", async () => {
+    const counts = await tableCounts(t.app);
+    const url = await create(10, { ...FIELDS, filename: "p.zip", filetype: "application/zip" });
+    await expectProblem(await patch(url, 0, "not a zip!"), 400, "VALIDATION_FAILED", "/header/upload-metadata");
+    expect((await head(url)).status).toBe(404);
+    expect(await tableCounts(t.app)).toEqual(counts);
+    expect(await partFiles(url)).toEqual([]);
+  });
+
   it("checksum: a matching Upload-Checksum is stored, a mismatch is 460 and keeps nothing", async () => {
     const url = await create(8);
     const sum = (s: string) => `sha256 ${sha256(s).toString("base64")}`;

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { domainProblem } from "../../src/http/domain-problems.js";
 import { findStartPage } from "../../src/start-page/detect.js";
 import { openZip, ZipError } from "../../src/zip/reader.js";
 import { buildZip, memorySource, type WriterEntry } from "../helpers/zip-writer.js";
@@ -17,8 +18,9 @@ async function expectStartPageError(entries: WriterEntry[], message: RegExp): Pr
   );
   expect(err).toBeInstanceOf(ZipError);
   const zipError = err as ZipError;
-  expect(zipError.status).toBe(400);
-  expect(zipError.code).toBe("VALIDATION_FAILED");
+  expect(domainProblem(zipError)?.status).toBe(400);
+  expect(domainProblem(zipError)?.code).toBe("VALIDATION_FAILED");
+  expect(zipError.code).toBe("ZIP_NO_START_PAGE");
   expect(zipError.reason).toBe("start-page");
   expect(zipError.message).toMatch(message);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { crc32 } from "../../src/zip/crc32.js";
-import { openZip, ZipError, type ZipArchive, type ZipErrorReason, type ZipLimits } from "../../src/zip/reader.js";
+import { openZip, ZIP_ERROR_CODES, ZipError, type ZipArchive, type ZipErrorReason, type ZipLimits } from "../../src/zip/reader.js";
+import { domainProblem } from "../../src/http/domain-problems.js";
 import type { ByteRange } from "../../src/storage/blob-store.js";
 import { buildZip, crc32Update, drain, memorySource, type WriterEntry, type WriterOptions } from "../helpers/zip-writer.js";
 
@@ -45,9 +46,12 @@ async function expectZipError(promise: Promise<unknown>, reason: ZipErrorReason,
   expect(err).toBeInstanceOf(ZipError);
   const zipError = err as ZipError;
   expect(zipError.reason).toBe(reason);
-  expect(zipError.status).toBe(400);
-  expect(zipError.code).toBe("VALIDATION_FAILED");
-  expect(zipError.errors).toEqual([{ pointer: "/body/resourceExternalURI", detail: zipError.message }]);
+  expect(zipError.code).toBe(ZIP_ERROR_CODES[reason]);
+  // What a client is answered (the HTTP edge's table): a 400 naming the field the zip came from.
+  const problem = domainProblem(zipError.from("/body/resourceExternalURI"));
+  expect(problem?.status).toBe(400);
+  expect(problem?.code).toBe("VALIDATION_FAILED");
+  expect(problem?.errors).toEqual([{ pointer: "/body/resourceExternalURI", detail: zipError.message }]);
   if (message) expect(zipError.message).toMatch(message);
   return zipError;
 }

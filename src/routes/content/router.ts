@@ -6,6 +6,7 @@ import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
 import { serveBlob } from "../../http/answer-blob.js";
+import { contentEntities } from "../../http/content-entity.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
@@ -42,11 +43,12 @@ async function uidFromBody(c: Context<AppEnv>): Promise<string> {
 export function createContentRouter({ resources, content, guards }: { resources: ResourceService; content: ContentService; guards: Guards }): RouteGroup {
   const router = createRouter();
   const consumer = guards.role("consumer");
+  const entities = contentEntities(content);
 
   const byUri = async (c: Context<AppEnv>) => {
     const found = takeHandedOverRow(c.env, c.req.raw);
     const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"), found);
-    const { entity, open } = content.serve(row, requestHost(c));
+    const { entity, open } = entities.serve(row, requestHost(c));
     return serveBlob(c.req.raw, entity, open);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
@@ -57,7 +59,7 @@ export function createContentRouter({ resources, content, guards }: { resources:
   return router
     .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
-      const { entity, open } = content.serve(row, requestHost(c));
+      const { entity, open } = entities.serve(row, requestHost(c));
       return (await serveBlob(c.req.raw, entity, open)) as never;
     })
     .openapi(guarded(contract.postData, consumer), async (c) => {
@@ -67,7 +69,7 @@ export function createContentRouter({ resources, content, guards }: { resources:
       const row = resourceUID
         ? await resources.findByUid(resourceUID, principal)
         : await resources.findByUri(uri?.context ?? "", uri?.path ?? "", principal);
-      const { entity, open } = content.serve(row, requestHost(c));
+      const { entity, open } = entities.serve(row, requestHost(c));
       // The whole representation: a POST carries no range or validators (RFC 9110 §14.2).
       return (await serveBlob(new Request(c.req.url, { method: "GET" }), entity, open)) as never;
     })

@@ -1,6 +1,8 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
 import { serveBlob } from "../../http/answer-blob.js";
+import { contentEntities } from "../../http/content-entity.js";
+import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
 import type { LifecycleService } from "../../services/lifecycle.js";
@@ -14,6 +16,7 @@ import * as contract from "./contract.js";
 export interface LifecycleRouterDeps {
   lifecycle: LifecycleService;
   revisions: RevisionService;
+  content: ContentService;
   guards: Guards;
   maxInlineBytes: number;
 }
@@ -30,8 +33,9 @@ const toRevisionView = (row: RevisionRow) => ({
   dataURI: `${API_PREFIX}/getRevisionData/${row.resourceUid}/${row.revision}`,
 });
 
-export function createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }: LifecycleRouterDeps): RouteGroup {
+export function createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
+  const entities = contentEntities(content);
   const creator = guards.role("creator");
 
   return router
@@ -74,7 +78,7 @@ export function createLifecycleRouter({ lifecycle, revisions, guards, maxInlineB
     })
     .openapi(guarded(contract.getRevisionData, guards.read), async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
-      const { entity, open } = await revisions.content(resourceUID, revision, c.get("principal"), requestHost(c));
+      const { entity, open } = entities.serve(await revisions.content(resourceUID, revision, c.get("principal")), requestHost(c));
       return (await serveBlob(c.req.raw, entity, open)) as never;
     });
 }

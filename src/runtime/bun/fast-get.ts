@@ -12,6 +12,7 @@
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
+import { contentEntities } from "../../http/content-entity.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
 import { isPlainRequest, plainHeads, plainRange } from "../../http/plain-heads.js";
@@ -45,6 +46,7 @@ function plainGetDataPath(url: string): string | null {
 /** Returns a handler giving the fast answer with `requestId`, or null when the app must answer. */
 export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
   const { resources, content } = services;
+  const entities = contentEntities(content);
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (a stat per request was 7–9 % of the CPU of random range GETs; one per file took the
   // profiled server from 5.5k to 10.0k req/s). Bounded: cleared when full.
@@ -68,7 +70,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
    * same fields 2.7–3.2 µs, in a loop).
    */
   const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
-    const { headers } = answerBlob("GET", NO_FIELD, content.serve(row, host).entity);
+    const { headers } = answerBlob("GET", NO_FIELD, entities.serve(row, host).entity);
     return new Headers({ ...headers, ...CONTENT_CORS_HEADERS });
   });
 
@@ -88,7 +90,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
       headers.set("x-request-id", requestId);
       return { status: 206, headers, range };
     }
-    const result = answerBlob(req.method, header, content.serve(row, req.headers.get("host") ?? undefined).entity);
+    const result = answerBlob(req.method, header, entities.serve(row, req.headers.get("host") ?? undefined).entity);
     if (result.multipart) return null;
     return { status: result.status, headers: { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId }, range: result.range };
   }

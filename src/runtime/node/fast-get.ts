@@ -16,6 +16,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import { answerBlob } from "../../http/answer-blob.js";
+import { contentEntities } from "../../http/content-entity.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import type { Logger } from "../../lib/logger.js";
 import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
@@ -44,10 +45,11 @@ export interface FastGetDeps {
  */
 export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, next: RequestListener): RequestListener {
   const { resources, content } = services;
+  const entities = contentEntities(content);
 
   /** A plain GET's head for `row` as [name, value, …] without the request id, in the order `decide` gives. */
   const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
-    const { headers } = answerBlob("GET", NO_FIELD, content.serve(row, host).entity);
+    const { headers } = answerBlob("GET", NO_FIELD, entities.serve(row, host).entity);
     return [...Object.entries(headers), ...Object.entries(CONTENT_CORS_HEADERS)].flat();
   });
 
@@ -69,7 +71,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
       headers.push("content-range", contentRange(range, row.size), "x-request-id", requestId);
       return { status: 206, headers, start: range.start, length };
     }
-    const result = answerBlob(req.method as string, header, content.serve(row, req.headers.host).entity);
+    const result = answerBlob(req.method as string, header, entities.serve(row, req.headers.host).entity);
     if (result.multipart) return null;
     const headers = { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId };
     const start = result.range?.start ?? 0;

@@ -1,0 +1,76 @@
+/**
+ * The HTTP representation of stored content: what answerBlob/serveBlob need for a row (validators,
+ * Content-Type, disposition and CSP per origin: content-policy.ts) and how to open its bytes. The
+ * content service only stores and reads bytes; deciding how a browser may show them is HTTP's.
+ */
+import type { ContentFacts, ContentService } from "../services/content.js";
+import type { BlobEntity, OpenBlob } from "./blob-entity.js";
+import { contentPolicy } from "./content-policy.js";
+
+export type Served = { entity: BlobEntity; open: OpenBlob };
+
+export interface ContentEntities {
+  /**
+   * What serveBlob needs to answer GET/HEAD for a row asked for on `requestHost` (the request
+   * URL's host). A frozen row (the row cache's: it never changes in place) gets one frozen answer
+   * per origin, so serving it again rebuilds nothing and answerBlob can keep its headers too.
+   */
+  serve(facts: ContentFacts, requestHost: string | undefined): Served;
+}
+
+function createContentEntities(content: Pick<ContentService, "read" | "contentOrigin">): ContentEntities {
+  const contentHost = content.contentOrigin ? new URL(content.contentOrigin).host : undefined;
+  // A Host header spelled as a URL would (case, default port), so raw node:http headers and
+  // Hono's request URL reach the same decision.
+  const onContentOrigin = (host: string | undefined) =>
+    host !== undefined && URL.canParse(`http://${host}`) && new URL(`http://${host}`).host === contentHost;
+
+  const served = (facts: ContentFacts, apiOriginOnly: boolean): Served => {
+    const policy = contentPolicy({ mediaType: facts.mediaType, packageFile: Boolean(facts.parentUid), apiOriginOnly });
+    return {
+      entity: {
+        size: facts.size,
+        etag: `"${facts.sha256}"`,
+        sha256: facts.sha256,
+        lastModified: new Date(facts.updatedAt),
+        contentType: policy.contentType,
+        // Files of a package are named by their path; the download name is its last segment.
+        filename: facts.name.slice(facts.name.lastIndexOf("/") + 1),
+        disposition: policy.disposition,
+        contentSecurityPolicy: policy.csp,
+      },
+      open: (range) => content.read(facts, range),
+    };
+  };
+  /** Answers for frozen rows, per origin; they go with their row (rows that change are new objects). */
+  const servedRows = new WeakMap<ContentFacts, { api?: Served; content?: Served }>();
+
+  return {
+    serve(facts, requestHost) {
+      const apiOriginOnly = contentHost !== undefined && !onContentOrigin(requestHost);
+      if (!Object.isFrozen(facts)) return served(facts, apiOriginOnly);
+      const known = servedRows.get(facts) ?? {};
+      const slot = apiOriginOnly ? "api" : "content";
+      let answer = known[slot];
+      if (!answer) {
+        answer = served(facts, apiOriginOnly);
+        Object.freeze(answer.entity);
+        servedRows.set(facts, { ...known, [slot]: answer });
+      }
+      return answer;
+    },
+  };
+}
+
+/** One per content service: the route and the runtimes' fast paths share its per-row answers. */
+const entitiesOf = new WeakMap<object, ContentEntities>();
+
+/** The representations of `content`'s blobs (built once per service; call it once, not per request). */
+export function contentEntities(content: Pick<ContentService, "read" | "contentOrigin">): ContentEntities {
+  let entities = entitiesOf.get(content);
+  if (!entities) {
+    entities = createContentEntities(content);
+    entitiesOf.set(content, entities);
+  }
+  return entities;
+}
