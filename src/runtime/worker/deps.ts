@@ -136,7 +136,7 @@ export function createWorkerApp(): WorkerApp {
         blobs: deps.blobs,
         ledger: deps.store.ledger,
         graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
-        now: Date.now,
+        now: () => deps.clock().getTime(), // the app's one clock, as tus and lock expiry
         logger: deps.logger,
         tusUploads: deps.store.tusUploads,
       });
