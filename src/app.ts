@@ -91,7 +91,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     { name: "database", check: () => deps.store.ping() },
     { name: "storage", check: () => deps.blobs.probe() },
   ];
-  app.route("/", createMetaRouter(readiness, guards));
+  // The readiness window runs on the app's clock, as every other expiry does.
+  app.route("/", createMetaRouter(readiness, guards, { now: () => clock().getTime() }));
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
   app.route("/", createContentRouter({ resources, content, guards }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));

@@ -41,26 +41,32 @@ export async function loadSession(): Promise<Session | undefined> {
 
 export const deleteSession = () => rm(sessionFile(), { force: true });
 
-export const sessionFrom = (issuer: string, clientId: string, clientSecret: string | undefined, set: TokenSet): Session => ({
+/** A clock in the shape of the server's AppDeps["clock"]; tests pass one they move themselves. */
+type Clock = () => Date;
+const realTime: Clock = () => new Date();
+
+export const sessionFrom = (issuer: string, clientId: string, clientSecret: string | undefined, set: TokenSet, clock: Clock = realTime): Session => ({
   issuer,
   clientId,
   ...(clientSecret ? { clientSecret } : {}),
   accessToken: set.access_token,
   ...(set.refresh_token ? { refreshToken: set.refresh_token } : {}),
-  expiresAt: Date.now() + (set.expires_in ?? 300) * 1000,
+  expiresAt: clock().getTime() + (set.expires_in ?? 300) * 1000,
 });
 
-/** CMS_TOKEN wins; else the cached login, refreshed (and saved) when it is about to expire. */
-export const sessionToken: TokenProvider = async () => {
+/** CMS_TOKEN wins; else the cached login, refreshed (and saved) when it is about to expire on `clock`. */
+export const sessionTokenAt = (clock: Clock = realTime): TokenProvider => async () => {
   if (process.env.CMS_TOKEN) return process.env.CMS_TOKEN;
   const s = await loadSession();
   if (!s) return undefined;
-  if (Date.now() < s.expiresAt - 30_000) return s.accessToken;
+  if (clock().getTime() < s.expiresAt - 30_000) return s.accessToken;
   if (!s.refreshToken) throw new Error("the saved login has expired; run `cms login` again");
   const client = { client_id: s.clientId, ...(s.clientSecret ? { client_secret: s.clientSecret } : {}) };
   const set = await requestToken(s.issuer, { ...client, grant_type: "refresh_token", refresh_token: s.refreshToken }).catch(() => {
     throw new Error("the saved login has expired; run `cms login` again");
   });
-  await saveSession(sessionFrom(s.issuer, s.clientId, s.clientSecret, set));
+  await saveSession(sessionFrom(s.issuer, s.clientId, s.clientSecret, set, clock));
   return set.access_token;
 };
+
+export const sessionToken: TokenProvider = sessionTokenAt();

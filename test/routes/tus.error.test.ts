@@ -9,8 +9,11 @@ import { readdir } from "node:fs/promises";
 import { createClient } from "@libsql/client";
 import { describe, expect, it } from "vitest";
 import { API, expectProblem, useCmsApp } from "../helpers/cms-client.js";
+import { fakeClock } from "../helpers/fake-clock.js";
 
-const t = useCmsApp("tuserr", { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024), CMS_TUS_EXPIRY_SECONDS: "2" });
+/** The app's clock: expiry tests move it instead of sleeping past CMS_TUS_EXPIRY_SECONDS. */
+const time = fakeClock();
+const t = useCmsApp("tuserr", { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024), CMS_TUS_EXPIRY_SECONDS: "2" }, { clock: time.clock });
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const metadata = (fields: Record<string, string>) =>
@@ -133,7 +136,7 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
   it("expired (collected by the next creation)", async () => {
     const url = await started(10, "abc");
     expect(await uploadDirs(url)).toHaveLength(1);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    time.advance(2100); // past CMS_TUS_EXPIRY_SECONDS on the app's clock
     const next = await post({ "upload-length": "1" });
     expect(next.status).toBe(201);
     expect(await uploadDirs(url)).toEqual([]);

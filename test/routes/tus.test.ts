@@ -7,10 +7,13 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { API, expectProblem, tableCounts, useCmsApp } from "../helpers/cms-client.js";
+import { fakeClock } from "../helpers/fake-clock.js";
 import { infoJsonZip } from "../helpers/packages.js";
 
 const LIMIT = 1024 * 1024;
-const t = useCmsApp("tus", { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_TUS_EXPIRY_SECONDS: "2" });
+/** The app's clock: expiry tests move it instead of sleeping past CMS_TUS_EXPIRY_SECONDS. */
+const time = fakeClock();
+const t = useCmsApp("tus", { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_TUS_EXPIRY_SECONDS: "2" }, { clock: time.clock });
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const metadata = (fields: Record<string, string>) =>
@@ -64,7 +67,7 @@ describe("tus core and extensions", () => {
     expect(res.headers.get("upload-offset")).toBe("0");
     expect(res.headers.get("upload-length")).toBe("11");
     expect(res.headers.get("cache-control")).toBe("no-store");
-    expect(new Date(res.headers.get("upload-expires") as string).getTime()).toBeGreaterThan(Date.now());
+    expect(new Date(res.headers.get("upload-expires") as string).getTime()).toBeGreaterThan(time.nowMs()); // on the app's clock
 
     res = await patch(url, 0, "hello ");
     expect(res.status).toBe(204);
@@ -156,7 +159,7 @@ describe("tus core and extensions", () => {
     const url = await create(100);
     await patch(url, 0, "y".repeat(10));
     expect((await partFiles(url)).length).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    time.advance(2100); // past CMS_TUS_EXPIRY_SECONDS on the app's clock
     expect((await head(url)).status).toBe(404);
     const next = await create(1);
     expect(await partFiles(url)).toEqual([]);

@@ -1,4 +1,7 @@
-/** createServerDeps opens the volume and the database, and gives the volume back when the database fails. */
+/**
+ * createServerDeps opens the volume and the database, gives the volume back when the database fails,
+ * and runs the blob collector on the app's clock.
+ */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,6 +9,9 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/lib/logger.js";
 import { createServerDeps } from "../../src/runtime/node/deps.js";
+import { API } from "../helpers/cms-client.js";
+import { fakeClock } from "../helpers/fake-clock.js";
+import { startTestApp } from "../helpers/test-app.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -30,4 +36,27 @@ it("opens both and closes both", async () => {
   await deps.store.ping();
   await deps.close();
   expect(await readdir(join(dir, "volume", ".tmp"))).toEqual([]);
+});
+
+it("the scheduled collector reads the app's clock: an upload expires for it when that clock passes CMS_TUS_EXPIRY_SECONDS", async () => {
+  const time = fakeClock();
+  const app = await startTestApp({ CMS_TUS_EXPIRY_SECONDS: "60", CMS_GC_INTERVAL_SECONDS: "1" }, { clock: time.clock });
+  try {
+    const fields = { resourceTenantId: "sched", filename: "s.bin", author: "Tus" };
+    const metadata = Object.entries(fields).map(([k, v]) => `${k} ${Buffer.from(v).toString("base64")}`).join(",");
+    const created = await fetch(app.url(`${API}/uploads`), {
+      method: "POST",
+      headers: { "tus-resumable": "1.0.0", "upload-length": "10", "upload-metadata": metadata, "content-type": "application/offset+octet-stream" },
+      body: "abc",
+    });
+    expect(created.status).toBe(201);
+    const expired = () => app.logs.filter((l) => l.msg === "blobs collected" && Number(l.uploadsExpired) > 0);
+    time.advance(61_000); // on the app's clock only: the machine's has not moved a minute
+    // Waits for the schedule's next tick (every CMS_GC_INTERVAL_SECONDS), not for the expiry.
+    for (let waited = 0; waited < 5000 && expired().length === 0; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(expired()).toHaveLength(1);
+    expect((await fetch(app.url(created.headers.get("location") as string), { method: "HEAD", headers: { "tus-resumable": "1.0.0" } })).status).toBe(404);
+  } finally {
+    await app.close();
+  }
 });

@@ -6,6 +6,7 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createWorkerApp } from "../../src/runtime/worker/deps.js";
+import { fakeClock } from "../helpers/fake-clock.js";
 
 const create = (resourceExternalURI: string) =>
   new Request("http://worker.test/cms/v1.0/createResource", {
@@ -87,9 +88,10 @@ describe("the Worker entry", () => {
     expect(await res.text()).toBe('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
   });
 
-  it("collects on D1 and R2: a purge deletes its blob; the cron's sweep and passes never delete a blob D1 has no record of", async () => {
-    const app = createWorkerApp();
-    const settings = { ...env, CMS_GC_GRACE_SECONDS: "1" };
+  it("collects on D1 and R2: a purge deletes its blob; the cron's sweep and passes never delete a blob D1 has no record of; an upload expired on the app's clock goes", async () => {
+    const time = fakeClock();
+    const app = createWorkerApp({ clock: time.clock });
+    const settings = { ...env, CMS_GC_GRACE_SECONDS: "1", CMS_TUS_EXPIRY_SECONDS: "1" };
     const body = { resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "gc.txt", resourceTenantId: "gc" };
     const created = await app.fetch(
       new Request("http://worker.test/cms/v1.0/createResource", {
@@ -122,10 +124,28 @@ describe("the Worker entry", () => {
     await env.BLOBS.put(stranger, "not ours");
     await app.collect(settings, { sweep: true });
     expect(await keys()).toContain(stranger);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // An abandoned tus upload, to show the cron's pass runs on the app's clock: it expires there only.
+    const tusParts = async () => (await env.BLOBS.list({ prefix: "tus/" })).objects.length;
+    const upload = await app.fetch(
+      new Request("http://worker.test/cms/v1.0/uploads", {
+        method: "POST",
+        headers: {
+          "tus-resumable": "1.0.0",
+          "upload-length": "10",
+          "upload-metadata": `resourceTenantId ${btoa("gc")},filename ${btoa("u.bin")},author ${btoa("a")}`,
+          "content-type": "application/offset+octet-stream",
+        },
+        body: "abc",
+      }),
+      settings,
+    );
+    expect(upload.status).toBe(201);
+    expect(await tusParts()).toBe(1);
+    time.advance(1100); // past the grace period and the upload's expiry, on the app's clock
     await app.collect(settings, { sweep: true });
     await app.collect(settings, { sweep: false });
     expect(await keys()).toContain(stranger);
+    expect(await tusParts()).toBe(0);
     await env.BLOBS.delete(stranger);
   });
 });

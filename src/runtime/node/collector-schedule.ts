@@ -3,20 +3,27 @@
  * record of (never deleted: see blob-collector.ts) at start-up and daily,
  * and a collection pass every `intervalMs` (the Worker runs the same pass from its cron trigger).
  * Passes never overlap; `stop` waits for the running one, so the database can close after it.
+ * `clock` is the app's (AppDeps["clock"]), the one the collector's grace period and tus expiry read.
  */
 import type { Logger } from "../../lib/logger.js";
 import type { BlobCollector } from "../../services/blob-collector.js";
 
 const SWEEP_EVERY_MS = 24 * 60 * 60 * 1000;
 
-export function scheduleCollector(collector: BlobCollector, intervalMs: number, logger: Logger): { stop(): Promise<void> } {
+export function scheduleCollector(
+  collector: BlobCollector,
+  intervalMs: number,
+  logger: Logger,
+  clock: () => Date,
+): { stop(): Promise<void> } {
   let running: Promise<void> | null = null;
   let stopped = false;
   let lastSweep = Number.NEGATIVE_INFINITY;
 
   const run = async () => {
-    if (Date.now() - lastSweep >= SWEEP_EVERY_MS) {
-      lastSweep = Date.now();
+    const now = clock().getTime();
+    if (now - lastSweep >= SWEEP_EVERY_MS) {
+      lastSweep = now;
       await collector.sweep(); // logs blobs this database has no record of; never deletes them
     }
     const figures = await collector.pass();

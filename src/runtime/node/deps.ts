@@ -53,10 +53,13 @@ export async function createServerDeps(
     await closeBlobs();
     throw err;
   });
+  // On the app's one clock, as tus expiry and lock expiry are (tests move it; see createAppDeps).
+  const now = () => deps.clock().getTime();
   const collector = !collectBlobs ? null : scheduleCollector(
-    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now: Date.now, logger, tusUploads: resourceStore.tusUploads }),
+    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now, logger, tusUploads: resourceStore.tusUploads }),
     config.CMS_GC_INTERVAL_SECONDS * 1000,
     logger,
+    deps.clock,
   );
   return {
     ...deps,

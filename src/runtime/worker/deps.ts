@@ -61,7 +61,7 @@ async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string 
 }
 
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
-export async function createWorkerDeps(env: WorkerBindings, config: Config, logger: Logger): Promise<AppDeps> {
+export async function createWorkerDeps(env: WorkerBindings, config: Config, logger: Logger, clock?: AppDeps["clock"]): Promise<AppDeps> {
   if (!env.BLOBS) throw new ConfigError(["BLOBS binding is missing (R2)"]);
   const db = await openDatabase(env, config, settingsOf(env).CMS_DATABASE_URL, logger);
   if (!config.CMS_LINK_SECRET) {
@@ -82,6 +82,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
     },
     // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
     platformCompresses: true,
+    clock,
     storeLabel: { store: "the R2 bucket bound as BLOBS", setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)" },
   });
 }
@@ -93,16 +94,16 @@ type Built = { app: App; deps: AppDeps; config: Config; logger: Logger } | { mis
  * the same env object to every request). Bad settings answer every request with a 500 problem,
  * logged once with the setting names only (values may be secrets); a BLOBS bucket owned by another
  * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
- * Other start-up failures are not cached, so the next request retries.
+ * Other start-up failures are not cached, so the next request retries. `clock` is for tests.
  */
-export function createWorkerApp(): WorkerApp {
+export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): WorkerApp {
   const built = new WeakMap<object, Promise<Built>>();
 
   const build = async (env: WorkerBindings): Promise<Built> => {
     try {
       const config = parseConfig(settingsOf(env));
       const logger = consoleLogger(config);
-      const deps = await createWorkerDeps(env, config, logger);
+      const deps = await createWorkerDeps(env, config, logger, clock);
       return { app: createApp(deps), deps, config, logger };
     } catch (err) {
       if (err instanceof StoreOwnedElsewhere) {
@@ -136,7 +137,7 @@ export function createWorkerApp(): WorkerApp {
         blobs: deps.blobs,
         ledger: deps.store.ledger,
         graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
-        now: Date.now,
+        now: () => deps.clock().getTime(), // the app's one clock, as tus and lock expiry
         logger: deps.logger,
         tusUploads: deps.store.tusUploads,
       });
