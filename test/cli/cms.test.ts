@@ -139,7 +139,7 @@ describe("cms ls / info / lock / unlock / link / rm", () => {
 
     expect((await cms("rm", resourceUID)).code).toBe(0);
     expectFailure(await cms("info", resourceUID), /^cms: 404 NOT_FOUND: /);
-  });
+  }, 90_000); // about ten CLI processes, each starting tsx: 25 s on a loaded 2-core machine
 });
 
 describe("cms lock / unlock / info: the lock the CLI took is remembered", () => {
