@@ -22,10 +22,10 @@ import { createUploadRouter } from "./routes/uploads/router.js";
 import { createUsageRouter } from "./routes/usage/router.js";
 import { createServices, type Services } from "./services/index.js";
 
-export type { AppConfig, AppDeps } from "./app-deps.js";
+export type { AppDeps, AppOptions } from "./app-deps.js";
 
 export function createApp(deps: AppDeps, services: Services = createServices(deps)) {
-  const { config } = deps;
+  const { options } = deps;
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(requestContext(deps.logger));
   // Wraps everything after it: a known path with another method answers 405 + Allow, not 404.
@@ -36,19 +36,20 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.onError(onError);
   app.notFound(notFound);
 
+  // Without auth there is no verifier: every request is anonymous, and the token settings go unused.
   const guards = createGuards({
     verifier: deps.verifier,
-    tenantClaim: config.CMS_AUTH_TENANT_CLAIM,
-    realmRoles: config.CMS_AUTH_REALM_ROLES,
+    tenantClaim: options.auth?.tenantClaim ?? "",
+    realmRoles: options.auth?.realmRoles ?? false,
     links: deps.links,
-    publicRead: config.CMS_PUBLIC_READ,
+    publicRead: options.auth?.publicRead ?? false,
     clock: deps.clock,
   });
   const { content, resources, locks, lifecycle, revisions } = services;
   const { clock } = deps;
-  const maxInlineBytes = config.CMS_MAX_INLINE_BYTES;
+  const { maxInlineBytes, maxResourceBytes } = options.limits;
   // Signed links are for browsers: they go to the content origin, the one that renders active content.
-  const linkOrigin = config.CMS_CONTENT_ORIGIN ?? config.CMS_PUBLIC_URL;
+  const linkOrigin = options.contentOrigin ?? options.publicUrl;
 
   const readiness = [
     { name: "database", check: () => deps.store.ping() },
@@ -57,16 +58,16 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createMetaRouter(readiness, guards));
   app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
   app.route("/", createContentRouter({ resources, content, guards }));
-  app.route("/", createUploadRouter({ resources, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
+  app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
-  app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: config.CMS_MAX_RESOURCE_BYTES }));
+  app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, guards, maxInlineBytes }));
   app.route("/", createLockRouter({ locks, guards }));
   mountExplorer(app, deps.readAsset, {
-    issuer: config.CMS_AUTH_ENABLED ? config.CMS_AUTH_ISSUER : undefined,
-    clientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,
+    issuer: options.auth?.issuer,
+    clientId: options.auth?.explorerClientId ?? "",
     compressAssets: !deps.platformCompresses,
-    publicUrl: config.CMS_PUBLIC_URL,
+    publicUrl: options.publicUrl,
   });
   return app;
 }

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/lib/logger.js";
 import { createServerDeps } from "../../src/runtime/node/deps.js";
+import { createServices } from "../../src/services/index.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -30,4 +31,17 @@ it("opens both and closes both", async () => {
   await deps.store.ping();
   await deps.close();
   expect(await readdir(join(dir, "volume", ".tmp"))).toEqual([]);
+});
+
+it("builds one blob collector: the services reserve through the one the runtime schedules", async () => {
+  const config = parseConfig({ CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  const deps = await createServerDeps(config, silentLogger);
+  try {
+    expect(deps.collector).toBeDefined();
+    expect(createServices(deps).collector).toBe(deps.collector);
+    expect("config" in deps).toBe(false); // typed options, not the environment's names, go past the root
+    expect(deps.options.collector.graceMs).toBe(900_000);
+  } finally {
+    await deps.close();
+  }
 });
