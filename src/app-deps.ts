@@ -1,7 +1,7 @@
 /** What createApp needs from a runtime (own module: services/index.ts uses it without importing app.ts back). */
 import type { LinkSigner } from "./auth/signed-links.js";
 import type { TokenVerifier } from "./auth/verify-token.js";
-import type { Config } from "./config.js";
+import type { BlobCollector } from "./services/blob-collector.js";
 import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { MetadataStore } from "./metadata/metadata-store.js";
@@ -9,38 +9,65 @@ import type { AssetReader } from "./routes/explorer/index.js";
 import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
 
-export type AppConfig = Pick<
-  Config,
-  | "CMS_MAX_RESOURCE_BYTES"
-  | "CMS_MAX_INLINE_BYTES"
-  | "CMS_LOCK_TTL"
-  | "CMS_TUS_EXPIRY_SECONDS"
-  | "CMS_TUS_MAX_PENDING_PER_TENANT"
-  | "CMS_QUOTA_BYTES"
-  | "CMS_QUOTA_RESOURCES"
-  | "CMS_QUOTA_INGRESS_BYTES_PER_DAY"
-  | "CMS_QUOTA_OVERRIDES"
-  | "CMS_LOCK_MAX_TTL"
-  | "CMS_ZIP_MAX_ENTRIES"
-  | "CMS_ZIP_MAX_BYTES"
-  | "CMS_ZIP_MAX_RATIO"
-  | "CMS_GC_GRACE_SECONDS"
-  | "CMS_AUTH_ENABLED"
-  | "CMS_AUTH_ISSUER"
-  | "CMS_AUTH_EXPLORER_CLIENT_ID"
-  | "CMS_AUTH_TENANT_CLAIM"
-  | "CMS_AUTH_REALM_ROLES"
-  | "CMS_PUBLIC_READ"
-  | "CMS_PUBLIC_URL"
-  | "CMS_CONTENT_ORIGIN"
->;
+/** Auth settings, present only when auth is on: there is then always an issuer. */
+export interface AuthOptions {
+  /** Exact `iss` of accepted tokens; the explorer logs in there too. */
+  issuer: string;
+  /** This server's client id (expected in `aud`, the key of its roles) first, then further accepted `azp`s. */
+  clientIds: string[];
+  /** JWKS URL; unset = taken from the issuer's discovery document. */
+  jwksUrl?: string;
+  jwksCooldownMs: number;
+  jwksRefetchFloorMs: number;
+  /** The claim listing the tenants a token is confined to. */
+  tenantClaim: string;
+  /** Count realm roles as well as this client's. */
+  realmRoles: boolean;
+  /** getData readable without a token (content URLs are unguessable). */
+  publicRead: boolean;
+  /** The public client the API explorer logs in with. */
+  explorerClientId: string;
+}
+
+/** Per-tenant quota limits (0 = none) and per-tenant overrides of them. */
+export interface QuotaOptions {
+  defaults: { bytes: number; resources: number; ingressBytesPerDay: number };
+  overrides: Record<string, Partial<QuotaOptions["defaults"]>>;
+}
+
+/**
+ * What createApp and the services are configured with: typed options, parsed once from the
+ * environment at the composition root (config.ts `appOptions`). No environment names below it.
+ */
+export interface AppOptions {
+  /** null when auth is off: every request is anonymous and allowed. */
+  auth: AuthOptions | null;
+  limits: {
+    maxResourceBytes: number;
+    /** Largest decoded resourceBinary (base64 in JSON) on create/update. */
+    maxInlineBytes: number;
+    zip: { maxEntries: number; maxTotalUncompressed: number; maxCompressionRatio: number };
+  };
+  locks: { ttlMs: number; maxTtlMs: number };
+  tus: { expiryMs: number; maxPendingPerTenant: number };
+  quotas: QuotaOptions;
+  /** How long a reservation protects a blob, and (Node/Bun) the time between collection passes. */
+  collector: { graceMs: number; intervalMs: number };
+  fetch: { allowPrivate: boolean; totalTimeoutMs: number };
+  /** Origin of the absolute URLs handed out (signed links, the OpenAPI server); never the request's Host. */
+  publicUrl?: string;
+  /** The second origin that renders active content, when set. */
+  contentOrigin?: string;
+}
 
 export interface AppDeps {
-  config: AppConfig;
+  options: AppOptions;
   blobs: BlobStore;
+  /** The one blob collector: the services reserve through it, the runtime schedules its passes. */
+  collector: BlobCollector;
   store: MetadataStore;
   fetchOrigin: FetchOrigin;
-  /** null when auth is off (CMS_AUTH_ENABLED=false). */
+  /** null when auth is off (options.auth null). */
   verifier: TokenVerifier | null;
   links: LinkSigner;
   newShortId: IdGenerator;

@@ -3,6 +3,7 @@
  * plain record by the entry point. Nothing below the entry points reads the environment.
  */
 import { z } from "zod";
+import type { AppOptions } from "./app-deps.js";
 
 const boolean = (fallback: boolean) =>
   z
@@ -179,15 +180,18 @@ export const ConfigSchema = z
     .optional(),
   CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
-  .refine((c) => !c.CMS_AUTH_ENABLED || c.CMS_AUTH_ISSUER, {
-    path: ["CMS_AUTH_ISSUER"],
-    message: "is required when CMS_AUTH_ENABLED=true",
-  })
   .superRefine((c, ctx) => {
     if (c.CMS_STORAGE !== "s3") return;
     for (const key of ["CMS_S3_ENDPOINT", "CMS_S3_BUCKET", "CMS_S3_ACCESS_KEY_ID", "CMS_S3_SECRET_ACCESS_KEY"] as const) {
       if (!c[key]) ctx.addIssue({ code: "custom", path: [key], message: "is required when CMS_STORAGE=s3" });
     }
+  })
+  // Narrowed, not only checked: with auth on the type itself has an issuer (no `as string` downstream).
+  .transform((c, ctx) => {
+    if (!c.CMS_AUTH_ENABLED) return { ...c, CMS_AUTH_ENABLED: false as const };
+    if (c.CMS_AUTH_ISSUER) return { ...c, CMS_AUTH_ENABLED: true as const, CMS_AUTH_ISSUER: c.CMS_AUTH_ISSUER };
+    ctx.addIssue({ code: "custom", path: ["CMS_AUTH_ISSUER"], message: "is required when CMS_AUTH_ENABLED=true" });
+    return z.NEVER;
   });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -227,4 +231,41 @@ export function withLoopbackPublicUrl(config: Config): Config {
   if (config.CMS_PUBLIC_URL || config.CMS_PORT === 0 || !LOOPBACK_HOST.test(config.CMS_HOST)) return config;
   const host = config.CMS_HOST.includes(":") ? `[${config.CMS_HOST}]` : config.CMS_HOST;
   return { ...config, CMS_PUBLIC_URL: `http://${host}:${config.CMS_PORT}` };
+}
+
+/**
+ * The settings createApp and the services take, as typed options: built once by the composition
+ * root (runtime/app-deps.ts) from the parsed configuration. Environment names end here.
+ */
+export function appOptions(config: Config): AppOptions {
+  return {
+    auth: config.CMS_AUTH_ENABLED
+      ? {
+          issuer: config.CMS_AUTH_ISSUER,
+          clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
+          jwksUrl: config.CMS_AUTH_JWKS_URL,
+          jwksCooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
+          jwksRefetchFloorMs: config.CMS_AUTH_JWKS_REFETCH_FLOOR_MS,
+          tenantClaim: config.CMS_AUTH_TENANT_CLAIM,
+          realmRoles: config.CMS_AUTH_REALM_ROLES,
+          publicRead: config.CMS_PUBLIC_READ,
+          explorerClientId: config.CMS_AUTH_EXPLORER_CLIENT_ID,
+        }
+      : null,
+    limits: {
+      maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
+      maxInlineBytes: config.CMS_MAX_INLINE_BYTES,
+      zip: { maxEntries: config.CMS_ZIP_MAX_ENTRIES, maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES, maxCompressionRatio: config.CMS_ZIP_MAX_RATIO },
+    },
+    locks: { ttlMs: config.CMS_LOCK_TTL * 1000, maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000 },
+    tus: { expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000, maxPendingPerTenant: config.CMS_TUS_MAX_PENDING_PER_TENANT },
+    quotas: {
+      defaults: { bytes: config.CMS_QUOTA_BYTES, resources: config.CMS_QUOTA_RESOURCES, ingressBytesPerDay: config.CMS_QUOTA_INGRESS_BYTES_PER_DAY },
+      overrides: config.CMS_QUOTA_OVERRIDES,
+    },
+    collector: { graceMs: config.CMS_GC_GRACE_SECONDS * 1000, intervalMs: config.CMS_GC_INTERVAL_SECONDS * 1000 },
+    fetch: { allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE, totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS },
+    publicUrl: config.CMS_PUBLIC_URL,
+    contentOrigin: config.CMS_CONTENT_ORIGIN,
+  };
 }

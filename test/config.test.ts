@@ -1,6 +1,6 @@
 /** Settings added with their validation: each bad value is refused with a message naming it. */
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseConfig } from "../src/config.js";
+import { appOptions, ConfigError, GiB, parseConfig } from "../src/config.js";
 
 const issuesOf = (env: Record<string, string>) => {
   try {
@@ -47,4 +47,50 @@ describe("CMS_WORKERS", () => {
   });
 
   refusesNamingIt("CMS_WORKERS", ["0", "-2", "2.5", "all", "257"]);
+});
+
+describe("typed options (appOptions): the environment parsed once, no variable names past it", () => {
+  const ISSUER = "http://127.0.0.1:8080/auth/realms/CMS";
+
+  it("auth off: no auth options at all", () => {
+    expect(appOptions(parseConfig({})).auth).toBeNull();
+    expect(appOptions(parseConfig({ CMS_AUTH_ISSUER: ISSUER })).auth).toBeNull();
+  });
+
+  it("auth on: the validated config is narrowed to one with an issuer, and the options carry it", () => {
+    const config = parseConfig({ CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: ISSUER, CMS_AUTH_CLIENTS: "a, b", CMS_PUBLIC_READ: "yes" });
+    if (!config.CMS_AUTH_ENABLED) throw new Error("auth is on");
+    const issuer: string = config.CMS_AUTH_ISSUER; // no `as string`: the type says it is there
+    expect(issuer).toBe(ISSUER);
+    expect(appOptions(config).auth).toEqual({
+      issuer: ISSUER,
+      clientIds: ["cms-server", "a", "b"],
+      jwksUrl: undefined,
+      jwksCooldownMs: 30_000,
+      jwksRefetchFloorMs: 5_000,
+      tenantClaim: "tenants",
+      realmRoles: false,
+      publicRead: true,
+      explorerClientId: "cms-explorer",
+    });
+  });
+
+  it("auth on without an issuer is a ConfigError naming CMS_AUTH_ISSUER, and only it", () => {
+    expect(issuesOf({ CMS_AUTH_ENABLED: "true" })).toEqual(["CMS_AUTH_ISSUER is required when CMS_AUTH_ENABLED=true"]);
+  });
+
+  it("durations become milliseconds, limits and quotas their own objects", () => {
+    const options = appOptions(
+      parseConfig({ CMS_GC_GRACE_SECONDS: "10", CMS_GC_INTERVAL_SECONDS: "3", CMS_LOCK_TTL: "60", CMS_QUOTA_BYTES: "5", CMS_QUOTA_OVERRIDES: '{"acme":{"resources":2}}' }),
+    );
+    expect(options.collector).toEqual({ graceMs: 10_000, intervalMs: 3_000 });
+    expect(options.locks).toEqual({ ttlMs: 60_000, maxTtlMs: 8 * 3600 * 1000 });
+    expect(options.quotas).toEqual({ defaults: { bytes: 5, resources: 0, ingressBytesPerDay: 0 }, overrides: { acme: { resources: 2 } } });
+    expect(options.limits.zip).toEqual({ maxEntries: 10_000, maxTotalUncompressed: GiB, maxCompressionRatio: 100 });
+    expect(JSON.stringify(options)).not.toMatch(/CMS_/);
+  });
+
+  it("invalid values still fail at parsing, naming the variable, before any options exist", () => {
+    expect(issuesOf({ CMS_GC_GRACE_SECONDS: "soon" })).toEqual([expect.stringMatching(/^CMS_GC_GRACE_SECONDS must be a number/)]);
+  });
 });

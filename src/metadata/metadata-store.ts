@@ -16,6 +16,7 @@ import type { BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
 import {
   blobLedger,
+  dataFixes,
   deployment,
   locks,
   type NewResourceRow,
@@ -115,12 +116,16 @@ export interface MetadataStore {
   deploymentId(): Promise<string>;
   /**
    * Gives rows recorded before owners had an issuer (owner set, owner_issuer null) to `issuer`, the
-   * only issuer whose tokens could have created them; returns how many rows changed.
+   * only issuer whose tokens could have created them; returns how many rows changed. Done once per
+   * database (recorded in data_fixes): later calls only read that record and return 0.
    */
   adoptLegacyOwners(issuer: string): Promise<number>;
 }
 
 
+
+/** data_fixes' name for the owner adoption (also written by drizzle/0010_adopt_legacy_owners.sql). */
+const ADOPT_LEGACY_OWNERS = "adopt_legacy_owners";
 
 /** D1 binds at most 100 parameters per statement; multi-row inserts are chunked to stay under it. */
 const MAX_PARAMS_PER_STATEMENT = 100;
@@ -444,12 +449,19 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     },
 
     async adoptLegacyOwners(issuer) {
-      // The same terms as resources_legacy_owner_idx's WHERE, so SQLite answers from that (empty) index.
-      const adopted = await db
-        .update(resources)
-        .set({ ownerIssuer: issuer })
-        .where(and(isNull(resources.ownerIssuer), isNotNull(resources.owner)))
-        .returning({ uid: resources.uid });
+      // A read on every start, a write only on the first: no write lock (nor D1 primary write) after that.
+      const done = await db.select({ name: dataFixes.name }).from(dataFixes).where(eq(dataFixes.name, ADOPT_LEGACY_OWNERS)).limit(1);
+      if (done.length > 0) return 0;
+      // One batch: the rows are adopted and the fix recorded together (concurrent first starts: the same UPDATE twice).
+      const [adopted] = await db.batch([
+        // The same terms as resources_legacy_owner_idx's WHERE, so SQLite answers from that index.
+        db
+          .update(resources)
+          .set({ ownerIssuer: issuer })
+          .where(and(isNull(resources.ownerIssuer), isNotNull(resources.owner)))
+          .returning({ uid: resources.uid }),
+        db.insert(dataFixes).values({ name: ADOPT_LEGACY_OWNERS, doneAt: Date.now() }).onConflictDoNothing(),
+      ]);
       return adopted.length;
     },
   };

@@ -35,7 +35,7 @@ export const resources = sqliteTable(
     /**
      * Issuer of that token: the owner is issuer + subject (principal.ts `isOwner`), since two identity
      * providers may both have a subject "alice". Null with auth off, and on rows written before this
-     * column existed until start-up adopts them (MetadataStore.adoptLegacyOwners).
+     * column existed until the first start with auth on adopts them, once (MetadataStore.adoptLegacyOwners).
      */
     ownerIssuer: text("owner_issuer"),
     /** Number of the latest row in `revisions` for this resource (1 after creation). */
@@ -52,7 +52,7 @@ export const resources = sqliteTable(
     index("resources_tenant_created_idx").on(t.tenantId, t.createdAt),
     index("resources_blob_key_idx").on(t.blobKey),
     index("resources_parent_idx").on(t.parentUid),
-    // Only rows still waiting for an issuer, so the adoption at every start-up costs nothing once done.
+    // Only rows still waiting for an issuer, so the one adoption reads no others.
     index("resources_legacy_owner_idx").on(t.uid).where(sql`${t.ownerIssuer} is null and ${t.owner} is not null`),
   ],
 );
@@ -228,3 +228,15 @@ export const deployment = sqliteTable(
   },
   (t) => [check("deployment_one_row", sql`${t.slot} = 1`)],
 );
+
+/**
+ * One-off data fixes that need a runtime setting, so no migration can make them (a migration cannot
+ * read the environment): each is done by the first start that has the setting, and recorded here so
+ * no later start (or Worker isolate) repeats it. A fix with nothing to do is recorded by its migration.
+ */
+export const dataFixes = sqliteTable("data_fixes", {
+  /** e.g. `adopt_legacy_owners` (MetadataStore.adoptLegacyOwners). */
+  name: text("name").primaryKey(),
+  /** Epoch milliseconds. */
+  doneAt: integer("done_at").notNull(),
+});

@@ -2,6 +2,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
+import { jsonBody } from "../http/middleware/body-limit.js";
 import { problemResponses, validationHook } from "../http/problem-handlers.js";
 import { API_PREFIX } from "./api-version.js";
 
@@ -10,13 +11,23 @@ export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validat
 /** The host a request was addressed to; it decides whether active content may be rendered (CMS_CONTENT_ORIGIN). */
 export const requestHost = (c: Context<AppEnv>) => new URL(c.req.url).host;
 
+/** A JSON request body is bounded by default; a route with another body (the streamed upload) sets its own policy. */
+const defaultBodyPolicy = (route: RouteConfig): MiddlewareHandler[] =>
+  route.request?.body?.content && "application/json" in route.request.body.content ? [jsonBody] : [];
+
 /**
- * `route` with its access guards bound to it (auth/guards.ts): they run before its validators, so a
- * caller without the right token gets 401/403, never a 400 about a body they may not send.
+ * `route` with its policy bound to it: its access guard (auth/guards.ts), then its body policy
+ * (http/middleware/body-limit.ts; by default the JSON limit when it takes a JSON body). Both run
+ * before its validators, so a caller without the right token gets 401/403, never a 400 or 413 about
+ * a body they may not send, and nothing of that body is read.
  */
-export const guarded = <R extends RouteConfig>(route: R, guard: MiddlewareHandler): R & { middleware: MiddlewareHandler } => ({
+export const guarded = <R extends RouteConfig>(
+  route: R,
+  guard: MiddlewareHandler,
+  body: MiddlewareHandler[] = defaultBodyPolicy(route),
+): R & { middleware: MiddlewareHandler[] } => ({
   ...route,
-  middleware: guard,
+  middleware: [guard, ...body],
 });
 
 /** What a route group factory returns; its per-route types are not needed outside (no RPC client). */

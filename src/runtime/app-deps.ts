@@ -5,10 +5,11 @@
 import type { AppDeps } from "../app.js";
 import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
 import { createTokenVerifier } from "../auth/verify-token.js";
-import type { Config } from "../config.js";
+import { appOptions, type Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
+import { createBlobCollector } from "../services/blob-collector.js";
 import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
@@ -21,35 +22,33 @@ export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsse
 }
 
 /**
- * Completes the runtime's parts into everything createApp needs. Throws StoreOwnedElsewhere when
+ * Completes the runtime's parts into everything createApp needs: the configuration becomes typed
+ * options here, once, and the blob collector is built here, once. Throws StoreOwnedElsewhere when
  * the blob store belongs to another deployment (services/store-owner.ts).
  */
 export async function createAppDeps(config: Config, logger: Logger, runtime: RuntimeDeps): Promise<AppDeps> {
-  await claimBlobStore({ blobs: runtime.blobs, store: runtime.store, label: runtime.storeLabel });
-  if (config.CMS_AUTH_ENABLED && config.CMS_AUTH_ISSUER) {
-    // Owners are issuer + subject now; rows from before that were created by this issuer's tokens.
-    const adopted = await runtime.store.adoptLegacyOwners(config.CMS_AUTH_ISSUER);
-    if (adopted > 0) logger.info("resources without an owner issuer adopted", { count: adopted, issuer: config.CMS_AUTH_ISSUER });
-  }
+  const options = appOptions(config);
+  const { auth } = options;
+  const { blobs, store } = runtime;
+  await claimBlobStore({ blobs, store, label: runtime.storeLabel });
+  if (auth) await adoptLegacyOwners(store, auth.issuer, logger);
   // One clock for every expiry: the services' (locks, links, tus) and the token verifier's.
   const clock = runtime.clock ?? (() => new Date());
   return {
-    config,
-    blobs: runtime.blobs,
-    store: runtime.store,
-    fetchOrigin: runtime.createFetchOrigin({
-      allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
-      totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS,
+    options,
+    blobs,
+    collector: createBlobCollector({
+      blobs,
+      ledger: store.ledger,
+      graceMs: options.collector.graceMs,
+      now: () => clock().getTime(),
+      logger,
+      tusUploads: store.tusUploads,
     }),
-    verifier: config.CMS_AUTH_ENABLED
-      ? createTokenVerifier({
-          issuer: config.CMS_AUTH_ISSUER as string,
-          clientIds: [config.CMS_AUTH_CLIENT_ID, ...config.CMS_AUTH_CLIENTS],
-          jwksUrl: config.CMS_AUTH_JWKS_URL,
-          cooldownMs: config.CMS_AUTH_JWKS_COOLDOWN_MS,
-          refetchFloorMs: config.CMS_AUTH_JWKS_REFETCH_FLOOR_MS,
-          clock,
-        })
+    store,
+    fetchOrigin: runtime.createFetchOrigin(options.fetch),
+    verifier: auth
+      ? createTokenVerifier({ issuer: auth.issuer, clientIds: auth.clientIds, jwksUrl: auth.jwksUrl, cooldownMs: auth.jwksCooldownMs, refetchFloorMs: auth.jwksRefetchFloorMs, clock })
       : null,
     links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
     newShortId: () => createShortId(),
@@ -58,4 +57,10 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     readAsset: runtime.readAsset,
     platformCompresses: runtime.platformCompresses,
   };
+}
+
+/** Owners are issuer + subject now; rows from before that were created by this issuer's tokens. */
+async function adoptLegacyOwners(store: AppDeps["store"], issuer: string, logger: Logger) {
+  const adopted = await store.adoptLegacyOwners(issuer);
+  if (adopted > 0) logger.info("resources without an owner issuer adopted", { count: adopted, issuer });
 }

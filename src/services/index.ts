@@ -3,7 +3,6 @@
  * a runtime may also use them directly (src/runtime/node/fast-get.ts answers the hottest read with them).
  */
 import type { AppDeps } from "../app-deps.js";
-import { createBlobCollector } from "./blob-collector.js";
 import { createContentService } from "./content.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
@@ -15,40 +14,19 @@ import { createTusUploadService } from "./tus-uploads.js";
 
 export type Services = ReturnType<typeof createServices>;
 
-export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">) {
-  const { config, store, blobs, clock } = deps;
-  const collector = createBlobCollector({
-    blobs,
-    ledger: store.ledger,
-    graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
-    now: () => clock().getTime(),
-    logger: deps.logger,
-  });
+export function createServices(deps: Pick<AppDeps, "options" | "blobs" | "collector" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">) {
+  const { options, store, blobs, clock, collector } = deps;
+  const { limits } = options;
   const content = createContentService({
     blobs,
     collector,
-    maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
-    contentOrigin: config.CMS_CONTENT_ORIGIN,
+    maxResourceBytes: limits.maxResourceBytes,
+    contentOrigin: options.contentOrigin,
   });
-  const packages = createPackageService({
-    blobs,
-    content,
-    newShortId: deps.newShortId,
-    limits: {
-      maxEntries: config.CMS_ZIP_MAX_ENTRIES,
-      maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES,
-      maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
-    },
-  });
-  const quotas = createQuotaService({ store, config, clock });
+  const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
+  const quotas = createQuotaService({ store, limits: options.quotas, clock });
   const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock, quotas });
-  const locks = createLockService({
-    store,
-    resources,
-    clock,
-    ttlMs: config.CMS_LOCK_TTL * 1000,
-    maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000,
-  });
+  const locks = createLockService({ store, resources, clock, ...options.locks });
   const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
   const revisions = createRevisionService({ store, resources });
   const tus = createTusUploadService({
@@ -57,9 +35,9 @@ export function createServices(deps: Pick<AppDeps, "config" | "blobs" | "store" 
     resources,
     quotas,
     clock,
-    maxBytes: config.CMS_MAX_RESOURCE_BYTES,
-    expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000,
-    maxPending: config.CMS_TUS_MAX_PENDING_PER_TENANT,
+    maxBytes: limits.maxResourceBytes,
+    expiryMs: options.tus.expiryMs,
+    maxPending: options.tus.maxPendingPerTenant,
   });
   return { collector, content, packages, resources, locks, lifecycle, revisions, tus, quotas };
 }

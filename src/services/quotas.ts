@@ -1,14 +1,13 @@
 /**
- * Per-tenant quotas: the limits that apply to a tenant (CMS_QUOTA_* defaults, CMS_QUOTA_OVERRIDES per
- * tenant), the charge a write adds to its tenant's usage (enforced by the database in the write's own
- * batch, see UsageCharge), the 507 a refused charge becomes, and the usage document.
+ * Per-tenant quotas: the limits that apply to a tenant (the defaults, or its own override), the
+ * charge a write adds to its tenant's usage (enforced by the database in the write's own batch, see
+ * UsageCharge), the 507 a refused charge becomes, and the usage document.
  */
 import type { Principal } from "../auth/principal.js";
-import type { Config } from "../config.js";
+import type { QuotaOptions } from "../app-deps.js";
 import { ProblemError } from "../problems.js";
 import type { MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 
-export type QuotaConfig = Pick<Config, "CMS_QUOTA_BYTES" | "CMS_QUOTA_RESOURCES" | "CMS_QUOTA_INGRESS_BYTES_PER_DAY" | "CMS_QUOTA_OVERRIDES">;
 export type QuotaLimits = UsageCharge["limits"];
 type QuotaName = keyof QuotaLimits;
 
@@ -33,16 +32,11 @@ function overQuota(tenantId: string, quota: QuotaName, limit: number, used: numb
 
 export type QuotaService = ReturnType<typeof createQuotaService>;
 
-export function createQuotaService({ store, config, clock }: { store: MetadataStore; config: QuotaConfig; clock: () => Date }) {
+export function createQuotaService({ store, limits, clock }: { store: MetadataStore; limits: QuotaOptions; clock: () => Date }) {
   const today = () => Math.floor(clock().getTime() / DAY_MS);
 
   function limitsFor(tenantId: string): QuotaLimits {
-    const override = config.CMS_QUOTA_OVERRIDES[tenantId] ?? {};
-    return {
-      bytes: override.bytes ?? config.CMS_QUOTA_BYTES,
-      resources: override.resources ?? config.CMS_QUOTA_RESOURCES,
-      ingressBytesPerDay: override.ingressBytesPerDay ?? config.CMS_QUOTA_INGRESS_BYTES_PER_DAY,
-    };
+    return { ...limits.defaults, ...limits.overrides[tenantId] };
   }
 
   /** Today's counters (yesterday's ingress is 0 today). */

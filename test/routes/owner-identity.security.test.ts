@@ -102,6 +102,8 @@ describe("owner identity = issuer + subject", () => {
   it("a row written before owners had an issuer is adopted by the issuer configured at start-up", async () => {
     const client = createClient({ url: databaseUrl });
     await client.execute({ sql: "update resources set owner_issuer = null where uid = ?", args: [uid] });
+    // As a database migrated while it held such rows: the adoption is not recorded done (data_fixes).
+    await client.execute("delete from data_fixes");
     client.close();
     const app = await serverFor(idpA);
     try {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/lib/logger.js";
 import { createServerDeps } from "../../src/runtime/node/deps.js";
+import { createServices } from "../../src/services/index.js";
 import { API } from "../helpers/cms-client.js";
 import { fakeClock } from "../helpers/fake-clock.js";
 import { startTestApp } from "../helpers/test-app.js";
@@ -58,5 +59,18 @@ it("the scheduled collector reads the app's clock: an upload expires for it when
     expect((await fetch(app.url(created.headers.get("location") as string), { method: "HEAD", headers: { "tus-resumable": "1.0.0" } })).status).toBe(404);
   } finally {
     await app.close();
+  }
+});
+
+it("builds one blob collector: the services reserve through the one the runtime schedules", async () => {
+  const config = parseConfig({ CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  const deps = await createServerDeps(config, silentLogger);
+  try {
+    expect(deps.collector).toBeDefined();
+    expect(createServices(deps).collector).toBe(deps.collector);
+    expect("config" in deps).toBe(false); // typed options, not the environment's names, go past the root
+    expect(deps.options.collector.graceMs).toBe(900_000);
+  } finally {
+    await deps.close();
   }
 });

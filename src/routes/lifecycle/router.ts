@@ -10,6 +10,7 @@ import { toUri } from "../../services/resource-ids.js";
 import type { RevisionService } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
 import { toResourceView } from "../resources/views.js";
+import { inlineBody } from "../../http/middleware/body-limit.js";
 import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
@@ -39,7 +40,7 @@ export function createLifecycleRouter({ lifecycle, revisions, content, guards, m
   const creator = guards.role("creator");
 
   return router
-    .openapi(guarded(contract.updateResource, creator), async (c) => {
+    .openapi(guarded(contract.updateResource, creator, [inlineBody(maxInlineBytes, "updateResource bodies")]), async (c) => {
       const body = c.req.valid("json");
       const claim = { name: body.resourceUID, owner: body.author, lockId: body.lockID };
       const update = {

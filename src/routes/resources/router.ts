@@ -6,6 +6,7 @@ import type { ContentSource } from "../../services/content-source.js";
 import { toContentSource } from "../../services/content-source.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
+import { inlineBody } from "../../http/middleware/body-limit.js";
 import { createRouter, guarded } from "../router.js";
 import * as contract from "./contract.js";
 import { encodeCursor, listedTenant } from "./schemas.js";
@@ -27,7 +28,7 @@ export function createResourceRouter({ resources, guards, links, clock, publicUr
   const creator = guards.role("creator");
   const consumer = guards.role("consumer");
   return router
-    .openapi(guarded(contract.createResource, creator), async (c) => {
+    .openapi(guarded(contract.createResource, creator, [inlineBody(maxInlineBytes, "createResource bodies")]), async (c) => {
       const body = c.req.valid("json");
       // The schema guarantees exactly one of resourceBinary and resourceExternalURI.
       const source = toContentSource(body, maxInlineBytes) as ContentSource;

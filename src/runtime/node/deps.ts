@@ -9,7 +9,6 @@ import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth } from "../../metadata/database-health.js";
 import { createMetadataStore } from "../../metadata/metadata-store.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
-import { createBlobCollector } from "../../services/blob-collector.js";
 import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
@@ -53,14 +52,8 @@ export async function createServerDeps(
     await closeBlobs();
     throw err;
   });
-  // On the app's one clock, as tus expiry and lock expiry are (tests move it; see createAppDeps).
-  const now = () => deps.clock().getTime();
-  const collector = !collectBlobs ? null : scheduleCollector(
-    createBlobCollector({ blobs, ledger: resourceStore.ledger, graceMs: config.CMS_GC_GRACE_SECONDS * 1000, now, logger, tusUploads: resourceStore.tusUploads }),
-    config.CMS_GC_INTERVAL_SECONDS * 1000,
-    logger,
-    deps.clock,
-  );
+  // On the app's one clock, as tus expiry and lock expiry are (createAppDeps builds it; tests move it).
+  const collector = !collectBlobs ? null : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
   return {
     ...deps,
     close: async () => {

@@ -9,7 +9,6 @@ import { ProblemError, problemResponse } from "../../problems.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
-import { createBlobCollector } from "../../services/blob-collector.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
@@ -87,7 +86,7 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
   });
 }
 
-type Built = { app: App; deps: AppDeps; config: Config; logger: Logger } | { misconfigured: ProblemError };
+type Built = { app: App; deps: AppDeps; logger: Logger } | { misconfigured: ProblemError };
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
@@ -104,7 +103,7 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const config = parseConfig(settingsOf(env));
       const logger = consoleLogger(config);
       const deps = await createWorkerDeps(env, config, logger, clock);
-      return { app: createApp(deps), deps, config, logger };
+      return { app: createApp(deps), deps, logger };
     } catch (err) {
       if (err instanceof StoreOwnedElsewhere) {
         // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
@@ -132,15 +131,8 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
     async collect(env, { sweep }) {
       const result = await builtFor(env);
       if ("misconfigured" in result) return;
-      const { deps, config } = result;
-      const collector = createBlobCollector({
-        blobs: deps.blobs,
-        ledger: deps.store.ledger,
-        graceMs: config.CMS_GC_GRACE_SECONDS * 1000,
-        now: () => deps.clock().getTime(), // the app's one clock, as tus and lock expiry
-        logger: deps.logger,
-        tusUploads: deps.store.tusUploads,
-      });
+      const { deps } = result;
+      const { collector } = deps;
       if (sweep) await collector.sweep(); // logs blobs D1 has no record of; never deletes them
       deps.logger.info("blobs collected", { ...(await collector.pass()) });
     },
