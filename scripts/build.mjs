@@ -5,7 +5,7 @@
 //
 // Kept outside the bundle: libSQL (a native addon, resolved at run time) and swagger-ui-dist (its
 // files are read from disk). The migrations are found by walking up to drizzle/ from the module
-// (src/runtime/node/migrations.ts), so the bundle's depth does not matter.
+// (src/runtime/host/migrations.ts), so the bundle's depth does not matter.
 import { build } from "esbuild";
 import { fileURLToPath } from "node:url";
 

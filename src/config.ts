@@ -107,7 +107,7 @@ export const ConfigSchema = z
   /** Only blobs up to this size enter that cache. */
   CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
   /**
-   * Node processes serving the port (node:cluster; runtime/node/workers.ts): a number, or `auto` for
+   * Node processes serving the port (node:cluster; runtime/host/workers.ts): a number, or `auto` for
    * the cores available. Resolved to a count by the Node runtime; Bun refuses more than 1.
    */
   CMS_WORKERS: z

@@ -1,8 +1,9 @@
 /** Node entry point: bootstrap, then serve the app with @hono/node-server (in CMS_WORKERS processes). */
-import { fail, start } from "./runtime/node/bootstrap.js";
+import { fail, start } from "./runtime/host/bootstrap.js";
+import { serveNode } from "./runtime/node/serve.js";
 
 try {
-  await start(process.env, "node");
+  await start(process.env, "node", serveNode);
 } catch (err) {
   fail(err);
 }

@@ -11,8 +11,8 @@ import path from "node:path";
 import { type Client, createClient } from "@libsql/client";
 import { createMetadataStore } from "../../src/metadata/metadata-store.js";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { openDatabase } from "../../src/runtime/node/database.js";
-import { withPreparedUriLookup } from "../../src/runtime/node/prepared-lookup.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
+import { withPreparedUriLookup } from "../../src/runtime/host/prepared-lookup.js";
 import { createFsBlobStore } from "../../src/storage/drivers/fs.js";
 import { contentKeyUnder, tenantPrefix } from "../../src/storage/keys.js";
 import { type Context, startApp, verify } from "../lib/context.js";
@@ -150,7 +150,7 @@ end
 
 /**
  * The lookup alone, in this process: the service's own uncached getData lookup (the prepared
- * statement of runtime/node/prepared-lookup.ts, CMS_ROW_CACHE_ROWS=0) on uniformly random rows,
+ * statement of runtime/host/prepared-lookup.ts, CMS_ROW_CACHE_ROWS=0) on uniformly random rows,
  * timed per call, yielding to the event loop every 64 calls as 64 connections' turns would. Isolates
  * the database from HTTP and the event-loop queueing that dominates getData's p99.
  */
@@ -291,7 +291,7 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
           perMode.map(({ mode, rps, cpu, p50, p99 }) => [mode.label, fmtRatio(rps), fmtRatio(cpu), fmtRatio(p50), fmtRatio(p99)]),
         ),
         "",
-        `The lookup alone — the service's uncached getData lookup (the prepared statement of runtime/node/prepared-lookup.ts, as with CMS_ROW_CACHE_ROWS=0) called in the bench process on uniformly random rows, one event-loop turn per 64 calls, ${lookupCalls} calls per run (no HTTP, no queueing):`,
+        `The lookup alone — the service's uncached getData lookup (the prepared statement of runtime/host/prepared-lookup.ts, as with CMS_ROW_CACHE_ROWS=0) called in the bench process on uniformly random rows, one event-loop turn per 64 calls, ${lookupCalls} calls per run (no HTTP, no queueing):`,
         "",
         table(
           ["database", "p50 µs", "p99 µs"],

@@ -14,7 +14,7 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
 
 /**
  * Where a flat record's JSON line goes, piece by piece: into a string (`TextLine`), or straight into
- * a batch of bytes (runtime/node/batched-lines.ts). Building each access-log line as a string and
+ * a batch of bytes (runtime/host/batched-lines.ts). Building each access-log line as a string and
  * encoding it afterwards took 3.0–4.2 µs of a 4 KiB getData's ≈ 27 µs of CPU on Bun under load,
  * against 2.3–3.6 µs written piece by piece into the batch (timed around the call in the server).
  */

@@ -2,7 +2,7 @@
  * Conditions of the metadata database that are not bugs and that callers answer honestly: another
  * writer held the write lock for longer than we wait (503 + Retry-After), the disk is full (507), or
  * the database cannot be used at all (503 + Retry-After). Raised by the database wiring
- * (runtime/node/sqlite-file-client.ts, metadata/database-health.ts); rendered by
+ * (runtime/host/sqlite-file-client.ts, metadata/database-health.ts); rendered by
  * http/problem-handlers.ts. Web APIs only.
  */
 

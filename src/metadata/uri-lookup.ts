@@ -1,6 +1,6 @@
 /**
  * getData's row lookup as one raw statement, for a runtime that prepares it once on a synchronous
- * connection (runtime/node/prepared-lookup.ts): the SQL and the mapping of its raw values back to
+ * connection (runtime/host/prepared-lookup.ts): the SQL and the mapping of its raw values back to
  * the row the store returns, both from drizzle's own column definitions so they cannot drift.
  */
 import { getTableColumns } from "drizzle-orm";

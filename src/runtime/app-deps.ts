@@ -1,6 +1,6 @@
 /**
  * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock), so
- * runtime/node/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
+ * runtime/host/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
  */
 import type { AppDeps } from "../app.js";
 import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";

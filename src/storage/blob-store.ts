@@ -124,7 +124,7 @@ export interface BlobStore {
    */
   probe(): Promise<void>;
   /**
-   * The deployment recorded as this store's owner (storage/owner-marker.ts), or null when none is.
+   * The deployment recorded as this store's owner (storage/drivers/utils/owner-marker.ts), or null when none is.
    * A store belongs to one metadata database: services/store-owner.ts decides at start-up.
    */
   owner(): Promise<string | null>;
@@ -132,7 +132,7 @@ export interface BlobStore {
    * Records `id` as the owner unless one is recorded already, atomically (create-if-absent: of any
    * number of racing claims, from any number of processes, exactly one is written, whole), and
    * answers the owner now recorded: `id`, or the one that was there first. RangeError for an id
-   * that is not a plain token (owner-marker.ts).
+   * that is not a plain token (drivers/utils/owner-marker.ts).
    */
   claimOwner(id: string): Promise<string>;
 }

@@ -28,7 +28,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 import { API, base64, expectProblem } from "../helpers/cms-client.js";
 import { runUntilExit, type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";

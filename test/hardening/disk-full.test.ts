@@ -18,7 +18,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import { parseConfig } from "../../src/config.js";
 import { createJsonLogger } from "../../src/lib/logger.js";
-import { createServerDeps } from "../../src/runtime/node/deps.js";
+import { createServerDeps } from "../../src/runtime/host/deps.js";
 import { createServices } from "../../src/services/index.js";
 import { type BlobStore, StorageError } from "../../src/storage/blob-store.js";
 import { API, base64, type Client, cmsClient, expectProblem } from "../helpers/cms-client.js";

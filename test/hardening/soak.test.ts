@@ -302,7 +302,7 @@ describe("soak: mixed workload at 80 % of capacity", () => {
     const elapsed = (performance.now() - started) / 1000;
 
     // Leak check for descriptors: once the client's connections are gone and the blob files kept
-    // open for hot reads have idled out (≤ 4 s, src/storage/drivers/open-files.ts), the server is
+    // open for hot reads have idled out (≤ 4 s, src/storage/drivers/fs/open-files.ts), the server is
     // back to idle. A leaked descriptor never comes back, so waiting up to 8 s still catches it.
     agent.destroy();
     let after = await processFigures(pid);

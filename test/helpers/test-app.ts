@@ -12,7 +12,7 @@ import { type App, createApp } from "../../src/app.js";
 import { parseConfig, withLoopbackPublicUrl } from "../../src/config.js";
 import { createJsonLogger } from "../../src/lib/logger.js";
 import { createNodeServer } from "../../src/runtime/node/server.js";
-import { createServerDeps } from "../../src/runtime/node/deps.js";
+import { createServerDeps } from "../../src/runtime/host/deps.js";
 import { createServices, type Services } from "../../src/services/index.js";
 
 export interface TestApp {

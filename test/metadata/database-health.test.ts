@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/lib/logger.js";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../../src/metadata/database-errors.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../src/metadata/database-health.js";
-import { createSqliteFileClient } from "../../src/runtime/node/sqlite-file-client.js";
+import { createSqliteFileClient } from "../../src/runtime/host/sqlite-file-client.js";
 import { freePort } from "../helpers/test-app.js";
 
 function judge() {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore } from "../../src/metadata/metadata-store.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 
 let dir: string;
 beforeEach(async () => {

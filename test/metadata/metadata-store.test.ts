@@ -11,8 +11,8 @@ import { migrate } from "drizzle-orm/libsql/migrator";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type GuardedChange, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
-import { MIGRATIONS_FOLDER } from "../../src/runtime/node/migrations.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
+import { MIGRATIONS_FOLDER } from "../../src/runtime/host/migrations.js";
 import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;

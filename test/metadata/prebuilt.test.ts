@@ -10,7 +10,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Bindable, placeholders, prebuilt } from "../../src/metadata/prebuilt.js";
 import { type TenantUsageRow, resources, tenantUsage } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 
 let dir: string;
 let db: Awaited<ReturnType<typeof openDatabase>>;

@@ -12,7 +12,7 @@ import type { Client, InStatement } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { drizzle, openDatabase } from "../../src/runtime/node/database.js";
+import { drizzle, openDatabase } from "../../src/runtime/host/database.js";
 
 let dir: string;
 let close: () => void;

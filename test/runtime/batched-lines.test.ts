@@ -3,7 +3,7 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/lib/logger.js";
-import { batchedLines } from "../../src/runtime/node/batched-lines.js";
+import { batchedLines } from "../../src/runtime/host/batched-lines.js";
 
 /** A writer that records each write as text, and the chunks themselves. */
 function recorder() {

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { silentLogger } from "../../src/lib/logger.js";
-import { scheduleCollector } from "../../src/runtime/node/collector-schedule.js";
+import { scheduleCollector } from "../../src/runtime/host/collector-schedule.js";
 import type { BlobCollector } from "../../src/services/blob-collector.js";
 import { fakeClock } from "../helpers/fake-clock.js";
 

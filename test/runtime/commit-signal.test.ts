@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { commitSignal } from "../../src/runtime/node/commit-signal.js";
+import { commitSignal } from "../../src/runtime/host/commit-signal.js";
 
 let dir: string;
 let file: string;

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { groupCommit, withDurableCommits } from "../../src/runtime/node/durable-commits.js";
-import { openDatabase, walSyncer } from "../../src/runtime/node/database.js";
+import { groupCommit, withDurableCommits } from "../../src/runtime/host/durable-commits.js";
+import { openDatabase, walSyncer } from "../../src/runtime/host/database.js";
 
 /** A sync the test completes by hand; records how many were started. */
 function manualSync() {

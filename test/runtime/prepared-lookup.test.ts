@@ -12,8 +12,8 @@ import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { withPreparedUriLookup } from "../../src/runtime/node/prepared-lookup.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { withPreparedUriLookup } from "../../src/runtime/host/prepared-lookup.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 import { reservingStore } from "../helpers/reserving-store.js";
 
 let dir: string;

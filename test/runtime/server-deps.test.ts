@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
 import { silentLogger } from "../../src/lib/logger.js";
-import { createServerDeps } from "../../src/runtime/node/deps.js";
+import { createServerDeps } from "../../src/runtime/host/deps.js";
 import { createServices } from "../../src/services/index.js";
 import { API } from "../helpers/cms-client.js";
 import { fakeClock } from "../helpers/fake-clock.js";

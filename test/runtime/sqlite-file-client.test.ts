@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DatabaseBusyError } from "../../src/metadata/database-errors.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 import { holdWriteLock } from "../helpers/write-lock-holder.js";
 
 /** Open file descriptors of this process on `file` (the database, not its -wal/-shm). */

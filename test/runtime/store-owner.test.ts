@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMetadataStore } from "../../src/metadata/metadata-store.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 import { createBlobCollector } from "../../src/services/blob-collector.js";
 import type { BlobStore } from "../../src/storage/blob-store.js";
 import { createFsBlobStore } from "../../src/storage/drivers/fs.js";

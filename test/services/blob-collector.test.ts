@@ -13,7 +13,7 @@ import { ProblemError } from "../../src/problems.js";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import { FINISH_LEASE_MS } from "../../src/metadata/tus-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 import { createBlobCollector, STALE_DOOM_MS, type BlobCollector } from "../../src/services/blob-collector.js";
 import { createContentService, type ContentService } from "../../src/services/content.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
-import { openDatabase } from "../../src/runtime/node/database.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
 import { claimBlobStore, StoreOwnedElsewhere } from "../../src/services/store-owner.js";
 import type { BlobKey } from "../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../src/storage/drivers/fs.js";

@@ -21,8 +21,8 @@
  * - idle connections close after IDLE_TIMEOUT_S; the blob collector's timer is the deps' own;
  * - SIGINT/SIGTERM stop accepting, let answers in flight finish (5 s at most), close the database.
  */
-import type { Bootstrapped } from "../node/bootstrap.js";
-import { fail, logListening, stopOnSignals } from "../node/bootstrap.js";
+import type { Bootstrapped } from "../host/bootstrap.js";
+import { fail, logListening, stopOnSignals } from "../host/bootstrap.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import { ProblemError, problemResponse } from "../../problems.js";
 import { localFileOf } from "../../storage/drivers/fs.js";

@@ -11,7 +11,7 @@
  * serves content-addressed keys.
  */
 import type { BlobInfo, BlobKey, BlobObject, BlobStore, ByteRange, PutOptions } from "../blob-store.js";
-import { checkRange } from "../driver-kit.js";
+import { checkRange } from "./utils/driver-kit.js";
 
 export interface CachedBlobStoreOptions {
   /** Total bytes of content held (entries are evicted least recently used first). */

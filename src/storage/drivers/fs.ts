@@ -1,9 +1,9 @@
 /**
  * Filesystem blob driver (Node/Bun): one file per key under `root`, written to this process's folder
- * under `<root>/.tmp/` (fs-temp.ts) and renamed into place, so readers see the old blob or the
+ * under `<root>/.tmp/` (fs/temp.ts) and renamed into place, so readers see the old blob or the
  * complete new one, never a partial file.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { constants, read as readAt, readSync } from "node:fs";
 import { access, link, lstat, mkdir, open, opendir, readFile, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
@@ -18,31 +18,19 @@ import {
   type LocalBlobFile,
   type PutOptions,
 } from "../blob-store.js";
-import { ioWrappers } from "../io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
-import { decodeOwner, encodeOwner, OWNER_MARKER } from "../owner-marker.js";
-import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
-import { claimTempDir, sweepTempRoot } from "./fs-temp.js";
-import { createOpenFiles } from "./open-files.js";
-import { checkRange } from "../driver-kit.js";
+import { HEADER_LENGTH, HEADER_PREFIX } from "./fs/blob-format.js";
+import { DRIVER, describe, errorCode, fsyncDir, io, ioError, isMissing, noop, readFully, writeFully } from "./fs/file-io.js";
+import { createOpenFiles } from "./fs/open-files.js";
+import { fileStream, streamFiles, writeTempFile } from "./fs/streams.js";
+import { claimTempDir, sweepTempRoot } from "./fs/temp.js";
+import { checkRange } from "./utils/driver-kit.js";
+import { decodeOwner, encodeOwner, OWNER_MARKER } from "./utils/owner-marker.js";
+import { commitContentAddressed, targetOrCancel } from "./utils/put-checks.js";
 
-export const DRIVER = "fs";
+export { DRIVER } from "./fs/file-io.js";
+export { localFileOf } from "./fs/streams.js";
 
-/** Size of the writes the fs driver makes while storing a stream. */
-const WRITE_BATCH_BYTES = 256 * 1024;
-
-/**
- * Every blob file starts with this fixed-length header line holding the content's SHA-256, written
- * at put time. Keeping the hash inside the file (rather than a sidecar or the key) means it is
- * replaced by the same atomic rename as the content, works for any key, and costs one small read.
- * The content follows at byte HEADER_LENGTH; file size minus HEADER_LENGTH is the blob size.
- */
-const HEADER_PREFIX = "crs-blob/1 sha256=";
-const HEADER_LENGTH = HEADER_PREFIX.length + 64 + 1; // prefix, hex digest, "\n"
-// Reads start small (a range or a small file is answered at once) and double while much remains:
-// a large download costs per chunk (a read, a socket write, a promise each), not per byte.
-const FIRST_READ = 64 * 1024;
-const MAX_READ = 512 * 1024;
 const TMP_DIR = ".tmp";
 // Files kept open for openFile (a hot video and its neighbours), and how long an unused one stays open.
 const OPEN_FILES_MAX = 64;
@@ -55,7 +43,7 @@ export interface FsBlobStoreOptions {
   /** Directory holding the blobs; created (with parents) if missing. */
   root: string;
   /**
-   * The start-up sweep removes the temp folders of dead processes at once (fs-temp.ts); this age
+   * The start-up sweep removes the temp folders of dead processes at once (fs/temp.ts); this age
    * (default 1 hour) applies only where liveness cannot be checked: folders of processes on other
    * hosts sharing the volume (their marker is refreshed while they live), and loose temp entries.
    */
@@ -88,117 +76,6 @@ export interface FsBlobStore extends BlobStore {
   localFile(key: BlobKey): Promise<LocalBlobFile | null>;
 }
 
-type NodeError = Error & { code?: string };
-const errorCode = (err: unknown) => (err instanceof Error ? (err as NodeError).code : undefined);
-const describe = (err: unknown) => errorCode(err) ?? (err instanceof Error ? err.message : String(err));
-const noop = () => {};
-
-/** ENOENT, or ENOTDIR when a path component is a file (key `a/b` while `a` is a blob). */
-const isMissing = (err: unknown) => errorCode(err) === "ENOENT" || errorCode(err) === "ENOTDIR";
-
-/** Filesystem failures as StorageError IO, naming the errno code when there is one. */
-const { ioError, io } = ioWrappers(DRIVER, describe);
-
-async function writeFully(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
-  let offset = 0;
-  while (offset < bytes.byteLength) {
-    const { bytesWritten } = await handle.write(bytes, offset, bytes.byteLength - offset, position + offset);
-    offset += bytesWritten;
-  }
-}
-
-async function readFully(handle: FileHandle, length: number, position: number): Promise<Uint8Array> {
-  const bytes = new Uint8Array(length);
-  let offset = 0;
-  while (offset < length) {
-    const { bytesRead } = await handle.read(bytes, offset, length - offset, position + offset);
-    if (bytesRead === 0) break;
-    offset += bytesRead;
-  }
-  return bytes.subarray(0, offset);
-}
-
-/** fsyncs a directory so a rename or new entry in it survives a crash. */
-async function fsyncDir(dir: string): Promise<void> {
-  let handle: FileHandle;
-  try {
-    handle = await open(dir, "r");
-  } catch (err) {
-    // Some platforms (Windows) cannot open directories; nothing more can be done there. A directory
-    // already gone was emptied and removed by a delete (#removeEmptied): nothing in it to make durable.
-    if (errorCode(err) === "EISDIR" || errorCode(err) === "EPERM" || errorCode(err) === "ENOENT") return;
-    throw ioError("open directory", err);
-  }
-  try {
-    await handle.sync();
-  } catch (err) {
-    if (errorCode(err) !== "EINVAL") throw ioError("fsync directory", err);
-  } finally {
-    await handle.close().catch(noop);
-  }
-}
-
-/**
- * A pull-based Web stream over `length` bytes of an open file: each pull reads one chunk, so a slow
- * consumer slows the reads (Node 20's Readable.toWeb buffers eagerly). Closes the handle when done.
- */
-function fileStream(handle: FileHandle, position: number, length: number): ReadableStream<Uint8Array> {
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await handle.close().catch(noop);
-  };
-  let next = position;
-  let remaining = length;
-  let readSize = FIRST_READ;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          if (remaining > 0) {
-            const want = Math.min(readSize, remaining);
-            readSize = Math.min(readSize * 2, MAX_READ);
-            const chunk = new Uint8Array(want);
-            const { bytesRead } = await handle.read(chunk, 0, want, next);
-            if (closed) return; // cancelled while reading
-            // Blob files are only ever replaced by rename, never truncated in place.
-            if (bytesRead === 0) throw new StorageError(DRIVER, "IO", "blob file is shorter than its header says");
-            next += bytesRead;
-            remaining -= bytesRead;
-            controller.enqueue(bytesRead === want ? chunk : chunk.subarray(0, bytesRead));
-          }
-          if (remaining === 0) {
-            await close();
-            controller.close();
-          }
-        } catch (err) {
-          await close();
-          controller.error(ioError("read blob", err));
-        }
-      },
-      cancel: close,
-    },
-    // One chunk of read-ahead (≤ 512 KiB) keeps the disk busy without buffering beyond it.
-    { highWaterMark: 1 },
-  );
-}
-
-/** The file slice behind each body `get` returned, for `localFileOf`; entries go with their streams. */
-const streamFiles = new WeakMap<ReadableStream<Uint8Array>, LocalBlobFile>();
-
-/**
- * The file slice a body from this driver's `get` reads, if `body` is one: a runtime that sends
- * files itself (Bun.serve, which drops Content-Length on streamed bodies) sends that slice instead
- * and cancels `body`. Content-addressed blob files never change, so the path is as good as the handle.
- */
-export const localFileOf = (body: ReadableStream<Uint8Array>): LocalBlobFile | undefined => streamFiles.get(body);
-
-interface TempFile {
-  path: string;
-  info: BlobInfo;
-}
-
 class FsStore implements FsBlobStore {
   readonly driver = DRIVER;
   readonly root: string;
@@ -220,7 +97,7 @@ class FsStore implements FsBlobStore {
 
   async put(key: BlobKey, body: ReadableStream<Uint8Array>, options: PutOptions = {}): Promise<BlobInfo> {
     const target = targetOrCancel(body, () => this.#pathOf(key));
-    const temp = await this.#writeTemp(body, options);
+    const temp = await writeTempFile(this.#tmpDir, body, options);
     try {
       await this.#commit(temp.path, target);
     } catch (err) {
@@ -235,7 +112,7 @@ class FsStore implements FsBlobStore {
     keyFor: (info: BlobInfo) => BlobKey,
     options: PutOptions = {},
   ): Promise<BlobInfo & { key: BlobKey; created: boolean }> {
-    const temp = await this.#writeTemp(body, options);
+    const temp = await writeTempFile(this.#tmpDir, body, options);
     return commitContentAddressed(temp.info, keyFor, options.reserve, {
       exists: async (key) => {
         const existing = await stat(this.#pathOf(key)).catch((err: unknown) => {
@@ -279,7 +156,7 @@ class FsStore implements FsBlobStore {
     return { path: file, offset: HEADER_LENGTH, size: st.size - HEADER_LENGTH };
   }
 
-  /** Served from a small pool of open files (open-files.ts); content-addressed blobs never change. */
+  /** Served from a small pool of open files (fs/open-files.ts); content-addressed blobs never change. */
   async openFile(key: BlobKey): Promise<BlobFile | null> {
     const file = this.#pathOf(key);
     const pooled = await this.#files.acquire(file, () => this.#open(file));
@@ -431,87 +308,6 @@ class FsStore implements FsBlobStore {
       throw new StorageError(DRIVER, "INVALID_KEY", "key resolves outside the store root");
     }
     return resolved;
-  }
-
-  /**
-   * Streams `body` into a new temp file after a header placeholder, hashing and counting as it goes;
-   * each write is awaited before the next read (backpressure). On any failure the temp file is
-   * removed and the body cancelled; an error from the body itself is rethrown unchanged.
-   */
-  async #writeTemp(body: ReadableStream<Uint8Array>, options: PutOptions): Promise<TempFile> {
-    const { maxBytes, expectedSha256 } = options;
-    // Same filesystem as the blobs, so the final rename is atomic (rename across devices is not).
-    const tempPath = path.join(this.#tmpDir, `${randomUUID()}.part`);
-    const reader = body.getReader();
-    let bodyFinished = false;
-    let handle: FileHandle | undefined;
-    try {
-      handle = await io("create temp file", () => open(tempPath, "wx"));
-      const hash = createHash("sha256");
-      let size = 0;
-      // Socket reads arrive in 16–64 KiB chunks; each file write is a thread-pool round trip, so
-      // small chunks are copied (the producer may reuse its buffer once read() returns the next one)
-      // into one batch buffer, written every WRITE_BATCH_BYTES: one copy, one allocation per file.
-      let batch: Buffer | undefined;
-      let batched = 0;
-      let written = 0;
-      const write = async (bytes: Uint8Array) => {
-        const fileHandle = handle as FileHandle;
-        const at = HEADER_LENGTH + written;
-        written += bytes.byteLength;
-        await io("write temp file", () => writeFully(fileHandle, bytes, at));
-      };
-      const flush = async () => {
-        if (batched === 0) return;
-        const bytes = (batch as Buffer).subarray(0, batched);
-        batched = 0;
-        await write(bytes); // awaited before the next copy into `batch`
-      };
-      for (;;) {
-        const read = await reader.read().catch((err: unknown) => {
-          bodyFinished = true; // errored: nothing to cancel, and the caller gets its own error back
-          throw err;
-        });
-        if (read.done) {
-          bodyFinished = true;
-          break;
-        }
-        const chunk = read.value;
-        checkChunk(chunk);
-        checkLimit(DRIVER, maxBytes, size, chunk.byteLength);
-        hash.update(chunk);
-        size += chunk.byteLength;
-        // A chunk as big as a batch goes out as it is (written before the next read).
-        if (batched === 0 && chunk.byteLength >= WRITE_BATCH_BYTES) {
-          await write(chunk);
-          continue;
-        }
-        for (let from = 0; from < chunk.byteLength; ) {
-          batch ??= Buffer.allocUnsafe(WRITE_BATCH_BYTES);
-          const n = Math.min(chunk.byteLength - from, WRITE_BATCH_BYTES - batched);
-          batch.set(chunk.subarray(from, from + n), batched);
-          batched += n;
-          from += n;
-          if (batched === WRITE_BATCH_BYTES) await flush();
-        }
-      }
-      await flush();
-      const sha256 = hash.digest("hex");
-      checkHash(DRIVER, sha256, expectedSha256);
-      const header = new TextEncoder().encode(`${HEADER_PREFIX}${sha256}\n`);
-      const fileHandle = handle;
-      await io("write temp file", () => writeFully(fileHandle, header, 0));
-      await io("fsync temp file", () => fileHandle.sync());
-      await io("close temp file", () => fileHandle.close());
-      handle = undefined;
-      return { path: tempPath, info: { size, sha256 } };
-    } catch (err) {
-      // Stop the producer (e.g. an origin download) instead of leaving it to fill buffers.
-      if (!bodyFinished) reader.cancel(err).catch(noop);
-      await handle?.close().catch(noop);
-      await this.#discard(tempPath);
-      throw err;
-    }
   }
 
   /**

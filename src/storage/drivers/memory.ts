@@ -4,9 +4,9 @@
  */
 import type { BlobInfo, BlobKey, BlobObject, BlobStore, PutOptions } from "../blob-store.js";
 import { parseBlobKey, parseKeyPrefix } from "../keys.js";
-import { checkChunk, checkHash, checkLimit, targetOrCancel } from "../put-checks.js";
-import { checkRange } from "../driver-kit.js";
-import { checkOwnerId } from "../owner-marker.js";
+import { checkChunk, checkHash, checkLimit, targetOrCancel } from "./utils/put-checks.js";
+import { checkRange } from "./utils/driver-kit.js";
+import { checkOwnerId } from "./utils/owner-marker.js";
 import { toHex } from "../../lib/sha256.js";
 
 export const DRIVER = "memory";

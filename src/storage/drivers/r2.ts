@@ -13,11 +13,11 @@ import {
   type ByteRange,
   type PutOptions,
 } from "../blob-store.js";
-import { checkRangeShape, rangeOutside } from "../driver-kit.js";
-import { ioWrappers } from "../io-errors.js";
+import { checkRangeShape, rangeOutside } from "./utils/driver-kit.js";
+import { ioWrappers } from "./utils/io-errors.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
-import { decodeOwner, encodeOwner, OWNER_MARKER } from "../owner-marker.js";
-import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "../put-checks.js";
+import { decodeOwner, encodeOwner, OWNER_MARKER } from "./utils/owner-marker.js";
+import { checkChunk, checkHash, checkLimit, commitContentAddressed, targetOrCancel } from "./utils/put-checks.js";
 
 export const DRIVER = "r2";
 

@@ -4,7 +4,7 @@
  */
 import { Sha256 } from "../../../lib/sha256.js";
 import type { BlobInfo, StorageError } from "../../blob-store.js";
-import { checkChunk, checkHash } from "../../put-checks.js";
+import { checkChunk, checkHash } from "../utils/put-checks.js";
 import { DRIVER } from "./errors.js";
 
 const noop = () => {};

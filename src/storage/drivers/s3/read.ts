@@ -5,7 +5,7 @@
 import { isSha256Hex } from "../../keys.js";
 import { StorageError, type BlobInfo, type ByteRange } from "../../blob-store.js";
 import { DRIVER } from "./errors.js";
-import { checkRange } from "../../driver-kit.js";
+import { checkRange } from "../utils/driver-kit.js";
 
 /** User metadata holding the content hash; S3 returns it as the `x-amz-meta-sha256` header. */
 export const SHA256_META = "x-amz-meta-sha256";

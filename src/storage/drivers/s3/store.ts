@@ -13,8 +13,8 @@ import {
   type PutOptions,
 } from "../../blob-store.js";
 import { parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../../keys.js";
-import { decodeOwner, encodeOwner, OWNER_MARKER } from "../../owner-marker.js";
-import { commitContentAddressed, targetOrCancel } from "../../put-checks.js";
+import { decodeOwner, encodeOwner, OWNER_MARKER } from "../utils/owner-marker.js";
+import { commitContentAddressed, targetOrCancel } from "../utils/put-checks.js";
 import type { S3Client } from "./client.js";
 import { DRIVER } from "./errors.js";
 import { infoFromHead, objectFromGet, SHA256_META } from "./read.js";

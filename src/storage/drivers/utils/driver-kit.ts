@@ -1,5 +1,5 @@
 /** Checks every blob driver shares, so their range errors read the same. */
-import type { ByteRange } from "./blob-store.js";
+import type { ByteRange } from "../../blob-store.js";
 
 /** Throws RangeError unless start..end are safe integers with 0 <= start <= end. */
 export function checkRangeShape({ start, end }: ByteRange): void {

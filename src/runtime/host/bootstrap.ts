@@ -1,18 +1,16 @@
 /**
- * Start-up shared by the Node and Bun entry points: environment → config → deps → app, serving it
- * with @hono/node-server (in this process, or in CMS_WORKERS cluster workers: workers.ts), and the
- * one-line fatal report (exit code 1) when a setting, the volume, the database or the listening
- * address is unusable.
+ * Start-up shared by the Node and Bun entry points: environment → config → deps → app, served by the
+ * entry's `serve` (runtime/node/serve.ts, runtime/bun/server.ts) in this process or in CMS_WORKERS
+ * cluster workers (workers.ts), and the one-line fatal report (exit code 1) when a setting, the
+ * volume, the database or the listening address is unusable.
  */
 import cluster from "node:cluster";
-import type { AddressInfo } from "node:net";
 import { createApp } from "../../app.js";
 import { ConfigError, parseConfig, withLoopbackPublicUrl } from "../../config.js";
 import { createJsonLogger } from "../../lib/logger.js";
 import { unavailableCause } from "../../metadata/database-errors.js";
 import { createServices } from "../../services/index.js";
 import { batchedLines } from "./batched-lines.js";
-import { createNodeServer } from "./server.js";
 import { createServerDeps } from "./deps.js";
 import { isPrimaryOf, runPrimary, workerCount, workerSlot } from "./workers.js";
 
@@ -23,11 +21,11 @@ const stdout = batchedLines((chunk) => process.stdout.write(chunk), cluster.isWo
 process.on("exit", stdout.flush);
 
 /** Serves on `runtime` ("node" or "bun"): in this process, or as the primary of CMS_WORKERS workers. */
-/** Starts serving: as one process with `serve` (node:http by default; Bun passes Bun.serve), or as CMS_WORKERS processes. */
+/** Starts serving: as one process with `serve` (Node passes node:http, Bun passes Bun.serve), or as CMS_WORKERS processes. */
 export async function start(
   env: Record<string, string | undefined>,
   runtime: string,
-  serve: (started: Bootstrapped, runtime: string) => void = serveNode,
+  serve: (started: Bootstrapped, runtime: string) => void,
 ) {
   const config = parseConfig(env);
   const count = workerCount(config.CMS_WORKERS, runtime);
@@ -83,16 +81,4 @@ export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promi
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
-}
-
-/** Serves the app through node:http (Node's, or Bun's own), logs "listening" and stops on signals. */
-export function serveNode(started: Bootstrapped, runtime: string) {
-  const { config } = started;
-  const server = createNodeServer(started);
-  server.on("error", (err: NodeJS.ErrnoException) => fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${err.code ?? err.message}`)));
-  server.listen(config.CMS_PORT, config.CMS_HOST, () => {
-    const info = server.address() as AddressInfo;
-    logListening(started, `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`, runtime);
-  });
-  stopOnSignals(started, () => new Promise((resolve) => server.close(() => resolve())));
 }

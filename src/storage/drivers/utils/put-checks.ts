@@ -2,8 +2,8 @@
  * The put steps every BlobStore driver shares: key check before reading, per-chunk and hash checks
  * while ingesting, and the content-addressed commit. Web APIs only (R2 and S3 run in workerd).
  */
-import { StorageError, type BlobInfo, type BlobKey, type PutOptions } from "./blob-store.js";
-import { parseBlobKey } from "./keys.js";
+import { StorageError, type BlobInfo, type BlobKey, type PutOptions } from "../../blob-store.js";
+import { parseBlobKey } from "../../keys.js";
 
 const noop = () => {};
 

@@ -1,7 +1,7 @@
 // The open-file pool behind the fs driver's openFile: bounded by count, unused files closed after
 // their idle time, never a file closed under a reader, and one open for concurrent first readers.
 import { describe, expect, it } from "vitest";
-import { createOpenFiles } from "../../../src/storage/drivers/open-files.js";
+import { createOpenFiles } from "../../../../src/storage/drivers/fs/open-files.js";
 
 /** A stand-in handle that records its closing (the pool only ever calls close()). */
 function handles() {

@@ -3,7 +3,7 @@
  * deployment — which metadata database — the blobs belong to. A dot-name, so no BlobKey can name,
  * list or overwrite it. Web APIs only.
  */
-import { StorageError } from "./blob-store.js";
+import { StorageError } from "../../blob-store.js";
 
 /** Name of the marker at the store's root (fs: a file in the volume; S3: under the prefix; R2: in the bucket). */
 export const OWNER_MARKER = ".cms-owner";

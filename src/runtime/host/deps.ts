@@ -17,7 +17,7 @@ import { readSwaggerAsset } from "./explorer-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
-/** `collectBlobs: false` for all but one of several worker processes (runtime/node/workers.ts); `clock` for tests. */
+/** `collectBlobs: false` for all but one of several worker processes (runtime/host/workers.ts); `clock` for tests. */
 export async function createServerDeps(
   config: Config,
   logger: Logger,

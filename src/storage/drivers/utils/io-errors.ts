@@ -2,7 +2,7 @@
  * How the fs and R2 drivers turn a failed operation into StorageError IO (one wording for both).
  * Web APIs only: R2 runs in workerd.
  */
-import { StorageError } from "./blob-store.js";
+import { StorageError } from "../../blob-store.js";
 
 export interface IoWrappers {
   /** Wraps a failure of `operation`; StorageErrors (already meaningful) pass through unchanged. */
