@@ -10,11 +10,12 @@
  * - `PRAGMA integrity_check` is ok.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readdirLive } from "../helpers/live-dir.js";
 import { spawnServer, type ServerProcess } from "../helpers/spawn-server.js";
 import { report, scaled } from "./scale.js";
 
@@ -100,7 +101,7 @@ describe("crash loops: kill -9 during concurrent ingests, restart, verify (issue
 
   /** Blob files under the volume (keys), and temp upload files of every process folder. */
   async function volumeState() {
-    const entries = await readdir(volume, { recursive: true, withFileTypes: true });
+    const entries = await readdirLive(volume);
     const files = entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(volume.length + 1));
     return {
       blobs: files.filter((f) => !f.startsWith(".")),

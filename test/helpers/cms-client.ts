@@ -2,7 +2,7 @@
  * A small client for the anchor's RPC endpoints over a real socket, plus the assertions every route
  * test makes on problem documents and on what the volume and database hold.
  */
-import { readdir } from "node:fs/promises";
+import { readdirLive } from "./live-dir.js";
 import { createClient } from "@libsql/client";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { type Origin, startOrigin } from "./origin.js";
@@ -102,7 +102,7 @@ export function cmsClient(app: TestApp, tenant: string, token?: string): Client 
 
 /** Every blob file under the volume (driver bookkeeping such as `.tmp/` and `.cms-owner` excluded). */
 export async function volumeFiles(app: TestApp): Promise<string[]> {
-  const entries = await readdir(app.volume, { recursive: true, withFileTypes: true });
+  const entries = await readdirLive(app.volume);
   return entries
     .filter((e) => e.isFile() && !e.parentPath.includes("/.") && !e.name.startsWith("."))
     .map((e) => `${e.parentPath}/${e.name}`)
