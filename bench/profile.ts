@@ -55,7 +55,8 @@ function bucketOf(url: string, name: string): string {
 }
 
 /** bucket:line:column (tsx-compiled files report positions in the compiled code). */
-const where = (f: ProfileNode["callFrame"]) => `${bucketOf(f.url, f.functionName)}${f.url ? `:${f.lineNumber + 1}:${f.columnNumber + 1}` : ""}`;
+const where = (f: ProfileNode["callFrame"]) =>
+  `${bucketOf(f.url, f.functionName)}${f.url ? `:${f.lineNumber + 1}:${f.columnNumber + 1}` : ""}`;
 
 /** Our own code: src files (through tsx) or the whole server bundle (`--bundle`: src and packages alike). */
 const isOwn = (url: string) => /\/src\/|\/dist\/node\//.test(url);
@@ -71,7 +72,9 @@ export function summarizeProfile(profile: CpuProfile, top = 25): string {
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const idle = [...self].filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)").reduce((a, [, t]) => a + t, 0);
+  const idle = [...self]
+    .filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)")
+    .reduce((a, [, t]) => a + t, 0);
   const busy = total - idle;
   const buckets = new Map<string, number>();
   const functions = new Map<string, number>();
@@ -102,14 +105,20 @@ export function summarizeProfile(profile: CpuProfile, top = 25): string {
   }
   const pct = (t: number) => `${((100 * t) / busy).toFixed(1).padStart(5)}%`;
   const list = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, t]) => `  ${pct(t)}  ${k}`).join("\n");
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, t]) => `  ${pct(t)}  ${k}`)
+      .join("\n");
   return [
     `busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s profiled (percentages are of busy time)`,
     "self time by bucket:",
     list(buckets, 20),
     "top functions (self):",
     list(functions, top),
-    profile.nodes.some((n) => /\/dist\/node\//.test(n.callFrame.url)) ? "bundle functions (inclusive; src and packages alike):" : "src functions (inclusive):",
+    profile.nodes.some((n) => /\/dist\/node\//.test(n.callFrame.url))
+      ? "bundle functions (inclusive; src and packages alike):"
+      : "src functions (inclusive):",
     list(inclusive, 20),
   ].join("\n");
 }
@@ -121,7 +130,8 @@ export function callers(profile: CpuProfile, name: string, top = 6): string {
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
-  const inclusive = (id: number): number => (self.get(id) ?? 0) + (byId.get(id)?.children ?? []).reduce((sum, c) => sum + inclusive(c), 0);
+  const inclusive = (id: number): number =>
+    (self.get(id) ?? 0) + (byId.get(id)?.children ?? []).reduce((sum, c) => sum + inclusive(c), 0);
   const paths = new Map<string, number>();
   for (const n of profile.nodes) {
     if (n.callFrame.functionName !== name) continue;
@@ -152,13 +162,19 @@ async function main() {
   const onBun = args.includes("--bun");
   const bundled = args.includes("--bundle");
   const reference = args.includes("--ref");
-  if (reference && (scenario !== "ingest" || onBun || bundled)) throw new Error("--ref profiles the ingest reference on Node; it goes with `ingest` alone");
-  if (onBun && bundled) throw new Error("--bundle profiles the Node bundle (dist/node/server.mjs); it does not go with --bun");
+  if (reference && (scenario !== "ingest" || onBun || bundled))
+    throw new Error("--ref profiles the ingest reference on Node; it goes with `ingest` alone");
+  if (onBun && bundled)
+    throw new Error("--bundle profiles the Node bundle (dist/node/server.mjs); it does not go with --bun");
   const concurrency = Number(args.find((a) => a.startsWith("--concurrency="))?.split("=")[1] ?? 4);
   const seconds = Number(args.find((a) => a.startsWith("--seconds="))?.split("=")[1] ?? 8);
   installExitHooks();
   const work = path.join(ROOT, "bench/.work");
-  const profiles = path.join(work, "profiles", `${scenario}${reference ? "-ref" : ""}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`);
+  const profiles = path.join(
+    work,
+    "profiles",
+    `${scenario}${reference ? "-ref" : ""}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`,
+  );
   mkdirSync(profiles, { recursive: true });
   const fixtures = prepareFixtures(work, true);
   const nginx = await startNginx({ root: fixtures.dir, workDir: work, name: "profile" });
@@ -175,13 +191,20 @@ async function main() {
     args: reference
       ? [...profiling, "bench/servers/bare-node.mjs"]
       : onBun
-      ? [...profiling, "src/bun.ts"]
-      : bundled
-        ? [...profiling, await shippedServer()]
-        : [...profiling, "--import", "tsx", "bench/servers/node-entry.ts"],
+        ? [...profiling, "src/bun.ts"]
+        : bundled
+          ? [...profiling, await shippedServer()]
+          : [...profiling, "--import", "tsx", "bench/servers/node-entry.ts"],
     cwd: ROOT,
     env: {
-      ...(reference ? { BARE_MODE: "ingest", INGEST_DIR: ingestDir, INGEST_DURABLE: "1", INGEST_DB: path.join(dataDir, "objects.db") } : {}),
+      ...(reference
+        ? {
+            BARE_MODE: "ingest",
+            INGEST_DIR: ingestDir,
+            INGEST_DURABLE: "1",
+            INGEST_DB: path.join(dataDir, "objects.db"),
+          }
+        : {}),
       CMS_VOLUME: path.join(dataDir, "volume"),
       CMS_DATABASE_URL: `file:${path.join(dataDir, "cms.db")}`,
       CMS_FETCH_ALLOW_PRIVATE: "true",
@@ -211,7 +234,11 @@ async function main() {
       let elapsed = 0;
       let failures = 0;
       for (let round = 0; elapsed < seconds && round < 100; round++) {
-        const r = await postAll(`${server.url}/cms/v1.0/createResource`, bodies(`measured${round}`, fixtures.ingestCount), concurrency);
+        const r = await postAll(
+          `${server.url}/cms/v1.0/createResource`,
+          bodies(`measured${round}`, fixtures.ingestCount),
+          concurrency,
+        );
         objects += fixtures.ingestCount;
         elapsed += r.elapsedSec;
         failures += r.failures;
@@ -230,7 +257,9 @@ async function main() {
             : { connections: 1, timeoutSec: 120 };
       await runWrk({ url, durationSec: 2, workDir: work, ...plan });
       const r = await runWrk({ url, durationSec: seconds, workDir: work, cpuSeconds: server.cpuSeconds, ...plan });
-      log(`${scenario}: ${fmt(r.rps)} req/s, ${fmt(r.mbps)} MB/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, server CPU ${fmt(r.serverCpu, 2)}`);
+      log(
+        `${scenario}: ${fmt(r.rps)} req/s, ${fmt(r.mbps)} MB/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, server CPU ${fmt(r.serverCpu, 2)}`,
+      );
     }
   } finally {
     await server.stop();
@@ -243,7 +272,10 @@ async function main() {
   if (!file) throw new Error(`no .cpuprofile written in ${profiles}`);
   const profile = JSON.parse(readFileSync(path.join(profiles, file), "utf8")) as CpuProfile;
   process.stdout.write(`${summarizeProfile(profile)}\nprofile: ${path.relative(ROOT, path.join(profiles, file))}\n`);
-  if (ingested > 0) process.stdout.write(`busy per object: ${fmt(busyMicros(profile) / 1000 / ingested, 2)} ms (${ingested} objects)\n`);
+  if (ingested > 0)
+    process.stdout.write(
+      `busy per object: ${fmt(busyMicros(profile) / 1000 / ingested, 2)} ms (${ingested} objects)\n`,
+    );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

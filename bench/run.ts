@@ -108,12 +108,18 @@ async function main() {
   const base = path.join(ROOT, partial ? "bench/RESULTS.partial" : "bench/RESULTS");
   const out = `${base}.md`;
   writeFileSync(out, markdown);
-  writeFileSync(`${base}.json`, `${JSON.stringify({ info, options: { ...options, only: options.only && [...options.only] }, checks: report.checks, samples: report.raw }, null, 1)}\n`);
+  writeFileSync(
+    `${base}.json`,
+    `${JSON.stringify({ info, options: { ...options, only: options.only && [...options.only] }, checks: report.checks, samples: report.raw }, null, 1)}\n`,
+  );
   if (!options.keep) rmSync(work, { recursive: true, force: true });
   log(`wrote ${path.relative(ROOT, out)} in ${Math.round((performance.now() - started) / 1000)} s`);
   if (failures.length) process.exitCode = 1;
   if (failures.length) log(`FAILED scenarios: ${failures.join(", ")} (see ${path.relative(ROOT, out)})`);
-  for (const c of report.checks) log(`${c.info ? "info" : c.met === null ? "n/a " : c.met ? "MET " : "MISS"} ${c.scenario}: ${c.what} = ${c.value} (target ${c.target})`);
+  for (const c of report.checks)
+    log(
+      `${c.info ? "info" : c.met === null ? "n/a " : c.met ? "MET " : "MISS"} ${c.scenario}: ${c.what} = ${c.value} (target ${c.target})`,
+    );
 }
 
 main()

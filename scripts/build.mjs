@@ -30,7 +30,9 @@ export async function buildServer() {
     minifyWhitespace: true,
     minifySyntax: true,
     // CommonJS dependencies inside an ES module bundle still call require().
-    banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' },
+    banner: {
+      js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);',
+    },
     logLevel: "warning",
   });
   return SERVER_BUNDLE;
@@ -59,5 +61,7 @@ export async function buildClient(outfile = CLIENT_BUNDLE) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
   await Promise.all([buildServer(), buildClient()]);
-  console.error(`built dist/node/server.mjs and dist/client/index.mjs in ${Math.round(performance.now() - started)} ms`);
+  console.error(
+    `built dist/node/server.mjs and dist/client/index.mjs in ${Math.round(performance.now() - started)} ms`,
+  );
 }

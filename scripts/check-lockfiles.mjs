@@ -28,7 +28,8 @@ try {
   const lock = readFileSync(join(scratch, "bun.lock"), "utf8");
   for (const section of ["dependencies", "devDependencies", "optionalDependencies"]) {
     for (const [name, version] of Object.entries(pkg[section] ?? {})) {
-      if (!lock.includes(`"${name}": ["${name}@${version}"`)) problems.push(`bun.lock does not resolve ${name}@${version}`);
+      if (!lock.includes(`"${name}": ["${name}@${version}"`))
+        problems.push(`bun.lock does not resolve ${name}@${version}`);
     }
   }
 } catch (err) {
@@ -43,7 +44,8 @@ const toolLock = JSON.parse(readFileSync("tools/openapi-gen/package-lock.json", 
 for (const [name, version] of Object.entries(toolPkg.dependencies)) {
   if (!/^\d+\.\d+\.\d+$/.test(version)) problems.push(`tools/openapi-gen: ${name}@${version} is not an exact pin`);
   const locked = toolLock.packages?.[`node_modules/${name}`]?.version;
-  if (locked !== version) problems.push(`tools/openapi-gen/package-lock.json has ${name}@${locked}, package.json pins ${version}`);
+  if (locked !== version)
+    problems.push(`tools/openapi-gen/package-lock.json has ${name}@${locked}, package.json pins ${version}`);
 }
 
 if (problems.length) {

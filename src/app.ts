@@ -57,7 +57,10 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   ];
   // The readiness window runs on the app's clock, as every other expiry does.
   app.route("/", createMetaRouter(readiness, guards, { now: () => clock().getTime() }));
-  app.route("/", createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }));
+  app.route(
+    "/",
+    createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }),
+  );
   app.route("/", createContentRouter({ resources, content, guards }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));

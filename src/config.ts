@@ -32,157 +32,190 @@ export type QuotaOverrides = z.infer<typeof QuotaOverridesSchema>;
 
 export const ConfigSchema = z
   .object({
-  CMS_PORT: integer(9082, 0, 65535),
-  CMS_HOST: z.string().min(1).default("127.0.0.1"),
-  /** Folder where blobs are written; created if missing and checked for writability at start-up. */
-  CMS_VOLUME: z.string().min(1).default("./data/volume"),
-  /** Where blobs live: `fs` (CMS_VOLUME, one machine) or `s3` (an S3-compatible bucket several instances share). */
-  CMS_STORAGE: z.enum(["fs", "s3"], { message: "must be fs or s3" }).default("fs"),
-  /** S3 API base URL, e.g. https://s3.eu-west-1.amazonaws.com or https://<account>.r2.cloudflarestorage.com. */
-  CMS_S3_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
-  CMS_S3_BUCKET: z.string().min(1).optional(),
-  /** SigV4 region; the driver's default is `auto` for R2 endpoints, else `us-east-1`. */
-  CMS_S3_REGION: z.string().min(1).optional(),
-  CMS_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  CMS_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  /** Key prefix inside the bucket (empty, or ending in `/`), so one bucket can hold several stores. */
-  CMS_S3_PREFIX: z.string().optional(),
-  CMS_DATABASE_URL: z
-    .string()
-    .regex(/^(file:|libsql:|https?:|wss?:|:memory:$)/, {
-      message: "must be a libSQL URL (file:, :memory:, libsql://, http(s)://, ws(s)://)",
-    })
-    .default("file:./data/cms.db"),
-  CMS_DATABASE_AUTH_TOKEN: z.string().optional(),
-  /**
-   * How long a write to a local database file waits for SQLite's write lock (held by another process
-   * or instance sharing the file) before answering 503 DATABASE_BUSY. The wait never blocks reads.
-   */
-  CMS_DB_BUSY_TIMEOUT_MS: integer(DEFAULT_DB_BUSY_TIMEOUT_MS, 0, 600_000),
-  CMS_MAX_RESOURCE_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
-  /**
-   * Largest decoded `resourceBinary` (base64 in JSON) on create/update. JSON is parsed in memory, so
-   * keep this small and send large files with the streaming multipart upload instead.
-   */
-  CMS_MAX_INLINE_BYTES: integer(4 * 1024 * 1024, 1, 64 * 1024 * 1024),
-  /** Lifetime of a lock in seconds when the client asks for none, and what renew extends it by. */
-  CMS_LOCK_TTL: integer(30 * 60, 1, 24 * 3600),
-  /** Longest lifetime a client may request for a lock, in seconds. */
-  CMS_LOCK_MAX_TTL: integer(8 * 3600, 1, 7 * 24 * 3600),
-  /**
-   * Seconds a resumable (tus) upload stays resumable after its last PATCH (`Upload-Expires`); then it
-   * is gone and its stored parts are collected.
-   */
-  CMS_TUS_EXPIRY_SECONDS: integer(24 * 3600, 1, 30 * 24 * 3600),
-  /** Most unfinished (unexpired) tus uploads a tenant may have at once (0 = none): each holds a row and its parts. */
-  CMS_TUS_MAX_PENDING_PER_TENANT: integer(100, 0, 1_000_000),
-  /** Default per-tenant limits (0 = none): bytes stored (per reference), top-level resources, bytes taken in per UTC day. */
-  CMS_QUOTA_BYTES: integer(0, 0, Number.MAX_SAFE_INTEGER),
-  CMS_QUOTA_RESOURCES: integer(0, 0, Number.MAX_SAFE_INTEGER),
-  CMS_QUOTA_INGRESS_BYTES_PER_DAY: integer(0, 0, Number.MAX_SAFE_INTEGER),
-  /** Per-tenant overrides, JSON: `{"acme": {"bytes": 1073741824, "resources": 0}}` (0 = none for that tenant). */
-  CMS_QUOTA_OVERRIDES: z
-    .string()
-    .transform((value, ctx) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(value);
-      } catch {
-        json = undefined;
-      }
-      const parsed = QuotaOverridesSchema.safeParse(json);
-      if (parsed.success) return parsed.data;
-      ctx.addIssue({ code: "custom", message: `must be JSON like {"tenant":{"bytes":N,"resources":N,"ingressBytesPerDay":N}}: ${parsed.error.issues[0]?.message ?? "not JSON"}` });
-      return z.NEVER;
-    })
-    .default({}),
-  /** Most entries (files and folders) a zip package may list. */
-  CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
-  /** Most bytes all files of a zip package may expand to together. */
-  CMS_ZIP_MAX_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
-  /** Highest expansion ratio (uncompressed/compressed) of a package and of each file in it. */
-  CMS_ZIP_MAX_RATIO: integer(100, 1, 100_000),
-  /** Memory for an LRU of small blobs served without touching storage (0 = off). */
-  CMS_BLOB_CACHE_BYTES: integer(64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
-  /** Only blobs up to this size enter that cache. */
-  CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
-  /**
-   * Node processes serving the port (node:cluster; runtime/host/workers.ts): a number, or `auto` for
-   * the cores available. Resolved to a count by the Node runtime; Bun refuses more than 1.
-   */
-  CMS_WORKERS: z
-    .union([z.literal("auto"), z.coerce.number().int().min(1, { message: "must be at least 1" }).max(256, { message: "must be at most 256" })], { message: "must be auto or a whole number from 1 to 256" })
-    .default(1),
-  /** getData rows (found or not) kept in memory on Node/Bun with a local database file (0 = off); dropped on any commit. */
-  CMS_ROW_CACHE_ROWS: integer(10_000, 0, 10_000_000),
-  /**
-   * Node/Bun fast path, fs volume: reads of an open blob file up to this size run on the event loop
-   * (one pread, as nginx does) instead of the thread pool; 0 = always the thread pool.
-   */
-  CMS_FS_SYNC_READ_BYTES: integer(64 * 1024, 0, 1024 * 1024),
-  /**
-   * How long a create's reservation of a blob protects it (seconds): longer than any create takes
-   * from its upload being stored to its row being written. Crash leftovers are deleted after it.
-   */
-  CMS_GC_GRACE_SECONDS: integer(900, 1, 7 * 24 * 3600),
-  /** Seconds between blob collection passes (Node/Bun; the Worker collects on its cron trigger). */
-  CMS_GC_INTERVAL_SECONDS: integer(60, 1, 24 * 3600),
-  /** Total time allowed for one external fetch, body included. */
-  CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
-  /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
-  CMS_FETCH_ALLOW_PRIVATE: boolean(false),
-  /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER. */
-  CMS_AUTH_ENABLED: boolean(false),
-  /** Exact issuer of access tokens, e.g. http://127.0.0.1:8080/auth/realms/CMS (discovery base). */
-  CMS_AUTH_ISSUER: z.url({ message: "must be an absolute URL" }).optional(),
-  /** This server's client id at the IdP: expected in `aud`, and the key of `resource_access` roles. */
-  CMS_AUTH_CLIENT_ID: z.string().min(1).default("cms-server"),
-  /** Further clients whose tokens (`azp`) are accepted, comma-separated; the explorer's is one. */
-  CMS_AUTH_CLIENTS: z
-    .string()
-    .default("cms-explorer")
-    .transform((s) => s.split(",").map((c) => c.trim()).filter(Boolean)),
-  /** Public client the API explorer logs in with (authorization code + PKCE). */
-  CMS_AUTH_EXPLORER_CLIENT_ID: z.string().min(1).default("cms-explorer"),
-  /** JWKS URL; by default taken from the issuer's discovery document. */
-  CMS_AUTH_JWKS_URL: z.url({ message: "must be an absolute URL" }).optional(),
-  /** Minimum time before the same unknown key id (or a bad signature under a known one) refetches the JWKS again. */
-  CMS_AUTH_JWKS_COOLDOWN_MS: integer(30_000, 0, 3_600_000),
-  /** Minimum time between any two JWKS fetches: a key id never seen before refetches once this has passed (rotation). */
-  CMS_AUTH_JWKS_REFETCH_FLOOR_MS: integer(5_000, 0, 60_000),
-  /** Count `realm_access.roles` as well as this client's roles (opt-in: realm roles are shared by every client of a realm). */
-  CMS_AUTH_REALM_ROLES: boolean(false),
-  /** Claim listing the tenants a token is confined to (a string or a list). */
-  CMS_AUTH_TENANT_CLAIM: z.string().min(1).default("tenants"),
-  /** HMAC key for signed getData links (≥ 32 characters). Random per process when unset. */
-  CMS_LINK_SECRET: z.string().min(32, { message: "must be at least 32 characters" }).optional(),
-  /** With auth on, leave getData readable without a token (content URLs are unguessable). */
-  CMS_PUBLIC_READ: boolean(false),
-  /**
-   * Origin used in absolute URLs the service hands out (signed links); never the request's Host.
-   * Node/Bun on a loopback address with a fixed port default to their own URL (withLoopbackPublicUrl).
-   */
-  CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
-  /**
-   * A second origin (another hostname for this same server) from which user content is rendered.
-   * Set, active content (HTML, SVG, XML) asked for on any other host is sent as an attachment, and
-   * signed links point here: the way GitHub serves user content from githubusercontent.com.
-   */
-  CMS_CONTENT_ORIGIN: z
-    .string()
-    .transform((value, ctx) => {
-      const url = URL.canParse(value) ? new URL(value) : null;
-      const bare = url && /^https?:$/.test(url.protocol) && !url.username && !url.password && url.pathname === "/" && !url.search && !url.hash;
-      if (bare && !/[?#]/.test(value)) return url.origin;
-      ctx.addIssue({ code: "custom", message: "must be an http(s) origin only, e.g. https://content.example.org (no path, query or credentials)" });
-      return z.NEVER;
-    })
-    .optional(),
-  CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+    CMS_PORT: integer(9082, 0, 65535),
+    CMS_HOST: z.string().min(1).default("127.0.0.1"),
+    /** Folder where blobs are written; created if missing and checked for writability at start-up. */
+    CMS_VOLUME: z.string().min(1).default("./data/volume"),
+    /** Where blobs live: `fs` (CMS_VOLUME, one machine) or `s3` (an S3-compatible bucket several instances share). */
+    CMS_STORAGE: z.enum(["fs", "s3"], { message: "must be fs or s3" }).default("fs"),
+    /** S3 API base URL, e.g. https://s3.eu-west-1.amazonaws.com or https://<account>.r2.cloudflarestorage.com. */
+    CMS_S3_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
+    CMS_S3_BUCKET: z.string().min(1).optional(),
+    /** SigV4 region; the driver's default is `auto` for R2 endpoints, else `us-east-1`. */
+    CMS_S3_REGION: z.string().min(1).optional(),
+    CMS_S3_ACCESS_KEY_ID: z.string().min(1).optional(),
+    CMS_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    /** Key prefix inside the bucket (empty, or ending in `/`), so one bucket can hold several stores. */
+    CMS_S3_PREFIX: z.string().optional(),
+    CMS_DATABASE_URL: z
+      .string()
+      .regex(/^(file:|libsql:|https?:|wss?:|:memory:$)/, {
+        message: "must be a libSQL URL (file:, :memory:, libsql://, http(s)://, ws(s)://)",
+      })
+      .default("file:./data/cms.db"),
+    CMS_DATABASE_AUTH_TOKEN: z.string().optional(),
+    /**
+     * How long a write to a local database file waits for SQLite's write lock (held by another process
+     * or instance sharing the file) before answering 503 DATABASE_BUSY. The wait never blocks reads.
+     */
+    CMS_DB_BUSY_TIMEOUT_MS: integer(DEFAULT_DB_BUSY_TIMEOUT_MS, 0, 600_000),
+    CMS_MAX_RESOURCE_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
+    /**
+     * Largest decoded `resourceBinary` (base64 in JSON) on create/update. JSON is parsed in memory, so
+     * keep this small and send large files with the streaming multipart upload instead.
+     */
+    CMS_MAX_INLINE_BYTES: integer(4 * 1024 * 1024, 1, 64 * 1024 * 1024),
+    /** Lifetime of a lock in seconds when the client asks for none, and what renew extends it by. */
+    CMS_LOCK_TTL: integer(30 * 60, 1, 24 * 3600),
+    /** Longest lifetime a client may request for a lock, in seconds. */
+    CMS_LOCK_MAX_TTL: integer(8 * 3600, 1, 7 * 24 * 3600),
+    /**
+     * Seconds a resumable (tus) upload stays resumable after its last PATCH (`Upload-Expires`); then it
+     * is gone and its stored parts are collected.
+     */
+    CMS_TUS_EXPIRY_SECONDS: integer(24 * 3600, 1, 30 * 24 * 3600),
+    /** Most unfinished (unexpired) tus uploads a tenant may have at once (0 = none): each holds a row and its parts. */
+    CMS_TUS_MAX_PENDING_PER_TENANT: integer(100, 0, 1_000_000),
+    /** Default per-tenant limits (0 = none): bytes stored (per reference), top-level resources, bytes taken in per UTC day. */
+    CMS_QUOTA_BYTES: integer(0, 0, Number.MAX_SAFE_INTEGER),
+    CMS_QUOTA_RESOURCES: integer(0, 0, Number.MAX_SAFE_INTEGER),
+    CMS_QUOTA_INGRESS_BYTES_PER_DAY: integer(0, 0, Number.MAX_SAFE_INTEGER),
+    /** Per-tenant overrides, JSON: `{"acme": {"bytes": 1073741824, "resources": 0}}` (0 = none for that tenant). */
+    CMS_QUOTA_OVERRIDES: z
+      .string()
+      .transform((value, ctx) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(value);
+        } catch {
+          json = undefined;
+        }
+        const parsed = QuotaOverridesSchema.safeParse(json);
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({
+          code: "custom",
+          message: `must be JSON like {"tenant":{"bytes":N,"resources":N,"ingressBytesPerDay":N}}: ${parsed.error.issues[0]?.message ?? "not JSON"}`,
+        });
+        return z.NEVER;
+      })
+      .default({}),
+    /** Most entries (files and folders) a zip package may list. */
+    CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
+    /** Most bytes all files of a zip package may expand to together. */
+    CMS_ZIP_MAX_BYTES: integer(GiB, 1, Number.MAX_SAFE_INTEGER),
+    /** Highest expansion ratio (uncompressed/compressed) of a package and of each file in it. */
+    CMS_ZIP_MAX_RATIO: integer(100, 1, 100_000),
+    /** Memory for an LRU of small blobs served without touching storage (0 = off). */
+    CMS_BLOB_CACHE_BYTES: integer(64 * 1024 * 1024, 0, Number.MAX_SAFE_INTEGER),
+    /** Only blobs up to this size enter that cache. */
+    CMS_BLOB_CACHE_ENTRY_BYTES: integer(64 * 1024, 1, 16 * 1024 * 1024),
+    /**
+     * Node processes serving the port (node:cluster; runtime/host/workers.ts): a number, or `auto` for
+     * the cores available. Resolved to a count by the Node runtime; Bun refuses more than 1.
+     */
+    CMS_WORKERS: z
+      .union(
+        [
+          z.literal("auto"),
+          z.coerce
+            .number()
+            .int()
+            .min(1, { message: "must be at least 1" })
+            .max(256, { message: "must be at most 256" }),
+        ],
+        { message: "must be auto or a whole number from 1 to 256" },
+      )
+      .default(1),
+    /** getData rows (found or not) kept in memory on Node/Bun with a local database file (0 = off); dropped on any commit. */
+    CMS_ROW_CACHE_ROWS: integer(10_000, 0, 10_000_000),
+    /**
+     * Node/Bun fast path, fs volume: reads of an open blob file up to this size run on the event loop
+     * (one pread, as nginx does) instead of the thread pool; 0 = always the thread pool.
+     */
+    CMS_FS_SYNC_READ_BYTES: integer(64 * 1024, 0, 1024 * 1024),
+    /**
+     * How long a create's reservation of a blob protects it (seconds): longer than any create takes
+     * from its upload being stored to its row being written. Crash leftovers are deleted after it.
+     */
+    CMS_GC_GRACE_SECONDS: integer(900, 1, 7 * 24 * 3600),
+    /** Seconds between blob collection passes (Node/Bun; the Worker collects on its cron trigger). */
+    CMS_GC_INTERVAL_SECONDS: integer(60, 1, 24 * 3600),
+    /** Total time allowed for one external fetch, body included. */
+    CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
+    /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
+    CMS_FETCH_ALLOW_PRIVATE: boolean(false),
+    /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER. */
+    CMS_AUTH_ENABLED: boolean(false),
+    /** Exact issuer of access tokens, e.g. http://127.0.0.1:8080/auth/realms/CMS (discovery base). */
+    CMS_AUTH_ISSUER: z.url({ message: "must be an absolute URL" }).optional(),
+    /** This server's client id at the IdP: expected in `aud`, and the key of `resource_access` roles. */
+    CMS_AUTH_CLIENT_ID: z.string().min(1).default("cms-server"),
+    /** Further clients whose tokens (`azp`) are accepted, comma-separated; the explorer's is one. */
+    CMS_AUTH_CLIENTS: z
+      .string()
+      .default("cms-explorer")
+      .transform((s) =>
+        s
+          .split(",")
+          .map((c) => c.trim())
+          .filter(Boolean),
+      ),
+    /** Public client the API explorer logs in with (authorization code + PKCE). */
+    CMS_AUTH_EXPLORER_CLIENT_ID: z.string().min(1).default("cms-explorer"),
+    /** JWKS URL; by default taken from the issuer's discovery document. */
+    CMS_AUTH_JWKS_URL: z.url({ message: "must be an absolute URL" }).optional(),
+    /** Minimum time before the same unknown key id (or a bad signature under a known one) refetches the JWKS again. */
+    CMS_AUTH_JWKS_COOLDOWN_MS: integer(30_000, 0, 3_600_000),
+    /** Minimum time between any two JWKS fetches: a key id never seen before refetches once this has passed (rotation). */
+    CMS_AUTH_JWKS_REFETCH_FLOOR_MS: integer(5_000, 0, 60_000),
+    /** Count `realm_access.roles` as well as this client's roles (opt-in: realm roles are shared by every client of a realm). */
+    CMS_AUTH_REALM_ROLES: boolean(false),
+    /** Claim listing the tenants a token is confined to (a string or a list). */
+    CMS_AUTH_TENANT_CLAIM: z.string().min(1).default("tenants"),
+    /** HMAC key for signed getData links (≥ 32 characters). Random per process when unset. */
+    CMS_LINK_SECRET: z.string().min(32, { message: "must be at least 32 characters" }).optional(),
+    /** With auth on, leave getData readable without a token (content URLs are unguessable). */
+    CMS_PUBLIC_READ: boolean(false),
+    /**
+     * Origin used in absolute URLs the service hands out (signed links); never the request's Host.
+     * Node/Bun on a loopback address with a fixed port default to their own URL (withLoopbackPublicUrl).
+     */
+    CMS_PUBLIC_URL: z.url({ message: "must be an absolute URL" }).optional(),
+    /**
+     * A second origin (another hostname for this same server) from which user content is rendered.
+     * Set, active content (HTML, SVG, XML) asked for on any other host is sent as an attachment, and
+     * signed links point here: the way GitHub serves user content from githubusercontent.com.
+     */
+    CMS_CONTENT_ORIGIN: z
+      .string()
+      .transform((value, ctx) => {
+        const url = URL.canParse(value) ? new URL(value) : null;
+        const bare =
+          url &&
+          /^https?:$/.test(url.protocol) &&
+          !url.username &&
+          !url.password &&
+          url.pathname === "/" &&
+          !url.search &&
+          !url.hash;
+        if (bare && !/[?#]/.test(value)) return url.origin;
+        ctx.addIssue({
+          code: "custom",
+          message: "must be an http(s) origin only, e.g. https://content.example.org (no path, query or credentials)",
+        });
+        return z.NEVER;
+      })
+      .optional(),
+    CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   })
   .superRefine((c, ctx) => {
     if (c.CMS_STORAGE !== "s3") return;
-    for (const key of ["CMS_S3_ENDPOINT", "CMS_S3_BUCKET", "CMS_S3_ACCESS_KEY_ID", "CMS_S3_SECRET_ACCESS_KEY"] as const) {
+    for (const key of [
+      "CMS_S3_ENDPOINT",
+      "CMS_S3_BUCKET",
+      "CMS_S3_ACCESS_KEY_ID",
+      "CMS_S3_SECRET_ACCESS_KEY",
+    ] as const) {
       if (!c[key]) ctx.addIssue({ code: "custom", path: [key], message: "is required when CMS_STORAGE=s3" });
     }
   })
@@ -255,12 +288,20 @@ export function appOptions(config: Config): AppOptions {
     limits: {
       maxResourceBytes: config.CMS_MAX_RESOURCE_BYTES,
       maxInlineBytes: config.CMS_MAX_INLINE_BYTES,
-      zip: { maxEntries: config.CMS_ZIP_MAX_ENTRIES, maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES, maxCompressionRatio: config.CMS_ZIP_MAX_RATIO },
+      zip: {
+        maxEntries: config.CMS_ZIP_MAX_ENTRIES,
+        maxTotalUncompressed: config.CMS_ZIP_MAX_BYTES,
+        maxCompressionRatio: config.CMS_ZIP_MAX_RATIO,
+      },
     },
     locks: { ttlMs: config.CMS_LOCK_TTL * 1000, maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000 },
     tus: { expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000, maxPendingPerTenant: config.CMS_TUS_MAX_PENDING_PER_TENANT },
     quotas: {
-      defaults: { bytes: config.CMS_QUOTA_BYTES, resources: config.CMS_QUOTA_RESOURCES, ingressBytesPerDay: config.CMS_QUOTA_INGRESS_BYTES_PER_DAY },
+      defaults: {
+        bytes: config.CMS_QUOTA_BYTES,
+        resources: config.CMS_QUOTA_RESOURCES,
+        ingressBytesPerDay: config.CMS_QUOTA_INGRESS_BYTES_PER_DAY,
+      },
       overrides: config.CMS_QUOTA_OVERRIDES,
     },
     collector: { graceMs: config.CMS_GC_GRACE_SECONDS * 1000, intervalMs: config.CMS_GC_INTERVAL_SECONDS * 1000 },

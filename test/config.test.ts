@@ -23,11 +23,21 @@ const refusesNamingIt = (setting: string, values: string[]) =>
 describe("CMS_CONTENT_ORIGIN", () => {
   it("is optional, and kept as a bare origin", () => {
     expect(parseConfig({}).CMS_CONTENT_ORIGIN).toBeUndefined();
-    expect(parseConfig({ CMS_CONTENT_ORIGIN: "https://Content.Example.org/" }).CMS_CONTENT_ORIGIN).toBe("https://content.example.org");
-    expect(parseConfig({ CMS_CONTENT_ORIGIN: "http://127.0.0.1:9083" }).CMS_CONTENT_ORIGIN).toBe("http://127.0.0.1:9083");
+    expect(parseConfig({ CMS_CONTENT_ORIGIN: "https://Content.Example.org/" }).CMS_CONTENT_ORIGIN).toBe(
+      "https://content.example.org",
+    );
+    expect(parseConfig({ CMS_CONTENT_ORIGIN: "http://127.0.0.1:9083" }).CMS_CONTENT_ORIGIN).toBe(
+      "http://127.0.0.1:9083",
+    );
   });
 
-  refusesNamingIt("CMS_CONTENT_ORIGIN", ["content.example.org", "ftp://content.example.org", "https://content.example.org/cms", "https://u:p@content.example.org", "https://content.example.org?x=1"]);
+  refusesNamingIt("CMS_CONTENT_ORIGIN", [
+    "content.example.org",
+    "ftp://content.example.org",
+    "https://content.example.org/cms",
+    "https://u:p@content.example.org",
+    "https://content.example.org?x=1",
+  ]);
 });
 
 describe("CMS_ROW_CACHE_ROWS", () => {
@@ -58,7 +68,12 @@ describe("typed options (appOptions): the environment parsed once, no variable n
   });
 
   it("auth on: the validated config is narrowed to one with an issuer, and the options carry it", () => {
-    const config = parseConfig({ CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: ISSUER, CMS_AUTH_CLIENTS: "a, b", CMS_PUBLIC_READ: "yes" });
+    const config = parseConfig({
+      CMS_AUTH_ENABLED: "true",
+      CMS_AUTH_ISSUER: ISSUER,
+      CMS_AUTH_CLIENTS: "a, b",
+      CMS_PUBLIC_READ: "yes",
+    });
     if (!config.CMS_AUTH_ENABLED) throw new Error("auth is on");
     const issuer: string = config.CMS_AUTH_ISSUER; // no `as string`: the type says it is there
     expect(issuer).toBe(ISSUER);
@@ -81,16 +96,27 @@ describe("typed options (appOptions): the environment parsed once, no variable n
 
   it("durations become milliseconds, limits and quotas their own objects", () => {
     const options = appOptions(
-      parseConfig({ CMS_GC_GRACE_SECONDS: "10", CMS_GC_INTERVAL_SECONDS: "3", CMS_LOCK_TTL: "60", CMS_QUOTA_BYTES: "5", CMS_QUOTA_OVERRIDES: '{"acme":{"resources":2}}' }),
+      parseConfig({
+        CMS_GC_GRACE_SECONDS: "10",
+        CMS_GC_INTERVAL_SECONDS: "3",
+        CMS_LOCK_TTL: "60",
+        CMS_QUOTA_BYTES: "5",
+        CMS_QUOTA_OVERRIDES: '{"acme":{"resources":2}}',
+      }),
     );
     expect(options.collector).toEqual({ graceMs: 10_000, intervalMs: 3_000 });
     expect(options.locks).toEqual({ ttlMs: 60_000, maxTtlMs: 8 * 3600 * 1000 });
-    expect(options.quotas).toEqual({ defaults: { bytes: 5, resources: 0, ingressBytesPerDay: 0 }, overrides: { acme: { resources: 2 } } });
+    expect(options.quotas).toEqual({
+      defaults: { bytes: 5, resources: 0, ingressBytesPerDay: 0 },
+      overrides: { acme: { resources: 2 } },
+    });
     expect(options.limits.zip).toEqual({ maxEntries: 10_000, maxTotalUncompressed: GiB, maxCompressionRatio: 100 });
     expect(JSON.stringify(options)).not.toMatch(/CMS_/);
   });
 
   it("invalid values still fail at parsing, naming the variable, before any options exist", () => {
-    expect(issuesOf({ CMS_GC_GRACE_SECONDS: "soon" })).toEqual([expect.stringMatching(/^CMS_GC_GRACE_SECONDS must be a number/)]);
+    expect(issuesOf({ CMS_GC_GRACE_SECONDS: "soon" })).toEqual([
+      expect.stringMatching(/^CMS_GC_GRACE_SECONDS must be a number/),
+    ]);
   });
 });

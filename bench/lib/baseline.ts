@@ -25,7 +25,8 @@ export interface Baseline {
 
 function git(root: string, args: string[]): Buffer {
   const run = spawnSync("git", ["-C", root, ...args]);
-  if (run.status !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr.toString().trim() || `exit ${run.status}`}`);
+  if (run.status !== 0)
+    throw new Error(`git ${args.join(" ")}: ${run.stderr.toString().trim() || `exit ${run.status}`}`);
   return run.stdout;
 }
 
@@ -39,13 +40,18 @@ function lockedPackages(lockText: string): string {
 export function prepareBaseline(root: string, work: string, ref: string): Baseline {
   let commit: string;
   try {
-    commit = git(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`]).toString().trim().slice(0, 12);
+    commit = git(root, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
+      .toString()
+      .trim()
+      .slice(0, 12);
   } catch {
     throw new Error(`--baseline=${ref}: not a commit of this repository (git rev-parse found none)`);
   }
   const lockThen = git(root, ["show", `${commit}:package-lock.json`]).toString();
   if (lockedPackages(lockThen) !== lockedPackages(readFileSync(path.join(root, "package-lock.json"), "utf8"))) {
-    throw new Error(`--baseline=${ref} (${commit}) locks other dependencies than this checkout: its build would measure them too; pick a commit with the same package-lock.json`);
+    throw new Error(
+      `--baseline=${ref} (${commit}) locks other dependencies than this checkout: its build would measure them too; pick a commit with the same package-lock.json`,
+    );
   }
   const dir = path.join(work, `baseline-${commit}`);
   const server = path.join(dir, "dist/node/server.mjs");
@@ -53,14 +59,19 @@ export function prepareBaseline(root: string, work: string, ref: string): Baseli
   if (!existsSync(server)) {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    const exported = spawnSync("bash", ["-c", 'set -o pipefail; git -C "$ROOT" archive --format=tar "$COMMIT" | tar -x -C "$DIR"'], {
-      env: { ...process.env, ROOT: root, COMMIT: commit, DIR: dir },
-      encoding: "utf8",
-    });
+    const exported = spawnSync(
+      "bash",
+      ["-c", 'set -o pipefail; git -C "$ROOT" archive --format=tar "$COMMIT" | tar -x -C "$DIR"'],
+      {
+        env: { ...process.env, ROOT: root, COMMIT: commit, DIR: dir },
+        encoding: "utf8",
+      },
+    );
     if (exported.status !== 0) throw new Error(`exporting ${commit} (git archive | tar -x): ${exported.stderr.trim()}`);
     symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"), "dir");
     const build = spawnSync(process.execPath, ["scripts/build.mjs"], { cwd: dir, encoding: "utf8" });
-    if (build.status !== 0 || !existsSync(server)) throw new Error(`building ${commit} (scripts/build.mjs) failed: ${(build.stderr || build.stdout).slice(-2000)}`);
+    if (build.status !== 0 || !existsSync(server))
+      throw new Error(`building ${commit} (scripts/build.mjs) failed: ${(build.stderr || build.stdout).slice(-2000)}`);
   }
   log(`baseline ${ref} = ${commit}: ${path.relative(root, server)}`);
   return { ref, commit, dir, server };

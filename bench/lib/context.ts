@@ -73,7 +73,9 @@ export function shippedServer(): Promise<string> {
       log(`built ${file} (scripts/build.mjs) in ${Math.round(performance.now() - started)} ms`);
       return file;
     } catch (err) {
-      throw new Error(`building the Node service (scripts/build.mjs → dist/node/server.mjs) failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(
+        `building the Node service (scripts/build.mjs → dist/node/server.mjs) failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   })();
   return shipped;
@@ -89,9 +91,11 @@ export async function startApp(
   data: { volume: string; database: string },
   logFile?: string,
 ): Promise<Server> {
-  if (variant.baseline && (variant.runtime !== "node" || !ctx.baseline)) throw new Error("a baseline app runs on Node, with --baseline given");
+  if (variant.baseline && (variant.runtime !== "node" || !ctx.baseline))
+    throw new Error("a baseline app runs on Node, with --baseline given");
   const server = variant.baseline ? (ctx.baseline as Baseline).server : await shippedServer();
-  const [command, args] = variant.runtime === "bun" ? [ctx.bun as string, ["src/bun.ts"]] : [process.execPath, [server]];
+  const [command, args] =
+    variant.runtime === "bun" ? [ctx.bun as string, ["src/bun.ts"]] : [process.execPath, [server]];
   return startServer({
     name: appName(variant),
     command,
@@ -111,9 +115,20 @@ export async function startApp(
   });
 }
 
-export function startBare(ctx: Context, runtime: "node" | "bun", env: Record<string, string>, name: string): Promise<Server> {
+export function startBare(
+  ctx: Context,
+  runtime: "node" | "bun",
+  env: Record<string, string>,
+  name: string,
+): Promise<Server> {
   const script = path.join(ctx.root, "bench/servers", runtime === "bun" ? "bare-bun.mjs" : "bare-node.mjs");
-  return startServer({ name, command: runtime === "bun" ? (ctx.bun as string) : process.execPath, args: [script], cwd: ctx.root, env });
+  return startServer({
+    name,
+    command: runtime === "bun" ? (ctx.bun as string) : process.execPath,
+    args: [script],
+    cwd: ctx.root,
+    env,
+  });
 }
 
 export interface Created {
@@ -125,12 +140,20 @@ export interface Created {
 /** Last error lines of a service log file, for failure messages. */
 export function logTail(file: string | undefined): string {
   if (!file || !existsSync(file)) return "";
-  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.includes('"level":"error"') || l.includes('"level":"warn"'));
+  const lines = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.includes('"level":"error"') || l.includes('"level":"warn"'));
   return lines.slice(-3).join("\n");
 }
 
 /** POST createResource; throws unless 201 (with the service's last error log lines when `logFile` is known). */
-export async function createResource(baseUrl: string, externalUri: string, name: string, tenant: string, logFile?: string): Promise<Created> {
+export async function createResource(
+  baseUrl: string,
+  externalUri: string,
+  name: string,
+  tenant: string,
+  logFile?: string,
+): Promise<Created> {
   const res = await http(`${baseUrl}/cms/v1.0/createResource`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -144,7 +167,9 @@ export async function createResource(baseUrl: string, externalUri: string, name:
     timeoutMs: 600_000,
   });
   if (res.status !== 201) {
-    throw new Error(`createResource ${externalUri}: ${res.status} ${res.body.toString().slice(0, 300)}\n${logTail(logFile)}`);
+    throw new Error(
+      `createResource ${externalUri}: ${res.status} ${res.body.toString().slice(0, 300)}\n${logTail(logFile)}`,
+    );
   }
   return JSON.parse(res.body.toString()) as Created;
 }
@@ -227,7 +252,12 @@ export function prepareFixtures(work: string, quick: boolean): Fixtures {
   }
   return {
     dir,
-    small: { name: "small.bin", path: smallPath, size: 4 * KiB, sha256: createHash("sha256").update(readFileSync(smallPath)).digest("hex") },
+    small: {
+      name: "small.bin",
+      path: smallPath,
+      size: 4 * KiB,
+      sha256: createHash("sha256").update(readFileSync(smallPath)).digest("hex"),
+    },
     large: { name: "large.bin", path: largePath, size: largeSize, sha256: sha256File(largePath) },
     huge: { name: "huge.bin", path: hugePath, size: hugeSize },
     ingestCount,
@@ -237,12 +267,17 @@ export function prepareFixtures(work: string, quick: boolean): Fixtures {
 }
 
 /** GETs `url` (optionally a Range) and checks status and the SHA-256 of the body. */
-export async function verify(url: string, expected: { sha256: string; status?: number; range?: string }): Promise<void> {
+export async function verify(
+  url: string,
+  expected: { sha256: string; status?: number; range?: string },
+): Promise<void> {
   const res = await http(url, { headers: expected.range ? { range: expected.range } : {}, timeoutMs: 120_000 });
   const sha256 = createHash("sha256").update(res.body).digest("hex");
   if (res.status !== (expected.status ?? 200) || sha256 !== expected.sha256) {
     const body = res.body.byteLength < 2000 ? `: ${res.body.toString()}` : "";
-    throw new Error(`verification failed for ${url}: status ${res.status}, sha256 ${sha256.slice(0, 12)}…, expected ${expected.sha256.slice(0, 12)}…${body}`);
+    throw new Error(
+      `verification failed for ${url}: status ${res.status}, sha256 ${sha256.slice(0, 12)}…, expected ${expected.sha256.slice(0, 12)}…${body}`,
+    );
   }
 }
 
@@ -267,7 +302,12 @@ export async function verifyAll<T extends { name: string; url: string }>(
       failed.push(`\`${target.name}\`: ${(err as Error).message.replace(/\s+/g, " ").slice(0, 400)}`);
     }
   }
-  return { passed, note: failed.length ? `**Dropped before measuring (wrong answer, or the server was gone):** ${failed.join("; ")}\n` : "" };
+  return {
+    passed,
+    note: failed.length
+      ? `**Dropped before measuring (wrong answer, or the server was gone):** ${failed.join("; ")}\n`
+      : "",
+  };
 }
 
 export function sliceSha256(file: string, start: number, end: number): string {

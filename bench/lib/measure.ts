@@ -39,7 +39,14 @@ export interface WrkPlan {
 export async function measureInterleaved(targets: WrkTarget[], plan: WrkPlan): Promise<Map<string, Sample[]>> {
   const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
   const warmUp = (target: WrkTarget) =>
-    runWrk({ url: target.url, connections: plan.connections, durationSec: plan.warmupSec, timeoutSec: plan.timeoutSec, lua: plan.lua, workDir: plan.workDir });
+    runWrk({
+      url: target.url,
+      connections: plan.connections,
+      durationSec: plan.warmupSec,
+      timeoutSec: plan.timeoutSec,
+      lua: plan.lua,
+      workDir: plan.workDir,
+    });
   for (const target of targets) if (plan.warmupSec > 0) await warmUp(target);
   await interleave(targets, plan.runs, async (target, run) => {
     if (run > 0 && target.restart && !target.server.exited()) {
@@ -51,7 +58,9 @@ export async function measureInterleaved(targets: WrkTarget[], plan: WrkPlan): P
     }
     const gone = () => {
       const info = target.server.exited();
-      return info ? `${target.name} had exited (code ${info.code}, signal ${info.signal}): run ${run + (plan.firstRunLabel ?? 1)} skipped` : null;
+      return info
+        ? `${target.name} had exited (code ${info.code}, signal ${info.signal}): run ${run + (plan.firstRunLabel ?? 1)} skipped`
+        : null;
     };
     if (gone()) {
       log(`  ${gone()}`);
@@ -74,7 +83,10 @@ export async function measureInterleaved(targets: WrkTarget[], plan: WrkPlan): P
       // A server that died (crashed, or was killed by someone else on a shared machine) loses its
       // remaining runs, not the whole scenario; anything else is a harness error.
       const why = gone();
-      if (!why) throw new Error(`${(err as Error).message.trim()}; ${target.name} is running; its stderr: ${target.server.stderr().slice(-1500) || "(empty)"}`);
+      if (!why)
+        throw new Error(
+          `${(err as Error).message.trim()}; ${target.name} is running; its stderr: ${target.server.stderr().slice(-1500) || "(empty)"}`,
+        );
       log(`  ${why}`);
       return;
     }
@@ -109,16 +121,34 @@ export function table(headers: string[], rows: string[][]): string {
 }
 
 /** The standard per-target table for a wrk scenario. */
-export function wrkTable(samples: Map<string, Sample[]>, notes: Record<string, string> = {}, options: { mbps?: boolean; rps?: boolean } = {}): string {
+export function wrkTable(
+  samples: Map<string, Sample[]>,
+  notes: Record<string, string> = {},
+  options: { mbps?: boolean; rps?: boolean } = {},
+): string {
   const showRps = options.rps ?? true;
-  const headers = ["server", ...(showRps ? ["req/s"] : []), ...(options.mbps ? ["MB/s"] : []), "p50 ms", "p99 ms", "server CPU (cores)", "RSS before MiB", "peak RSS MiB", "errors", "what"];
+  const headers = [
+    "server",
+    ...(showRps ? ["req/s"] : []),
+    ...(options.mbps ? ["MB/s"] : []),
+    "p50 ms",
+    "p99 ms",
+    "server CPU (cores)",
+    "RSS before MiB",
+    "peak RSS MiB",
+    "errors",
+    "what",
+  ];
   const rows = [...samples].map(([name, runs]) => [
     `\`${name}\``,
     ...(showRps ? [fmtSummary(metric(runs, (s) => s.rps))] : []),
     ...(options.mbps ? [fmtSummary(metric(runs, (s) => s.mbps))] : []),
     fmtSummary(metric(runs, (s) => s.p50Ms)),
     fmtSummary(metric(runs, (s) => s.p99Ms)),
-    fmtSummary(metric(runs, (s) => s.serverCpu), 2),
+    fmtSummary(
+      metric(runs, (s) => s.serverCpu),
+      2,
+    ),
     fmtSummary(metric(runs, (s) => s.rssBeforeMiB)),
     fmtSummary(metric(runs, (s) => s.peakRssMiB)),
     String(runs.reduce((n, s) => n + totalErrors(s), 0)),

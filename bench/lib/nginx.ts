@@ -16,7 +16,13 @@ import { freePort } from "./util.js";
 const ACCESS_LOG = `log_format cms escape=json '{"time":"$time_iso8601","level":"info","msg":"request","requestId":"$request_id","method":"$request_method","path":"$uri","status":$status,"durationMs":$request_time}';
   access_log /dev/null cms buffer=64k;`;
 
-export async function startNginx(options: { name?: string; root: string; workDir: string; workers?: number; accessLog?: boolean }): Promise<Server> {
+export async function startNginx(options: {
+  name?: string;
+  root: string;
+  workDir: string;
+  workers?: number;
+  accessLog?: boolean;
+}): Promise<Server> {
   const dir = path.join(options.workDir, `nginx-${options.name ?? "ref"}`);
   mkdirSync(path.join(dir, "tmp"), { recursive: true });
   const port = await freePort();

@@ -153,7 +153,9 @@ export async function startServer(options: StartOptions): Promise<Server> {
     exitInfo = { code, signal, expected: stopping || shuttingDown };
     if (!exitInfo.expected) {
       // Not asked to stop: a crash, or something else on this shared machine killed it.
-      process.stderr.write(`[bench] ${options.name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}\n${stderr.slice(-1000)}\n`);
+      process.stderr.write(
+        `[bench] ${options.name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}\n${stderr.slice(-1000)}\n`,
+      );
     }
   });
   const url = `http://127.0.0.1:${port}`;
@@ -184,7 +186,12 @@ export async function startServer(options: StartOptions): Promise<Server> {
     },
   };
   try {
-    await waitFor200(`${url}${options.readyPath ?? "/healthz"}`, options.timeoutMs ?? 30_000, 20, () => child.exitCode === null);
+    await waitFor200(
+      `${url}${options.readyPath ?? "/healthz"}`,
+      options.timeoutMs ?? 30_000,
+      20,
+      () => child.exitCode === null,
+    );
   } catch (err) {
     await server.stop();
     throw new Error(`${options.name} did not start: ${(err as Error).message}\n${stderr}`);

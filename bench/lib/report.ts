@@ -30,12 +30,38 @@ export class Report {
   }
 
   /** Median-based check: `value` is a summary, `ok` decides on its median (null `ok`: reported, no target). */
-  check(scenario: string, what: string, value: Summary, render: (s: Summary) => string, target: string, ok: ((median: number) => boolean) | null) {
+  check(
+    scenario: string,
+    what: string,
+    value: Summary,
+    render: (s: Summary) => string,
+    target: string,
+    ok: ((median: number) => boolean) | null,
+  ) {
     const measurable = value.n > 0 && Number.isFinite(value.median);
-    this.checks.push({ scenario, what, value: render(value), target, met: measurable && ok ? ok(value.median) : null, info: ok === null });
+    this.checks.push({
+      scenario,
+      what,
+      value: render(value),
+      target,
+      met: measurable && ok ? ok(value.median) : null,
+      info: ok === null,
+    });
   }
 
-  render(info: MachineInfo, meta: { command: string; runs: number; duration: number; quick: boolean; partial: boolean; elapsedSec: number; loadBefore: string; loadAfter: string }): string {
+  render(
+    info: MachineInfo,
+    meta: {
+      command: string;
+      runs: number;
+      duration: number;
+      quick: boolean;
+      partial: boolean;
+      elapsedSec: number;
+      loadBefore: string;
+      loadAfter: string;
+    },
+  ): string {
     const mark = (c: Check) => (c.info ? "info" : c.met === null ? "n/a" : c.met ? "✅ met" : "❌ missed");
     return [
       "# Benchmark results",
@@ -65,7 +91,7 @@ export class Report {
       ),
       "",
       "All servers listen on 127.0.0.1 and serve from one thread (nginx: `worker_processes 1`); `wrk` runs with one",
-      "thread, so the load generator takes one of the 2 cores and the server the other. \"server CPU\" is the server",
+      'thread, so the load generator takes one of the 2 cores and the server the other. "server CPU" is the server',
       "process's CPU time per wall-clock second during the run (1.0 = one core saturated): a server below ~0.9 is",
       "being held back by the client or the machine, not by itself.",
       "",

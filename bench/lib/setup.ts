@@ -12,14 +12,20 @@ export function ensureSystemTools(): void {
   const missing = ["wrk", "nginx"].filter((tool) => !has(tool));
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
-    throw new Error(`missing ${missing.join(", ")}: install them (e.g. sudo apt-get install -y wrk nginx-light) and rerun`);
+    throw new Error(
+      `missing ${missing.join(", ")}: install them (e.g. sudo apt-get install -y wrk nginx-light) and rerun`,
+    );
   }
   log(`installing ${missing.join(", ")} with apt-get…`);
   execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", timeout: 300_000 });
   // nginx-light is enough (core + sendfile); fall back to the full package where it does not exist.
   const packages = missing.map((tool) => (tool === "nginx" ? "nginx-light" : tool));
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const first = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], { stdio: "inherit", env, timeout: 600_000 });
+  const first = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], {
+    stdio: "inherit",
+    env,
+    timeout: 600_000,
+  });
   if (first.status !== 0) {
     execFileSync("apt-get", ["install", "-y", "-qq", ...missing], { stdio: "inherit", env, timeout: 600_000 });
   }
@@ -65,6 +71,9 @@ export function machineInfo(bun: string | null): MachineInfo {
     node: process.version,
     bun: bun ? output(bun, ["--version"]) : "not installed",
     nginx: output("nginx", ["-v"]).replace(/^nginx version:\s*/, ""),
-    wrk: output("wrk", ["-v"]).split("\n")[0]?.replace(/\s+Copyright.*$/, "") ?? "unknown",
+    wrk:
+      output("wrk", ["-v"])
+        .split("\n")[0]
+        ?.replace(/\s+Copyright.*$/, "") ?? "unknown",
   };
 }

@@ -45,7 +45,11 @@ export function fmt(value: number, digits = 3): string {
 
 /** `median (min–max)`. */
 export const fmtSummary = (s: Summary, digits = 3) =>
-  s.n === 0 ? "–" : s.n === 1 ? fmt(s.median, digits) : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
+  s.n === 0
+    ? "–"
+    : s.n === 1
+      ? fmt(s.median, digits)
+      : `${fmt(s.median, digits)} (${fmt(s.min, digits)}–${fmt(s.max, digits)})`;
 
 /** A ratio summary as `0.83× (0.79–0.88)`. */
 export const fmtRatio = (s: Summary) => (s.n === 0 ? "–" : `${fmtSummary(s, 2)}×`);
@@ -88,7 +92,12 @@ export function http(
 }
 
 /** Polls `url` until it answers 200; rejects after `timeoutMs`. Returns the elapsed ms. */
-export async function waitFor200(url: string, timeoutMs: number, intervalMs = 20, alive: () => boolean = () => true): Promise<number> {
+export async function waitFor200(
+  url: string,
+  timeoutMs: number,
+  intervalMs = 20,
+  alive: () => boolean = () => true,
+): Promise<number> {
   const started = performance.now();
   const deadline = started + timeoutMs;
   for (;;) {
@@ -105,7 +114,11 @@ export async function waitFor200(url: string, timeoutMs: number, intervalMs = 20
 }
 
 /** Interleaves `runs` rounds over `targets` (A,B,C,B,C,A,…: each round rotated to spread position bias). */
-export async function interleave<T>(targets: T[], runs: number, fn: (target: T, run: number) => Promise<void>): Promise<void> {
+export async function interleave<T>(
+  targets: T[],
+  runs: number,
+  fn: (target: T, run: number) => Promise<void>,
+): Promise<void> {
   for (let run = 0; run < runs; run++) {
     for (let i = 0; i < targets.length; i++) {
       await fn(targets[(i + run) % targets.length] as T, run);
@@ -113,6 +126,10 @@ export async function interleave<T>(targets: T[], runs: number, fn: (target: T, 
   }
 }
 
-export const loadAverage = () => loadavg().map((v) => v.toFixed(2)).join(" ");
+export const loadAverage = () =>
+  loadavg()
+    .map((v) => v.toFixed(2))
+    .join(" ");
 
-export const log = (...args: unknown[]) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${args.join(" ")}\n`);
+export const log = (...args: unknown[]) =>
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${args.join(" ")}\n`);

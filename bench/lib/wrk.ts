@@ -64,20 +64,25 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   ];
   const cpuBefore = options.cpuSeconds?.() ?? 0;
   const started = performance.now();
-  const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
-    const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => (out += d));
-    child.stderr.on("data", (d: Buffer) => (err += d));
-    // wrk stops by itself after -d; this only guards against a wedged run.
-    const guard = setTimeout(() => child.kill("SIGKILL"), (options.durationSec + (options.timeoutSec ?? 10) + 30) * 1000);
-    child.on("error", reject);
-    child.on("exit", (exitCode) => {
-      clearTimeout(guard);
-      resolve({ stdout: out, stderr: err, code: exitCode });
-    });
-  });
+  const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>(
+    (resolve, reject) => {
+      const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (d: Buffer) => (out += d));
+      child.stderr.on("data", (d: Buffer) => (err += d));
+      // wrk stops by itself after -d; this only guards against a wedged run.
+      const guard = setTimeout(
+        () => child.kill("SIGKILL"),
+        (options.durationSec + (options.timeoutSec ?? 10) + 30) * 1000,
+      );
+      child.on("error", reject);
+      child.on("exit", (exitCode) => {
+        clearTimeout(guard);
+        resolve({ stdout: out, stderr: err, code: exitCode });
+      });
+    },
+  );
   const wall = (performance.now() - started) / 1000;
   const cpuAfter = options.cpuSeconds?.() ?? 0;
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH_JSON "));
@@ -104,7 +109,8 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   };
 }
 
-export const totalErrors = (r: WrkResult) => r.errors.connect + r.errors.read + r.errors.write + r.errors.status + r.errors.timeout;
+export const totalErrors = (r: WrkResult) =>
+  r.errors.connect + r.errors.read + r.errors.write + r.errors.status + r.errors.timeout;
 
 /** Lua: every request is a GET with a random single 64 KiB (`len`) range inside `size` bytes; fixed seed. */
 export const rangeLua = (size: number, len: number, seed = 42) => `

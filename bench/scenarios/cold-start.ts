@@ -33,12 +33,23 @@ const SETTLE_MS = 500;
  * Spawns, polls /apiversion every 2 ms, returns ms from spawn to the first 200 and the process's
  * RSS (VmRSS, MiB) SETTLE_MS later, idle; kills the process.
  */
-async function timeToFirst200(variant: Variant, env: Record<string, string>, cwd: string): Promise<{ ms: number; idleRssMiB: number }> {
+async function timeToFirst200(
+  variant: Variant,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ ms: number; idleRssMiB: number }> {
   const port = await freePort();
   const started = performance.now();
   const child: ChildProcess = spawn(variant.command, variant.args, {
     cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env, PORT: String(port), CMS_PORT: String(port), CMS_HOST: "127.0.0.1" },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      ...env,
+      PORT: String(port),
+      CMS_PORT: String(port),
+      CMS_HOST: "127.0.0.1",
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
@@ -79,11 +90,28 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   };
   const server = await shippedServer();
   const variants: Variant[] = [
-    { name: "node", what: "`node dist/node/server.mjs` (as shipped: `npm start`; esbuild bundle by scripts/build.mjs)", command: process.execPath, args: [server] },
-    { name: "node-tsx", what: "`node --import tsx src/node.ts` (development, no build step)", command: process.execPath, args: ["--import", "tsx", "src/node.ts"] },
+    {
+      name: "node",
+      what: "`node dist/node/server.mjs` (as shipped: `npm start`; esbuild bundle by scripts/build.mjs)",
+      command: process.execPath,
+      args: [server],
+    },
+    {
+      name: "node-tsx",
+      what: "`node --import tsx src/node.ts` (development, no build step)",
+      command: process.execPath,
+      args: ["--import", "tsx", "src/node.ts"],
+    },
     ...(ctx.bun ? [{ name: "bun", what: "`bun src/bun.ts`", command: ctx.bun, args: ["src/bun.ts"] }] : []),
-    { name: "bare-node", what: "node:http one-liner (runtime floor)", command: process.execPath, args: ["-e", BARE_NODE] },
-    ...(ctx.bun ? [{ name: "bare-bun", what: "Bun.serve one-liner (runtime floor)", command: ctx.bun, args: ["-e", BARE_BUN] }] : []),
+    {
+      name: "bare-node",
+      what: "node:http one-liner (runtime floor)",
+      command: process.execPath,
+      args: ["-e", BARE_NODE],
+    },
+    ...(ctx.bun
+      ? [{ name: "bare-bun", what: "Bun.serve one-liner (runtime floor)", command: ctx.bun, args: ["-e", BARE_BUN] }]
+      : []),
     ...(ctx.baseline
       ? [
           {
@@ -123,18 +151,58 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
   report.raw.coldStart = Object.fromEntries(times);
   report.raw.idleRss = Object.fromEntries(idleRss);
   const mib = (s: ReturnType<typeof summarize>) => `${fmtSummary(s)} MiB`;
-  report.check("5 cold start", `Node as shipped: RSS ${SETTLE_MS} ms after the first 200 (idle)`, summarize(idleRss.get("node") ?? []), mib, "(reported; the streaming peak's baseline)", null);
-  report.check("5 cold start", `bare node:http: RSS ${SETTLE_MS} ms after the first 200 (runtime floor)`, summarize(idleRss.get("bare-node") ?? []), mib, "(context)", null);
+  report.check(
+    "5 cold start",
+    `Node as shipped: RSS ${SETTLE_MS} ms after the first 200 (idle)`,
+    summarize(idleRss.get("node") ?? []),
+    mib,
+    "(reported; the streaming peak's baseline)",
+    null,
+  );
+  report.check(
+    "5 cold start",
+    `bare node:http: RSS ${SETTLE_MS} ms after the first 200 (runtime floor)`,
+    summarize(idleRss.get("bare-node") ?? []),
+    mib,
+    "(context)",
+    null,
+  );
   const ms = (s: ReturnType<typeof summarize>) => `${fmtSummary(s)} ms`;
-  report.check("5 cold start", "Node as shipped (`node dist/node/server.mjs`): spawn → first 200 /apiversion", summarize(times.get("node") ?? []), ms, "< 300 ms", (m) => m < 300);
+  report.check(
+    "5 cold start",
+    "Node as shipped (`node dist/node/server.mjs`): spawn → first 200 /apiversion",
+    summarize(times.get("node") ?? []),
+    ms,
+    "< 300 ms",
+    (m) => m < 300,
+  );
   if (times.has("node-tsx")) {
-    report.check("5 cold start", "Node through tsx (`node --import tsx src/node.ts`, development)", summarize(times.get("node-tsx") ?? []), ms, "(for comparison)", null);
+    report.check(
+      "5 cold start",
+      "Node through tsx (`node --import tsx src/node.ts`, development)",
+      summarize(times.get("node-tsx") ?? []),
+      ms,
+      "(for comparison)",
+      null,
+    );
   }
-  if (times.has("bun")) report.check("5 cold start", "Bun: spawn → first 200", summarize(times.get("bun") ?? []), ms, "(reported)", null);
-  const perRun = (a: string, b: string) => summarize((times.get(a) ?? []).map((t, i) => t / (times.get(b)?.[i] ?? Number.NaN)));
-  report.delta("cold start: `node` / `node-tsx`", perRun("node", "node-tsx"), "the build step (dist/node/server.mjs instead of tsx; lower is better)", fmtRatio);
+  if (times.has("bun"))
+    report.check("5 cold start", "Bun: spawn → first 200", summarize(times.get("bun") ?? []), ms, "(reported)", null);
+  const perRun = (a: string, b: string) =>
+    summarize((times.get(a) ?? []).map((t, i) => t / (times.get(b)?.[i] ?? Number.NaN)));
+  report.delta(
+    "cold start: `node` / `node-tsx`",
+    perRun("node", "node-tsx"),
+    "the build step (dist/node/server.mjs instead of tsx; lower is better)",
+    fmtRatio,
+  );
   if (times.has("node@base")) {
-    report.delta("cold start: `node` / `node@base`", perRun("node", "node@base"), `today's build against ${ctx.baseline?.ref}'s, per round (lower is better)`, fmtRatio);
+    report.delta(
+      "cold start: `node` / `node@base`",
+      perRun("node", "node@base"),
+      `today's build against ${ctx.baseline?.ref}'s, per round (lower is better)`,
+      fmtRatio,
+    );
   }
   report.section(
     "5. Cold start",
@@ -143,7 +211,12 @@ export async function coldStart(ctx: Context, report: Report): Promise<void> {
       "",
       table(
         ["variant", "ms to first 200", `idle RSS, MiB (${SETTLE_MS} ms later)`, "what"],
-        variants.map((v) => [`\`${v.name}\``, fmtSummary(summarize(times.get(v.name) ?? [])), fmtSummary(summarize(idleRss.get(v.name) ?? [])), v.what]),
+        variants.map((v) => [
+          `\`${v.name}\``,
+          fmtSummary(summarize(times.get(v.name) ?? [])),
+          fmtSummary(summarize(idleRss.get(v.name) ?? [])),
+          v.what,
+        ]),
       ),
     ].join("\n"),
   );

@@ -34,7 +34,11 @@ const body = (uri: string, tenant: string, name: string) =>
   });
 
 /** POSTs every body with `concurrency` keep-alive connections; counts non-201 answers as failures. */
-export async function postAll(url: string, bodies: string[], concurrency: number): Promise<{ elapsedSec: number; failures: number; firstError?: string }> {
+export async function postAll(
+  url: string,
+  bodies: string[],
+  concurrency: number,
+): Promise<{ elapsedSec: number; failures: number; firstError?: string }> {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   let next = 0;
   let failures = 0;
@@ -82,7 +86,12 @@ async function startIngestServer(ctx: Context, kind: Kind, dir: string): Promise
   }
   const durable = kind === "ref-durable" || kind === "ref-durable+row";
   const rows: Record<string, string> = kind === "ref-durable+row" ? { INGEST_DB: path.join(dir, "objects.db") } : {};
-  return startBare(ctx, "node", { BARE_MODE: "ingest", INGEST_DIR: dir, INGEST_DURABLE: durable ? "1" : "0", ...rows }, kind);
+  return startBare(
+    ctx,
+    "node",
+    { BARE_MODE: "ingest", INGEST_DIR: dir, INGEST_DURABLE: durable ? "1" : "0", ...rows },
+    kind,
+  );
 }
 
 const isApp = (kind: Kind) => kind === "app" || kind === "app@base";
@@ -97,9 +106,17 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
   // so the rate was partly a warm-up's. 64 objects: the fixtures' 32 spare ones, each in two tenants.
   const warmup = 64;
   const spare = 32;
-  const kinds: Kind[] = ["app", ...(ctx.baseline ? (["app@base"] as const) : []), "ref-plain", "ref-durable", "ref-durable+row"];
+  const kinds: Kind[] = [
+    "app",
+    ...(ctx.baseline ? (["app@base"] as const) : []),
+    "ref-plain",
+    "ref-durable",
+    "ref-durable+row",
+  ];
   const results = new Map<Kind, IngestResult[]>(kinds.map((k) => [k, []]));
-  log(`scenario 3/6: ingest ${count} × 1 MiB, ${concurrency} concurrent, ${kinds.length} servers × ${options.runs} runs`);
+  log(
+    `scenario 3/6: ingest ${count} × 1 MiB, ${concurrency} concurrent, ${kinds.length} servers × ${options.runs} runs`,
+  );
   await interleave(kinds, options.runs, async (kind, run) => {
     const dir = path.join(ctx.work, "ingest", `${kind}-${run}`);
     const server = await startIngestServer(ctx, kind, dir);
@@ -108,16 +125,26 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
       // Warm-up on objects the measured batch does not use (the JIT, the origin connection path).
       const warm = await postAll(
         postUrl(server, kind),
-        Array.from({ length: warmup }, (_, i) => body(origin(count + (i % spare)), `w${run}-${Math.floor(i / spare)}`, "w.bin")),
+        Array.from({ length: warmup }, (_, i) =>
+          body(origin(count + (i % spare)), `w${run}-${Math.floor(i / spare)}`, "w.bin"),
+        ),
         concurrency,
       );
-      if (warm.failures) throw new Error(`${kind}: warm-up failed: ${warm.firstError}\n${logTail(path.join(dir, "app.log"))}`);
+      if (warm.failures)
+        throw new Error(`${kind}: warm-up failed: ${warm.firstError}\n${logTail(path.join(dir, "app.log"))}`);
       const rssBeforeMiB = server.rss() / MiB;
       server.resetPeak();
       const cpuBefore = server.cpuSeconds();
-      const measured = await postAll(postUrl(server, kind), Array.from({ length: count }, (_, i) => body(origin(i), `r${run}`, `o-${i}.bin`)), concurrency);
+      const measured = await postAll(
+        postUrl(server, kind),
+        Array.from({ length: count }, (_, i) => body(origin(i), `r${run}`, `o-${i}.bin`)),
+        concurrency,
+      );
       const serverCpu = (server.cpuSeconds() - cpuBefore) / measured.elapsedSec;
-      if (measured.failures) throw new Error(`${kind}: ${measured.failures} failures, first: ${measured.firstError}\n${logTail(path.join(dir, "app.log"))}`);
+      if (measured.failures)
+        throw new Error(
+          `${kind}: ${measured.failures} failures, first: ${measured.firstError}\n${logTail(path.join(dir, "app.log"))}`,
+        );
       const result: IngestResult = {
         objects: count,
         elapsedSec: measured.elapsedSec,
@@ -129,7 +156,9 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
         failures: measured.failures,
       };
       (results.get(kind) as IngestResult[])[run] = result;
-      log(`  run ${run + 1} ${kind.padEnd(12)} ${fmt(result.objectsPerSec)} objects/s  ${fmt(result.mbps)} MB/s  cpu ${fmt(serverCpu, 2)}  peak RSS ${fmt(result.peakRssMiB)} MiB`);
+      log(
+        `  run ${run + 1} ${kind.padEnd(12)} ${fmt(result.objectsPerSec)} objects/s  ${fmt(result.mbps)} MB/s  cpu ${fmt(serverCpu, 2)}  peak RSS ${fmt(result.peakRssMiB)} MiB`,
+      );
     } finally {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -151,9 +180,19 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
       const cpuBefore = server.cpuSeconds();
       const started = performance.now();
       if (isApp(kind)) {
-        await createResource(server.url, `${ctx.nginx.url}/${fixtures.huge.name}`, "huge.bin", `h${run}`, path.join(dir, "app.log"));
+        await createResource(
+          server.url,
+          `${ctx.nginx.url}/${fixtures.huge.name}`,
+          "huge.bin",
+          `h${run}`,
+          path.join(dir, "app.log"),
+        );
       } else {
-        const r = await postAll(postUrl(server, kind), [body(`${ctx.nginx.url}/${fixtures.huge.name}`, "h", "huge.bin")], 1);
+        const r = await postAll(
+          postUrl(server, kind),
+          [body(`${ctx.nginx.url}/${fixtures.huge.name}`, "h", "huge.bin")],
+          1,
+        );
         if (r.failures) throw new Error(`${kind}: ${r.firstError}`);
       }
       const elapsedSec = (performance.now() - started) / 1000;
@@ -168,7 +207,9 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
         failures: 0,
       };
       (huge.get(kind) as IngestResult[])[run] = result;
-      log(`  run ${run + 1} ${kind.padEnd(12)} ${fmt(elapsedSec)} s  ${fmt(result.mbps)} MB/s  peak RSS ${fmt(result.peakRssMiB)} MiB`);
+      log(
+        `  run ${run + 1} ${kind.padEnd(12)} ${fmt(elapsedSec)} s  ${fmt(result.mbps)} MB/s  peak RSS ${fmt(result.peakRssMiB)} MiB`,
+      );
     } finally {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -178,22 +219,69 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
 
   const perRun = (a: IngestResult[] | undefined, b: IngestResult[] | undefined, pick: (r: IngestResult) => number) =>
     summarize((a ?? []).map((x, i) => (b?.[i] ? pick(x) / pick(b[i] as IngestResult) : Number.NaN)));
-  const s = (kind: Kind, pick: (r: IngestResult) => number, from = results) => summarize((from.get(kind) ?? []).map(pick));
+  const s = (kind: Kind, pick: (r: IngestResult) => number, from = results) =>
+    summarize((from.get(kind) ?? []).map(pick));
 
   // Issue 12: the durable reference does what the service must (hash, fsync, rename); plain is context.
-  report.check("3 ingest", "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename", perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec), fmtRatio, "≥ 0.9×", (m) => m >= 0.9);
-  report.check("3 ingest", "app: 1 MiB objects/s vs durable blob + one durable row (SQLite WAL, group fsync)", perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec), fmtRatio, "(context: the floor under the app)", null);
-  const againstBase = results.has("app@base") ? perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec) : null;
-  if (againstBase) report.delta("ingest 1 MiB objects/s: `app` / `app@base`", againstBase, `today's build against ${ctx.baseline?.ref}'s, per round`, fmtRatio);
-  report.check("3 ingest", "app: 1 MiB objects/s vs plain fetch → file", perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec), fmtRatio, "(context: no hash, no fsync)", null);
-  report.check("3 ingest", `app: peak RSS during one ${hugeMiB} MiB ingest`, s("app", (r) => r.peakRssMiB, huge), (x) => `${fmtSummary(x)} MiB`, "< 150 MiB", (m) => m < 150);
-  report.check("3 ingest", "app: RSS before that ingest (idle after start)", s("app", (r) => r.rssBeforeMiB, huge), (x) => `${fmtSummary(x)} MiB`, "(context: the baseline)", null);
+  report.check(
+    "3 ingest",
+    "app: 1 MiB objects/s vs durable fetch → sha256 → fsync → rename",
+    perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec),
+    fmtRatio,
+    "≥ 0.9×",
+    (m) => m >= 0.9,
+  );
+  report.check(
+    "3 ingest",
+    "app: 1 MiB objects/s vs durable blob + one durable row (SQLite WAL, group fsync)",
+    perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec),
+    fmtRatio,
+    "(context: the floor under the app)",
+    null,
+  );
+  const againstBase = results.has("app@base")
+    ? perRun(results.get("app"), results.get("app@base"), (r) => r.objectsPerSec)
+    : null;
+  if (againstBase)
+    report.delta(
+      "ingest 1 MiB objects/s: `app` / `app@base`",
+      againstBase,
+      `today's build against ${ctx.baseline?.ref}'s, per round`,
+      fmtRatio,
+    );
+  report.check(
+    "3 ingest",
+    "app: 1 MiB objects/s vs plain fetch → file",
+    perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec),
+    fmtRatio,
+    "(context: no hash, no fsync)",
+    null,
+  );
+  report.check(
+    "3 ingest",
+    `app: peak RSS during one ${hugeMiB} MiB ingest`,
+    s("app", (r) => r.peakRssMiB, huge),
+    (x) => `${fmtSummary(x)} MiB`,
+    "< 150 MiB",
+    (m) => m < 150,
+  );
+  report.check(
+    "3 ingest",
+    "app: RSS before that ingest (idle after start)",
+    s("app", (r) => r.rssBeforeMiB, huge),
+    (x) => `${fmtSummary(x)} MiB`,
+    "(context: the baseline)",
+    null,
+  );
 
   const rows = kinds.map((k) => [
     `\`${k}\``,
     fmtSummary(s(k, (r) => r.objectsPerSec)),
     fmtSummary(s(k, (r) => r.mbps)),
-    fmtSummary(s(k, (r) => r.serverCpu), 2),
+    fmtSummary(
+      s(k, (r) => r.serverCpu),
+      2,
+    ),
     fmtSummary(s(k, (r) => r.rssBeforeMiB)),
     fmtSummary(s(k, (r) => r.peakRssMiB)),
   ]);
@@ -201,7 +289,10 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
     `\`${k}\``,
     fmtSummary(s(k, (r) => r.elapsedSec, huge)),
     fmtSummary(s(k, (r) => r.mbps, huge)),
-    fmtSummary(s(k, (r) => r.serverCpu, huge), 2),
+    fmtSummary(
+      s(k, (r) => r.serverCpu, huge),
+      2,
+    ),
     fmtSummary(s(k, (r) => r.rssBeforeMiB, huge)),
     fmtSummary(s(k, (r) => r.peakRssMiB, huge)),
   ]);
@@ -223,15 +314,33 @@ export async function ingest(ctx: Context, report: Report): Promise<void> {
       table(
         ["what", "objects/s ratio"],
         [
-          ["`app` / `ref-plain`", fmtRatio(perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec))],
-          ["`app` / `ref-durable`", fmtRatio(perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec))],
-          ["`app` / `ref-durable+row`", fmtRatio(perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec))],
-          ["`ref-durable` / `ref-plain`", fmtRatio(perRun(results.get("ref-durable"), results.get("ref-plain"), (r) => r.objectsPerSec))],
-          ["`ref-durable+row` / `ref-durable`", fmtRatio(perRun(results.get("ref-durable+row"), results.get("ref-durable"), (r) => r.objectsPerSec))],
+          [
+            "`app` / `ref-plain`",
+            fmtRatio(perRun(results.get("app"), results.get("ref-plain"), (r) => r.objectsPerSec)),
+          ],
+          [
+            "`app` / `ref-durable`",
+            fmtRatio(perRun(results.get("app"), results.get("ref-durable"), (r) => r.objectsPerSec)),
+          ],
+          [
+            "`app` / `ref-durable+row`",
+            fmtRatio(perRun(results.get("app"), results.get("ref-durable+row"), (r) => r.objectsPerSec)),
+          ],
+          [
+            "`ref-durable` / `ref-plain`",
+            fmtRatio(perRun(results.get("ref-durable"), results.get("ref-plain"), (r) => r.objectsPerSec)),
+          ],
+          [
+            "`ref-durable+row` / `ref-durable`",
+            fmtRatio(perRun(results.get("ref-durable+row"), results.get("ref-durable"), (r) => r.objectsPerSec)),
+          ],
           ...(againstBase
             ? [
                 ["`app` / `app@base`", fmtRatio(againstBase)],
-                ["`app@base` / `ref-durable`", fmtRatio(perRun(results.get("app@base"), results.get("ref-durable"), (r) => r.objectsPerSec))],
+                [
+                  "`app@base` / `ref-durable`",
+                  fmtRatio(perRun(results.get("app@base"), results.get("ref-durable"), (r) => r.objectsPerSec)),
+                ],
               ]
             : []),
         ],

@@ -27,7 +27,11 @@ const NAME = "f.bin";
 /** Row i's short id: 30 decimal digits (digits are valid Crockford base32, so it passes SHORT_ID_PATTERN). */
 const shortIdOf = (i: number) => String(i).padStart(30, "0");
 
-export async function seed(ctx: Pick<Context, "fixtures">, dir: string, rows: number): Promise<{ volume: string; database: string }> {
+export async function seed(
+  ctx: Pick<Context, "fixtures">,
+  dir: string,
+  rows: number,
+): Promise<{ volume: string; database: string }> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const volume = path.join(dir, "volume");
@@ -72,7 +76,10 @@ export async function seed(ctx: Pick<Context, "fixtures">, dir: string, rows: nu
     updated_at: `${base} + i`,
   };
   // The database refuses rows whose blob the ledger does not hold (drizzle/0005_blob_ledger.sql).
-  await client.execute({ sql: "INSERT OR IGNORE INTO blob_ledger (key, pending, touched_at) VALUES (?, 0, ?)", args: [blob.key, Date.now()] });
+  await client.execute({
+    sql: "INSERT OR IGNORE INTO blob_ledger (key, pending, touched_at) VALUES (?, 0, ?)",
+    args: [blob.key, Date.now()],
+  });
   // A real database holds one ledger row per distinct blob, nearly all referenced (pending 0, no
   // look due, not doomed): so does this one, whose rows all share one blob only for the reads' sake.
   await client.execute({
@@ -88,7 +95,8 @@ export async function seed(ctx: Pick<Context, "fixtures">, dir: string, rows: nu
      SELECT ${resourceColumns.map((c) => resourceValues[c]).join(", ")} FROM seq`,
   );
   // Mirror the history table (one "create" revision per resource), if this schema has one.
-  const hasRevisions = (await client.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'revisions'")).rows.length > 0;
+  const hasRevisions =
+    (await client.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'revisions'")).rows.length > 0;
   if (hasRevisions) {
     const revisionValues: Record<string, string> = {
       resource_uid: "uid",
@@ -112,7 +120,9 @@ export async function seed(ctx: Pick<Context, "fixtures">, dir: string, rows: nu
   const count = await client.execute("SELECT count(*) AS n FROM resources");
   const ledgerCount = await client.execute("SELECT count(*) AS n FROM blob_ledger");
   client.close();
-  log(`  seeded ${count.rows[0]?.n} rows (${ledgerCount.rows[0]?.n} ledger rows) in ${fmt((performance.now() - started) / 1000)} s`);
+  log(
+    `  seeded ${count.rows[0]?.n} rows (${ledgerCount.rows[0]?.n} ledger rows) in ${fmt((performance.now() - started) / 1000)} s`,
+  );
   if (Number(count.rows[0]?.n) !== rows) throw new Error(`seeding ${rows} rows produced ${count.rows[0]?.n}`);
   return { volume, database };
 }
@@ -125,7 +135,9 @@ async function columnsFor(client: Client, tableName: string, values: Record<stri
     const name = String(row.name);
     if (name in values) columns.push(name);
     else if (Number(row.notnull) === 1 && row.dflt_value === null && Number(row.pk) === 0) {
-      throw new Error(`bench/scenarios/scale.ts: ${tableName}.${name} is required and the seeder has no value for it; add it`);
+      throw new Error(
+        `bench/scenarios/scale.ts: ${tableName}.${name} is required and the seeder has no value for it; add it`,
+      );
     }
   }
   return columns;
@@ -155,7 +167,10 @@ end
  * the database from HTTP and the event-loop queueing that dominates getData's p99.
  */
 async function lookupLatency(database: string, rows: number, calls: number): Promise<{ p50: number; p99: number }> {
-  const { db, close } = await openDatabase({ CMS_DATABASE_URL: `file:${database}`, CMS_DATABASE_AUTH_TOKEN: undefined });
+  const { db, close } = await openDatabase({
+    CMS_DATABASE_URL: `file:${database}`,
+    CMS_DATABASE_AUTH_TOKEN: undefined,
+  });
   try {
     const lookup = withPreparedUriLookup(createMetadataStore(db as never), database, 0);
     let seed = 12345;
@@ -174,7 +189,10 @@ async function lookupLatency(database: string, rows: number, calls: number): Pro
     }
     lookup.close();
     times.sort((a, b) => a - b);
-    return { p50: times[Math.floor(times.length * 0.5)] ?? Number.NaN, p99: times[Math.floor(times.length * 0.99)] ?? Number.NaN };
+    return {
+      p50: times[Math.floor(times.length * 0.5)] ?? Number.NaN,
+      p99: times[Math.floor(times.length * 0.99)] ?? Number.NaN,
+    };
   } finally {
     close();
   }
@@ -194,13 +212,19 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
     for (const size of sizes) datas.push(await seed(ctx, path.join(ctx.work, "scale", String(size.rows)), size.rows));
     // In-process lookup timings, interleaved like everything else (nothing else runs meanwhile).
     const lookupCalls = options.quick ? 5_000 : 20_000;
-    await interleave(sizes.map((size, i) => ({ ...size, data: datas[i] as { database: string } })), options.runs, async (size, run) => {
-      const result = await lookupLatency(size.data.database, size.rows, lookupCalls);
-      const list = lookups.get(size.name) ?? [];
-      list[run] = result;
-      lookups.set(size.name, list);
-      log(`  run ${run + 1} ${size.name.padEnd(10)} findByUri in-process p50 ${fmt(result.p50)} µs, p99 ${fmt(result.p99)} µs`);
-    });
+    await interleave(
+      sizes.map((size, i) => ({ ...size, data: datas[i] as { database: string } })),
+      options.runs,
+      async (size, run) => {
+        const result = await lookupLatency(size.data.database, size.rows, lookupCalls);
+        const list = lookups.get(size.name) ?? [];
+        list[run] = result;
+        lookups.set(size.name, list);
+        log(
+          `  run ${run + 1} ${size.name.padEnd(10)} findByUri in-process p50 ${fmt(result.p50)} µs, p99 ${fmt(result.p99)} µs`,
+        );
+      },
+    );
     report.raw.scaleLookup = Object.fromEntries(lookups);
     // Each database served twice: with the row cache (the default) and without (CMS_ROW_CACHE_ROWS=0).
     const targets: { name: string; url: string; server: Server; rows: number; mode: RowCacheMode }[] = [];
@@ -211,7 +235,9 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
         const name = targetName(size.name, mode);
         servers.push({ ...server, name });
         targets.push({ name, url: server.url, server, rows: size.rows, mode });
-        await verify(`${server.url}/cms/v1.0/getData/${shortIdOf(size.rows - 1)}-${TENANT}/${NAME}`, { sha256: ctx.fixtures.small.sha256 });
+        await verify(`${server.url}/cms/v1.0/getData/${shortIdOf(size.rows - 1)}-${TENANT}/${NAME}`, {
+          sha256: ctx.fixtures.small.sha256,
+        });
       }
     }
     // getData over random rows. Both tables are served by the same code; the small one fits any cache.
@@ -238,7 +264,9 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
     const writers = targets.filter((t) => t.mode === ROW_CACHE_MODES[0]);
     const perRun = Math.floor(ctx.fixtures.tinyCount / options.runs);
     const rates = new Map<string, number[]>();
-    log(`scenario 4/6: createResource of ${perRun} × 4 KiB per run, ${writers.length} databases × ${options.runs} runs`);
+    log(
+      `scenario 4/6: createResource of ${perRun} × 4 KiB per run, ${writers.length} databases × ${options.runs} runs`,
+    );
     await interleave(writers, options.runs, async (target, run) => {
       const bodies = Array.from({ length: perRun }, (_, i) =>
         JSON.stringify({
@@ -263,16 +291,54 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
       const [a, b] = [samples.get(targetName(big, mode)), samples.get(targetName(small, mode))];
       // CPU per request moves less than req/s when other processes hold the cores (server CPU < 1).
       const cpu = ratio(a, b, (s) => s.serverCpu / s.rps);
-      return { mode, rps: ratio(a, b, (s) => s.rps), p50: ratio(a, b, (s) => s.p50Ms), p99: ratio(a, b, (s) => s.p99Ms), cpu };
+      return {
+        mode,
+        rps: ratio(a, b, (s) => s.rps),
+        p50: ratio(a, b, (s) => s.p50Ms),
+        p99: ratio(a, b, (s) => s.p99Ms),
+        cpu,
+      };
     });
     for (const { mode, rps, p99, cpu } of perMode) {
-      report.check("4 scale", `getData req/s, ${big} / ${small} ${mode.label}`, rps, fmtRatio, "≥ 0.8×", (m) => m >= 0.8);
-      report.check("4 scale", `getData server CPU per request, ${big} / ${small} ${mode.label}`, cpu, fmtRatio, "(context; ≤ 1.25× ≈ 0.8× throughput)", null);
-      report.check("4 scale", `getData p99, ${big} / ${small} ${mode.label}`, p99, fmtRatio, "(reported; lower is better)", null);
+      report.check(
+        "4 scale",
+        `getData req/s, ${big} / ${small} ${mode.label}`,
+        rps,
+        fmtRatio,
+        "≥ 0.8×",
+        (m) => m >= 0.8,
+      );
+      report.check(
+        "4 scale",
+        `getData server CPU per request, ${big} / ${small} ${mode.label}`,
+        cpu,
+        fmtRatio,
+        "(context; ≤ 1.25× ≈ 0.8× throughput)",
+        null,
+      );
+      report.check(
+        "4 scale",
+        `getData p99, ${big} / ${small} ${mode.label}`,
+        p99,
+        fmtRatio,
+        "(reported; lower is better)",
+        null,
+      );
     }
     const lookupRatio = (pick: (x: { p50: number; p99: number }) => number) =>
-      summarize((lookups.get(big) ?? []).map((x, i) => pick(x) / pick(lookups.get(small)?.[i] ?? { p50: Number.NaN, p99: Number.NaN })));
-    report.check("4 scale", `lookup alone (the prepared uncached lookup, in-process) p99, ${big} / ${small}`, lookupRatio((x) => x.p99), fmtRatio, "(≤ 1.3×, context)", null);
+      summarize(
+        (lookups.get(big) ?? []).map(
+          (x, i) => pick(x) / pick(lookups.get(small)?.[i] ?? { p50: Number.NaN, p99: Number.NaN }),
+        ),
+      );
+    report.check(
+      "4 scale",
+      `lookup alone (the prepared uncached lookup, in-process) p99, ${big} / ${small}`,
+      lookupRatio((x) => x.p99),
+      fmtRatio,
+      "(≤ 1.3×, context)",
+      null,
+    );
     const rateOf = (size: string) => rates.get(targetName(size, ROW_CACHE_MODES[0])) ?? [];
     const rateRatio = summarize(rateOf(big).map((v, i) => v / (rateOf(small)[i] ?? Number.NaN)));
     // Not one of issue 12's targets, ours: a create's statements look rows up by key, so a bigger
@@ -288,7 +354,13 @@ export async function scale(ctx: Context, report: Report): Promise<void> {
         "",
         table(
           ["row cache", "req/s", "server CPU per request", "p50", "p99"],
-          perMode.map(({ mode, rps, cpu, p50, p99 }) => [mode.label, fmtRatio(rps), fmtRatio(cpu), fmtRatio(p50), fmtRatio(p99)]),
+          perMode.map(({ mode, rps, cpu, p50, p99 }) => [
+            mode.label,
+            fmtRatio(rps),
+            fmtRatio(cpu),
+            fmtRatio(p50),
+            fmtRatio(p99),
+          ]),
         ),
         "",
         `The lookup alone — the service's uncached getData lookup (the prepared statement of runtime/host/prepared-lookup.ts, as with CMS_ROW_CACHE_ROWS=0) called in the bench process on uniformly random rows, one event-loop turn per 64 calls, ${lookupCalls} calls per run (no HTTP, no queueing):`,

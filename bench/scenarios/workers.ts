@@ -21,7 +21,11 @@ export async function workers(ctx: Context, report: Report): Promise<void> {
   const servers: Server[] = [];
   try {
     for (const { name, variant } of VARIANTS) servers.push({ ...(await startApp(ctx, variant, data)), name });
-    const targets: WrkTarget[] = servers.map((server) => ({ name: server.name, url: `${server.url}${getDataPath(data.small.resourceURI)}`, server }));
+    const targets: WrkTarget[] = servers.map((server) => ({
+      name: server.name,
+      url: `${server.url}${getDataPath(data.small.resourceURI)}`,
+      server,
+    }));
     const checked = await verifyAll(targets, { sha256: ctx.fixtures.small.sha256 });
     const samples: Map<string, Sample[]> = await measureInterleaved(checked.passed, {
       connections: 64,
@@ -32,7 +36,14 @@ export async function workers(ctx: Context, report: Report): Promise<void> {
     });
     report.raw.workers = Object.fromEntries(samples);
     const rps = ratio(samples.get("app-2-workers"), samples.get("app"), (s) => s.rps);
-    report.check("7 workers", "small-file req/s, CMS_WORKERS=2 / 1 (2 cores, wrk on one of them)", rps, fmtRatio, "(reported)", null);
+    report.check(
+      "7 workers",
+      "small-file req/s, CMS_WORKERS=2 / 1 (2 cores, wrk on one of them)",
+      rps,
+      fmtRatio,
+      "(reported)",
+      null,
+    );
     report.section(
       "7. Several cores: CMS_WORKERS=2 vs 1",
       [

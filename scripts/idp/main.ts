@@ -12,7 +12,10 @@ function parsePort(raw: string | undefined): number {
 }
 
 function parseOrigins(raw: string | undefined): string[] {
-  const origins = (raw ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const origins = (raw ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   return origins.length > 0 ? origins : DEFAULT_APP_ORIGINS;
 }
 
@@ -23,7 +26,9 @@ function readUsers(file: string | undefined): IdpUser[] {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new Error(`CMS_IDP_USERS (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new Error(
+      `CMS_IDP_USERS (${file}) cannot be read: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
   return parseUsersFile(text, file);
 }

@@ -86,10 +86,7 @@ declare module "oidc-provider" {
     responseTypes?: string[];
     routes?: Record<string, string>;
     findAccount?: (ctx: KoaContextWithOIDC, id: string) => Promise<Account | undefined>;
-    extraTokenClaims?: (
-      ctx: KoaContextWithOIDC,
-      token: TokenLike,
-    ) => Promise<Record<string, unknown> | undefined>;
+    extraTokenClaims?: (ctx: KoaContextWithOIDC, token: TokenLike) => Promise<Record<string, unknown> | undefined>;
     issueRefreshToken?: (ctx: KoaContextWithOIDC, client: Client) => Promise<boolean> | boolean;
     clientBasedCORS?: (ctx: KoaContextWithOIDC, origin: string, client: Client) => boolean;
     renderError?: (ctx: KoaContextWithOIDC, out: Record<string, string>, error: Error) => Promise<void>;
@@ -183,11 +180,7 @@ declare module "oidc-provider" {
     readonly RefreshToken: typeof RefreshTokenModel;
     readonly ResourceServer: typeof ResourceServerModel;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
-    registerGrantType(
-      name: string,
-      handler: (ctx: KoaContextWithOIDC) => Promise<void>,
-      params?: string[],
-    ): void;
+    registerGrantType(name: string, handler: (ctx: KoaContextWithOIDC) => Promise<void>, params?: string[]): void;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
     interactionFinished(
       req: IncomingMessage,

@@ -55,7 +55,9 @@ export function createProvider(settings: ProviderSettings): Provider {
 
   const configuration: Configuration = {
     adapter: (model: string) =>
-      model === "RefreshToken" ? refreshJwt.adapter(settings.store.adapterFor(model)) : settings.store.adapterFor(model),
+      model === "RefreshToken"
+        ? refreshJwt.adapter(settings.store.adapterFor(model))
+        : settings.store.adapterFor(model),
     jwks: { keys: [settings.signingKey] },
     cookies: { keys: settings.cookieKeys },
     clients: [
@@ -235,7 +237,12 @@ function refreshTokensAsJwts(refreshJwt: RefreshJwt, store: Adapter): Parameters
     const opaque = body?.refresh_token;
     if (typeof opaque !== "string" || isCompactJws(opaque)) return; // none, or the JWT that was redeemed
     const { accountId, clientId, iat, exp, scope } = (await store.find(opaque)) ?? {};
-    if (typeof accountId !== "string" || typeof clientId !== "string" || typeof iat !== "number" || typeof exp !== "number") {
+    if (
+      typeof accountId !== "string" ||
+      typeof clientId !== "string" ||
+      typeof iat !== "number" ||
+      typeof exp !== "number"
+    ) {
       throw new Error("a refresh token just issued is not in the store");
     }
     const facts = { jti: opaque, accountId, clientId, iat, exp, ...(typeof scope === "string" ? { scope } : {}) };

@@ -33,7 +33,12 @@ export function createRefreshJwt(issuer: string, secret: Uint8Array): RefreshJwt
   const unwrap = async (value: string) => {
     if (!isCompactJws(value)) return undefined;
     try {
-      const { payload } = await jwtVerify(value, secret, { issuer, audience: issuer, algorithms: ["HS256"], typ: "JWT" });
+      const { payload } = await jwtVerify(value, secret, {
+        issuer,
+        audience: issuer,
+        algorithms: ["HS256"],
+        typ: "JWT",
+      });
       return payload.typ === "Refresh" && typeof payload.jti === "string" ? payload.jti : undefined;
     } catch {
       return undefined; // tampered, expired or foreign: the grant answers invalid_grant

@@ -155,7 +155,9 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<RunningId
 export function assertLoopback(host: string): void {
   const loopback = host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
   if (!loopback) {
-    throw new Error(`dev IdP refuses to bind to ${JSON.stringify(host)}: only loopback hosts (127.0.0.1, ::1, localhost)`);
+    throw new Error(
+      `dev IdP refuses to bind to ${JSON.stringify(host)}: only loopback hosts (127.0.0.1, ::1, localhost)`,
+    );
   }
 }
 

@@ -3,7 +3,13 @@
  * cache and cool-down with Date.now() and takes no clock, so here it only fetches and parses: both of
  * its timers are set to never expire, and this wrapper calls `reload()` when the clock says so.
  */
-import { createRemoteJWKSet, customFetch, type FlattenedJWSInput, type JSONWebKeySet, type JWSHeaderParameters } from "jose";
+import {
+  createRemoteJWKSet,
+  customFetch,
+  type FlattenedJWSInput,
+  type JSONWebKeySet,
+  type JWSHeaderParameters,
+} from "jose";
 
 export interface ClockedJwksOptions {
   /** Epoch milliseconds; the verifier's clock. */
@@ -25,7 +31,8 @@ export interface ClockedJwks {
   jwks(): JSONWebKeySet | undefined;
 }
 
-const isNoMatchingKey = (err: unknown) => err instanceof Error && "code" in err && err.code === "ERR_JWKS_NO_MATCHING_KEY";
+const isNoMatchingKey = (err: unknown) =>
+  err instanceof Error && "code" in err && err.code === "ERR_JWKS_NO_MATCHING_KEY";
 
 export function createClockedJwks(url: URL, options: ClockedJwksOptions): ClockedJwks {
   const { now, refetchFloorMs, cacheMaxAgeMs } = options;

@@ -31,10 +31,14 @@ export interface Guards {
  * Whether content may be read with no credentials at all: auth off, or CMS_PUBLIC_READ. The one
  * statement of the rule: the read guard and the Node fast path (runtime/node/fast-get.ts) both use it.
  */
-export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) => verifier === null || publicRead;
+export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) =>
+  verifier === null || publicRead;
 
 export function createGuards(options: GuardOptions): Guards {
-  const authenticated = authenticate(options.verifier, { tenantClaim: options.tenantClaim, realmRoles: options.realmRoles });
+  const authenticated = authenticate(options.verifier, {
+    tenantClaim: options.tenantClaim,
+    realmRoles: options.realmRoles,
+  });
   const role = (r: Role): MiddlewareHandler => {
     const hasRole = requireRole(r);
     return (c, next) =>

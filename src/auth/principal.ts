@@ -64,7 +64,8 @@ const IMPLIED: Record<Role, readonly Role[]> = {
   consumer: ["consumer"],
 };
 
-const isRole = (value: unknown): value is Role => typeof value === "string" && (ROLES as readonly string[]).includes(value);
+const isRole = (value: unknown): value is Role =>
+  typeof value === "string" && (ROLES as readonly string[]).includes(value);
 
 function rolesFrom(list: readonly unknown[] | undefined, into: Set<Role>): void {
   for (const name of list ?? []) if (isRole(name)) for (const implied of IMPLIED[name]) into.add(implied);
@@ -115,7 +116,10 @@ export interface Ownership {
   ownerIssuer: string | null;
 }
 
-export const ownershipOf = (principal: Principal): Ownership => ({ owner: principal.subject, ownerIssuer: principal.issuer });
+export const ownershipOf = (principal: Principal): Ownership => ({
+  owner: principal.subject,
+  ownerIssuer: principal.issuer,
+});
 
 /**
  * Same issuer and same subject: a `sub` is unique only within its issuer, so another identity

@@ -48,7 +48,10 @@ export function bearerToken(authorization: string | undefined, url: string): str
  * Sets `principal` for every later handler. `verifier === null` means auth is off: the anonymous
  * principal (every role, every tenant) and the Authorization header is not looked at.
  */
-export function authenticate(verifier: TokenVerifier | null, options: AuthenticateOptions = {}): MiddlewareHandler<AuthEnv> {
+export function authenticate(
+  verifier: TokenVerifier | null,
+  options: AuthenticateOptions = {},
+): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     if (verifier === null) {
       c.set("principal", ANONYMOUS_PRINCIPAL);

@@ -24,7 +24,12 @@ export interface LinkSigner {
   /** Query string (`expires=…&signature=…`) that authorises GET/HEAD of `path` until `expires` (epoch seconds). */
   sign(path: string, expires: number): Promise<string>;
   /** True when the signature matches `path` and `expires` lies in the future. Constant-time compare. */
-  verify(path: string, expires: string | undefined, signature: string | undefined, nowSeconds: number): Promise<boolean>;
+  verify(
+    path: string,
+    expires: string | undefined,
+    signature: string | undefined,
+    nowSeconds: number,
+  ): Promise<boolean>;
 }
 
 export async function createLinkSigner(secret: string): Promise<LinkSigner> {

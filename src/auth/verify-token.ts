@@ -2,7 +2,13 @@
  * Bearer access-token verification (RFC 8725 BCP, RFC 9068 profile) with jose: issuer discovery,
  * a cached JWKS refetched on unknown keys, and one mapping from every failure to a problem.
  */
-import { errors as joseErrors, type JWTPayload, type JWTVerifyGetKey, jwtVerify, type ProtectedHeaderParameters } from "jose";
+import {
+  errors as joseErrors,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+  jwtVerify,
+  type ProtectedHeaderParameters,
+} from "jose";
 import { ProblemError } from "../problems.js";
 import { type ClockedJwks, createClockedJwks } from "./clocked-jwks.js";
 
@@ -10,7 +16,16 @@ export const BEARER_REALM = "CMS";
 
 /** Asymmetric signatures only (RFC 8725 §3.1): never `none`, never HMAC (a public key is not a secret). */
 export const ASYMMETRIC_ALGORITHMS = [
-  "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
 ] as const;
 const ALLOWED = new Set<string>([...ASYMMETRIC_ALGORITHMS, "Ed25519"]);
 
@@ -62,7 +77,10 @@ export interface TokenVerifier {
 const sanitise = (text: string) => text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, "").slice(0, 200);
 
 /** `Bearer realm="CMS"[, error="…", error_description="…"]`; without an error when no credentials came (§3.1). */
-export function bearerChallenge(error?: "invalid_request" | "invalid_token" | "insufficient_scope", description?: string): string {
+export function bearerChallenge(
+  error?: "invalid_request" | "invalid_token" | "insufficient_scope",
+  description?: string,
+): string {
   let challenge = `Bearer realm="${BEARER_REALM}"`;
   if (error) challenge += `, error="${error}"`;
   if (error && description) challenge += `, error_description="${sanitise(description)}"`;
@@ -78,7 +96,9 @@ export const invalidToken = (reason: string, cause?: unknown) =>
 
 /** 403 `insufficient_scope`: the token is fine but lacks the privileges (RFC 6750 §3.1). */
 export const insufficientScope = (reason: string) =>
-  new ProblemError("FORBIDDEN", reason, { headers: { "www-authenticate": bearerChallenge("insufficient_scope", reason) } });
+  new ProblemError("FORBIDDEN", reason, {
+    headers: { "www-authenticate": bearerChallenge("insufficient_scope", reason) },
+  });
 
 // ---- the key source (discovery + JWKS) ----
 
@@ -91,7 +111,11 @@ class KeySourceUnavailable extends Error {
 }
 
 // Failures of the key lookup that say something about the token itself (its kid/alg), not the IdP.
-const KEY_SELECTION_CODES = new Set(["ERR_JWKS_NO_MATCHING_KEY", "ERR_JWKS_MULTIPLE_MATCHING_KEYS", "ERR_JOSE_NOT_SUPPORTED"]);
+const KEY_SELECTION_CODES = new Set([
+  "ERR_JWKS_NO_MATCHING_KEY",
+  "ERR_JWKS_MULTIPLE_MATCHING_KEYS",
+  "ERR_JOSE_NOT_SUPPORTED",
+]);
 const joseCode = (err: unknown): string | undefined =>
   err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
 
@@ -115,12 +139,18 @@ function parseIssuer(issuer: string): URL {
 }
 
 /** OpenID Connect Discovery 1.0 §4: `<issuer minus trailing slash>/.well-known/openid-configuration`; §4.3 exact issuer. */
-async function discoverJwksUrl(issuer: string, issuerUrl: URL, fetchImpl: typeof fetch, timeoutMs: number): Promise<URL> {
+async function discoverJwksUrl(
+  issuer: string,
+  issuerUrl: URL,
+  fetchImpl: typeof fetch,
+  timeoutMs: number,
+): Promise<URL> {
   const doc = await fetchJson(fetchImpl, `${issuer.replace(/\/+$/, "")}/.well-known/openid-configuration`, timeoutMs);
   if (typeof doc !== "object" || doc === null) throw new Error("discovery document is not a JSON object");
   const { issuer: announced, jwks_uri: jwksUri } = doc as Record<string, unknown>;
   if (announced !== issuer) throw new Error(`discovery document names issuer ${String(announced)}`);
-  if (typeof jwksUri !== "string" || !URL.canParse(jwksUri)) throw new Error("discovery document has no valid jwks_uri");
+  if (typeof jwksUri !== "string" || !URL.canParse(jwksUri))
+    throw new Error("discovery document has no valid jwks_uri");
   const url = new URL(jwksUri);
   // No downgrade: an https issuer must publish its keys over https.
   if (!/^https?:$/.test(url.protocol) || (issuerUrl.protocol === "https:" && url.protocol !== "https:")) {
@@ -150,7 +180,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const algorithms = [...(options.algorithms ?? ASYMMETRIC_ALGORITHMS)];
   const refused = algorithms.filter((alg) => !ALLOWED.has(alg));
   if (algorithms.length === 0 || refused.length > 0) {
-    throw new TypeError(`only asymmetric JWS algorithms may be allowed (refused: ${refused.join(", ") || "empty list"})`);
+    throw new TypeError(
+      `only asymmetric JWS algorithms may be allowed (refused: ${refused.join(", ") || "empty list"})`,
+    );
   }
   const jwksUrl = options.jwksUrl === undefined ? undefined : new URL(options.jwksUrl); // bad URL: fail at start-up
   const fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
@@ -218,7 +250,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     try {
       return await set(header, token);
     } catch (err) {
-      if (mayRefetch && joseCode(err) === "ERR_JWKS_NO_MATCHING_KEY" && header.kid !== undefined) rememberMissing(header.kid);
+      if (mayRefetch && joseCode(err) === "ERR_JWKS_NO_MATCHING_KEY" && header.kid !== undefined)
+        rememberMissing(header.kid);
       if (KEY_SELECTION_CODES.has(joseCode(err) ?? "")) throw err;
       // Network error, timeout, non-200, unparsable or malformed JWKS: the IdP, not the token.
       throw new KeySourceUnavailable("identity provider keys could not be fetched", { cause: err });
@@ -246,7 +279,12 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         // An IdP restarted with a new key under the same kid: the key set only refetches on unknown kids, so
         // refetch once on a bad signature too, at most once per cool-down (with jose 6.2 a dev IdP
         // restarted with a new key under its old kid was refused until the verifier restarted).
-        if (joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" || !jwks || jwks.coolingDown || nowMs() - signatureReloadAt < cooldownMs) {
+        if (
+          joseCode(err) !== "ERR_JWS_SIGNATURE_VERIFICATION_FAILED" ||
+          !jwks ||
+          jwks.coolingDown ||
+          nowMs() - signatureReloadAt < cooldownMs
+        ) {
           throw err;
         }
         signatureReloadAt = nowMs();
@@ -270,7 +308,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     const keycloakAccess = typ === "jwt" && typeof payload.typ === "string" && payload.typ.toLowerCase() === "bearer";
     if (!(typ && AT_JWT_TYPES.has(typ)) && !keycloakAccess) throw invalidToken("not an access token (typ)");
     if (typeof payload.sub !== "string" || payload.sub.length === 0) throw invalidToken("malformed sub claim");
-    if (typeof payload.iat !== "number" || payload.iat > nowMs() / 1000 + tolerance) throw invalidToken("bad iat claim");
+    if (typeof payload.iat !== "number" || payload.iat > nowMs() / 1000 + tolerance)
+      throw invalidToken("bad iat claim");
     const aud = payload.aud;
     const audiences = typeof aud === "string" ? [aud] : Array.isArray(aud) ? aud : aud === undefined ? [] : null;
     if (audiences === null || !audiences.every((a) => typeof a === "string")) throw invalidToken("malformed aud claim");

@@ -42,7 +42,9 @@ export async function rememberLock(server: string, lock: LockedResourceDTO): Pro
   const locks = await load();
   // Expired entries go whenever the file is written: it never grows past the locks still held.
   const now = Date.now();
-  const kept = Object.entries(locks[server] ?? {}).filter(([, held]) => !(Date.parse(held.lockExpirationDate ?? "") <= now));
+  const kept = Object.entries(locks[server] ?? {}).filter(
+    ([, held]) => !(Date.parse(held.lockExpirationDate ?? "") <= now),
+  );
   locks[server] = { ...Object.fromEntries(kept), [lock.resourceUID]: lock };
   await save(locks);
 }

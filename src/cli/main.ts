@@ -56,9 +56,18 @@ program
   .action(async (source: string, o: { tenant: string; name?: string; type?: string; author: string }) => {
     const isUrl = /^https?:\/\//i.test(source);
     const resourceName = o.name ?? basename(isUrl ? new URL(source).pathname : source);
-    const fields = { resourceTenantId: o.tenant, resourceAuthor: o.author, resourceName, ...(o.type ? { resourceMediaType: o.type } : {}) };
+    const fields = {
+      resourceTenantId: o.tenant,
+      resourceAuthor: o.author,
+      resourceName,
+      ...(o.type ? { resourceMediaType: o.type } : {}),
+    };
     const created = isUrl
-      ? await client().createResource({ resourceMediaType: "application/octet-stream", ...fields, resourceExternalURI: source })
+      ? await client().createResource({
+          resourceMediaType: "application/octet-stream",
+          ...fields,
+          resourceExternalURI: source,
+        })
       : await putFile(client(), source, fields, { quiet: quiet() });
     print(created, `${created.resourceURI}  ${formatBytes(created.size)}  sha256:${created.sha256}`);
   });
@@ -72,8 +81,14 @@ program
   .action(async (resource: string, o: { output?: string; limitRate?: number }) => {
     if (o.output === "-") return void (await getToStdout(client(), resource));
     const name = resource.includes("/") ? resource : (await client().queryResource(resource)).resourceURI;
-    const got = await getToFile(client(), resource, o.output ?? basename(name), { quiet: quiet(), limitRate: o.limitRate });
-    print(got, `${got.file}  ${formatBytes(got.size)}  sha256 verified${got.resumedFrom ? ` (resumed at ${formatBytes(got.resumedFrom)})` : ""}`);
+    const got = await getToFile(client(), resource, o.output ?? basename(name), {
+      quiet: quiet(),
+      limitRate: o.limitRate,
+    });
+    print(
+      got,
+      `${got.file}  ${formatBytes(got.size)}  sha256 verified${got.resumedFrom ? ` (resumed at ${formatBytes(got.resumedFrom)})` : ""}`,
+    );
   });
 
 program
@@ -83,8 +98,15 @@ program
   .option("--prefix <prefix>", "only names starting with this")
   .option("--limit <n>", "at most this many (≤ 200)", parsePositive)
   .action(async (o: { tenant: string; prefix?: string; limit?: number }) => {
-    const page = await client().listResources({ resourceTenantId: o.tenant, ...(o.prefix ? { namePrefix: o.prefix } : {}), ...(o.limit ? { limit: o.limit } : {}) });
-    print(page, page.resources.map((r) => `${r.resourceURI}\t${r.mediaType}\t${r.size}\t${r.createdAt}`).join("\n") || "(none)");
+    const page = await client().listResources({
+      resourceTenantId: o.tenant,
+      ...(o.prefix ? { namePrefix: o.prefix } : {}),
+      ...(o.limit ? { limit: o.limit } : {}),
+    });
+    print(
+      page,
+      page.resources.map((r) => `${r.resourceURI}\t${r.mediaType}\t${r.size}\t${r.createdAt}`).join("\n") || "(none)",
+    );
   });
 
 program
@@ -128,13 +150,15 @@ program
   .action(async (uid: string, o: { lockId?: string }) => {
     const held = await heldLock(server(), uid);
     const lockID = o.lockId ?? held?.lockID;
-    if (!lockID) throw new Error(`no lock of ${uid} remembered for ${server()} (none taken here, or it expired): pass --lock-id`);
+    if (!lockID)
+      throw new Error(`no lock of ${uid} remembered for ${server()} (none taken here, or it expired): pass --lock-id`);
     const author = held?.lockID === lockID ? held.author : (await client().queryResource(uid)).author;
     try {
       await client().unlock({ resourceUID: uid, author, lockID });
     } catch (err) {
       // The server says there is no such lock (expired, released elsewhere, resource gone): stop remembering it.
-      if (err instanceof CmsProblem && (err.problem.code === "LOCK_NOT_HELD" || err.problem.code === "NOT_FOUND")) await forgetLock(server(), uid, lockID);
+      if (err instanceof CmsProblem && (err.problem.code === "LOCK_NOT_HELD" || err.problem.code === "NOT_FOUND"))
+        await forgetLock(server(), uid, lockID);
       throw err;
     }
     await forgetLock(server(), uid, lockID);
@@ -156,16 +180,27 @@ program
   .description("log in with the password grant; the token is cached (0600) in your config dir")
   .requiredOption("--issuer <url>", "identity provider issuer", process.env.CMS_ISSUER)
   .option("--client-id <id>", "OAuth client", process.env.CMS_CLIENT_ID ?? "cms-server")
-  .option("--client-secret <secret>", "client secret (confidential clients; or CMS_CLIENT_SECRET)", process.env.CMS_CLIENT_SECRET)
+  .option(
+    "--client-secret <secret>",
+    "client secret (confidential clients; or CMS_CLIENT_SECRET)",
+    process.env.CMS_CLIENT_SECRET,
+  )
   .requiredOption("--username <name>", "user", process.env.CMS_USERNAME)
   .option("--password <password>", "password (or CMS_PASSWORD)", process.env.CMS_PASSWORD)
-  .action(async (o: { issuer: string; clientId: string; clientSecret?: string; username: string; password?: string }) => {
-    if (!o.password) throw new Error("no password: pass --password or set CMS_PASSWORD");
-    const client = { client_id: o.clientId, ...(o.clientSecret ? { client_secret: o.clientSecret } : {}) };
-    const set = await requestToken(o.issuer, { ...client, grant_type: "password", username: o.username, password: o.password });
-    const file = await saveSession(sessionFrom(o.issuer, o.clientId, o.clientSecret, set));
-    print({ loggedIn: o.username, session: file }, `logged in as ${o.username} (token saved in ${file})`);
-  });
+  .action(
+    async (o: { issuer: string; clientId: string; clientSecret?: string; username: string; password?: string }) => {
+      if (!o.password) throw new Error("no password: pass --password or set CMS_PASSWORD");
+      const client = { client_id: o.clientId, ...(o.clientSecret ? { client_secret: o.clientSecret } : {}) };
+      const set = await requestToken(o.issuer, {
+        ...client,
+        grant_type: "password",
+        username: o.username,
+        password: o.password,
+      });
+      const file = await saveSession(sessionFrom(o.issuer, o.clientId, o.clientSecret, set));
+      print({ loggedIn: o.username, session: file }, `logged in as ${o.username} (token saved in ${file})`);
+    },
+  );
 
 program
   .command("logout")
@@ -192,7 +227,11 @@ function fail(err: unknown): never {
 function networkFailure(cause: { code?: string; message?: string }): Error {
   const reason = cause.code ?? cause.message;
   const lost = cause.code === "EPIPE" || cause.code === "ECONNRESET" || cause.code === "UND_ERR_SOCKET";
-  return new Error(lost ? `the connection to ${globals().url} broke before an answer came: ${reason}` : `cannot reach ${globals().url}: ${reason}`);
+  return new Error(
+    lost
+      ? `the connection to ${globals().url} broke before an answer came: ${reason}`
+      : `cannot reach ${globals().url}: ${reason}`,
+  );
 }
 
 program.parseAsync().catch((err: unknown) => {

@@ -25,7 +25,11 @@ export function progressBar(label: string, quiet: boolean): ProgressBar {
   let running = false;
   return {
     update(done, total) {
-      const payload = { done: formatBytes(done), size: total === undefined ? "?" : formatBytes(total), rate: formatBytes(done / Math.max((Date.now() - started) / 1000, 0.001)) };
+      const payload = {
+        done: formatBytes(done),
+        size: total === undefined ? "?" : formatBytes(total),
+        rate: formatBytes(done / Math.max((Date.now() - started) / 1000, 0.001)),
+      };
       if (!running) bar.start(total ?? 0, done, payload), (running = true);
       else bar.update(done, payload);
     },

@@ -45,7 +45,13 @@ export const deleteSession = () => rm(sessionFile(), { force: true });
 type Clock = () => Date;
 const realTime: Clock = () => new Date();
 
-export const sessionFrom = (issuer: string, clientId: string, clientSecret: string | undefined, set: TokenSet, clock: Clock = realTime): Session => ({
+export const sessionFrom = (
+  issuer: string,
+  clientId: string,
+  clientSecret: string | undefined,
+  set: TokenSet,
+  clock: Clock = realTime,
+): Session => ({
   issuer,
   clientId,
   ...(clientSecret ? { clientSecret } : {}),
@@ -55,18 +61,24 @@ export const sessionFrom = (issuer: string, clientId: string, clientSecret: stri
 });
 
 /** CMS_TOKEN wins; else the cached login, refreshed (and saved) when it is about to expire on `clock`. */
-export const sessionTokenAt = (clock: Clock = realTime): TokenProvider => async () => {
-  if (process.env.CMS_TOKEN) return process.env.CMS_TOKEN;
-  const s = await loadSession();
-  if (!s) return undefined;
-  if (clock().getTime() < s.expiresAt - 30_000) return s.accessToken;
-  if (!s.refreshToken) throw new Error("the saved login has expired; run `cms login` again");
-  const client = { client_id: s.clientId, ...(s.clientSecret ? { client_secret: s.clientSecret } : {}) };
-  const set = await requestToken(s.issuer, { ...client, grant_type: "refresh_token", refresh_token: s.refreshToken }).catch(() => {
-    throw new Error("the saved login has expired; run `cms login` again");
-  });
-  await saveSession(sessionFrom(s.issuer, s.clientId, s.clientSecret, set, clock));
-  return set.access_token;
-};
+export const sessionTokenAt =
+  (clock: Clock = realTime): TokenProvider =>
+  async () => {
+    if (process.env.CMS_TOKEN) return process.env.CMS_TOKEN;
+    const s = await loadSession();
+    if (!s) return undefined;
+    if (clock().getTime() < s.expiresAt - 30_000) return s.accessToken;
+    if (!s.refreshToken) throw new Error("the saved login has expired; run `cms login` again");
+    const client = { client_id: s.clientId, ...(s.clientSecret ? { client_secret: s.clientSecret } : {}) };
+    const set = await requestToken(s.issuer, {
+      ...client,
+      grant_type: "refresh_token",
+      refresh_token: s.refreshToken,
+    }).catch(() => {
+      throw new Error("the saved login has expired; run `cms login` again");
+    });
+    await saveSession(sessionFrom(s.issuer, s.clientId, s.clientSecret, set, clock));
+    return set.access_token;
+  };
 
 export const sessionToken: TokenProvider = sessionTokenAt();

@@ -56,7 +56,9 @@ export async function getToFile(client: CmsClient, resource: string, out: string
     const dl = await client.download(resource, { ...held, onProgress: (n, total) => bar.update(n, total) });
     await writeFile(`${part}.json`, JSON.stringify({ etag: dl.etag }));
     const sink = createWriteStream(part, { flags: dl.start > 0 ? "a" : "w" });
-    const written = o.limitRate ? pipeline(nodeStream(dl.body), throttle(o.limitRate), sink) : pipeline(nodeStream(dl.body), sink);
+    const written = o.limitRate
+      ? pipeline(nodeStream(dl.body), throttle(o.limitRate), sink)
+      : pipeline(nodeStream(dl.body), sink);
     await written.catch(async (err) => {
       // Corrupt bytes must not be resumed from: start over next time.
       if (err instanceof ChecksumMismatch) await rm(part, { force: true });
@@ -76,7 +78,12 @@ export async function getToStdout(client: CmsClient, resource: string) {
   return { size: dl.size, sha256: dl.sha256 };
 }
 
-export async function putFile(client: CmsClient, file: string, fields: Parameters<CmsClient["upload"]>[0], o: TransferOptions) {
+export async function putFile(
+  client: CmsClient,
+  file: string,
+  fields: Parameters<CmsClient["upload"]>[0],
+  o: TransferOptions,
+) {
   const { size } = await stat(file);
   const bar = progressBar("put", o.quiet);
   try {

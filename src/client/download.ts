@@ -46,7 +46,11 @@ function expectedSha256(res: Response, etag: string): string {
   return etag.replace(/^"|"$/g, "");
 }
 
-export async function download(fetchFn: (req: Request) => Promise<Response>, url: string, o: DownloadOptions = {}): Promise<Download> {
+export async function download(
+  fetchFn: (req: Request) => Promise<Response>,
+  url: string,
+  o: DownloadOptions = {},
+): Promise<Download> {
   const offset = o.offset ?? 0;
   const headers = new Headers();
   if (offset > 0) {
@@ -56,7 +60,8 @@ export async function download(fetchFn: (req: Request) => Promise<Response>, url
   }
   const res = await fetchFn(new Request(url, { headers, signal: o.signal }));
   // 416 at offset = size: everything is already here; ask again without Range to verify nothing.
-  if (res.status === 416 && offset > 0 && totalOf(res) === offset) return download(fetchFn, url, { ...o, offset: 0, hash: undefined });
+  if (res.status === 416 && offset > 0 && totalOf(res) === offset)
+    return download(fetchFn, url, { ...o, offset: 0, hash: undefined });
   if (res.status !== 200 && res.status !== 206) throw await CmsProblem.from(res);
   const etag = res.headers.get("etag") ?? "";
   const sha256 = expectedSha256(res, etag);
@@ -76,5 +81,12 @@ export async function download(fetchFn: (req: Request) => Promise<Response>, url
       if (actual !== sha256) throw new ChecksumMismatch(sha256, actual);
     },
   });
-  return { start, size, etag, sha256, mediaType: res.headers.get("content-type") ?? "application/octet-stream", body: (res.body ?? new ReadableStream()).pipeThrough(verify) };
+  return {
+    start,
+    size,
+    etag,
+    sha256,
+    mediaType: res.headers.get("content-type") ?? "application/octet-stream",
+    body: (res.body ?? new ReadableStream()).pipeThrough(verify),
+  };
 }

@@ -16,7 +16,14 @@ export { Sha256 } from "../lib/sha256.js";
 export type { Download, DownloadOptions } from "./download.js";
 export type { components, paths } from "./openapi.js";
 export { ChecksumMismatch, CmsProblem, type Problem } from "./problem.js";
-export { passwordGrant, requestToken, staticToken, type PasswordGrantOptions, type TokenProvider, type TokenSet } from "./tokens.js";
+export {
+  passwordGrant,
+  requestToken,
+  staticToken,
+  type PasswordGrantOptions,
+  type TokenProvider,
+  type TokenSet,
+} from "./tokens.js";
 export type { Progress, UploadFields } from "./upload.js";
 
 export type Resource = components["schemas"]["Resource"];
@@ -41,7 +48,8 @@ async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Respon
   if (response.ok) return data as T;
   const retry = Number(response.headers.get("retry-after"));
   const problem = error as Problem | undefined;
-  if (problem && typeof problem.code === "string") return Promise.reject(new CmsProblem(problem, retry > 0 ? retry : undefined));
+  if (problem && typeof problem.code === "string")
+    return Promise.reject(new CmsProblem(problem, retry > 0 ? retry : undefined));
   return Promise.reject(CmsProblem.ofStatus(response, retry > 0 ? retry : undefined));
 }
 
@@ -89,19 +97,41 @@ export function createCmsClient(options: CmsClientOptions) {
       return deleted;
     },
     /** A signed, expiring URL that needs no token (for <img>, <video>, curl…). */
-    signedLink: (resourceURI: string, expiresIn = 3600) => ok(api.POST("/cms/v1.0/createDataLink", { body: { resourceURI, expiresIn } })),
+    signedLink: (resourceURI: string, expiresIn = 3600) =>
+      ok(api.POST("/cms/v1.0/createDataLink", { body: { resourceURI, expiresIn } })),
 
     /**
      * Streams `file` to uploadResource. A ReadableStream is sent as it is read (progress per chunk;
      * needs streaming request bodies: Node, Bun, Workers, Chromium over HTTP/2); a Blob or File is
      * sent as one body the runtime streams from disk (progress once at the end).
      */
-    async upload(fields: UploadFields, file: ReadableStream<Uint8Array> | Blob, o: { size?: number; onProgress?: Progress; signal?: AbortSignal } = {}): Promise<Resource> {
+    async upload(
+      fields: UploadFields,
+      file: ReadableStream<Uint8Array> | Blob,
+      o: { size?: number; onProgress?: Progress; signal?: AbortSignal } = {},
+    ): Promise<Resource> {
       const size = o.size ?? (file instanceof Blob ? file.size : undefined);
       const stream = file instanceof Blob ? null : file;
-      const { body, contentType, length, stop } = multipartUpload(fields, stream ?? new ReadableStream({ start: (c) => c.close() }), size, o.onProgress);
-      const init: RequestInit & { duplex?: "half" } = { method: "POST", headers: { "content-type": contentType }, signal: o.signal };
-      if (stream) Object.assign(init, { body, duplex: "half", headers: { "content-type": contentType, ...(length === undefined ? {} : { "content-length": String(length) }) } });
+      const { body, contentType, length, stop } = multipartUpload(
+        fields,
+        stream ?? new ReadableStream({ start: (c) => c.close() }),
+        size,
+        o.onProgress,
+      );
+      const init: RequestInit & { duplex?: "half" } = {
+        method: "POST",
+        headers: { "content-type": contentType },
+        signal: o.signal,
+      };
+      if (stream)
+        Object.assign(init, {
+          body,
+          duplex: "half",
+          headers: {
+            "content-type": contentType,
+            ...(length === undefined ? {} : { "content-length": String(length) }),
+          },
+        });
       else Object.assign(init, { body: await blobBody(body, file as Blob, contentType) });
       const res = await authedFetch(new Request(`${baseUrl}${PREFIX}/uploadResource`, init));
       // An early refusal arrives while the file is still being sent: it is the answer, whatever
@@ -116,7 +146,8 @@ export function createCmsClient(options: CmsClientOptions) {
     },
 
     /** Content by resourceURI or UID, with Range resume and SHA-256 verification (see download.ts). */
-    download: (resource: string, o?: DownloadOptions): Promise<Download> => download(authedFetch, `${baseUrl}${dataPath(resource)}`, o),
+    download: (resource: string, o?: DownloadOptions): Promise<Download> =>
+      download(authedFetch, `${baseUrl}${dataPath(resource)}`, o),
   };
 }
 

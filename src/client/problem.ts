@@ -36,7 +36,16 @@ export class CmsProblem extends Error {
   /** A problem made from the status alone, when no problem document came. */
   static ofStatus(response: Response, retryAfter?: number): CmsProblem {
     const { status, statusText } = response;
-    return new CmsProblem({ type: "about:blank", title: statusText, status, detail: `HTTP ${status} ${statusText}`.trimEnd(), code: codeOf(status) }, retryAfter);
+    return new CmsProblem(
+      {
+        type: "about:blank",
+        title: statusText,
+        status,
+        detail: `HTTP ${status} ${statusText}`.trimEnd(),
+        code: codeOf(status),
+      },
+      retryAfter,
+    );
   }
 }
 
@@ -61,11 +70,15 @@ const CODE_OF_STATUS: Record<number, Problem["code"]> = {
   507: "INSUFFICIENT_STORAGE",
 };
 
-const codeOf = (status: number): Problem["code"] => CODE_OF_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "VALIDATION_FAILED");
+const codeOf = (status: number): Problem["code"] =>
+  CODE_OF_STATUS[status] ?? (status >= 500 ? "INTERNAL" : "VALIDATION_FAILED");
 
 /** The downloaded bytes do not hash to the resource's SHA-256. */
 export class ChecksumMismatch extends Error {
-  constructor(readonly expected: string, readonly actual: string) {
+  constructor(
+    readonly expected: string,
+    readonly actual: string,
+  ) {
     super(`SHA-256 mismatch: expected ${expected}, got ${actual}`);
     this.name = "ChecksumMismatch";
   }

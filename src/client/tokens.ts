@@ -5,7 +5,10 @@
  */
 export type TokenProvider = () => Promise<string | undefined>;
 
-export const staticToken = (token: string): TokenProvider => async () => token;
+export const staticToken =
+  (token: string): TokenProvider =>
+  async () =>
+    token;
 
 export interface PasswordGrantOptions {
   /** The issuer, e.g. `http://127.0.0.1:8080/auth/realms/CMS` (Keycloak's endpoint layout). */
@@ -26,15 +29,24 @@ export interface TokenSet {
 }
 
 /** POSTs a form to the provider's token endpoint; a refusal is an Error with its error_description. */
-export async function requestToken(issuer: string, form: Record<string, string>, fetchFn: typeof fetch = fetch): Promise<TokenSet> {
+export async function requestToken(
+  issuer: string,
+  form: Record<string, string>,
+  fetchFn: typeof fetch = fetch,
+): Promise<TokenSet> {
   const res = await fetchFn(`${issuer.replace(/\/$/, "")}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
     body: new URLSearchParams(form),
   });
-  const body = (await res.json().catch(() => ({}))) as Partial<TokenSet> & { error?: string; error_description?: string };
+  const body = (await res.json().catch(() => ({}))) as Partial<TokenSet> & {
+    error?: string;
+    error_description?: string;
+  };
   if (!res.ok || typeof body.access_token !== "string") {
-    throw new Error(`token request refused (${res.status}): ${body.error_description ?? body.error ?? "no access_token"}`);
+    throw new Error(
+      `token request refused (${res.status}): ${body.error_description ?? body.error ?? "no access_token"}`,
+    );
   }
   return body as TokenSet;
 }
@@ -48,12 +60,20 @@ export function passwordGrant(o: PasswordGrantOptions): TokenProvider {
   const obtain = async (): Promise<TokenSet> => {
     if (current?.set.refresh_token) {
       try {
-        return await requestToken(o.issuer, { ...client, grant_type: "refresh_token", refresh_token: current.set.refresh_token }, o.fetch);
+        return await requestToken(
+          o.issuer,
+          { ...client, grant_type: "refresh_token", refresh_token: current.set.refresh_token },
+          o.fetch,
+        );
       } catch {
         // the refresh token expired or was revoked: log in again below
       }
     }
-    return requestToken(o.issuer, { ...client, grant_type: "password", username: o.username, password: o.password }, o.fetch);
+    return requestToken(
+      o.issuer,
+      { ...client, grant_type: "password", username: o.username, password: o.password },
+      o.fetch,
+    );
   };
 
   return async () => {

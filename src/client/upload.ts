@@ -27,15 +27,23 @@ const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 const quoted = (value: string) => `"${value.replaceAll('"', "%22").replaceAll("\r", "%0D").replaceAll("\n", "%0A")}"`;
 
 /** A random boundary no file is likely to contain (the parser also requires the CRLF before it). */
-const newBoundary = () => `cms-${Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
+const newBoundary = () =>
+  `cms-${Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("")}`;
 
-export function multipartUpload(fields: UploadFields, file: ReadableStream<Uint8Array>, size: number | undefined, onProgress?: Progress) {
+export function multipartUpload(
+  fields: UploadFields,
+  file: ReadableStream<Uint8Array>,
+  size: number | undefined,
+  onProgress?: Progress,
+) {
   const boundary = newBoundary();
   // No media type given: none is sent, so the server decides (it may detect it from the bytes).
   const { resourceName = "upload", resourceMediaType, ...rest } = fields;
   const head =
     Object.entries({ ...rest, resourceName, ...(resourceMediaType ? { resourceMediaType } : {}) })
-      .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`)
+      .map(
+        ([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`,
+      )
       .join("") +
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(resourceName)}\r\n` +
     (resourceMediaType ? `Content-Type: ${resourceMediaType}\r\n\r\n` : "\r\n");

@@ -49,14 +49,19 @@ export function answerBlob(
   extraHeaders?: ResponseHeaders,
 ): BlobAnswer {
   if (method !== "GET" && method !== "HEAD") {
-    throw new ProblemError("METHOD_NOT_ALLOWED", `${method} is not supported here`, { headers: { allow: "GET, HEAD" } });
+    throw new ProblemError("METHOD_NOT_ALLOWED", `${method} is not supported here`, {
+      headers: { allow: "GET, HEAD" },
+    });
   }
   const etag = parseETag(entity.etag);
   if (!etag) throw new TypeError(`entity.etag is not a quoted entity-tag: ${entity.etag}`);
   const lastModified = Number.isFinite(entity.lastModified.getTime())
     ? Math.floor(entity.lastModified.getTime() / 1000) * 1000 // HTTP-dates have second precision
     : undefined;
-  const headers = extraHeaders || !Object.isFrozen(entity) ? representationHeaders(entity, lastModified, extraHeaders) : { ...keptHeaders(entity, lastModified) };
+  const headers =
+    extraHeaders || !Object.isFrozen(entity)
+      ? representationHeaders(entity, lastModified, extraHeaders)
+      : { ...keptHeaders(entity, lastModified) };
 
   const outcome = evaluatePreconditions(requestHeader, etag, lastModified);
   if (outcome.kind === "failed") {
@@ -113,7 +118,10 @@ export async function serveBlob(
   const answer = answerBlob(request.method, (name) => request.headers.get(name), entity, extraHeaders);
   const { status, range, multipart } = answer;
   // Which headers a script may read: the CORS middleware adds the origin and keeps this list.
-  const headers = { ...answer.headers, "access-control-expose-headers": CONTENT_CORS_HEADERS["access-control-expose-headers"] };
+  const headers = {
+    ...answer.headers,
+    "access-control-expose-headers": CONTENT_CORS_HEADERS["access-control-expose-headers"],
+  };
   const send = request.method === "GET" && status !== 304;
   if (multipart) return new Response(send ? multipart.stream(open) : null, { status, headers });
   // An empty blob has nothing to stream, so storage isn't touched.
@@ -135,7 +143,11 @@ function keptHeaders(entity: BlobEntity, lastModified: number | undefined): Resp
   return headers;
 }
 
-function representationHeaders(entity: BlobEntity, lastModified: number | undefined, extra?: ResponseHeaders): ResponseHeaders {
+function representationHeaders(
+  entity: BlobEntity,
+  lastModified: number | undefined,
+  extra?: ResponseHeaders,
+): ResponseHeaders {
   const headers: ResponseHeaders = {
     "accept-ranges": "bytes",
     etag: entity.etag,

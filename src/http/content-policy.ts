@@ -20,13 +20,36 @@ import { DEFAULT_MEDIA_TYPE } from "../lib/media-types.js";
 export type Treatment = "inline" | "active" | "attachment";
 
 const INLINE = [
-  "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp", "image/apng",
-  "image/vnd.microsoft.icon", "image/x-icon",
-  "text/plain", "text/css", "text/csv", "text/vtt", "text/markdown", "text/javascript",
-  "application/javascript", "application/json", "application/wasm", "application/pdf",
+  "image/png",
+  "image/jpeg",
+  "image/gif",
+  "image/webp",
+  "image/avif",
+  "image/bmp",
+  "image/apng",
+  "image/vnd.microsoft.icon",
+  "image/x-icon",
+  "text/plain",
+  "text/css",
+  "text/csv",
+  "text/vtt",
+  "text/markdown",
+  "text/javascript",
+  "application/javascript",
+  "application/json",
+  "application/wasm",
+  "application/pdf",
   "application/vnd.ms-fontobject",
 ];
-const ACTIVE = ["text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml", "text/xsl", "application/xslt+xml"];
+const ACTIVE = [
+  "text/html",
+  "application/xhtml+xml",
+  "image/svg+xml",
+  "text/xml",
+  "application/xml",
+  "text/xsl",
+  "application/xslt+xml",
+];
 const INLINE_FAMILIES = ["audio/", "video/", "font/"];
 
 /** The one table: media type essence → treatment. Unlisted types are attachments. */
@@ -57,7 +80,8 @@ export function treatmentOf(mediaType: string): Treatment {
 }
 
 /** Nothing runs, nothing is fetched but our own images, media and styles: GitHub's raw policy, a little wider. */
-const INERT = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self'";
+const INERT =
+  "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self'";
 /**
  * A package page (e-learning) runs its own scripts and loads its relative files, in an opaque
  * origin: no `allow-same-origin`, so it can read nothing of the API's origin.
@@ -92,6 +116,7 @@ export function contentPolicy({ mediaType, packageFile, apiOriginOnly }: PolicyI
   if (treatment === "attachment" || (treatment === "active" && apiOriginOnly)) {
     return { treatment, disposition: "attachment", csp: INERT, contentType };
   }
-  if (treatment === "active") return { treatment, disposition: "inline", csp: packageFile ? PACKAGE_PAGE : INERT, contentType };
+  if (treatment === "active")
+    return { treatment, disposition: "inline", csp: packageFile ? PACKAGE_PAGE : INERT, contentType };
   return { treatment, disposition: "inline", csp: essence === "application/pdf" ? PDF : INERT, contentType };
 }

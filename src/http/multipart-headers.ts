@@ -79,7 +79,8 @@ export function parsePartHeaders(block: Uint8Array, limits: HeaderLimits): PartH
     }
   }
   const dispositions = fields.filter(([name]) => name === "content-disposition");
-  if (dispositions.length !== 1) throw invalid("each multipart part needs exactly one Content-Disposition (RFC 7578 §4.2)");
+  if (dispositions.length !== 1)
+    throw invalid("each multipart part needs exactly one Content-Disposition (RFC 7578 §4.2)");
   const { name, filename } = parseDisposition(dispositions[0]![1]);
   if (utf8Length(name) > limits.maxFieldNameBytes) {
     throw tooLarge(`multipart field name longer than ${limits.maxFieldNameBytes} bytes`);
@@ -110,8 +111,11 @@ function pick(params: Map<string, string>, key: string): string | null {
 function decodeExtValue(value: string, key: string): string {
   const match = EXT_VALUE.exec(value);
   const charset = match?.[1]?.toLowerCase();
-  if (!match || (charset !== "utf-8" && charset !== "iso-8859-1")) throw invalid(`malformed ${key}* parameter (RFC 8187)`);
-  const bytes = latin1Bytes(match[2]!.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))));
+  if (!match || (charset !== "utf-8" && charset !== "iso-8859-1"))
+    throw invalid(`malformed ${key}* parameter (RFC 8187)`);
+  const bytes = latin1Bytes(
+    match[2]!.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+  );
   if (charset === "iso-8859-1") return latin1(bytes);
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);

@@ -72,7 +72,10 @@ export function parseMultipart(
 }
 
 /** Reads a small field as UTF-8: 413 past `maxBytes` (the rest of the part is then skipped), 400 if not UTF-8. */
-export async function readText(part: MultipartPart, maxBytes: number = MULTIPART_DEFAULTS.maxFieldBytes): Promise<string> {
+export async function readText(
+  part: MultipartPart,
+  maxBytes: number = MULTIPART_DEFAULTS.maxFieldBytes,
+): Promise<string> {
   const reader = part.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -236,10 +239,12 @@ class MultipartIterator implements AsyncIterableIterator<MultipartPart> {
     // RFC 2046 transport-padding (linear white space) may precede the CRLF; it counts as header bytes.
     let i = 0;
     while (w.byte(i) === 32 || w.byte(i) === 9) {
-      if (++i > this.limits.maxHeaderBytes) throw new ProblemError("PAYLOAD_TOO_LARGE", "multipart delimiter padding too long");
+      if (++i > this.limits.maxHeaderBytes)
+        throw new ProblemError("PAYLOAD_TOO_LARGE", "multipart delimiter padding too long");
       await this.ensure(i + 2);
     }
-    if (w.byte(i) !== CR || w.byte(i + 1) !== LF) throw new ProblemError("VALIDATION_FAILED", "malformed multipart delimiter");
+    if (w.byte(i) !== CR || w.byte(i + 1) !== LF)
+      throw new ProblemError("VALIDATION_FAILED", "malformed multipart delimiter");
     w.skip(i);
     return false;
   }

@@ -16,7 +16,14 @@ import { parseRange } from "./range.js";
  * lib/digest-fields.ts). If-Range only counts with Range, so it is not listed. A new field read by
  * answerBlob must be listed here, or plain requests would be answered without it.
  */
-export const ANSWER_FIELDS = ["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "range", "want-content-digest"] as const;
+export const ANSWER_FIELDS = [
+  "if-match",
+  "if-none-match",
+  "if-modified-since",
+  "if-unmodified-since",
+  "range",
+  "want-content-digest",
+] as const;
 
 /** True when the request carries none of `ANSWER_FIELDS`: its answer is the row's plain 200. */
 export function isPlainRequest(header: (name: string) => string | string[] | null | undefined): boolean {
@@ -31,7 +38,10 @@ export function isPlainRequest(header: (name: string) => string | string[] | nul
  * (`answerBlob` decides). Random range GETs (video seeking) are answered so without the precondition
  * evaluation and two spreads of the head per request.
  */
-export function plainRange(header: (name: string) => string | string[] | null | undefined, size: number): ByteRange | null {
+export function plainRange(
+  header: (name: string) => string | string[] | null | undefined,
+  size: number,
+): ByteRange | null {
   const range = header("range");
   if (typeof range !== "string" || header("if-range") != null) return null;
   for (const name of ANSWER_FIELDS) if (name !== "range" && header(name) != null) return null;

@@ -12,7 +12,8 @@ export function evaluatePreconditions(
 ): Outcome {
   const ifMatch = header("if-match") ?? null;
   if (ifMatch !== null) {
-    if (!listMatches(ifMatch, etag, strongMatch)) return { kind: "failed", detail: "If-Match does not match the current ETag" };
+    if (!listMatches(ifMatch, etag, strongMatch))
+      return { kind: "failed", detail: "If-Match does not match the current ETag" };
   } else {
     // §13.1.4: only consulted without If-Match; an invalid date is ignored.
     const since = parseHttpDate(header("if-unmodified-since"));

@@ -7,14 +7,22 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./app-env.js";
-import { type FieldError, PROBLEMS, type ProblemCode, ProblemError, problemResponse, problemType } from "../problems.js";
+import {
+  type FieldError,
+  PROBLEMS,
+  type ProblemCode,
+  ProblemError,
+  problemResponse,
+  problemType,
+} from "../problems.js";
 import { DatabaseBusyError, DatabaseFullError, DatabaseUnavailableError } from "../metadata/database-errors.js";
 import { StorageError } from "../storage/blob-store.js";
 import { domainProblem } from "./domain-problems.js";
 
 /** The generic code of each status: the first one listed in the table (CONFLICT, not LOCK_NOT_HELD). */
 const CODE_BY_STATUS = new Map<number, ProblemCode>();
-for (const [code, { status }] of Object.entries(PROBLEMS)) if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code as ProblemCode);
+for (const [code, { status }] of Object.entries(PROBLEMS))
+  if (!CODE_BY_STATUS.has(status)) CODE_BY_STATUS.set(status, code as ProblemCode);
 
 /** zod issues → RFC 9457 `errors[]` with JSON Pointers (RFC 6901) into the request part. */
 export function toFieldErrors(error: ZodError, target: string): FieldError[] {
@@ -65,7 +73,9 @@ function conditionProblem(err: unknown): ProblemError | null {
     }
     if (e instanceof DatabaseFullError || (e instanceof StorageError && e.code === "NO_SPACE")) {
       const where = e instanceof DatabaseFullError ? "the database's volume" : "the blob store";
-      return new ProblemError("INSUFFICIENT_STORAGE", `${where} has no space left; nothing of this request was kept`, { cause: e });
+      return new ProblemError("INSUFFICIENT_STORAGE", `${where} has no space left; nothing of this request was kept`, {
+        cause: e,
+      });
     }
   }
   return null;
@@ -93,7 +103,10 @@ export const onError: ErrorHandler<AppEnv> = (err, c) => {
     return render(c, new ProblemError(code, detail));
   }
   c.get("logger")?.error("unhandled error", { requestId: c.get("requestId"), err });
-  return render(c, new ProblemError("INTERNAL", "The server failed to handle this request; see the logs for its request id."));
+  return render(
+    c,
+    new ProblemError("INTERNAL", "The server failed to handle this request; see the logs for its request id."),
+  );
 };
 
 export const notFound: NotFoundHandler<AppEnv> = (c) =>
@@ -120,11 +133,16 @@ export const ProblemSchema = z
   })
   .openapi("Problem");
 
-const headerDoc = (description: string, example: string) => ({ description, schema: { type: "string" as const, example } });
+const headerDoc = (description: string, example: string) => ({
+  description,
+  schema: { type: "string" as const, example },
+});
 
 /** Headers that come with a problem of some statuses (what a client needs to react to it). */
 const PROBLEM_HEADERS: Partial<Record<number, Record<string, ReturnType<typeof headerDoc>>>> = {
-  401: { "WWW-Authenticate": headerDoc("The bearer challenge (RFC 6750).", 'Bearer realm="cms", error="invalid_token"') },
+  401: {
+    "WWW-Authenticate": headerDoc("The bearer challenge (RFC 6750).", 'Bearer realm="cms", error="invalid_token"'),
+  },
   405: { Allow: headerDoc("The methods this path accepts.", "GET, HEAD") },
   416: { "Content-Range": headerDoc("The content's size.", "bytes */6789") },
   423: { "Retry-After": headerDoc("Seconds until the lock expires.", "1800") },

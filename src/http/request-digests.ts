@@ -41,7 +41,9 @@ export function requestDigests(
       const parsed = parseMember(header(name), algorithm, REQUEST_DIGEST_ALGORITHMS[algorithm].bytes);
       if (parsed.kind === "malformed") {
         const detail = `must be a digest field whose ${algorithm} member is ${REQUEST_DIGEST_ALGORITHMS[algorithm].bytes} bytes (RFC 9530)`;
-        throw new ProblemError("VALIDATION_FAILED", `invalid ${name}: ${detail}`, { errors: [{ pointer: `/header/${name}`, detail }] });
+        throw new ProblemError("VALIDATION_FAILED", `invalid ${name}: ${detail}`, {
+          errors: [{ pointer: `/header/${name}`, detail }],
+        });
       }
       if (parsed.kind === "found") digests.push({ header: name, algorithm, hex: parsed.hex });
     }

@@ -17,7 +17,8 @@ const headerProblem = (header: string, detail: string, code: "VALIDATION_FAILED"
 /** A non-negative integer header; undefined when absent. */
 export function integerHeader(header: string, value: string | null | undefined): number | undefined {
   if (value == null) return undefined;
-  if (!/^\d{1,16}$/.test(value.trim()) || !Number.isSafeInteger(Number(value))) throw headerProblem(header, "must be a non-negative integer");
+  if (!/^\d{1,16}$/.test(value.trim()) || !Number.isSafeInteger(Number(value)))
+    throw headerProblem(header, "must be a non-negative integer");
   return Number(value);
 }
 
@@ -31,7 +32,8 @@ export function parseUploadMetadata(value: string | null | undefined): Map<strin
   if (value == null || value.trim() === "") return out;
   for (const pair of value.split(",")) {
     const [key, encoded = "", ...rest] = pair.trim().split(" ");
-    if (!key || !/^[\x21-\x7e]+$/.test(key) || rest.length > 0) throw headerProblem("upload-metadata", "must be comma-separated `key base64value` pairs");
+    if (!key || !/^[\x21-\x7e]+$/.test(key) || rest.length > 0)
+      throw headerProblem("upload-metadata", "must be comma-separated `key base64value` pairs");
     if (out.has(key)) throw headerProblem("upload-metadata", `key ${key} is given twice`);
     if (!isBase64(encoded)) throw headerProblem("upload-metadata", `the value of ${key} is not base64`);
     try {
@@ -47,7 +49,8 @@ export function parseUploadMetadata(value: string | null | undefined): Map<strin
 export function parseUploadChecksum(value: string | null | undefined): Uint8Array | undefined {
   if (value == null) return undefined;
   const [algorithm, encoded = "", ...rest] = value.trim().split(" ");
-  if (algorithm !== "sha256" || rest.length > 0) throw headerProblem("upload-checksum", `supported: ${TUS_CHECKSUM_ALGORITHMS}`);
+  if (algorithm !== "sha256" || rest.length > 0)
+    throw headerProblem("upload-checksum", `supported: ${TUS_CHECKSUM_ALGORITHMS}`);
   const digest = isBase64(encoded) ? decodeBase64(encoded) : undefined;
   if (digest?.byteLength !== 32) throw headerProblem("upload-checksum", "must be the base64 of a 32-byte SHA-256");
   return digest;

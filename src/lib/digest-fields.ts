@@ -58,7 +58,11 @@ function members(value: string): [string, string][] | null {
 export type DigestParse = { kind: "absent" } | { kind: "sha256"; hex: string } | { kind: "malformed" };
 
 /** The hex of `algorithm`'s member of a digest field, "absent" without one, or "malformed". */
-export function parseMember(value: string | null | undefined, algorithm: string, bytes: number): { kind: "absent" | "malformed" } | { kind: "found"; hex: string } {
+export function parseMember(
+  value: string | null | undefined,
+  algorithm: string,
+  bytes: number,
+): { kind: "absent" | "malformed" } | { kind: "found"; hex: string } {
   if (value == null) return { kind: "absent" };
   const list = members(value);
   if (!list) return { kind: "malformed" };

@@ -35,7 +35,12 @@ export interface LineSink {
  * `write` receives one complete JSON line (no trailing newline), or is a `LineSink`. `base` fields
  * go on every line (e.g. which worker process wrote it).
  */
-export function createJsonLogger(write: ((line: string) => void) | LineSink, level: LogLevel = "info", now?: () => Date, base?: LogFields): Logger {
+export function createJsonLogger(
+  write: ((line: string) => void) | LineSink,
+  level: LogLevel = "info",
+  now?: () => Date,
+  base?: LogFields,
+): Logger {
   const sink: LineSink = typeof write === "function" ? { line: write } : write;
   const emit = (at: Exclude<LogLevel, "silent">) => (msg: string, fields?: LogFields) => {
     if (RANK[at] < RANK[level]) return;
@@ -53,7 +58,9 @@ export function createJsonLogger(write: ((line: string) => void) | LineSink, lev
     }
     const record = base ? { time, level: at, msg, ...base, ...fields } : { time, level: at, msg, ...fields };
     // A replacer function makes JSON.stringify several times slower; only objects can hold errors.
-    sink.line(fields && Object.values(fields).some(isObject) ? JSON.stringify(record, errorReplacer) : JSON.stringify(record));
+    sink.line(
+      fields && Object.values(fields).some(isObject) ? JSON.stringify(record, errorReplacer) : JSON.stringify(record),
+    );
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }
@@ -76,7 +83,9 @@ function isoNow(): string {
 const RESERVED = new Set(["time", "level", "msg"]);
 const quotedKeys = new Map<string, string>();
 const startsWithDigit = (key: string) => key.charCodeAt(0) >= 48 && key.charCodeAt(0) <= 57;
-const LEVEL_PARTS: Record<string, string> = Object.fromEntries(["debug", "info", "warn", "error"].map((l) => [l, `","level":"${l}","msg":`]));
+const LEVEL_PARTS: Record<string, string> = Object.fromEntries(
+  ["debug", "info", "warn", "error"].map((l) => [l, `","level":"${l}","msg":`]),
+);
 /** The longest JSON text of a number (`-1.7976931348623157e+308`) or a boolean. */
 const MAX_SCALAR_BYTES = 24;
 
@@ -90,37 +99,45 @@ const MAX_SCALAR_BYTES = 24;
  */
 function flatLineBytes(time: string, msg: string, fields: LogFields | undefined): number {
   let bytes = 40 + time.length + 6 * msg.length;
-  if (fields) for (const key of Object.keys(fields)) {
-    // Even an undefined field named like the first three removes them (JSON.stringify skips it).
-    if (RESERVED.has(key) || startsWithDigit(key)) return -1;
-    const value = fields[key];
-    const type = typeof value;
-    if (type === "undefined") continue;
-    if (type !== "string" && type !== "number" && type !== "boolean") return -1;
-    bytes += 6 * key.length + 4 + (type === "string" ? 6 * (value as string).length + 2 : MAX_SCALAR_BYTES);
-  }
+  if (fields)
+    for (const key of Object.keys(fields)) {
+      // Even an undefined field named like the first three removes them (JSON.stringify skips it).
+      if (RESERVED.has(key) || startsWithDigit(key)) return -1;
+      const value = fields[key];
+      const type = typeof value;
+      if (type === "undefined") continue;
+      if (type !== "string" && type !== "number" && type !== "boolean") return -1;
+      bytes += 6 * key.length + 4 + (type === "string" ? 6 * (value as string).length + 2 : MAX_SCALAR_BYTES);
+    }
   return bytes;
 }
 
 /** The line JSON.stringify gives for `{ time, level, msg, ...fields }`, for fields `flatLineBytes` accepts. */
-function writeFlatLine(out: JsonLineWriter, time: string, level: string, msg: string, fields: LogFields | undefined): void {
+function writeFlatLine(
+  out: JsonLineWriter,
+  time: string,
+  level: string,
+  msg: string,
+  fields: LogFields | undefined,
+): void {
   out.raw('{"time":"');
   out.raw(time);
   out.raw(LEVEL_PARTS[level] as string);
   out.string(msg);
-  if (fields) for (const key of Object.keys(fields)) {
-    const value = fields[key];
-    const type = typeof value;
-    if (type === "undefined") continue;
-    let quoted = quotedKeys.get(key);
-    if (quoted === undefined) {
-      quoted = `,${JSON.stringify(key)}:`;
-      if (quotedKeys.size < 1024) quotedKeys.set(key, quoted); // field names are the code's, not input
+  if (fields)
+    for (const key of Object.keys(fields)) {
+      const value = fields[key];
+      const type = typeof value;
+      if (type === "undefined") continue;
+      let quoted = quotedKeys.get(key);
+      if (quoted === undefined) {
+        quoted = `,${JSON.stringify(key)}:`;
+        if (quotedKeys.size < 1024) quotedKeys.set(key, quoted); // field names are the code's, not input
+      }
+      out.raw(quoted);
+      if (type === "string") out.string(value as string);
+      else out.raw(type === "number" ? jsonNumber(value as number) : value ? "true" : "false");
     }
-    out.raw(quoted);
-    if (type === "string") out.string(value as string);
-    else out.raw(type === "number" ? jsonNumber(value as number) : value ? "true" : "false");
-  }
   out.raw("}");
 }
 

@@ -44,18 +44,34 @@ function compress(state: Uint32Array, w: Uint32Array, data: Uint8Array, offset: 
   for (let i = 0; i < 32; i++) w[i] = view.getUint32(i * 4);
   for (let t = 16; t < 80; t++) {
     // σ0(x) = ROTR1 ^ ROTR8 ^ SHR7, σ1(y) = ROTR19 ^ ROTR61 ^ SHR6
-    const xh = w[(t - 15) * 2]!, xl = w[(t - 15) * 2 + 1]!;
+    const xh = w[(t - 15) * 2]!,
+      xl = w[(t - 15) * 2 + 1]!;
     const s0h = ((xh >>> 1) | (xl << 31)) ^ ((xh >>> 8) | (xl << 24)) ^ (xh >>> 7);
     const s0l = ((xl >>> 1) | (xh << 31)) ^ ((xl >>> 8) | (xh << 24)) ^ ((xl >>> 7) | (xh << 25));
-    const yh = w[(t - 2) * 2]!, yl = w[(t - 2) * 2 + 1]!;
+    const yh = w[(t - 2) * 2]!,
+      yl = w[(t - 2) * 2 + 1]!;
     const s1h = ((yh >>> 19) | (yl << 13)) ^ ((yl >>> 29) | (yh << 3)) ^ (yh >>> 6);
     const s1l = ((yl >>> 19) | (yh << 13)) ^ ((yh >>> 29) | (yl << 3)) ^ ((yl >>> 6) | (yh << 26));
     const lo = (s0l >>> 0) + (s1l >>> 0) + w[(t - 16) * 2 + 1]! + w[(t - 7) * 2 + 1]!;
     w[t * 2] = s0h + s1h + w[(t - 16) * 2]! + w[(t - 7) * 2]! + Math.floor(lo / 0x100000000);
     w[t * 2 + 1] = lo;
   }
-  let ah = state[0]!, al = state[1]!, bh = state[2]!, bl = state[3]!, ch = state[4]!, cl = state[5]!, dh = state[6]!, dl = state[7]!;
-  let eh = state[8]!, el = state[9]!, fh = state[10]!, fl = state[11]!, gh = state[12]!, gl = state[13]!, hh = state[14]!, hl = state[15]!;
+  let ah = state[0]!,
+    al = state[1]!,
+    bh = state[2]!,
+    bl = state[3]!,
+    ch = state[4]!,
+    cl = state[5]!,
+    dh = state[6]!,
+    dl = state[7]!;
+  let eh = state[8]!,
+    el = state[9]!,
+    fh = state[10]!,
+    fl = state[11]!,
+    gh = state[12]!,
+    gl = state[13]!,
+    hh = state[14]!,
+    hl = state[15]!;
   for (let t = 0; t < 80; t++) {
     // Σ1(e) = ROTR14 ^ ROTR18 ^ ROTR41, Ch(e, f, g); Σ0(a) = ROTR28 ^ ROTR34 ^ ROTR39, Maj(a, b, c)
     const S1h = ((eh >>> 14) | (el << 18)) ^ ((eh >>> 18) | (el << 14)) ^ ((el >>> 9) | (eh << 23));
@@ -70,24 +86,38 @@ function compress(state: Uint32Array, w: Uint32Array, data: Uint8Array, offset: 
     const majl = (al & bl) ^ (al & cl) ^ (bl & cl);
     const t2l = (S0l >>> 0) + (majl >>> 0);
     const t2h = S0h + majh + Math.floor(t2l / 0x100000000);
-    hh = gh; hl = gl;
-    gh = fh; gl = fl;
-    fh = eh; fl = el;
+    hh = gh;
+    hl = gl;
+    gh = fh;
+    gl = fl;
+    fh = eh;
+    fl = el;
     const el2 = (dl >>> 0) + (t1l >>> 0);
-    eh = (dh + t1h + Math.floor(el2 / 0x100000000)) | 0; el = el2 | 0;
-    dh = ch; dl = cl;
-    ch = bh; cl = bl;
-    bh = ah; bl = al;
+    eh = (dh + t1h + Math.floor(el2 / 0x100000000)) | 0;
+    el = el2 | 0;
+    dh = ch;
+    dl = cl;
+    ch = bh;
+    cl = bl;
+    bh = ah;
+    bl = al;
     const al2 = (t1l >>> 0) + (t2l >>> 0);
-    ah = (t1h + t2h + Math.floor(al2 / 0x100000000)) | 0; al = al2 | 0;
+    ah = (t1h + t2h + Math.floor(al2 / 0x100000000)) | 0;
+    al = al2 | 0;
   }
   const add = (i: number, h: number, l: number) => {
     const lo = state[i + 1]! + (l >>> 0);
     state[i] = state[i]! + h + Math.floor(lo / 0x100000000);
     state[i + 1] = lo;
   };
-  add(0, ah, al); add(2, bh, bl); add(4, ch, cl); add(6, dh, dl);
-  add(8, eh, el); add(10, fh, fl); add(12, gh, gl); add(14, hh, hl);
+  add(0, ah, al);
+  add(2, bh, bl);
+  add(4, ch, cl);
+  add(6, dh, dl);
+  add(8, eh, el);
+  add(10, fh, fl);
+  add(12, gh, gl);
+  add(14, hh, hl);
 }
 
 /** A running SHA-512: `update` with each chunk (any sizes), then `digest`/`hex` once. */

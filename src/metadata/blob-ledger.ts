@@ -72,7 +72,12 @@ const LEDGER_KEY = sql.raw('"blob_ledger"."key"');
  * entry of `keys` (the rows just written reference them, so the collector has nothing to look at).
  * One statement whatever the number of keys: they travel as one JSON parameter.
  */
-export function consumeReservations(db: AnySQLiteDatabase, keys: readonly string[] | Placeholder, now: number | Placeholder, when?: SQL) {
+export function consumeReservations(
+  db: AnySQLiteDatabase,
+  keys: readonly string[] | Placeholder,
+  now: number | Placeholder,
+  when?: SQL,
+) {
   // A placeholder (a prebuilt statement, prebuilt.ts) stands for the JSON list itself.
   const list = is(keys, Placeholder) ? keys : JSON.stringify(keys);
   return db

@@ -8,7 +8,10 @@
 
 /** The write lock stayed taken (another process or instance is writing) for the whole allowed wait. */
 export class DatabaseBusyError extends Error {
-  constructor(readonly waitedMs: number, options?: { cause?: unknown }) {
+  constructor(
+    readonly waitedMs: number,
+    options?: { cause?: unknown },
+  ) {
     super(`the database stayed locked by another writer for ${waitedMs} ms`, options);
     this.name = "DatabaseBusyError";
   }
@@ -38,9 +41,24 @@ const UNUSABLE_SQLITE_CODES = new Set([8, 10, 11, 14, 26]);
 const UNUSABLE_SQLITE_NAME = /^SQLITE_(READONLY|IOERR|CORRUPT|CANTOPEN|NOTADB)(_|$)/;
 /** System and undici codes of a connection that could not be made or broke, or of a failing volume. */
 const UNREACHABLE_CODES = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EHOSTDOWN", "ENETUNREACH",
-  "ENETDOWN", "ENOTFOUND", "EAI_AGAIN", "EIO", "EROFS",
-  "UND_ERR_SOCKET", "UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "UND_ERR_CLOSED",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "EHOSTDOWN",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EIO",
+  "EROFS",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
 ]);
 /** workerd's fetch (and D1) when a connection fails or breaks: an Error without a code. */
 const WORKERD_CONNECTION_LOST = /\bNetwork connection lost\b/;

@@ -65,8 +65,10 @@ export function withDatabaseHealth(client: Client, health: DatabaseHealth): Clie
         throw health.failed(err, kind);
       },
     );
-  const call = (name: "execute" | "batch" | "migrate" | "executeMultiple", kind: (args: unknown[]) => StatementKind) => (...args: unknown[]) =>
-    watch(kind(args), (client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
+  const call =
+    (name: "execute" | "batch" | "migrate" | "executeMultiple", kind: (args: unknown[]) => StatementKind) =>
+    (...args: unknown[]) =>
+      watch(kind(args), (client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
   const watched: Partial<Record<PropertyKey, unknown>> = {
     execute: call("execute", ([stmt]) => (isReadOnly(stmt as InStatement) ? "read" : "write")),
     batch: call("batch", ([stmts]) => ((stmts as InStatement[]).every(isReadOnly) ? "read" : "write")),

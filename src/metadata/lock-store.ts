@@ -27,7 +27,12 @@ export interface LockStore {
 }
 
 const matches = (name: string, proof: LockProof) =>
-  and(eq(locks.name, name), eq(locks.lockId, proof.lockId), eq(locks.owner, proof.owner), sql`${locks.holder} is ${proof.holder}`);
+  and(
+    eq(locks.name, name),
+    eq(locks.lockId, proof.lockId),
+    eq(locks.owner, proof.owner),
+    sql`${locks.holder} is ${proof.holder}`,
+  );
 
 export function createLockStore(db: AnySQLiteDatabase): LockStore {
   const find = async (name: string, now: number) => {
@@ -50,7 +55,13 @@ export function createLockStore(db: AnySQLiteDatabase): LockStore {
           .values({ ...values, createdAt: now })
           .onConflictDoUpdate({
             target: locks.name,
-            set: { lockId: values.lockId, owner: values.owner, holder: values.holder, expiresAt: values.expiresAt, createdAt: now },
+            set: {
+              lockId: values.lockId,
+              owner: values.owner,
+              holder: values.holder,
+              expiresAt: values.expiresAt,
+              createdAt: now,
+            },
             setWhere: lte(locks.expiresAt, now),
           })
           .returning();

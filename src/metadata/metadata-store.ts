@@ -8,7 +8,22 @@
  * must hold at commit time (the caller's lock is live, the revision is the one the caller saw) are
  * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
  */
-import { and, asc, count, eq, getTableColumns, gt, gte, isNotNull, isNull, lt, or, type Placeholder, SQL, sql } from "drizzle-orm";
+import {
+  and,
+  asc,
+  count,
+  eq,
+  getTableColumns,
+  gt,
+  gte,
+  isNotNull,
+  isNull,
+  lt,
+  or,
+  type Placeholder,
+  SQL,
+  sql,
+} from "drizzle-orm";
 import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
 import { createLockStore, type LockStore } from "./lock-store.js";
 import { type Bindable, placeholders, prebuilt } from "./prebuilt.js";
@@ -33,7 +48,9 @@ import {
 export type { AnySQLiteDatabase, BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.js";
 
 /** What updateResource may change; omitted fields keep their value. */
-export type ResourceChanges = Partial<Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">>;
+export type ResourceChanges = Partial<
+  Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">
+>;
 
 export interface GuardedChange {
   uid: string;
@@ -122,8 +139,6 @@ export interface MetadataStore {
   adoptLegacyOwners(issuer: string): Promise<number>;
 }
 
-
-
 /** data_fixes' name for the owner adoption (also written by drizzle/0010_adopt_legacy_owners.sql). */
 const ADOPT_LEGACY_OWNERS = "adopt_legacy_owners";
 
@@ -144,12 +159,12 @@ function storedRow(row: NewResourceRow): ResourceRow {
     const column = RESOURCE_COLUMNS[key];
     const given = row[key];
     if (given !== undefined) stored[key] = given;
-    else if (column.defaultFn || column.default instanceof SQL) throw new TypeError(`storedRow: the default of ${key} is computed by the database`);
+    else if (column.defaultFn || column.default instanceof SQL)
+      throw new TypeError(`storedRow: the default of ${key} is computed by the database`);
     else stored[key] = column.default ?? null;
   }
   return stored as ResourceRow;
 }
-
 
 /** The charge as the `tenant_usage` row a tenant's first write inserts. */
 const usageRow = (c: UsageCharge): TenantUsageRow => ({
@@ -190,7 +205,12 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     .limit(1)
     .prepare();
   /** Copies the current state of the matching resources into `revisions` (revision numbers as stored). */
-  const snapshot = (action: RevisionAction | Placeholder, actor: string | null | Placeholder, now: number | Placeholder, where: SQL) =>
+  const snapshot = (
+    action: RevisionAction | Placeholder,
+    actor: string | null | Placeholder,
+    now: number | Placeholder,
+    where: SQL,
+  ) =>
     db
       .insert(revisions)
       .select(
@@ -204,11 +224,21 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     sql`exists (select 1 from ${locks} where ${locks.name} = ${uid} and ${locks.lockId} = ${lock.lockId} and ${locks.owner} = ${lock.owner} and ${locks.holder} is ${lock.holder} and ${locks.expiresAt} > ${now})`;
 
   const guard = (c: GuardedChange) =>
-    and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision), isNull(resources.deletedAt), liveLock(c.uid, c.lock, c.now));
+    and(
+      eq(resources.uid, c.uid),
+      eq(resources.revision, c.expectedRevision),
+      isNull(resources.deletedAt),
+      liveLock(c.uid, c.lock, c.now),
+    );
 
   /** The row the guarded UPDATE produced: same uid, next revision, stamped in this batch. */
   const justChanged = (c: GuardedChange, extra?: SQL) =>
-    and(eq(resources.uid, c.uid), eq(resources.revision, c.expectedRevision + 1), eq(resources.updatedAt, c.now), extra) as SQL;
+    and(
+      eq(resources.uid, c.uid),
+      eq(resources.revision, c.expectedRevision + 1),
+      eq(resources.updatedAt, c.now),
+      extra,
+    ) as SQL;
 
   /**
    * Stored bytes of the resources `which` selects (a condition on `resources`): the sizes of the
@@ -232,10 +262,18 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     }
     return statement;
   };
-  const consumeOnCreate = prebuilt<{ keys: string; now: number }>(db, consumeReservations(db, sql.placeholder("keys"), sql.placeholder("now")));
+  const consumeOnCreate = prebuilt<{ keys: string; now: number }>(
+    db,
+    consumeReservations(db, sql.placeholder("keys"), sql.placeholder("now")),
+  );
   const snapshotOnCreate = prebuilt<{ action: RevisionAction; actor: string | null; now: number; context: string }>(
     db,
-    snapshot(sql.placeholder("action"), sql.placeholder("actor"), sql.placeholder("now"), eq(resources.context, sql.placeholder("context"))),
+    snapshot(
+      sql.placeholder("action"),
+      sql.placeholder("actor"),
+      sql.placeholder("now"),
+      eq(resources.context, sql.placeholder("context")),
+    ),
   );
   const chargeOnWrite = prebuilt<TenantUsageRow>(db, chargeStatement(db, placeholders<TenantUsageRow>(USAGE_KEYS)));
 
@@ -254,7 +292,12 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
       await db.batch([
         ...(inserts as [(typeof inserts)[number], ...typeof inserts]),
         consumeOnCreate({ keys: JSON.stringify(stored.map((r) => r.blobKey)), now: first.createdAt }),
-        snapshotOnCreate({ action: "create", actor: first.owner ?? null, now: first.createdAt, context: first.context }),
+        snapshotOnCreate({
+          action: "create",
+          actor: first.owner ?? null,
+          now: first.createdAt,
+          context: first.context,
+        }),
         // Before the charge: the upload's reservation is given back first, so the two never count together.
         ...(upload ? store.tusUploads.finishing(upload.uploadId, upload.resourceUid) : []),
         ...(charge ? [chargeOnWrite(usageRow(charge))] : []),
@@ -294,13 +337,18 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
         q.author === undefined ? undefined : eq(resources.author, q.author),
         q.mediaType === undefined ? undefined : sql`${essence} = ${q.mediaType.toLowerCase()}`,
         // substr() compares exactly (LIKE would be case-insensitive and treat % and _ as wildcards).
-        q.namePrefix === undefined ? undefined : sql`substr(${resources.name}, 1, ${q.namePrefix.length}) = ${q.namePrefix}`,
+        q.namePrefix === undefined
+          ? undefined
+          : sql`substr(${resources.name}, 1, ${q.namePrefix.length}) = ${q.namePrefix}`,
         q.parentUid === undefined ? undefined : eq(resources.parentUid, q.parentUid),
         q.createdFrom === undefined ? undefined : gte(resources.createdAt, q.createdFrom),
         q.createdBefore === undefined ? undefined : lt(resources.createdAt, q.createdBefore),
         q.after === undefined
           ? undefined
-          : or(gt(resources.createdAt, q.after.createdAt), and(eq(resources.createdAt, q.after.createdAt), gt(resources.uid, q.after.uid))),
+          : or(
+              gt(resources.createdAt, q.after.createdAt),
+              and(eq(resources.createdAt, q.after.createdAt), gt(resources.uid, q.after.uid)),
+            ),
       ];
       return db
         .select()
@@ -331,11 +379,21 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
                   maxBytes: charge.limits.bytes,
                   maxIngressBytes: charge.limits.ingressBytesPerDay,
                 })
-                .where(and(eq(tenantUsage.tenantId, charge.tenantId), sql`exists (select 1 from ${resources} where ${justChanged(c)})`)),
+                .where(
+                  and(
+                    eq(tenantUsage.tenantId, charge.tenantId),
+                    sql`exists (select 1 from ${resources} where ${justChanged(c)})`,
+                  ),
+                ),
             ]
           : []),
         // The new content's reservation is consumed only if the guarded update applied.
-        consumeReservations(db, changes.blobKey ? [changes.blobKey] : [], c.now, sql`exists (select 1 from ${resources} where ${justChanged(c)})`),
+        consumeReservations(
+          db,
+          changes.blobKey ? [changes.blobKey] : [],
+          c.now,
+          sql`exists (select 1 from ${resources} where ${justChanged(c)})`,
+        ),
       ]);
       return updated[0] ?? null;
     },
@@ -357,7 +415,14 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           .where(liveChild),
         snapshot("delete", c.actor, c.now, and(eq(resources.parentUid, c.uid), eq(resources.deletedAt, c.now)) as SQL),
         // A deleted resource cannot be modified, so its lock has nothing left to protect.
-        db.delete(locks).where(and(eq(locks.name, c.uid), sql`exists (select 1 from ${resources} p where p.uid = ${c.uid} and p.deleted_at = ${c.now})`)),
+        db
+          .delete(locks)
+          .where(
+            and(
+              eq(locks.name, c.uid),
+              sql`exists (select 1 from ${resources} p where p.uid = ${c.uid} and p.deleted_at = ${c.now})`,
+            ),
+          ),
       ]);
       return deleted[0] ?? null;
     },
@@ -372,7 +437,9 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           bytes: sql`${tenantUsage.bytes} - (${keptBytes(sql`${resources.uid} in ${family}`)})`,
           resources: sql`${tenantUsage.resources} - (select count(*) from ${resources} where ${familyOf(uid)} and ${resources.parentUid} is null)`,
         })
-        .where(sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`);
+        .where(
+          sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`,
+        );
       const [, , current, past, , , removed] = await db.batch([
         refund,
         // Recorded in the same transaction, so the collector finds these blobs even if this process dies next.
@@ -415,7 +482,9 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
       const [row] = await db
         .select({ n: count() })
         .from(revisions)
-        .where(sql`${revisions.resourceUid} in (select ${resources.uid} from ${resources} where ${resources.tenantId} = ${tenantId})`);
+        .where(
+          sql`${revisions.resourceUid} in (select ${resources.uid} from ${resources} where ${resources.tenantId} = ${tenantId})`,
+        );
       return row?.n ?? 0;
     },
 
@@ -450,7 +519,11 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
 
     async adoptLegacyOwners(issuer) {
       // A read on every start, a write only on the first: no write lock (nor D1 primary write) after that.
-      const done = await db.select({ name: dataFixes.name }).from(dataFixes).where(eq(dataFixes.name, ADOPT_LEGACY_OWNERS)).limit(1);
+      const done = await db
+        .select({ name: dataFixes.name })
+        .from(dataFixes)
+        .where(eq(dataFixes.name, ADOPT_LEGACY_OWNERS))
+        .limit(1);
       if (done.length > 0) return 0;
       // One batch: the rows are adopted and the fix recorded together (concurrent first starts: the same UPDATE twice).
       const [adopted] = await db.batch([

@@ -45,7 +45,10 @@ export function prebuilt<V extends Record<string, unknown>>(
   // a named placeholder, through its column's encoder when the builder gave it one, or a constant.
   const binders = params.map((param): ((values: V) => unknown) => {
     const named = is(param, Placeholder) ? { name: param.name, encode: (v: unknown) => v } : null;
-    const encoded = is(param, Param) && is(param.value, Placeholder) ? { name: param.value.name, encode: (v: unknown) => param.encoder.mapToDriverValue(v) } : null;
+    const encoded =
+      is(param, Param) && is(param.value, Placeholder)
+        ? { name: param.value.name, encode: (v: unknown) => param.encoder.mapToDriverValue(v) }
+        : null;
     const binder = named ?? encoded;
     if (!binder) return () => param;
     const { name, encode } = binder;
@@ -67,4 +70,9 @@ export function prebuilt<V extends Record<string, unknown>>(
   };
 }
 
-const isPrimitive = (value: unknown) => value === null || typeof value === "string" || typeof value === "number" || typeof value === "bigint" || typeof value === "boolean";
+const isPrimitive = (value: unknown) =>
+  value === null ||
+  typeof value === "string" ||
+  typeof value === "number" ||
+  typeof value === "bigint" ||
+  typeof value === "boolean";

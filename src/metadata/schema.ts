@@ -97,15 +97,15 @@ export type RevisionRow = typeof revisions.$inferSelect;
 export const locks = sqliteTable(
   "locks",
   {
-  name: text("name").primaryKey(),
-  lockId: text("lock_id").notNull(),
-  /** The DTOs' `lockOwner` / `author`: a label chosen by the client. */
-  owner: text("owner").notNull(),
-  /** Who took the lock and alone may use it: principal.ts `holderOf` (issuer and subject; null when auth is off). */
-  holder: text("holder"),
-  /** Epoch milliseconds. */
-  expiresAt: integer("expires_at").notNull(),
-  createdAt: integer("created_at").notNull(),
+    name: text("name").primaryKey(),
+    lockId: text("lock_id").notNull(),
+    /** The DTOs' `lockOwner` / `author`: a label chosen by the client. */
+    owner: text("owner").notNull(),
+    /** Who took the lock and alone may use it: principal.ts `holderOf` (issuer and subject; null when auth is off). */
+    holder: text("holder"),
+    /** Epoch milliseconds. */
+    expiresAt: integer("expires_at").notNull(),
+    createdAt: integer("created_at").notNull(),
   },
   (t) => [index("locks_expires_idx").on(t.expiresAt)],
 );

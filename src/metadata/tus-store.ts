@@ -32,7 +32,14 @@ export interface TusUploadStore {
   /** Unfinished uploads of the tenant that have not expired at `now`. */
   unfinished(tenantId: string, now: number): Promise<number>;
   /** Moves the offset from `from` to `to` with `parts`, only if it still is `from` (and the upload pending, unexpired); null otherwise. */
-  advance(id: string, from: number, to: number, parts: TusPart[], now: number, expiresAt: number): Promise<TusUploadRow | null>;
+  advance(
+    id: string,
+    from: number,
+    to: number,
+    parts: TusPart[],
+    now: number,
+    expiresAt: number,
+  ): Promise<TusUploadRow | null>;
   /**
    * Claims a complete, pending, unexpired upload for the one request that will create its resource;
    * null when another request claimed it first or it is gone.
@@ -59,10 +66,16 @@ export interface TusUploadStore {
 export const partsOf = (row: TusUploadRow): TusPart[] => JSON.parse(row.parts) as TusPart[];
 
 /** `charge` builds the statement charging a tenant's usage (metadata-store's, shared by every write). */
-export function createTusUploadStore(db: BatchSQLiteDatabase, charge: (c: UsageCharge) => BatchItem<"sqlite">): TusUploadStore {
+export function createTusUploadStore(
+  db: BatchSQLiteDatabase,
+  charge: (c: UsageCharge) => BatchItem<"sqlite">,
+): TusUploadStore {
   const one = (rows: TusUploadRow[]) => rows[0] ?? null;
   const expiredAt = (now: number) =>
-    and(lte(tusUploads.expiresAt, now), or(ne(tusUploads.state, "finishing"), lte(tusUploads.expiresAt, now - FINISH_LEASE_MS))) as SQL;
+    and(
+      lte(tusUploads.expiresAt, now),
+      or(ne(tusUploads.state, "finishing"), lte(tusUploads.expiresAt, now - FINISH_LEASE_MS)),
+    ) as SQL;
 
   /** Gives back the bytes the upload `id` holds, if it matches `which` and is not finished. */
   const release = (id: string, which: SQL) => {
@@ -75,7 +88,13 @@ export function createTusUploadStore(db: BatchSQLiteDatabase, charge: (c: UsageC
 
   /** Removes the upload `id` if it matches `which`, with its reservation, in one transaction. */
   async function removeWhere(id: string, which: SQL): Promise<TusUploadRow | null> {
-    const [, removed] = await db.batch([release(id, which), db.delete(tusUploads).where(and(eq(tusUploads.id, id), which)).returning()]);
+    const [, removed] = await db.batch([
+      release(id, which),
+      db
+        .delete(tusUploads)
+        .where(and(eq(tusUploads.id, id), which))
+        .returning(),
+    ]);
     return one(removed);
   }
 
@@ -99,7 +118,14 @@ export function createTusUploadStore(db: BatchSQLiteDatabase, charge: (c: UsageC
         await db
           .update(tusUploads)
           .set({ offset: to, parts: JSON.stringify(parts), expiresAt })
-          .where(and(eq(tusUploads.id, id), eq(tusUploads.offset, from), eq(tusUploads.state, "pending"), gt(tusUploads.expiresAt, now)))
+          .where(
+            and(
+              eq(tusUploads.id, id),
+              eq(tusUploads.offset, from),
+              eq(tusUploads.state, "pending"),
+              gt(tusUploads.expiresAt, now),
+            ),
+          )
           .returning(),
       );
     },
@@ -108,7 +134,14 @@ export function createTusUploadStore(db: BatchSQLiteDatabase, charge: (c: UsageC
         await db
           .update(tusUploads)
           .set({ state: "finishing", expiresAt })
-          .where(and(eq(tusUploads.id, id), eq(tusUploads.state, "pending"), eq(tusUploads.offset, tusUploads.length), gt(tusUploads.expiresAt, now)))
+          .where(
+            and(
+              eq(tusUploads.id, id),
+              eq(tusUploads.state, "pending"),
+              eq(tusUploads.offset, tusUploads.length),
+              gt(tusUploads.expiresAt, now),
+            ),
+          )
           .returning(),
       );
     },

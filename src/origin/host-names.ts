@@ -34,7 +34,8 @@ export function privateHostReason(hostname: string): string | null {
   // WHATWG parsing already turned 2130706433, 0x7f.1, 0177.1 … into dotted decimal, so one check covers all spellings.
   if (ipVersion(host) !== 0) return "IP address literals are not allowed (use a DNS name)";
   // Anything else shaped like a number would be an address to some resolver; never a real DNS name.
-  if (/^[0-9.]+$/.test(host) || /^0x[0-9a-f]+$/i.test(host) || host.includes(":")) return "address-like hosts are not allowed";
+  if (/^[0-9.]+$/.test(host) || /^0x[0-9a-f]+$/i.test(host) || host.includes(":"))
+    return "address-like hosts are not allowed";
   if (!host.includes(".")) return "single-label names resolve on the local network";
   const suffix = PRIVATE_SUFFIXES.find((s) => host === s || host.endsWith(`.${s}`));
   if (suffix) return `.${suffix} names are private or reserved`;

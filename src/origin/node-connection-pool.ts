@@ -33,7 +33,8 @@ export interface ConnectionPool {
   size(): number;
 }
 
-const count = (sockets: NodeJS.ReadOnlyDict<unknown[]>) => Object.values(sockets).reduce((n, list) => n + (list?.length ?? 0), 0);
+const count = (sockets: NodeJS.ReadOnlyDict<unknown[]>) =>
+  Object.values(sockets).reduce((n, list) => n + (list?.length ?? 0), 0);
 /** No socket in use and no request waiting: dropping the agent closes only idle sockets. */
 const unused = (agent: http.Agent) => count(agent.sockets) === 0 && count(agent.requests) === 0;
 
@@ -57,7 +58,12 @@ export function createConnectionPool({ maxIdlePerKey, maxKeys, idleMs }: Connect
       // `timeout` closes a free socket after idleMs (Node's agent destroys free sockets on it; a
       // shorter Keep-Alive hint from the origin wins). On a socket in use it only emits 'timeout',
       // which nothing here listens to: node-fetch.ts keeps its own idle timers.
-      const options: http.AgentOptions = { keepAlive: true, maxFreeSockets: maxIdlePerKey, timeout: idleMs, scheduling: "lifo" };
+      const options: http.AgentOptions = {
+        keepAlive: true,
+        maxFreeSockets: maxIdlePerKey,
+        timeout: idleMs,
+        scheduling: "lifo",
+      };
       const agent = key.tls ? new https.Agent(options) : new http.Agent(options);
       agents.set(name, agent);
       for (const [other, candidate] of agents) {

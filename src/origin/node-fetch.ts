@@ -11,7 +11,13 @@ import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 import { createConnectionPool } from "./node-connection-pool.js";
 import { isLocalhostName } from "./host-names.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl, parseReprSha256 } from "./policy.js";
+import {
+  followRedirects,
+  originProblem as problem,
+  parseContentLength,
+  parseOriginUrl,
+  parseReprSha256,
+} from "./policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (
@@ -97,7 +103,10 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
   const isAllowed = options.isAllowedAddress ?? (allowPrivate ? () => true : isGlobalUnicast);
   const idleConnectionMs = options.idleConnectionMs ?? 2_000;
   // One pool per fetcher: a socket checked under this fetcher's address policy is never reused under another's.
-  const pool = idleConnectionMs > 0 ? createConnectionPool({ maxIdlePerKey: IDLE_CONNECTIONS_PER_KEY, maxKeys: POOL_KEYS, idleMs: idleConnectionMs }) : null;
+  const pool =
+    idleConnectionMs > 0
+      ? createConnectionPool({ maxIdlePerKey: IDLE_CONNECTIONS_PER_KEY, maxKeys: POOL_KEYS, idleMs: idleConnectionMs })
+      : null;
 
   const refuseAddress = (host: string, address: string) => {
     const why = specialPurposeRange(address);
@@ -118,7 +127,10 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       return { url, hostname, address: hostname, family: literal };
     }
     if (!allowPrivate && isLocalhostName(hostname)) {
-      throw problem("ORIGIN_REFUSED", `resourceExternalURI host ${hostname} is not allowed: localhost names are loopback (RFC 6761)`);
+      throw problem(
+        "ORIGIN_REFUSED",
+        `resourceExternalURI host ${hostname} is not allowed: localhost names are loopback (RFC 6761)`,
+      );
     }
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
       const settle = () => {
@@ -132,19 +144,31 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       // DNS counts against the connect budget: a resolver that never answers must not hang the fetch.
       const timer = setTimeout(() => {
         settle();
-        reject(problem("ORIGIN_TIMEOUT", `resourceExternalURI host ${hostname} was not resolved within ${connectTimeoutMs} ms`));
+        reject(
+          problem(
+            "ORIGIN_TIMEOUT",
+            `resourceExternalURI host ${hostname} was not resolved within ${connectTimeoutMs} ms`,
+          ),
+        );
       }, connectTimeoutMs);
       signal.addEventListener("abort", onAbort, { once: true });
       lookup(hostname, { all: true }, (err, result) => {
         settle();
         if (err) {
-          reject(problem("ORIGIN_FAILED", `resourceExternalURI host ${hostname} could not be resolved (${err.code ?? err.message})`, err));
+          reject(
+            problem(
+              "ORIGIN_FAILED",
+              `resourceExternalURI host ${hostname} could not be resolved (${err.code ?? err.message})`,
+              err,
+            ),
+          );
         } else {
           resolve(result);
         }
       });
     });
-    if (addresses.length === 0) throw problem("ORIGIN_FAILED", `resourceExternalURI host ${hostname} resolved to no address`);
+    if (addresses.length === 0)
+      throw problem("ORIGIN_FAILED", `resourceExternalURI host ${hostname} resolved to no address`);
     // Any refused address refuses the host: round-robin DNS could otherwise pick it later.
     for (const { address } of addresses) {
       if (!isAllowed(address)) throw refuseAddress(hostname, address);
@@ -197,7 +221,13 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       signal.addEventListener("abort", onAbort, { once: true });
 
       timer = setTimeout(
-        () => fail(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} did not connect within ${connectTimeoutMs} ms`)),
+        () =>
+          fail(
+            problem(
+              "ORIGIN_TIMEOUT",
+              `resourceExternalURI origin ${url.host} did not connect within ${connectTimeoutMs} ms`,
+            ),
+          ),
         connectTimeoutMs,
       );
       const onConnected = (socket: Socket) => {
@@ -210,7 +240,13 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         }
         clearTimeout(timer);
         timer = setTimeout(
-          () => fail(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`)),
+          () =>
+            fail(
+              problem(
+                "ORIGIN_TIMEOUT",
+                `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`,
+              ),
+            ),
           idleTimeoutMs,
         );
       };
@@ -240,8 +276,15 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         }
         if (signal.aborted) return fail(signal.reason);
         // The origin closed an idle pooled connection as we reused it (a GET: safe to send again).
-        if (req.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE")) return fail(new StalePooledConnection(err.code));
-        fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} could not be reached (${err.code ?? err.message})`, err));
+        if (req.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE"))
+          return fail(new StalePooledConnection(err.code));
+        fail(
+          problem(
+            "ORIGIN_FAILED",
+            `resourceExternalURI origin ${url.host} could not be reached (${err.code ?? err.message})`,
+            err,
+          ),
+        );
       });
       req.end();
     });
@@ -335,7 +378,13 @@ function bodyStream(
   // The response may have failed or ended before this stream was built (the redirect loop awaits in between).
   if (res.errored) fail(res.errored);
   else if (res.readableEnded) ended = true;
-  else if (res.destroyed) fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} closed the connection before the body was complete`));
+  else if (res.destroyed)
+    fail(
+      problem(
+        "ORIGIN_FAILED",
+        `resourceExternalURI origin ${url.host} closed the connection before the body was complete`,
+      ),
+    );
 
   res.on("readable", wake);
   res.on("end", () => {
@@ -343,11 +392,22 @@ function bodyStream(
     wake();
   });
   res.on("error", (err: NodeJS.ErrnoException) => {
-    fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} failed while sending the body (${err.code ?? err.message})`, err));
+    fail(
+      problem(
+        "ORIGIN_FAILED",
+        `resourceExternalURI origin ${url.host} failed while sending the body (${err.code ?? err.message})`,
+        err,
+      ),
+    );
   });
   res.on("close", () => {
     if (!ended && !res.complete) {
-      fail(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} closed the connection before the body was complete`));
+      fail(
+        problem(
+          "ORIGIN_FAILED",
+          `resourceExternalURI origin ${url.host} closed the connection before the body was complete`,
+        ),
+      );
     }
   });
 
@@ -374,7 +434,13 @@ function bodyStream(
           await new Promise<void>((resolve) => {
             waiter = resolve;
             idleTimer = setTimeout(
-              () => fail(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`)),
+              () =>
+                fail(
+                  problem(
+                    "ORIGIN_TIMEOUT",
+                    `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`,
+                  ),
+                ),
               idleTimeoutMs,
             );
           });

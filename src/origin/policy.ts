@@ -24,7 +24,10 @@ export function parseOriginUrl(raw: string | URL): URL {
     throw originProblem("ORIGIN_REFUSED", "resourceExternalURI is not a valid absolute URL");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw originProblem("ORIGIN_REFUSED", `resourceExternalURI scheme ${url.protocol} is not allowed (only http: and https:)`);
+    throw originProblem(
+      "ORIGIN_REFUSED",
+      `resourceExternalURI scheme ${url.protocol} is not allowed (only http: and https:)`,
+    );
   }
   if (url.username !== "" || url.password !== "") {
     throw originProblem("ORIGIN_REFUSED", "resourceExternalURI must not contain credentials (userinfo)");
@@ -82,7 +85,10 @@ export function followRedirects(options: RedirectLoopOptions): FetchOrigin {
     const onExternalAbort = () => controller.abort(external?.reason);
     external?.addEventListener("abort", onExternalAbort, { once: true });
     const totalTimer = setTimeout(
-      () => controller.abort(originProblem("ORIGIN_TIMEOUT", `resourceExternalURI was not fetched within ${totalTimeoutMs} ms`)),
+      () =>
+        controller.abort(
+          originProblem("ORIGIN_TIMEOUT", `resourceExternalURI was not fetched within ${totalTimeoutMs} ms`),
+        ),
       totalTimeoutMs,
     );
     const dispose = () => {

@@ -6,7 +6,13 @@
 import { ProblemError } from "../problems.js";
 import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
 import { privateHostReason } from "./host-names.js";
-import { followRedirects, originProblem as problem, parseContentLength, parseOriginUrl, parseReprSha256 } from "./policy.js";
+import {
+  followRedirects,
+  originProblem as problem,
+  parseContentLength,
+  parseOriginUrl,
+  parseReprSha256,
+} from "./policy.js";
 
 export interface WorkerFetchOriginOptions {
   /**
@@ -63,7 +69,13 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
     let timer: ReturnType<typeof setTimeout> | undefined;
     const idle = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`)),
+        () =>
+          reject(
+            problem(
+              "ORIGIN_TIMEOUT",
+              `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`,
+            ),
+          ),
         idleTimeoutMs,
       );
     });
@@ -104,7 +116,13 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
   });
 }
 
-function toOriginResponse(res: Response, url: URL, signal: AbortSignal, idleTimeoutMs: number, dispose: () => void): OriginResponse {
+function toOriginResponse(
+  res: Response,
+  url: URL,
+  signal: AbortSignal,
+  idleTimeoutMs: number,
+  dispose: () => void,
+): OriginResponse {
   return {
     body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose),
     contentType: res.headers.get("content-type"),
@@ -149,7 +167,13 @@ function bodyStream(
         try {
           const idle = new Promise<never>((_, reject) => {
             timer = setTimeout(
-              () => reject(problem("ORIGIN_TIMEOUT", `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`)),
+              () =>
+                reject(
+                  problem(
+                    "ORIGIN_TIMEOUT",
+                    `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`,
+                  ),
+                ),
               idleTimeoutMs,
             );
           });
@@ -166,7 +190,11 @@ function bodyStream(
           if (signal.aborted) throw signal.reason;
           if (err instanceof ProblemError) throw err;
           const message = err instanceof Error ? err.message : String(err);
-          throw problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} failed while sending the body (${message})`, err);
+          throw problem(
+            "ORIGIN_FAILED",
+            `resourceExternalURI origin ${url.host} failed while sending the body (${message})`,
+            err,
+          );
         } finally {
           clearTimeout(timer);
         }

@@ -29,7 +29,10 @@ const apiVersion = createRoute({
   },
 });
 
-const HealthSchema = z.object({ status: z.enum(["ok", "unavailable"]), checks: z.record(z.string(), z.string()).optional() });
+const HealthSchema = z.object({
+  status: z.enum(["ok", "unavailable"]),
+  checks: z.record(z.string(), z.string()).optional(),
+});
 
 const healthz = createRoute({
   method: "get",
@@ -92,16 +95,22 @@ function cachedReadiness(checks: ReadinessCheck[], cacheMs: number, now: () => n
   };
 }
 
-export function createMetaRouter(checks: ReadinessCheck[], guards: Guards, { cacheMs = READINESS_CACHE_MS, now = Date.now } = {}) {
+export function createMetaRouter(
+  checks: ReadinessCheck[],
+  guards: Guards,
+  { cacheMs = READINESS_CACHE_MS, now = Date.now } = {},
+) {
   const router = createRouter();
   const readiness = cachedReadiness(checks, cacheMs, now);
   // /apiversion is called with the bearer token when auth is on; any reader may call it.
   return router
-    .openapi(guarded(apiVersion, guards.role("consumer")), (c) =>
-      // sastix/cms clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
-      c.body('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}', 200, {
-        "content-type": "application/json",
-      }) as never,
+    .openapi(
+      guarded(apiVersion, guards.role("consumer")),
+      (c) =>
+        // sastix/cms clients compare this text exactly: `1.0`, not `1` (JSON.stringify would drop the `.0`).
+        c.body('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}', 200, {
+          "content-type": "application/json",
+        }) as never,
     )
     .openapi(healthz, (c) => c.json({ status: "ok" as const }, 200))
     .openapi(readyz, async (c) => {

@@ -63,6 +63,9 @@ export function jsonPost<B extends z.ZodType, S extends number, E extends number
     ...(o.description ? { description: o.description } : {}),
     security: BEARER_SECURITY,
     request: { body: { required: true, content: { "application/json": { schema: o.body } } } },
-    responses: { [o.ok.status]: ok, ...problemResponses<E | 400 | 415>(400, 415, ...o.errors) } as Record<S | E | 400 | 415, typeof ok>,
+    responses: { [o.ok.status]: ok, ...problemResponses<E | 400 | 415>(400, 415, ...o.errors) } as Record<
+      S | E | 400 | 415,
+      typeof ok
+    >,
   });
 }

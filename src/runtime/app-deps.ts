@@ -48,7 +48,14 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     store,
     fetchOrigin: runtime.createFetchOrigin(options.fetch),
     verifier: auth
-      ? createTokenVerifier({ issuer: auth.issuer, clientIds: auth.clientIds, jwksUrl: auth.jwksUrl, cooldownMs: auth.jwksCooldownMs, refetchFloorMs: auth.jwksRefetchFloorMs, clock })
+      ? createTokenVerifier({
+          issuer: auth.issuer,
+          clientIds: auth.clientIds,
+          jwksUrl: auth.jwksUrl,
+          cooldownMs: auth.jwksCooldownMs,
+          refetchFloorMs: auth.jwksRefetchFloorMs,
+          clock,
+        })
       : null,
     links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
     newShortId: () => createShortId(),

@@ -111,7 +111,8 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUp
         if (doomedAt === null) return;
         // A stale claim, or one whose blob is already gone (its collector failed to drop the ledger
         // row, e.g. on a full disk): finish that deletion now instead of waiting for it.
-        if (doomedAt !== 0 && (now() - doomedAt > STALE_DOOM_MS || (await blobs.head(key)) === null)) await takeOver(key, doomedAt);
+        if (doomedAt !== 0 && (now() - doomedAt > STALE_DOOM_MS || (await blobs.head(key)) === null))
+          await takeOver(key, doomedAt);
         else await sleep(WAIT_STEP_MS);
       }
     },
@@ -193,7 +194,10 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUp
         examples.push(...unknown.slice(0, 3 - examples.length));
       }
       if (strangers > 0) {
-        logger?.warn("blobs this database has no record of are in the store; they are left alone", { count: strangers, examples });
+        logger?.warn("blobs this database has no record of are in the store; they are left alone", {
+          count: strangers,
+          examples,
+        });
       }
       return strangers;
     },

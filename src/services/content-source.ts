@@ -33,7 +33,10 @@ export function toContentSource(
   fields: { resourceBinary?: string; resourceExternalURI?: string; expectedSha256?: string },
   maxInlineBytes: number,
 ): ContentSource | undefined {
-  const digest = fields.expectedSha256 === undefined ? undefined : { sha256: fields.expectedSha256.toLowerCase(), pointer: EXPECTED_SHA256_POINTER };
+  const digest =
+    fields.expectedSha256 === undefined
+      ? undefined
+      : { sha256: fields.expectedSha256.toLowerCase(), pointer: EXPECTED_SHA256_POINTER };
   if (fields.resourceExternalURI !== undefined) return { kind: "uri", uri: fields.resourceExternalURI, digest };
   if (fields.resourceBinary === undefined) return undefined;
   if (decodedLength(fields.resourceBinary) > maxInlineBytes) {

@@ -6,7 +6,15 @@
  */
 import { ProblemError } from "../problems.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
-import { type BlobFile, type BlobInfo, type BlobKey, type ByteRange, type BlobStore, type LocalBlobFile, StorageError } from "../storage/blob-store.js";
+import {
+  type BlobFile,
+  type BlobInfo,
+  type BlobKey,
+  type ByteRange,
+  type BlobStore,
+  type LocalBlobFile,
+  StorageError,
+} from "../storage/blob-store.js";
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
@@ -48,7 +56,12 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
      * (which consumes the reservation), or `discard` it. 413 PAYLOAD_TOO_LARGE, naming `pointer`,
      * once more than `maxResourceBytes` actually arrive (declared lengths are not trusted).
      */
-    async put(tenantId: string, body: ReadableStream<Uint8Array>, pointer: string, expected?: ExpectedDigest): Promise<StoredBlob> {
+    async put(
+      tenantId: string,
+      body: ReadableStream<Uint8Array>,
+      pointer: string,
+      expected?: ExpectedDigest,
+    ): Promise<StoredBlob> {
       const prefix = await tenantPrefix(tenantId);
       let reserved: BlobKey | undefined;
       try {
@@ -62,7 +75,8 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
         });
       } catch (err) {
         if (reserved) await collector.release(reserved).catch(() => {}); // what matters is the error below
-        if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected) throw digestMismatch(expected, err);
+        if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected)
+          throw digestMismatch(expected, err);
         if (err instanceof StorageError && err.code === "TOO_LARGE") {
           throw new ProblemError("PAYLOAD_TOO_LARGE", `the content exceeds the limit of ${maxResourceBytes} bytes`, {
             errors: [{ pointer, detail: `content larger than ${maxResourceBytes} bytes` }],
@@ -99,10 +113,14 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
      */
     insertFailure(err: unknown): unknown {
       if (!isBlobNotReserved(err)) return err;
-      return new ProblemError("UNAVAILABLE", "the stored content was collected while this request was in flight; retry", {
-        headers: { "retry-after": "1" },
-        cause: err,
-      });
+      return new ProblemError(
+        "UNAVAILABLE",
+        "the stored content was collected while this request was in flight; retry",
+        {
+          headers: { "retry-after": "1" },
+          cause: err,
+        },
+      );
     },
 
     /** The content's bytes if the blob store holds them in memory (see `BlobStore.peek`), with no I/O. */

@@ -14,7 +14,9 @@ import { createTusUploadService } from "./tus-uploads.js";
 
 export type Services = ReturnType<typeof createServices>;
 
-export function createServices(deps: Pick<AppDeps, "options" | "blobs" | "collector" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">) {
+export function createServices(
+  deps: Pick<AppDeps, "options" | "blobs" | "collector" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">,
+) {
   const { options, store, blobs, clock, collector } = deps;
   const { limits } = options;
   const content = createContentService({
@@ -25,7 +27,15 @@ export function createServices(deps: Pick<AppDeps, "options" | "blobs" | "collec
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });
-  const resources = createResourceService({ store, content, packages, fetchOrigin: deps.fetchOrigin, newShortId: deps.newShortId, clock, quotas });
+  const resources = createResourceService({
+    store,
+    content,
+    packages,
+    fetchOrigin: deps.fetchOrigin,
+    newShortId: deps.newShortId,
+    clock,
+    quotas,
+  });
   const locks = createLockService({ store, resources, clock, ...options.locks });
   const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
   const revisions = createRevisionService({ store, resources });

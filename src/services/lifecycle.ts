@@ -55,7 +55,8 @@ export function createLifecycleService({ store, content, resources, clock, quota
   /** Explains a guarded statement that changed nothing: deleted, lock lost, or a concurrent change. */
   async function refused(change: GuardedChange): Promise<ProblemError> {
     const current = await store.findByUid(change.uid);
-    if (!current || current.deletedAt !== null) return new ProblemError("NOT_FOUND", `resource ${change.uid} was deleted`);
+    if (!current || current.deletedAt !== null)
+      return new ProblemError("NOT_FOUND", `resource ${change.uid} was deleted`);
     return lockProblem(store, change.uid, change.lock, change.now);
   }
 
@@ -64,15 +65,24 @@ export function createLifecycleService({ store, content, resources, clock, quota
      * Needs the caller's live lock, which stays held. The previous content stays reachable as a
      * revision. If anything fails the resource is unchanged and newly stored content is discarded.
      */
-    async update(claim: LockClaim, update: ResourceUpdate, ctx: RequestContext): Promise<{ row: ResourceRow; lock: LockRow }> {
+    async update(
+      claim: LockClaim,
+      update: ResourceUpdate,
+      ctx: RequestContext,
+    ): Promise<{ row: ResourceRow; lock: LockRow }> {
       const { row, lock, change } = await prepare(claim, ctx.principal);
       if (update.name?.includes("/") && update.name !== row.name) {
         const detail = "must be a file name; a package file's path can only be echoed unchanged";
-        throw new ProblemError("VALIDATION_FAILED", `resourceName ${detail}`, { errors: [{ pointer: "/json/resourceName", detail }] });
+        throw new ProblemError("VALIDATION_FAILED", `resourceName ${detail}`, {
+          errors: [{ pointer: "/json/resourceName", detail }],
+        });
       }
       if (update.source && (await store.children(row.uid)).length > 0) {
         // Re-exploding would replace every file's UID, so a package's content cannot be replaced.
-        throw new ProblemError("CONFLICT", `resource ${row.uid} is a package; create a new package instead of replacing its content`);
+        throw new ProblemError(
+          "CONFLICT",
+          `resource ${row.uid} is a package; create a new package instead of replacing its content`,
+        );
       }
       const stored: StoredBlob[] = [];
       try {
@@ -89,7 +99,10 @@ export function createLifecycleService({ store, content, resources, clock, quota
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).
         // New content adds all its bytes to the tenant's stored bytes (the old content stays, as a
         // revision, until purge) unless the resource already keeps it (the store decides), and to ingress.
-        const charge = changes.size === undefined ? undefined : { ...quotas.charge(row.tenantId, changes.size, changes.size), resources: 0 };
+        const charge =
+          changes.size === undefined
+            ? undefined
+            : { ...quotas.charge(row.tenantId, changes.size, changes.size), resources: 0 };
         let updated: ResourceRow | null;
         try {
           updated = await store.update({ ...change, now: clock().getTime() }, changes, charge);

@@ -42,9 +42,18 @@ export const proofOf = (claim: LockClaim, principal: Principal): LockProof => ({
  * Why a change guarded by `proof` cannot proceed: 423 when someone else holds a live lock, 409 when
  * there is no live lock at all. The message never repeats another holder's lockID.
  */
-export async function lockProblem(store: MetadataStore, name: string, proof: LockProof, now: number): Promise<ProblemError> {
+export async function lockProblem(
+  store: MetadataStore,
+  name: string,
+  proof: LockProof,
+  now: number,
+): Promise<ProblemError> {
   const held = await store.locks.find(name, now);
-  if (!held) return new ProblemError("LOCK_NOT_HELD", `${name} is not locked, or its lock expired or was released; lock it first`);
+  if (!held)
+    return new ProblemError(
+      "LOCK_NOT_HELD",
+      `${name} is not locked, or its lock expired or was released; lock it first`,
+    );
   if (held.lockId === proof.lockId && held.owner === proof.owner && held.holder === proof.holder) {
     // The lock matches now: the guarded change lost a race (e.g. a concurrent update). Retry-safe.
     return new ProblemError("CONFLICT", `${name} was changed concurrently; read it again and retry`);
@@ -72,9 +81,21 @@ export function createLockService(deps: LockServiceDeps) {
     return requested;
   }
 
-  async function acquire(claim: Omit<LockClaim, "lockId">, principal: Principal, expiresAt: number, now: number): Promise<LockRow> {
+  async function acquire(
+    claim: Omit<LockClaim, "lockId">,
+    principal: Principal,
+    expiresAt: number,
+    now: number,
+  ): Promise<LockRow> {
     const lockId = crypto.randomUUID();
-    const result = await store.locks.acquire({ name: claim.name, lockId, owner: claim.owner, holder: holderOf(principal), expiresAt, now });
+    const result = await store.locks.acquire({
+      name: claim.name,
+      lockId,
+      owner: claim.owner,
+      holder: holderOf(principal),
+      expiresAt,
+      now,
+    });
     if (result.acquired) return result.lock;
     const { held } = result;
     const mine = held.owner === claim.owner && held.holder === holderOf(principal);
@@ -135,10 +156,20 @@ export function createLockService(deps: LockServiceDeps) {
       return { row, lock: await renew(claim, principal, clock().getTime() + ttlMs) };
     },
 
-    async lockName(name: string, owner: string, expiration: number | undefined, principal: Principal): Promise<LockRow> {
+    async lockName(
+      name: string,
+      owner: string,
+      expiration: number | undefined,
+      principal: Principal,
+    ): Promise<LockRow> {
       await authorizeName(name, principal, "modify");
       const now = clock().getTime();
-      return acquire({ name, owner }, principal, requestedExpiry(expiration, now, "/body/lockExpiration") ?? now + ttlMs, now);
+      return acquire(
+        { name, owner },
+        principal,
+        requestedExpiry(expiration, now, "/body/lockExpiration") ?? now + ttlMs,
+        now,
+      );
     },
 
     async unlockName(claim: LockClaim, principal: Principal): Promise<void> {

@@ -43,7 +43,6 @@ export function createPackageService({ blobs, content, newShortId, limits }: Pac
     },
   });
 
-
   return {
     /**
      * Reads the package and stores each file. `stored` receives every blob as soon as it exists, so

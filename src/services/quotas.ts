@@ -13,7 +13,11 @@ type QuotaName = keyof QuotaLimits;
 
 const DAY_MS = 86_400_000;
 /** The CHECK constraint of `tenant_usage` each quota is enforced by. */
-const CONSTRAINTS: Record<string, QuotaName> = { quota_bytes: "bytes", quota_resources: "resources", quota_ingress: "ingressBytesPerDay" };
+const CONSTRAINTS: Record<string, QuotaName> = {
+  quota_bytes: "bytes",
+  quota_resources: "resources",
+  quota_ingress: "ingressBytesPerDay",
+};
 
 /** The constraint named in a failed batch's error (drivers wrap it: the whole cause chain is searched). */
 function violatedQuota(err: unknown): QuotaName | undefined {
@@ -25,14 +29,29 @@ function violatedQuota(err: unknown): QuotaName | undefined {
 }
 
 /** 507 naming the quota, its limit, the usage and what the request adds. */
-function overQuota(tenantId: string, quota: QuotaName, limit: number, used: number, adding: number, cause?: unknown): ProblemError {
+function overQuota(
+  tenantId: string,
+  quota: QuotaName,
+  limit: number,
+  used: number,
+  adding: number,
+  cause?: unknown,
+): ProblemError {
   const detail = `tenant ${tenantId} is over its ${quota} quota: limit ${limit}, usage ${used}, this request ${adding}`;
   return new ProblemError("QUOTA_EXCEEDED", detail, { errors: [{ pointer: `/quota/${quota}`, detail }], cause });
 }
 
 export type QuotaService = ReturnType<typeof createQuotaService>;
 
-export function createQuotaService({ store, limits, clock }: { store: MetadataStore; limits: QuotaOptions; clock: () => Date }) {
+export function createQuotaService({
+  store,
+  limits,
+  clock,
+}: {
+  store: MetadataStore;
+  limits: QuotaOptions;
+  clock: () => Date;
+}) {
   const today = () => Math.floor(clock().getTime() / DAY_MS);
 
   function limitsFor(tenantId: string): QuotaLimits {
@@ -54,7 +73,14 @@ export function createQuotaService({ store, limits, clock }: { store: MetadataSt
 
     /** What a new resource (its rows' sizes, `received` bytes taken in) adds to its tenant's usage. */
     charge(tenantId: string, rowBytes: number, received: number): UsageCharge {
-      return { tenantId, bytes: rowBytes, resources: 1, ingressBytes: received, day: today(), limits: limitsFor(tenantId) };
+      return {
+        tenantId,
+        bytes: rowBytes,
+        resources: 1,
+        ingressBytes: received,
+        day: today(),
+        limits: limitsFor(tenantId),
+      };
     },
 
     /** What an unfinished tus upload holds of its tenant's bytes (its Upload-Length) until it finishes or goes. */
@@ -82,7 +108,9 @@ export function createQuotaService({ store, limits, clock }: { store: MetadataSt
       if (!quota) return undefined;
       const used = (await current(charge.tenantId))[quota];
       const limit = charge.limits[quota];
-      const adding = { bytes: charge.bytes, resources: charge.resources, ingressBytesPerDay: charge.ingressBytes }[quota];
+      const adding = { bytes: charge.bytes, resources: charge.resources, ingressBytesPerDay: charge.ingressBytes }[
+        quota
+      ];
       return overQuota(charge.tenantId, quota, limit, used, adding, err);
     },
 
@@ -100,7 +128,11 @@ export function createQuotaService({ store, limits, clock }: { store: MetadataSt
         resources: used.resources,
         revisions,
         ingressToday: used.ingressBytesPerDay,
-        limits: { bytes: orNull(limits.bytes), resources: orNull(limits.resources), ingressBytesPerDay: orNull(limits.ingressBytesPerDay) },
+        limits: {
+          bytes: orNull(limits.bytes),
+          resources: orNull(limits.resources),
+          ingressBytesPerDay: orNull(limits.ingressBytesPerDay),
+        },
       };
     },
   };

@@ -108,12 +108,25 @@ export function createResourceService(deps: ResourceServiceDeps) {
       return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI", digest };
     }
     const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;
-    return { body: body as ReadableStream<Uint8Array>, externalUri: null, pointer: source.pointer, digest: source.digest };
+    return {
+      body: body as ReadableStream<Uint8Array>,
+      externalUri: null,
+      pointer: source.pointer,
+      digest: source.digest,
+    };
   }
 
   /** Runs `insert` with the tenant's quota charge for `rows`; a refused charge becomes the quota's 507. */
-  async function charged<T>(rows: NewResourceRow[], received: number, insert: (charge: UsageCharge) => Promise<T>): Promise<T> {
-    const charge = deps.quotas.charge(rows[0]?.tenantId ?? "", rows.reduce((sum, r) => sum + r.size, 0), received);
+  async function charged<T>(
+    rows: NewResourceRow[],
+    received: number,
+    insert: (charge: UsageCharge) => Promise<T>,
+  ): Promise<T> {
+    const charge = deps.quotas.charge(
+      rows[0]?.tenantId ?? "",
+      rows.reduce((sum, r) => sum + r.size, 0),
+      received,
+    );
     try {
       return await insert(charge);
     } catch (err) {
@@ -138,7 +151,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
       if (ctx.atLeastBytes !== undefined) await deps.quotas.precheck(input.resourceTenantId, ctx.atLeastBytes);
       const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
       const stored: StoredBlob[] = [];
-      const upload = (resourceUid: string): FinishedUpload | undefined => (ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid } : undefined);
+      const upload = (resourceUid: string): FinishedUpload | undefined =>
+        ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid } : undefined;
       try {
         const blob = await content.put(input.resourceTenantId, body, pointer, digest);
         stored.push(blob);
@@ -163,7 +177,11 @@ export function createResourceService(deps: ResourceServiceDeps) {
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;
-        if (!isZipMediaType(row.mediaType)) return { primary: await charged([row], blob.size, (charge) => store.insert(row, charge, upload(uid))), files: null };
+        if (!isZipMediaType(row.mediaType))
+          return {
+            primary: await charged([row], blob.size, (charge) => store.insert(row, charge, upload(uid))),
+            files: null,
+          };
         const pkg = await packages.explode(row, pointer, stored);
         const all = [row, ...pkg.files];
         const startUid = pkg.files.find((r) => r.path === pkg.startPath)?.uid ?? uid;
@@ -210,7 +228,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
     /** The UID of the package a file came from; 404 for a top-level resource. */
     async parentOf(uid: string, principal: Principal): Promise<string> {
       const row = live(await lookup(uid, principal), uid);
-      if (!row.parentUid) throw new ProblemError("NOT_FOUND", `resource ${uid} has no parent: it is not part of a package`);
+      if (!row.parentUid)
+        throw new ProblemError("NOT_FOUND", `resource ${uid} has no parent: it is not part of a package`);
       return row.parentUid;
     },
 

@@ -32,7 +32,15 @@ export class StoreOwnedElsewhere extends Error {
  * database recorded at least one of them; holding only blobs this database never recorded, it is
  * someone else's (left unclaimed, for its own deployment to claim when it is upgraded).
  */
-export async function claimBlobStore({ blobs, store, label }: { blobs: BlobStore; store: MetadataStore; label: StoreLabel }): Promise<void> {
+export async function claimBlobStore({
+  blobs,
+  store,
+  label,
+}: {
+  blobs: BlobStore;
+  store: MetadataStore;
+  label: StoreLabel;
+}): Promise<void> {
   const id = await store.deploymentId();
   let owner = await blobs.owner();
   if (owner === null) {

@@ -20,7 +20,12 @@ export async function dropParts(blobs: BlobStore, id: string): Promise<void> {
  * many. Each removal re-checks the expiry in its own statement: an upload a PATCH renewed, or a
  * request claimed for finishing, since it was listed stays.
  */
-export async function collectExpiredUploads(uploads: TusUploadStore, blobs: BlobStore, now: number, limit: number): Promise<number> {
+export async function collectExpiredUploads(
+  uploads: TusUploadStore,
+  blobs: BlobStore,
+  now: number,
+  limit: number,
+): Promise<number> {
   const rows = await uploads.expired(now, limit);
   let removed = 0;
   for (const row of rows) {

@@ -122,8 +122,10 @@ export function createTusUploadService(deps: TusUploadDeps) {
   async function refusal(id: string, conflict: () => ProblemError): Promise<ProblemError> {
     const row = await uploads.find(id);
     if (!live(row)) return notFound(id);
-    if (row.state === "finishing") return new ProblemError("CONFLICT", "the upload is being finished by another request; HEAD it for the outcome");
-    if (row.state === "finished") return new ProblemError("CONFLICT", "the upload is complete and became a resource; its HEAD names it");
+    if (row.state === "finishing")
+      return new ProblemError("CONFLICT", "the upload is being finished by another request; HEAD it for the outcome");
+    if (row.state === "finished")
+      return new ProblemError("CONFLICT", "the upload is complete and became a resource; its HEAD names it");
     return conflict();
   }
 
@@ -167,7 +169,15 @@ export function createTusUploadService(deps: TusUploadDeps) {
       let row: TusUploadRow;
       try {
         row = await uploads.create(
-          { id: randomId(), tenantId: fields.resourceTenantId, fields: JSON.stringify(fields), length, ...ownershipOf(principal), createdAt: at, expiresAt: at + deps.expiryMs },
+          {
+            id: randomId(),
+            tenantId: fields.resourceTenantId,
+            fields: JSON.stringify(fields),
+            length,
+            ...ownershipOf(principal),
+            createdAt: at,
+            expiresAt: at + deps.expiryMs,
+          },
           reservation,
         );
       } catch (err) {
@@ -187,9 +197,16 @@ export function createTusUploadService(deps: TusUploadDeps) {
      * Stores `body` as the part at `offset` (which must be the upload's offset: 409 otherwise) and
      * advances the offset by the bytes actually stored. A body that would pass Upload-Length is 413.
      */
-    async append(row: TusUploadRow, offset: number, body: ReadableStream<Uint8Array>, checksum?: Uint8Array): Promise<TusUploadRow> {
+    async append(
+      row: TusUploadRow,
+      offset: number,
+      body: ReadableStream<Uint8Array>,
+      checksum?: Uint8Array,
+    ): Promise<TusUploadRow> {
       const mismatch = () =>
-        new ProblemError("CONFLICT", `Upload-Offset ${offset} is not the upload's offset`, { headers: { "upload-offset": String(row.offset) } });
+        new ProblemError("CONFLICT", `Upload-Offset ${offset} is not the upload's offset`, {
+          headers: { "upload-offset": String(row.offset) },
+        });
       if (row.state !== "pending" || offset !== row.offset) {
         await body.cancel().catch(() => {});
         throw await refusal(row.id, mismatch);
@@ -209,16 +226,27 @@ export function createTusUploadService(deps: TusUploadDeps) {
       const digest = hasher?.digest();
       if (checksum && digest && !digest.every((b, i) => b === checksum[i])) {
         await blobs.delete(key);
-        throw new ProblemError("CHECKSUM_MISMATCH", "the body does not hash to its Upload-Checksum; nothing of it was kept", {
-          errors: [{ pointer: "/header/upload-checksum", detail: "sha256 mismatch" }],
-        });
+        throw new ProblemError(
+          "CHECKSUM_MISMATCH",
+          "the body does not hash to its Upload-Checksum; nothing of it was kept",
+          {
+            errors: [{ pointer: "/header/upload-checksum", detail: "sha256 mismatch" }],
+          },
+        );
       }
       if (size === 0) {
         await blobs.delete(key);
         return row;
       }
       const at = now();
-      const advanced = await uploads.advance(row.id, offset, offset + size, [...partsOf(row), { key, size }], at, at + deps.expiryMs);
+      const advanced = await uploads.advance(
+        row.id,
+        offset,
+        offset + size,
+        [...partsOf(row), { key, size }],
+        at,
+        at + deps.expiryMs,
+      );
       if (!advanced) {
         // Another PATCH at the same offset won (its bytes count, ours go), or the upload went meanwhile.
         await blobs.delete(key);
@@ -245,7 +273,11 @@ export function createTusUploadService(deps: TusUploadDeps) {
       const owner: Ownership = { owner: row.owner, ownerIssuer: row.ownerIssuer };
       let created: Created;
       try {
-        created = await resources.create(fields, { kind: "stream", body, pointer: METADATA_POINTER, digest }, { principal, owner, tusUploadId: row.id });
+        created = await resources.create(
+          fields,
+          { kind: "stream", body, pointer: METADATA_POINTER, digest },
+          { principal, owner, tusUploadId: row.id },
+        );
       } catch (err) {
         // A refusal: a 4xx problem, or a bad package (a ZipError is always the content's fault).
         if ((err instanceof ProblemError && err.status < 500) || err instanceof ZipError) {

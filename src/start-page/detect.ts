@@ -14,7 +14,8 @@ export const MAX_METADATA_BYTES = 1024 * 1024;
 const fail = (detail: string) => new ZipError("start-page", detail);
 
 async function readText(archive: ZipArchive, entry: ZipEntry): Promise<string> {
-  if (entry.uncompressedSize > MAX_METADATA_BYTES) throw fail(`${entry.path} is larger than ${MAX_METADATA_BYTES} bytes`);
+  if (entry.uncompressedSize > MAX_METADATA_BYTES)
+    throw fail(`${entry.path} is larger than ${MAX_METADATA_BYTES} bytes`);
   // The entry stream enforces the declared size, so this buffer cannot outgrow the cap.
   const bytes = new Uint8Array(await new Response(archive.open(entry)).arrayBuffer());
   // Manifests written by Windows tools are sometimes UTF-16; the byte order mark tells.
@@ -57,7 +58,11 @@ function resolve(files: Map<string, ZipEntry>, reference: string, bases: string[
 }
 
 /** The start page from info.json, or undefined when it names none (then SCORM gets a chance). */
-async function fromInfoJson(archive: ZipArchive, entry: ZipEntry, files: Map<string, ZipEntry>): Promise<string | undefined> {
+async function fromInfoJson(
+  archive: ZipArchive,
+  entry: ZipEntry,
+  files: Map<string, ZipEntry>,
+): Promise<string | undefined> {
   let info: unknown;
   try {
     info = JSON.parse(await readText(archive, entry));
@@ -69,7 +74,8 @@ async function fromInfoJson(archive: ZipArchive, entry: ZipEntry, files: Map<str
   const record = info as Record<string, unknown>;
   const value = record["startpage"] ?? record["startPage"];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string" || value.trim() === "") throw fail(`${INFO_JSON} start page must be a non-empty string`);
+  if (typeof value !== "string" || value.trim() === "")
+    throw fail(`${INFO_JSON} start page must be a non-empty string`);
   const path = resolve(files, value.trim());
   if (path === undefined) throw fail(`${INFO_JSON} start page ${quoteName(value)} is not a file in the zip`);
   return path;
@@ -79,7 +85,8 @@ async function fromManifest(archive: ZipArchive, entry: ZipEntry, files: Map<str
   const launch = scormLaunch(await readText(archive, entry));
   if (!launch) throw fail(`${SCORM_MANIFEST} names no resource with an href`);
   const path = resolve(files, launch.href, launch.bases);
-  if (path === undefined) throw fail(`${SCORM_MANIFEST} launch resource ${quoteName(launch.href)} is not a file in the zip`);
+  if (path === undefined)
+    throw fail(`${SCORM_MANIFEST} launch resource ${quoteName(launch.href)} is not a file in the zip`);
   return path;
 }
 

@@ -46,7 +46,8 @@ export function scormLaunch(xml: string): LaunchReference | undefined {
       if (!tag.selfClosing) organizationStack.push(organization);
     }
     const current = organizationStack.at(-1);
-    if (local === "item" && current && current.firstRef === undefined) current.firstRef = attributes.get("identifierref");
+    if (local === "item" && current && current.firstRef === undefined)
+      current.firstRef = attributes.get("identifierref");
     if (local === "resource") {
       const bases = [...open.map((e) => e.base), base].filter((b): b is string => b !== undefined && b !== "");
       resources.push({

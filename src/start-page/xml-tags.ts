@@ -29,7 +29,8 @@ function decodeEntities(value: string): string {
 export const localName = (qualified: string) => qualified.slice(qualified.indexOf(":") + 1).toLowerCase();
 
 const isSpace = (c: string | undefined) => c === " " || c === "\t" || c === "\n" || c === "\r";
-const endsName = (c: string | undefined) => c === undefined || isSpace(c) || c === "/" || c === ">" || c === "=" || c === "<";
+const endsName = (c: string | undefined) =>
+  c === undefined || isSpace(c) || c === "/" || c === ">" || c === "=" || c === "<";
 
 /** Skips `<!DOCTYPE …>` or another `<!…>` declaration, honouring quotes, comments and `[…]`. */
 function skipDeclaration(text: string, from: number): number {

@@ -45,7 +45,13 @@ export interface BlobFile extends BlobInfo {
    * ≈ 3 KB with callbacks: half the scavenges, and a peak RSS of 81–88 MiB for a 256 MiB download).
    * `done` may run before `read` returns (a driver may read small lengths synchronously).
    */
-  read(into: Uint8Array, offset: number, length: number, position: number, done: (err: Error | null, bytesRead: number) => void): void;
+  read(
+    into: Uint8Array,
+    offset: number,
+    length: number,
+    position: number,
+    done: (err: Error | null, bytesRead: number) => void,
+  ): void;
   /** Gives the file back. Call it exactly once, on every path (end, error, client gone). */
   release(): void;
 }

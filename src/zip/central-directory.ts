@@ -152,7 +152,9 @@ async function readEndRecord(source: ZipSource): Promise<EndRecord> {
     const wide = { entries: readU64(record, 32), cdSize: readU64(record, 40), cdOffset: readU64(record, 48) };
     const agree = (narrow: number, max: number, value: number) => narrow === max || narrow === value;
     const agreeing =
-      agree(entries, U16_MAX, wide.entries) && agree(cdSize, U32_MAX, wide.cdSize) && agree(cdOffset, U32_MAX, wide.cdOffset);
+      agree(entries, U16_MAX, wide.entries) &&
+      agree(cdSize, U32_MAX, wide.cdSize) &&
+      agree(cdOffset, U32_MAX, wide.cdOffset);
     if (!agreeing) {
       throw corrupt("ZIP64 end record disagrees with the end of central directory record");
     }
@@ -176,7 +178,8 @@ export async function readCentralDirectory(source: ZipSource, limits: Readonly<Z
   if (end.entries > limits.maxEntries) {
     throw new ZipError("limit", `zip lists ${end.entries} entries; at most ${limits.maxEntries} are allowed`);
   }
-  if (end.cdSize < end.entries * CENTRAL_HEADER_SIZE) throw corrupt("central directory is too small for its entry count");
+  if (end.cdSize < end.entries * CENTRAL_HEADER_SIZE)
+    throw corrupt("central directory is too small for its entry count");
   const records: CentralRecord[] = [];
   if (end.entries === 0) {
     if (end.cdSize !== 0) throw corrupt("central directory is larger than its entry count says");

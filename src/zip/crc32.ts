@@ -15,7 +15,16 @@ const TABLES = (() => {
   for (let k = 1; k < 8; k++) {
     for (let n = 0; n < 256; n++) tables[k]![n] = (tables[k - 1]![n]! >>> 8) ^ t0[tables[k - 1]![n]! & 0xff]!;
   }
-  return tables as [Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array, Uint32Array];
+  return tables as [
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+    Uint32Array,
+  ];
 })();
 
 /** Feed chunks in order with `update`; `value` is the CRC of everything so far. */

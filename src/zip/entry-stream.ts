@@ -52,9 +52,8 @@ export function openEntryStream(source: ZipSource, entry: EntryLocation): Readab
   const crc = new Crc32();
 
   const start = async () => {
-    input = new StreamByteReader(
-      await source.read({ start: entry.localHeaderOffset, end: entry.bound - 1 }),
-      () => fail("corrupt", "archive is truncated"),
+    input = new StreamByteReader(await source.read({ start: entry.localHeaderOffset, end: entry.bound - 1 }), () =>
+      fail("corrupt", "archive is truncated"),
     );
     const dataLength = await readLocalHeader(input, entry, fail);
     if (entry.localHeaderOffset + dataLength + entry.compressedSize > entry.bound) {
@@ -97,7 +96,11 @@ export function openEntryStream(source: ZipSource, entry: EntryLocation): Readab
           // Failures to reach the bytes (the store's own errors) are not the archive's fault.
           if (!streaming || err instanceof ZipError || input?.isSourceError(err)) throw err;
           // Anything else came from the inflater: the deflate data itself is bad.
-          throw fail("corrupt", `compressed data is invalid (${err instanceof Error ? err.message : String(err)})`, err);
+          throw fail(
+            "corrupt",
+            `compressed data is invalid (${err instanceof Error ? err.message : String(err)})`,
+            err,
+          );
         }
       },
       async cancel(reason) {

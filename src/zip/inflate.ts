@@ -42,7 +42,9 @@ export function inflateRaw(input: ReadableStream<Uint8Array<ArrayBuffer>>): Read
           for (;;) {
             if (!feeding && !inputDone) feeding = quiet(feed());
             // Output first: input is fed only while the inflater has nothing for a waiting reader.
-            const result = feeding ? await Promise.race([pendingRead, feeding.then(() => undefined)]) : await pendingRead;
+            const result = feeding
+              ? await Promise.race([pendingRead, feeding.then(() => undefined)])
+              : await pendingRead;
             if (result) {
               pendingRead = undefined;
               if (result.done) controller.close();

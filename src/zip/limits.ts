@@ -47,7 +47,8 @@ export function resolveZipLimits(overrides: Partial<ZipLimits> = {}): Readonly<Z
   for (const [key, value] of Object.entries(overrides) as [keyof ZipLimits, number | undefined][]) {
     if (value === undefined) continue;
     if (!Object.hasOwn(DEFAULT_ZIP_LIMITS, key)) throw new TypeError(`unknown zip limit ${key}`);
-    if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`zip limit ${key} must be a non-negative integer`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new TypeError(`zip limit ${key} must be a non-negative integer`);
     limits[key] = value;
   }
   return Object.freeze(limits);

@@ -51,7 +51,8 @@ export function toSafePath(name: string, limits: Readonly<ZipLimits>): SafePath 
   }
   if (name === "") throw unsafe(name, "has an empty name");
   // The same characters as in any resource name (lib/name-chars.ts): a path is names joined by "/".
-  if (hasControlChar(name) || hasLineSeparator(name) || hasBidiControl(name)) throw unsafe(name, "has a control or bidirectional formatting character in its name");
+  if (hasControlChar(name) || hasLineSeparator(name) || hasBidiControl(name))
+    throw unsafe(name, "has a control or bidirectional formatting character in its name");
   if (name.includes("\\")) throw unsafe(name, "uses a backslash; zip paths must use '/'");
   if (name.startsWith(SEPARATOR) || DRIVE.test(name)) throw unsafe(name, "is an absolute path");
   const isDirectory = name.endsWith(SEPARATOR);
@@ -60,7 +61,8 @@ export function toSafePath(name: string, limits: Readonly<ZipLimits>): SafePath 
   for (const segment of segments) {
     if (segment === "") throw unsafe(name, "has an empty path segment");
     if (segment === "." || segment === "..") throw unsafe(name, `has a '${segment}' path segment`);
-    if (utf8Length(segment) > MAX_SEGMENT_BYTES) throw unsafe(name, `has a path segment longer than ${MAX_SEGMENT_BYTES} bytes`);
+    if (utf8Length(segment) > MAX_SEGMENT_BYTES)
+      throw unsafe(name, `has a path segment longer than ${MAX_SEGMENT_BYTES} bytes`);
   }
   if (segments.length > limits.maxDepth) {
     const detail = `zip entry ${quoteName(name)} is nested ${segments.length} deep; at most ${limits.maxDepth} levels are allowed`;
@@ -84,20 +86,24 @@ export class PathRegistry {
     const earlier = this.#seen.get(key);
     if (earlier) {
       const how =
-        earlier.path === entry.path ? "is listed twice" : `duplicates ${quoteName(earlier.path)} after Unicode normalisation`;
+        earlier.path === entry.path
+          ? "is listed twice"
+          : `duplicates ${quoteName(earlier.path)} after Unicode normalisation`;
       const kinds = earlier.isDirectory === entry.isDirectory ? "" : " (one as a file, one as a directory)";
       throw unsafe(entry.path, `${how}${kinds}`);
     }
     this.#seen.set(key, entry);
     const depth = entry.isDirectory ? entry.segments.length : entry.segments.length - 1;
-    for (let i = 1; i <= depth; i++) this.#directoryPrefixes.add(entry.segments.slice(0, i).join(SEPARATOR).normalize("NFC"));
+    for (let i = 1; i <= depth; i++)
+      this.#directoryPrefixes.add(entry.segments.slice(0, i).join(SEPARATOR).normalize("NFC"));
     if (!entry.isDirectory) this.#files.push([key, entry.path]);
   }
 
   /** Call once after every entry is added. */
   checkConflicts(): void {
     for (const [key, path] of this.#files) {
-      if (this.#directoryPrefixes.has(key)) throw unsafe(path, "is a file but also used as a directory by other entries");
+      if (this.#directoryPrefixes.has(key))
+        throw unsafe(path, "is a file but also used as a directory by other entries");
     }
   }
 }

@@ -73,7 +73,10 @@ export async function openZip(source: ZipSource, limits?: Partial<ZipLimits>): P
       throw refuse("corrupt", "is stored with differing sizes");
     }
     if (record.uncompressedSize > bounds.maxEntryUncompressed) {
-      throw refuse("limit", `is ${record.uncompressedSize} bytes; at most ${bounds.maxEntryUncompressed} are allowed per entry`);
+      throw refuse(
+        "limit",
+        `is ${record.uncompressedSize} bytes; at most ${bounds.maxEntryUncompressed} are allowed per entry`,
+      );
     }
     if (exceedsRatio(record.uncompressedSize, record.compressedSize, bounds)) {
       const sizes = `${record.compressedSize} → ${record.uncompressedSize} bytes`;
@@ -102,7 +105,10 @@ export async function openZip(source: ZipSource, limits?: Partial<ZipLimits>): P
     const sizes = `${source.size} → ${total} bytes`;
     throw new ZipError("limit", `zip expands more than ${bounds.maxCompressionRatio}:1 overall (${sizes})`);
   }
-  assignBounds(located.map((l) => l.location), directory.offset);
+  assignBounds(
+    located.map((l) => l.location),
+    directory.offset,
+  );
 
   const entries = new Map<ZipEntry, EntryLocation>();
   for (const { location, isDirectory } of located) {
@@ -120,7 +126,11 @@ export async function openZip(source: ZipSource, limits?: Partial<ZipLimits>): P
 }
 
 /** Symlinks could point anywhere once extracted; devices, FIFOs and sockets are never content. */
-function checkFileType(record: CentralRecord, isDirectory: boolean, refuse: (reason: "unsafe-path", why: string) => ZipError) {
+function checkFileType(
+  record: CentralRecord,
+  isDirectory: boolean,
+  refuse: (reason: "unsafe-path", why: string) => ZipError,
+) {
   const type = (record.externalAttributes >>> 16) & S_IFMT;
   if (type === S_IFLNK) throw refuse("unsafe-path", "is a symbolic link");
   if (type !== 0 && type !== S_IFREG && type !== S_IFDIR) {
@@ -141,7 +151,10 @@ function assignBounds(locations: EntryLocation[], directoryOffset: number): void
   byOffset.forEach((location, i) => {
     const bound = byOffset[i + 1]?.localHeaderOffset ?? directoryOffset;
     if (location.localHeaderOffset + 30 + location.rawName.length + location.compressedSize > bound) {
-      throw new ZipError("corrupt", `zip entry ${quoteName(location.path)} overlaps another entry or the central directory`);
+      throw new ZipError(
+        "corrupt",
+        `zip entry ${quoteName(location.path)} overlaps another entry or the central directory`,
+      );
     }
     location.bound = bound;
   });

@@ -3,6 +3,10 @@ import { startTestApp } from "../helpers/test-app.js";
 import { describeAcceptance, PUBLIC_URL, QUOTA_OVERRIDES } from "./suite.js";
 
 describeAcceptance("node", async () => {
-  const app = await startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PUBLIC_URL: PUBLIC_URL, CMS_QUOTA_OVERRIDES: QUOTA_OVERRIDES });
+  const app = await startTestApp({
+    CMS_LOG_LEVEL: "warn",
+    CMS_PUBLIC_URL: PUBLIC_URL,
+    CMS_QUOTA_OVERRIDES: QUOTA_OVERRIDES,
+  });
   return { baseUrl: app.baseUrl, close: () => app.close() };
 });

@@ -199,7 +199,10 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       });
 
       it("hands out a signed link that serves the content", async () => {
-        const res = await fetch(url("/cms/v1.0/createDataLink"), json({ resourceURI: body.resourceURI, expiresIn: 60 }));
+        const res = await fetch(
+          url("/cms/v1.0/createDataLink"),
+          json({ resourceURI: body.resourceURI, expiresIn: 60 }),
+        );
         expect(res.status).toBe(200);
         const link = (await res.json()) as { url: string };
         const signed = new URL(link.url);
@@ -212,17 +215,28 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
     });
 
     it("never lets stored HTML run script in the API's origin: sandboxed, nosniff; PDFs stay viewable", async () => {
-      const res = await create({ resourceExternalURI: origin.put("accept-html", "<script>alert(1)</script>"), resourceName: "page.html", resourceMediaType: "text/html" });
+      const res = await create({
+        resourceExternalURI: origin.put("accept-html", "<script>alert(1)</script>"),
+        resourceName: "page.html",
+        resourceMediaType: "text/html",
+      });
       expect(res.status).toBe(201);
       const { resourceURI, resourceUID } = (await res.json()) as { resourceURI: string; resourceUID: string };
-      for (const path of [`/cms/v1.0/getData/${resourceURI}`, `/cms/v1.0/getDataUuid/${resourceUID}`, `/cms/v1.0/getRevisionData/${resourceUID}/1`]) {
+      for (const path of [
+        `/cms/v1.0/getData/${resourceURI}`,
+        `/cms/v1.0/getDataUuid/${resourceUID}`,
+        `/cms/v1.0/getRevisionData/${resourceUID}/1`,
+      ]) {
         const data = await fetch(url(path));
         expect(data.status, path).toBe(200);
         expect(data.headers.get("content-security-policy"), path).toMatch(/^sandbox; default-src 'none'/);
         expect(data.headers.get("x-content-type-options"), path).toBe("nosniff");
         await data.arrayBuffer();
       }
-      const pdf = await create({ resourceExternalURI: origin.put("accept-pdf", "%PDF-1.4\n"), resourceName: "view.pdf" });
+      const pdf = await create({
+        resourceExternalURI: origin.put("accept-pdf", "%PDF-1.4\n"),
+        resourceName: "view.pdf",
+      });
       const { resourceURI: pdfUri } = (await pdf.json()) as { resourceURI: string };
       const view = await fetch(url(`/cms/v1.0/getData/${pdfUri}`));
       expect(view.headers.get("content-security-policy")).toBe("script-src 'none'");
@@ -232,7 +246,11 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
 
     it("streams a 12 MiB resource in and out (multipart upload on object stores)", async () => {
       const size = 12 * MiB;
-      const res = await create({ resourceExternalURI: origin.url(`/gen/${size}`), resourceName: "big.bin", resourceMediaType: "application/octet-stream" });
+      const res = await create({
+        resourceExternalURI: origin.url(`/gen/${size}`),
+        resourceName: "big.bin",
+        resourceMediaType: "application/octet-stream",
+      });
       expect(res.status).toBe(201);
       const created = (await res.json()) as { resourceURI: string; size: number; sha256: string };
       const expected = patternBytes(0, size);
@@ -241,7 +259,9 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       const data = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`));
       expect(data.headers.get("content-length")).toBe(String(size));
       expect(sha256(new Uint8Array(await data.arrayBuffer()))).toBe(created.sha256);
-      const tail = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`), { headers: { range: `bytes=${size - 5 * MiB - 3}-` } });
+      const tail = await fetch(url(`/cms/v1.0/getData/${created.resourceURI}`), {
+        headers: { range: `bytes=${size - 5 * MiB - 3}-` },
+      });
       expect(tail.status).toBe(206);
       expect(sha256(new Uint8Array(await tail.arrayBuffer()))).toBe(sha256(expected.subarray(size - 5 * MiB - 3)));
     });
@@ -251,10 +271,16 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
 
       it("serves Repr-Digest, and Content-Digest when asked for", async () => {
         const bytes = patternBytes(3, 5003);
-        const res = await create({ resourceExternalURI: origin.put("digest-doc", bytes), resourceName: "digest.pdf", expectedSha256: sha256(bytes) });
+        const res = await create({
+          resourceExternalURI: origin.put("digest-doc", bytes),
+          resourceName: "digest.pdf",
+          expectedSha256: sha256(bytes),
+        });
         expect(res.status).toBe(201);
         const { resourceURI } = (await res.json()) as { resourceURI: string };
-        const data = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), { headers: { "want-content-digest": "sha-256=1" } });
+        const data = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), {
+          headers: { "want-content-digest": "sha-256=1" },
+        });
         expect(data.headers.get("repr-digest")).toBe(digestField(bytes));
         expect(data.headers.get("content-digest")).toBe(digestField(new Uint8Array(await data.arrayBuffer())));
         const part = await fetch(url(`/cms/v1.0/getData/${resourceURI}`), { headers: { range: "bytes=0-9" } });
@@ -263,9 +289,16 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       });
 
       it("refuses content that does not match expectedSha256 with 422, storing nothing", async () => {
-        const res = await create({ resourceExternalURI: origin.put("digest-bad", "actual"), resourceName: "mismatch.pdf", expectedSha256: "0".repeat(64) });
+        const res = await create({
+          resourceExternalURI: origin.put("digest-bad", "actual"),
+          resourceName: "mismatch.pdf",
+          expectedSha256: "0".repeat(64),
+        });
         expect(res.status).toBe(422);
-        expect(await problem(res)).toMatchObject({ code: "DIGEST_MISMATCH", errors: [{ pointer: "/body/expectedSha256" }] });
+        expect(await problem(res)).toMatchObject({
+          code: "DIGEST_MISMATCH",
+          errors: [{ pointer: "/body/expectedSha256" }],
+        });
         const list = await fetch(url("/cms/v1.0/listResources?resourceTenantId=accept&namePrefix=mismatch"));
         expect(((await list.json()) as { resources: unknown[] }).resources).toEqual([]);
       });
@@ -277,7 +310,12 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
         new Upload(bytes, {
           endpoint: url("/cms/v1.0/uploads"),
           chunkSize: MiB,
-          metadata: { resourceTenantId: "accept", filename: "resumable.bin", filetype: "application/octet-stream", author: "tus" },
+          metadata: {
+            resourceTenantId: "accept",
+            filename: "resumable.bin",
+            filetype: "application/octet-stream",
+            author: "tus",
+          },
           onError: reject,
           onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
         }).start();
@@ -290,18 +328,31 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
       const tus = { "tus-resumable": "1.0.0" };
       const start = await fetch(url("/cms/v1.0/uploads"), {
         method: "POST",
-        headers: { ...tus, "upload-length": "10", "upload-metadata": `tenant ${btoa("accept")},filename ${btoa("gone.bin")},author ${btoa("tus")}` },
+        headers: {
+          ...tus,
+          "upload-length": "10",
+          "upload-metadata": `tenant ${btoa("accept")},filename ${btoa("gone.bin")},author ${btoa("tus")}`,
+        },
       });
       expect(start.status).toBe(201);
       const upload = url(start.headers.get("location") as string);
-      const patch = await fetch(upload, { method: "PATCH", headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" }, body: "abcd" });
+      const patch = await fetch(upload, {
+        method: "PATCH",
+        headers: { ...tus, "upload-offset": "0", "content-type": "application/offset+octet-stream" },
+        body: "abcd",
+      });
       expect(patch.headers.get("upload-offset")).toBe("4");
       expect((await fetch(upload, { method: "DELETE", headers: tus })).status).toBe(204);
       expect((await fetch(upload, { method: "HEAD", headers: tus })).status).toBe(404);
     });
 
     it("refuses a creation over the tenant's quota with 507, and shows the usage", async () => {
-      const inQuota = (i: number) => create({ resourceTenantId: "accept-quota", resourceName: `q${i}.pdf`, resourceExternalURI: origin.put(`quota-${i}`, `q${i}`) });
+      const inQuota = (i: number) =>
+        create({
+          resourceTenantId: "accept-quota",
+          resourceName: `q${i}.pdf`,
+          resourceExternalURI: origin.put(`quota-${i}`, `q${i}`),
+        });
       expect((await inQuota(1)).status).toBe(201);
       expect((await inQuota(2)).status).toBe(201);
       const over = await inQuota(3);
@@ -312,7 +363,11 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
     });
 
     it("rejects invalid fields with a 400 problem naming each of them", async () => {
-      const res = await create({ resourceExternalURI: origin.put("unused", "x"), resourceName: "../etc/passwd", resourceTenantId: "a/b" });
+      const res = await create({
+        resourceExternalURI: origin.put("unused", "x"),
+        resourceName: "../etc/passwd",
+        resourceTenantId: "a/b",
+      });
       expect(res.status).toBe(400);
       const p = await problem(res);
       expect(p.code).toBe("VALIDATION_FAILED");
@@ -322,7 +377,11 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
     });
 
     it("refuses a body that is not JSON with 415", async () => {
-      const res = await fetch(url("/cms/v1.0/createResource"), { method: "POST", headers: { "content-type": "text/plain" }, body: "hi" });
+      const res = await fetch(url("/cms/v1.0/createResource"), {
+        method: "POST",
+        headers: { "content-type": "text/plain" },
+        body: "hi",
+      });
       expect(res.status).toBe(415);
       expect((await problem(res)).code).toBe("UNSUPPORTED_MEDIA_TYPE");
     });
@@ -342,7 +401,12 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
         expect(res.headers.get("content-type")).toMatch(/^text\/html/);
         const html = await res.text();
         const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string);
-        expect(assets).toEqual(expect.arrayContaining(["/vendor/swagger-ui-dist/swagger-ui-bundle.js", "/vendor/swagger-ui-dist/swagger-ui.css"]));
+        expect(assets).toEqual(
+          expect.arrayContaining([
+            "/vendor/swagger-ui-dist/swagger-ui-bundle.js",
+            "/vendor/swagger-ui-dist/swagger-ui.css",
+          ]),
+        );
         for (const asset of assets) {
           const a = await fetch(url(asset));
           expect(a.status, asset).toBe(200);

@@ -38,7 +38,10 @@ describe("principalFromClaims", () => {
       resource_access: { "cms-server": { roles: ["consumer"] }, "other-app": { roles: ["admin"] } },
     };
     expect(rolesOf(principalFromClaims(claims, mapping))).toEqual(["consumer"]);
-    expect(principalFromClaims({ iss: ISS, sub: "u-2", realm_access: { roles: ["admin", "creator", "consumer"] } }, mapping).roles.size).toBe(0);
+    expect(
+      principalFromClaims({ iss: ISS, sub: "u-2", realm_access: { roles: ["admin", "creator", "consumer"] } }, mapping)
+        .roles.size,
+    ).toBe(0);
   });
 
   it("unions realm and own-client roles when realm roles are opted in, ignores unknown roles and other clients", () => {
@@ -57,15 +60,14 @@ describe("principalFromClaims", () => {
   });
 
   it("closes roles under implication: admin ⊇ creator ⊇ consumer", () => {
-    expect(rolesOf(principalFromClaims({ iss: ISS, sub: "a", realm_access: { roles: ["admin"] } }, withRealmRoles))).toEqual([
-      "admin",
-      "consumer",
-      "creator",
-    ]);
-    expect(rolesOf(principalFromClaims({ iss: ISS, sub: "c", resource_access: { "cms-server": { roles: ["creator"] } } }, mapping))).toEqual([
-      "consumer",
-      "creator",
-    ]);
+    expect(
+      rolesOf(principalFromClaims({ iss: ISS, sub: "a", realm_access: { roles: ["admin"] } }, withRealmRoles)),
+    ).toEqual(["admin", "consumer", "creator"]);
+    expect(
+      rolesOf(
+        principalFromClaims({ iss: ISS, sub: "c", resource_access: { "cms-server": { roles: ["creator"] } } }, mapping),
+      ),
+    ).toEqual(["consumer", "creator"]);
   });
 
   it("grants nothing (but does not fail) for malformed role claims", () => {
@@ -78,25 +80,34 @@ describe("principalFromClaims", () => {
       expect(principalFromClaims({ iss: ISS, sub: "x", ...extra }, withRealmRoles).roles.size).toBe(0);
     }
     // A client id that is also an Object.prototype member must not read inherited values.
-    expect(principalFromClaims({ iss: ISS, sub: "x", resource_access: {} }, { clientId: "constructor" }).roles.size).toBe(0);
+    expect(
+      principalFromClaims({ iss: ISS, sub: "x", resource_access: {} }, { clientId: "constructor" }).roles.size,
+    ).toBe(0);
   });
 
   it("requires a non-empty string sub (401 invalid_token)", () => {
     for (const sub of [undefined, "", 7]) {
-      const err = thrownProblem(() => principalFromClaims({ iss: ISS, sub, realm_access: { roles: ["admin"] } }, mapping));
+      const err = thrownProblem(() =>
+        principalFromClaims({ iss: ISS, sub, realm_access: { roles: ["admin"] } }, mapping),
+      );
       expect(err.code).toBe("UNAUTHENTICATED");
       expect(err.headers?.["www-authenticate"]).toMatch(/^Bearer realm="CMS", error="invalid_token"/);
     }
     // The issuer is half of the identity: a principal is never built without it.
-    expect(thrownProblem(() => principalFromClaims({ sub: "x", resource_access: { "cms-server": { roles: ["admin"] } } }, mapping)).code).toBe(
-      "UNAUTHENTICATED",
-    );
+    expect(
+      thrownProblem(() =>
+        principalFromClaims({ sub: "x", resource_access: { "cms-server": { roles: ["admin"] } } }, mapping),
+      ).code,
+    ).toBe("UNAUTHENTICATED");
   });
 
   it("reads the tenant claim as a string or a list; absent means unrestricted", () => {
     expect(principalFromClaims({ iss: ISS, sub: "x" }, mapping).tenants).toBeNull();
     expect(principalFromClaims({ iss: ISS, sub: "x", tenants: "t1" }, mapping).tenants).toEqual(["t1"]);
-    expect(principalFromClaims({ iss: ISS, sub: "x", tenants: ["t1", "t2", "t1"] }, mapping).tenants).toEqual(["t1", "t2"]);
+    expect(principalFromClaims({ iss: ISS, sub: "x", tenants: ["t1", "t2", "t1"] }, mapping).tenants).toEqual([
+      "t1",
+      "t2",
+    ]);
     expect(principalFromClaims({ iss: ISS, sub: "x", tenants: [] }, mapping).tenants).toEqual([]);
     const custom = { ...mapping, tenantClaim: "org" };
     expect(principalFromClaims({ iss: ISS, sub: "x", org: "acme", tenants: ["t1"] }, custom).tenants).toEqual(["acme"]);
@@ -105,7 +116,9 @@ describe("principalFromClaims", () => {
 
   it("refuses a malformed tenant claim instead of treating it as unrestricted", () => {
     for (const tenants of [null, 5, {}, [1], [""], ["ok", null]]) {
-      expect(thrownProblem(() => principalFromClaims({ iss: ISS, sub: "x", tenants }, mapping)).code).toBe("UNAUTHENTICATED");
+      expect(thrownProblem(() => principalFromClaims({ iss: ISS, sub: "x", tenants }, mapping)).code).toBe(
+        "UNAUTHENTICATED",
+      );
     }
   });
 });

@@ -10,7 +10,12 @@ const t = Math.floor(Date.now() / 1000);
 const base = { iss: "https://idp.example/realms/CMS", iat: t, exp: t + 300, aud: "cms-server" };
 const TOKENS: Record<string, VerifiedClaims> = {
   "consumer-token": { ...base, sub: "c-1", resource_access: { "cms-server": { roles: ["consumer"] } } },
-  "creator-token": { ...base, sub: "w-1", preferred_username: "writer", resource_access: { "cms-server": { roles: ["creator"] } } },
+  "creator-token": {
+    ...base,
+    sub: "w-1",
+    preferred_username: "writer",
+    resource_access: { "cms-server": { roles: ["creator"] } },
+  },
   "admin-token": { ...base, sub: "a-1", resource_access: { "cms-server": { roles: ["admin"] } }, org: ["t1", "t2"] },
   "bad-tenants": { ...base, sub: "x", resource_access: { "cms-server": { roles: ["admin"] } }, tenants: 7 },
   "b64+/token==": { ...base, sub: "b64", resource_access: { "cms-server": { roles: ["consumer"] } } },
@@ -35,7 +40,13 @@ function appWith(v: TokenVerifier | null, tenantClaim?: string) {
   app.use("*", authenticate(v, tenantClaim ? { tenantClaim } : {}));
   app.get("/me", (c) => {
     const p = c.get("principal");
-    return c.json({ subject: p.subject, username: p.username ?? null, roles: [...p.roles].sort(), tenants: p.tenants, anonymous: p.anonymous });
+    return c.json({
+      subject: p.subject,
+      username: p.username ?? null,
+      roles: [...p.roles].sort(),
+      tenants: p.tenants,
+      anonymous: p.anonymous,
+    });
   });
   app.post("/create", requireRole("creator"), (c) => c.text("created"));
   app.delete("/purge", requireRole("admin"), (c) => c.text("purged"));
@@ -55,7 +66,13 @@ async function expectProblem(res: Response, status: number, challenge: string | 
 
 describe("authenticate: header parsing (RFC 6750 §2.1)", () => {
   it("accepts the Bearer scheme case-insensitively and extra spaces before the token", async () => {
-    for (const header of ["Bearer creator-token", "bearer creator-token", "BEARER creator-token", "Bearer    creator-token", "  Bearer creator-token  "]) {
+    for (const header of [
+      "Bearer creator-token",
+      "bearer creator-token",
+      "BEARER creator-token",
+      "Bearer    creator-token",
+      "  Bearer creator-token  ",
+    ]) {
       const res = await get(header);
       expect(res.status, header).toBe(200);
       expect(await res.json()).toEqual({
@@ -82,8 +99,15 @@ describe("authenticate: header parsing (RFC 6750 §2.1)", () => {
   });
 
   it("two tokens, no token, or characters outside b64token → 400 invalid_request", async () => {
-    const challenge = 'Bearer realm="CMS", error="invalid_request", error_description="the Authorization header must carry exactly one bearer token"';
-    for (const header of ["Bearer creator-token admin-token", "Bearer", "Bearer ", "Bearer creator-token,admin-token", 'Bearer "creator-token"']) {
+    const challenge =
+      'Bearer realm="CMS", error="invalid_request", error_description="the Authorization header must carry exactly one bearer token"';
+    for (const header of [
+      "Bearer creator-token admin-token",
+      "Bearer",
+      "Bearer ",
+      "Bearer creator-token,admin-token",
+      'Bearer "creator-token"',
+    ]) {
       await expectProblem(await get(header), 400, challenge, "VALIDATION_FAILED");
     }
   });

@@ -5,7 +5,15 @@
 // depends on how fast a loaded machine runs.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { calculateJwkThumbprint, exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, SignJWT } from "jose";
+import {
+  calculateJwkThumbprint,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  type JWK,
+  type JWTPayload,
+  SignJWT,
+} from "jose";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bearerChallenge, createTokenVerifier, type TokenVerifierOptions } from "../../src/auth/verify-token.js";
 import { ProblemError } from "../../src/problems.js";
@@ -106,12 +114,23 @@ function claims(idp: Idp, overrides: Record<string, unknown> = {}): JWTPayload {
 }
 
 function sign(key: Key, payload: JWTPayload, header: Record<string, unknown> = {}): Promise<string> {
-  return new SignJWT(payload).setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "at+jwt", ...header }).sign(key.privateKey);
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "at+jwt", ...header })
+    .sign(key.privateKey);
 }
 
-async function setup(options: Partial<TokenVerifierOptions> = {}, keys: JWK[] = [keyA.jwk], time: FakeClock = fakeClock()) {
+async function setup(
+  options: Partial<TokenVerifierOptions> = {},
+  keys: JWK[] = [keyA.jwk],
+  time: FakeClock = fakeClock(),
+) {
   const idp = await startIdp(keys);
-  const verifier = createTokenVerifier({ issuer: idp.issuer, clientIds: [CLIENT, EXPLORER], clock: time.clock, ...options });
+  const verifier = createTokenVerifier({
+    issuer: idp.issuer,
+    clientIds: [CLIENT, EXPLORER],
+    clock: time.clock,
+    ...options,
+  });
   return { idp, verifier, time };
 }
 
@@ -146,12 +165,16 @@ describe("createTokenVerifier: accepted tokens", () => {
     const { idp, verifier } = await setup();
     await expect(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: CLIENT })))).resolves.toBeTruthy();
     await expect(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined })))).resolves.toBeTruthy();
-    await expect(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined, client_id: EXPLORER })))).resolves.toBeTruthy();
+    await expect(
+      verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined, client_id: EXPLORER }))),
+    ).resolves.toBeTruthy();
   });
 
   it("accepts Keycloak's typ JWT (payload typ Bearer) and application/at+jwt", async () => {
     const { idp, verifier } = await setup();
-    await expect(verifier.verify(await sign(keyA, claims(idp, { typ: "Bearer" }), { typ: "JWT" }))).resolves.toBeTruthy();
+    await expect(
+      verifier.verify(await sign(keyA, claims(idp, { typ: "Bearer" }), { typ: "JWT" })),
+    ).resolves.toBeTruthy();
     await expect(verifier.verify(await sign(keyA, claims(idp), { typ: "application/at+jwt" }))).resolves.toBeTruthy();
   });
 
@@ -182,7 +205,9 @@ describe("createTokenVerifier: the attack matrix (all 401 invalid_token)", () =>
   it("HS256 signed with the RSA public key as the HMAC secret (alg confusion)", async () => {
     const { idp, verifier } = await setup();
     const pem = new TextEncoder().encode(await exportSPKI(keyA.publicKey));
-    const forged = await new SignJWT(claims(idp)).setProtectedHeader({ alg: "HS256", kid: keyA.kid, typ: "at+jwt" }).sign(pem);
+    const forged = await new SignJWT(claims(idp))
+      .setProtectedHeader({ alg: "HS256", kid: keyA.kid, typ: "at+jwt" })
+      .sign(pem);
     await rejected(verifier.verify(forged), "signing algorithm not allowed");
     const nBytes = new TextEncoder().encode(JSON.stringify(keyA.jwk));
     const forged2 = await new SignJWT(claims(idp)).setProtectedHeader({ alg: "HS256", typ: "at+jwt" }).sign(nBytes);
@@ -191,7 +216,10 @@ describe("createTokenVerifier: the attack matrix (all 401 invalid_token)", () =>
 
   it("wrong issuer, and the issuer with a trailing slash", async () => {
     const { idp, verifier } = await setup();
-    await rejected(verifier.verify(await sign(keyA, claims(idp, { iss: "http://127.0.0.1:1/realms/Other" }))), "unexpected issuer");
+    await rejected(
+      verifier.verify(await sign(keyA, claims(idp, { iss: "http://127.0.0.1:1/realms/Other" }))),
+      "unexpected issuer",
+    );
     await rejected(verifier.verify(await sign(keyA, claims(idp, { iss: `${idp.issuer}/` }))), "unexpected issuer");
     await rejected(verifier.verify(await sign(keyA, claims(idp, { iss: undefined }))), "missing iss claim");
   });
@@ -207,8 +235,14 @@ describe("createTokenVerifier: the attack matrix (all 401 invalid_token)", () =>
     const { idp, verifier } = await setup();
     const reason = "token was issued to a client this service does not accept (azp)";
     // Keycloak's audience resolution puts cms-server into aud of any client whose tokens carry its roles.
-    await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: [CLIENT, "account"], azp: "other-app" }))), reason);
-    await rejected(verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined, client_id: "other-app" }))), reason);
+    await rejected(
+      verifier.verify(await sign(keyA, claims(idp, { aud: [CLIENT, "account"], azp: "other-app" }))),
+      reason,
+    );
+    await rejected(
+      verifier.verify(await sign(keyA, claims(idp, { aud: CLIENT, azp: undefined, client_id: "other-app" }))),
+      reason,
+    );
   });
 
   it("wrong audience with a wrong azp (or none)", async () => {
@@ -289,7 +323,9 @@ describe("createTokenVerifier: JWKS caching, cool-down and rotation", () => {
   it("a flood of unknown kids does not cause a fetch per token (cool-down)", async () => {
     const { idp, verifier } = await setup({ cooldownMs: 60_000 });
     await verifier.verify(await sign(keyA, claims(idp)));
-    const forged = await Promise.all(Array.from({ length: 25 }, (_, i) => sign(stranger, claims(idp), { kid: `random-${i}` })));
+    const forged = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => sign(stranger, claims(idp), { kid: `random-${i}` })),
+    );
     for (const token of forged) await rejected(verifier.verify(token), "unknown signing key");
     expect(idp.counts.jwks).toBe(1);
   });
@@ -385,7 +421,9 @@ describe("createTokenVerifier: time is the injected clock's, not the machine's",
     const { idp, verifier } = await setup({ clockToleranceSec: 30 }, [keyA.jwk], fakeClock(Date.now() + HOUR * 1000));
     const t = now() + HOUR;
     await expect(verifier.verify(await sign(keyA, claims(idp, { iat: t, exp: t + 300 })))).resolves.toBeTruthy(); // our iat rule
-    await expect(verifier.verify(await sign(keyA, claims(idp, { nbf: t, iat: t, exp: t + 300 })))).resolves.toBeTruthy(); // jose's nbf
+    await expect(
+      verifier.verify(await sign(keyA, claims(idp, { nbf: t, iat: t, exp: t + 300 }))),
+    ).resolves.toBeTruthy(); // jose's nbf
   });
 
   it("a cool-down ends when the injected clock moves, not when real time passes", async () => {

@@ -33,7 +33,10 @@ function expectFailure(result: { code: number | null; stderr: string }, pattern:
 }
 
 beforeAll(async () => {
-  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }), startOrigin()]);
+  [app, origin] = await Promise.all([
+    startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }),
+    startOrigin(),
+  ]);
   env = { CMS_URL: app.baseUrl, XDG_CONFIG_HOME: join(app.dir, "config") };
 });
 afterAll(async () => {
@@ -47,7 +50,12 @@ describe("cms put / get", () => {
     const put = await cms("put", "photo.bin", "--tenant", "acme", "--type", "image/png", "--author", "Ann", "--json");
     expect(put.stderr).toBe("");
     expect(put.code).toBe(0);
-    const created = JSON.parse(put.stdout) as { resourceURI: string; resourceUID: string; sha256: string; mediaType: string };
+    const created = JSON.parse(put.stdout) as {
+      resourceURI: string;
+      resourceUID: string;
+      sha256: string;
+      mediaType: string;
+    };
     expect(created).toMatchObject({ sha256: sha256(bytes), mediaType: "image/png", author: "Ann" });
 
     const got = await cms("get", created.resourceURI, "-o", "copy.bin");
@@ -58,15 +66,19 @@ describe("cms put / get", () => {
     const byUid = await cms("get", created.resourceUID); // default name: the resource's
     expect(byUid.code).toBe(0);
     expect(sha256(await readFile(join(app.dir, "photo.bin")))).toBe(sha256(bytes));
-
   });
 
   it("shows a progress bar (bytes, rate, ETA) on a terminal: util-linux `script` gives the CLI a pty", async () => {
     const bytes = randomBytes(2_000_000);
     await writeFile(join(app.dir, "tty.bin"), bytes);
-    const { resourceURI } = JSON.parse((await cms("put", "tty.bin", "--tenant", "acme", "--json")).stdout) as { resourceURI: string };
+    const { resourceURI } = JSON.parse((await cms("put", "tty.bin", "--tenant", "acme", "--json")).stdout) as {
+      resourceURI: string;
+    };
     const command = `${process.execPath} ${BIN} get ${resourceURI} -o tty-copy.bin --limit-rate 4M`;
-    const { stdout } = await run("script", ["-qec", command, "/dev/null"], { cwd: app.dir, env: { ...env, PATH: process.env.PATH ?? "", HOME: app.dir } });
+    const { stdout } = await run("script", ["-qec", command, "/dev/null"], {
+      cwd: app.dir,
+      env: { ...env, PATH: process.env.PATH ?? "", HOME: app.dir },
+    });
     expect(stdout).toMatch(/get =*-*.* \d+% \| [\d.]+ (KiB|MiB)\/1\.9 MiB \| [\d.]+ (B|KiB|MiB)\/s \| ETA \d+s/);
     expect(sha256(await readFile(join(app.dir, "tty-copy.bin")))).toBe(sha256(bytes));
   });
@@ -84,7 +96,9 @@ describe("cms put / get", () => {
   it("resumes a killed download with Range: the second run fetches only the rest, and the file verifies", async () => {
     const bytes = randomBytes(4 * 1024 * 1024);
     await writeFile(join(app.dir, "big.bin"), bytes);
-    const { resourceURI } = JSON.parse((await cms("put", "big.bin", "--tenant", "acme", "--json")).stdout) as { resourceURI: string };
+    const { resourceURI } = JSON.parse((await cms("put", "big.bin", "--tenant", "acme", "--json")).stdout) as {
+      resourceURI: string;
+    };
 
     const slow = startCms(["get", resourceURI, "-o", "resumed.bin", "--limit-rate", "1M"], env, app.dir);
     const part = join(app.dir, "resumed.bin.part");
@@ -108,7 +122,10 @@ describe("cms put / get", () => {
   it("refuses a resumed file whose held bytes are corrupt (SHA-256 mismatch) and drops the partial", async () => {
     const bytes = randomBytes(100_000);
     await writeFile(join(app.dir, "c.bin"), bytes);
-    const created = JSON.parse((await cms("put", "c.bin", "--tenant", "acme", "--json")).stdout) as { resourceURI: string; sha256: string };
+    const created = JSON.parse((await cms("put", "c.bin", "--tenant", "acme", "--json")).stdout) as {
+      resourceURI: string;
+      sha256: string;
+    };
     await writeFile(join(app.dir, "corrupt.bin.part"), randomBytes(1000));
     await writeFile(join(app.dir, "corrupt.bin.part.json"), JSON.stringify({ etag: `"${created.sha256}"` }));
     expectFailure(await cms("get", created.resourceURI, "-o", "corrupt.bin"), /^cms: SHA-256 mismatch/);
@@ -120,17 +137,24 @@ describe("cms put / get", () => {
 describe("cms ls / info / lock / unlock / link / rm", () => {
   it("lists, shows, locks, unlocks, links and removes", async () => {
     await writeFile(join(app.dir, "a-1.txt"), "one");
-    const { resourceUID, resourceURI } = JSON.parse((await cms("put", "a-1.txt", "--tenant", "lstest", "--type", "text/plain", "--json")).stdout) as { resourceUID: string; resourceURI: string };
+    const { resourceUID, resourceURI } = JSON.parse(
+      (await cms("put", "a-1.txt", "--tenant", "lstest", "--type", "text/plain", "--json")).stdout,
+    ) as { resourceUID: string; resourceURI: string };
     await cms("put", "a-1.txt", "--tenant", "lstest", "--name", "b-2.txt", "--type", "text/plain");
 
     const ls = await cms("ls", "--tenant", "lstest", "--prefix", "a-", "--json");
-    expect((JSON.parse(ls.stdout) as { resources: { resourceURI: string }[] }).resources.map((r) => r.resourceURI)).toEqual([resourceURI]);
+    expect(
+      (JSON.parse(ls.stdout) as { resources: { resourceURI: string }[] }).resources.map((r) => r.resourceURI),
+    ).toEqual([resourceURI]);
     expect((await cms("ls", "--tenant", "lstest", "--limit", "1")).stdout.trim().split("\n")).toHaveLength(1);
     expect((await cms("info", resourceUID)).stdout).toContain("text/plain");
 
     const lock = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string };
     expectFailure(await cms("rm", resourceUID), /^cms: 423 LOCKED: /);
-    expectFailure(await cms("unlock", resourceUID, "--lock-id", "not-the-lock"), /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /);
+    expectFailure(
+      await cms("unlock", resourceUID, "--lock-id", "not-the-lock"),
+      /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /,
+    );
     expect((await cms("unlock", resourceUID, "--lock-id", lock.lockID)).code).toBe(0);
 
     const link = (await cms("link", resourceURI, "--expires", "10m")).stdout.trim();
@@ -145,19 +169,30 @@ describe("cms ls / info / lock / unlock / link / rm", () => {
 describe("cms lock / unlock / info: the lock the CLI took is remembered", () => {
   it("unlocks without --lock-id, shows the held lock in info, and forgets it once released or gone", async () => {
     await writeFile(join(app.dir, "held.txt"), "held");
-    const { resourceUID } = JSON.parse((await cms("put", "held.txt", "--tenant", "locks", "--type", "text/plain", "--json")).stdout) as { resourceUID: string };
+    const { resourceUID } = JSON.parse(
+      (await cms("put", "held.txt", "--tenant", "locks", "--type", "text/plain", "--json")).stdout,
+    ) as { resourceUID: string };
 
-    const lock = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string; lockExpirationDate: string };
+    const lock = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as {
+      lockID: string;
+      lockExpirationDate: string;
+    };
     const info = await cms("info", resourceUID);
     expect(info.code).toBe(0);
     expect(info.stdout).toContain(`locked by you: ${lock.lockID} until ${lock.lockExpirationDate}`);
-    expect(JSON.parse((await cms("info", resourceUID, "--json")).stdout)).toMatchObject({ resourceUID, heldLock: { lockID: lock.lockID, lockExpirationDate: lock.lockExpirationDate } });
+    expect(JSON.parse((await cms("info", resourceUID, "--json")).stdout)).toMatchObject({
+      resourceUID,
+      heldLock: { lockID: lock.lockID, lockExpirationDate: lock.lockExpirationDate },
+    });
     // Lock IDs are capabilities: kept beside the login, readable by the user only.
     const stored = join(app.dir, "config", "cms", "locks.json");
     expect((await stat(stored)).mode & 0o777).toBe(0o600);
 
     // --lock-id still overrides, and a refused override leaves the remembered lock alone.
-    expectFailure(await cms("unlock", resourceUID, "--lock-id", "not-the-lock"), /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /);
+    expectFailure(
+      await cms("unlock", resourceUID, "--lock-id", "not-the-lock"),
+      /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /,
+    );
     const unlocked = await cms("unlock", resourceUID);
     expect(unlocked).toMatchObject({ code: 0, stderr: "" });
     expect(unlocked.stdout).toContain(`unlocked ${resourceUID}`);
@@ -188,7 +223,11 @@ describe("cms error paths: exit code 1 and one clear line on stderr", () => {
     ["a bad duration", ["link", "x/y", "--expires", "soon"], /--expires .* invalid/],
     ["a bad limit", ["ls", "--tenant", "t", "--limit", "-3"], /--limit .* invalid/],
     ["an unknown resource", ["info", "01m8505ec2gjyhk5ep8jcs5dwayf7d-acme"], /^cms: 404 NOT_FOUND: /],
-    ["a refused field", ["put", "https://example.org/x.png", "--tenant", "bad tenant!"], /^cms: 400 VALIDATION_FAILED: .*resourceTenantId/],
+    [
+      "a refused field",
+      ["put", "https://example.org/x.png", "--tenant", "bad tenant!"],
+      /^cms: 400 VALIDATION_FAILED: .*resourceTenantId/,
+    ],
     ["a missing file", ["put", "no-such-file", "--tenant", "acme"], /^cms: ENOENT/],
     ["a missing password", ["login", "--issuer", "http://127.0.0.1:9/x", "--username", "u"], /no password/],
   ])("%s", async (_what, args, pattern) => {

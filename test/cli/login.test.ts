@@ -14,7 +14,12 @@ const cms = (...args: string[]) => runCms(args, env, stack.app.dir);
 
 beforeAll(async () => {
   stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
-  env = { CMS_URL: stack.app.baseUrl, XDG_CONFIG_HOME: join(stack.app.dir, "config"), CMS_ISSUER: stack.idp.issuer, CMS_CLIENT_SECRET: CLIENT_SECRET };
+  env = {
+    CMS_URL: stack.app.baseUrl,
+    XDG_CONFIG_HOME: join(stack.app.dir, "config"),
+    CMS_ISSUER: stack.idp.issuer,
+    CMS_CLIENT_SECRET: CLIENT_SECRET,
+  };
 });
 afterAll(() => stack?.close());
 
@@ -29,7 +34,11 @@ it("logs in with the password grant, caches the token 0600, uses it, and logs ou
   expect(wrong.code).toBe(1);
   expect(wrong.stderr).toMatch(/^cms: token request refused \(400\)/);
 
-  const login = await runCms(["login", "--username", "acme-creator"], { ...env, CMS_PASSWORD: "acme-creator" }, stack.app.dir);
+  const login = await runCms(
+    ["login", "--username", "acme-creator"],
+    { ...env, CMS_PASSWORD: "acme-creator" },
+    stack.app.dir,
+  );
   expect(login).toMatchObject({ code: 0, stderr: "" });
   const session = join(stack.app.dir, "config/cms/session.json");
   expect((await stat(session)).mode & 0o777).toBe(0o600);

@@ -29,11 +29,15 @@ describe("cms put of a 100 MB file refused before its file is read prints the re
     const refusal = stack.refusals.find((r) => r.status === status)!;
     const env: Record<string, string> = { CMS_URL: refusal.baseUrl, XDG_CONFIG_HOME: `${stack.dir}/config` };
     if (refusal.token) env.CMS_TOKEN = refusal.token;
-    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () => runCms(["put", stack.bigFile, "--tenant", refusal.tenant], env, stack.dir));
+    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () =>
+      runCms(["put", stack.bigFile, "--tenant", refusal.tenant], env, stack.dir),
+    );
     expect(result.code).toBe(1);
     const lines = result.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(line);
-    figures.push(`  ${status}: exit ${result.code}, "${lines[0]}"; server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
+    figures.push(
+      `  ${status}: exit ${result.code}, "${lines[0]}"; server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`,
+    );
   });
 });

@@ -10,8 +10,16 @@ export interface CmsResult {
   stderr: string;
 }
 
-export function startCms(args: string[], env: Record<string, string>, cwd: string): { child: ChildProcess; done: Promise<CmsResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export function startCms(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): { child: ChildProcess; done: Promise<CmsResult> } {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (d) => (stdout += d));

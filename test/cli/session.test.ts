@@ -44,12 +44,16 @@ afterEach(async () => {
 
 it("a login's expiry is counted from the given clock", () => {
   const time = fakeClock(1_000_000);
-  expect(sessionFrom(issuer, "cms", undefined, { access_token: "a", expires_in: 60 }, time.clock).expiresAt).toBe(1_060_000);
+  expect(sessionFrom(issuer, "cms", undefined, { access_token: "a", expires_in: 60 }, time.clock).expiresAt).toBe(
+    1_060_000,
+  );
 });
 
 it("reuses the saved token until 30 s before it expires on the given clock, then refreshes and saves the new one", async () => {
   const time = fakeClock(1_000_000);
-  await saveSession(sessionFrom(issuer, "cms", undefined, { access_token: "saved", expires_in: 60, refresh_token: "r1" }, time.clock));
+  await saveSession(
+    sessionFrom(issuer, "cms", undefined, { access_token: "saved", expires_in: 60, refresh_token: "r1" }, time.clock),
+  );
   const token = sessionTokenAt(time.clock);
   time.advance(29_000);
   expect(await token()).toBe("saved");
@@ -57,7 +61,11 @@ it("reuses the saved token until 30 s before it expires on the given clock, then
   time.advance(2_000); // 29 s left: inside the 30 s margin
   expect(await token()).toBe("fresh");
   expect(grants).toEqual(["refresh_token"]);
-  expect(await loadSession()).toMatchObject({ accessToken: "fresh", refreshToken: "r2", expiresAt: 1_031_000 + 300_000 });
+  expect(await loadSession()).toMatchObject({
+    accessToken: "fresh",
+    refreshToken: "r2",
+    expiresAt: 1_031_000 + 300_000,
+  });
 });
 
 it("without a refresh token, an expired login asks for `cms login` again", async () => {

@@ -13,7 +13,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error -- a plain .mjs script without types
 import { buildClient } from "../../scripts/build.mjs";
 import { download } from "../../src/client/download.js";
-import { ChecksumMismatch, CmsProblem, type CmsClient, createCmsClient, passwordGrant, Sha256, staticToken } from "../../src/client/index.js";
+import {
+  ChecksumMismatch,
+  CmsProblem,
+  type CmsClient,
+  createCmsClient,
+  passwordGrant,
+  Sha256,
+  staticToken,
+} from "../../src/client/index.js";
 import { type AuthStack, CLIENT_SECRET, startAuthStack } from "../helpers/auth-stack.js";
 
 const hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
@@ -33,7 +41,13 @@ beforeAll(async () => {
   stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
   client = createCmsClient({
     baseUrl: stack.app.baseUrl,
-    token: passwordGrant({ issuer: stack.idp.issuer, clientId: "cms-server", clientSecret: CLIENT_SECRET, username: "acme-creator", password: "acme-creator" }),
+    token: passwordGrant({
+      issuer: stack.idp.issuer,
+      clientId: "cms-server",
+      clientSecret: CLIENT_SECRET,
+      username: "acme-creator",
+      password: "acme-creator",
+    }),
   });
 });
 afterAll(() => stack?.close());
@@ -42,7 +56,10 @@ describe("createCmsClient", () => {
   it("uploads a stream with progress and downloads it verified", async () => {
     const bytes = randomBytes(1_000_000);
     const progress: number[] = [];
-    const created = await client.upload(fields, streamOf(bytes), { size: bytes.length, onProgress: (sent) => progress.push(sent) });
+    const created = await client.upload(fields, streamOf(bytes), {
+      size: bytes.length,
+      onProgress: (sent) => progress.push(sent),
+    });
     expect(created).toMatchObject({ size: bytes.length, sha256: hex(bytes), mediaType: "application/octet-stream" });
     expect(progress.length).toBeGreaterThan(5);
     expect(progress).toEqual([...progress].sort((a, b) => a - b));
@@ -55,7 +72,10 @@ describe("createCmsClient", () => {
   });
 
   it("uploads a Blob", async () => {
-    const created = await client.upload({ ...fields, resourceName: "note.txt", resourceMediaType: "text/plain" }, new Blob(["hello blob"]));
+    const created = await client.upload(
+      { ...fields, resourceName: "note.txt", resourceMediaType: "text/plain" },
+      new Blob(["hello blob"]),
+    );
     expect(created).toMatchObject({ size: 10, mediaType: "text/plain" });
     expect(await new Response((await client.download(created.resourceURI)).body).text()).toBe("hello blob");
   });
@@ -70,7 +90,11 @@ describe("createCmsClient", () => {
     const tail = await bytesOf(rest.body); // verified: held bytes' hash + the rest = the resource's SHA-256
     expect(tail.length).toBe(bytes.length - held);
 
-    const stale = await client.download(created.resourceURI, { offset: held, hash: new Sha256().update(bytes.subarray(0, held)), etag: '"0000"' });
+    const stale = await client.download(created.resourceURI, {
+      offset: held,
+      hash: new Sha256().update(bytes.subarray(0, held)),
+      etag: '"0000"',
+    });
     expect(stale.start).toBe(0);
     expect(hex(await bytesOf(stale.body))).toBe(created.sha256);
   });
@@ -89,21 +113,34 @@ describe("createCmsClient", () => {
     expect((err as CmsProblem).problem).toMatchObject({ status: 404, code: "NOT_FOUND" });
 
     const anonymous = createCmsClient({ baseUrl: stack.app.baseUrl });
-    await expect(anonymous.listResources({ resourceTenantId: "acme" })).rejects.toMatchObject({ status: 401, problem: { code: "UNAUTHENTICATED" } });
+    await expect(anonymous.listResources({ resourceTenantId: "acme" })).rejects.toMatchObject({
+      status: 401,
+      problem: { code: "UNAUTHENTICATED" },
+    });
     await expect(anonymous.download("x/y")).rejects.toMatchObject({ status: 401 });
     const forged = createCmsClient({ baseUrl: stack.app.baseUrl, token: staticToken("not-a-jwt") });
     await expect(forged.queryResource("x")).rejects.toMatchObject({ problem: { code: "UNAUTHENTICATED" } });
   });
 
   it("mints signed links that work without a token", async () => {
-    const created = await client.upload({ ...fields, resourceName: "pic.txt", resourceMediaType: "text/plain" }, streamOf(new TextEncoder().encode("signed")));
+    const created = await client.upload(
+      { ...fields, resourceName: "pic.txt", resourceMediaType: "text/plain" },
+      streamOf(new TextEncoder().encode("signed")),
+    );
     const link = await client.signedLink(created.resourceURI, 600);
     expect(await (await fetch(link.url)).text()).toBe("signed");
     expect((await fetch(stack.app.url(`/cms/v1.0/getData/${created.resourceURI}`))).status).toBe(401);
   });
 
   it("refreshes the password grant's token before it expires (refresh_token)", async () => {
-    const tokens = passwordGrant({ issuer: stack.idp.issuer, clientId: "cms-server", clientSecret: CLIENT_SECRET, username: "acme-creator", password: "acme-creator", leewaySeconds: 1e6 });
+    const tokens = passwordGrant({
+      issuer: stack.idp.issuer,
+      clientId: "cms-server",
+      clientSecret: CLIENT_SECRET,
+      username: "acme-creator",
+      password: "acme-creator",
+      leewaySeconds: 1e6,
+    });
     const refreshing = createCmsClient({ baseUrl: stack.app.baseUrl, token: tokens });
     const first = await tokens();
     const second = await tokens(); // always "about to expire" with this leeway: refreshed
@@ -115,7 +152,10 @@ describe("createCmsClient", () => {
     const out = await (buildClient as (o: string) => Promise<string>)(join(stack.app.dir, "client.mjs"));
     expect(await readFile(out, "utf8")).not.toMatch(/from\s*["']node:/);
     const bundled = (await import(pathToFileURL(out).href)) as typeof import("../../src/client/index.js");
-    const c = bundled.createCmsClient({ baseUrl: stack.app.baseUrl, token: bundled.staticToken(await stack.passwordToken("acme-creator")) });
+    const c = bundled.createCmsClient({
+      baseUrl: stack.app.baseUrl,
+      token: bundled.staticToken(await stack.passwordToken("acme-creator")),
+    });
     expect((await c.listResources({ resourceTenantId: "acme", limit: 1 })).resources).toHaveLength(1);
   });
 });

@@ -47,19 +47,26 @@ describe("a 100 MB streamed upload refused before its file is read rejects with 
     [507, "over the tenant's bytes quota"],
   ] as const)("%i (%s)", async (status, _kind) => {
     const refusal = stack.refusals.find((r) => r.status === status)!;
-    const client = createCmsClient({ baseUrl: refusal.baseUrl, ...(refusal.token ? { token: staticToken(refusal.token) } : {}) });
+    const client = createCmsClient({
+      baseUrl: refusal.baseUrl,
+      ...(refusal.token ? { token: staticToken(refusal.token) } : {}),
+    });
     const body = zeros(BODY_BYTES);
     const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () =>
-      client.upload({ resourceTenantId: refusal.tenant, resourceAuthor: "client" }, body.stream, { size: BODY_BYTES }).then(
-        () => new Error("the upload was accepted"),
-        (err: unknown) => err,
-      ),
+      client
+        .upload({ resourceTenantId: refusal.tenant, resourceAuthor: "client" }, body.stream, { size: BODY_BYTES })
+        .then(
+          () => new Error("the upload was accepted"),
+          (err: unknown) => err,
+        ),
     );
     expect(result).toBeInstanceOf(CmsProblem);
     expect(result).toMatchObject({ status, problem: { status, code: refusal.code } });
     // Refused before the body was all sent: the size and the quota are checked against its length.
     expect(body.pulled()).toBeLessThan(BODY_BYTES);
-    figures.push(`  ${status}: ${String(result)}; client sent ${body.pulled()} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
+    figures.push(
+      `  ${status}: ${String(result)}; client sent ${body.pulled()} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`,
+    );
   });
 });
 
@@ -77,7 +84,9 @@ describe("a refusal without a problem document (a proxy's HTML page)", () => {
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
     try {
       const client = createCmsClient({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
-      const err = await client.upload({ resourceTenantId: "acme", resourceAuthor: "client" }, new Blob(["x"])).catch((e: unknown) => e);
+      const err = await client
+        .upload({ resourceTenantId: "acme", resourceAuthor: "client" }, new Blob(["x"]))
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(CmsProblem);
       expect(err).toMatchObject({ status, problem: { status, code } });
     } finally {

@@ -21,7 +21,10 @@ const SESSION_KEY = "cms.explorer.session";
 const STEAL = `let v; try { v = sessionStorage.getItem("${SESSION_KEY}") } catch (e) { v = "denied " + e.name } document.title = "ran:" + v;`;
 const HOSTILE_HTML = `<!doctype html><html><head><title>report</title></head><body><p>Quarterly report</p><script>${STEAL}</script></body></html>`;
 const HOSTILE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>logo</title><script>${STEAL}</script></svg>`;
-const PNG_1x1 = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
+const PNG_1x1 = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 /** A one-page PDF saying "Hello PDF", with a correct cross-reference table. */
 function tinyPdf(): string {
@@ -61,12 +64,17 @@ function toneWav(seconds: number): Uint8Array {
   wav.writeUInt16LE(16, 34); // bits per sample
   wav.write("data", 36);
   wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  for (let i = 0; i < samples; i++)
+    wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
   return wav;
 }
 
 /** Another loopback origin: serves the HTML pages a test puts, as text/html with no CSP. */
-async function startPages(): Promise<{ url(name: string): string; put(name: string, html: string): string; close(): Promise<void> }> {
+async function startPages(): Promise<{
+  url(name: string): string;
+  put(name: string, html: string): string;
+  close(): Promise<void>;
+}> {
   const pages = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     const html = pages.get((req.url ?? "").slice(1));
@@ -112,7 +120,13 @@ beforeAll(async () => {
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: "cms-server", client_secret: "cms-server-dev-secret", username: "cms-creator", password: "cms-creator", grant_type: "password" }),
+    body: new URLSearchParams({
+      client_id: "cms-server",
+      client_secret: "cms-server-dev-secret",
+      username: "cms-creator",
+      password: "cms-creator",
+      grant_type: "password",
+    }),
   });
   creatorToken = ((await res.json()) as { access_token: string }).access_token;
 }, 60_000);
@@ -183,7 +197,9 @@ async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no vi
   if (!frame) return "no viewer";
   await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 5_000 });
   await new Promise((resolve) => setTimeout(resolve, 1_000)); // the error dialog appears once parsing failed
-  return frame.evaluate(() => (document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog") ? "error" : "rendered"));
+  return frame.evaluate(() =>
+    document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog") ? "error" : "rendered",
+  );
 }
 
 describe("stored HTML and SVG in the browser", () => {
@@ -213,18 +229,24 @@ describe("stored HTML and SVG in the browser", () => {
   it.each([
     ["HTML", "report.html", "text/html", HOSTILE_HTML, "report"],
     ["SVG", "logo.svg", "image/svg+xml", HOSTILE_SVG, "logo"],
-  ])("cannot read the explorer's token when %s is opened by a signed link in the same tab", async (_what, name, type, content, title) => {
-    const link = await signedLink(await create(name, type, content));
-    await adminTab.goto(link);
-    expect(adminTab.url()).toBe(link);
-    // Rendered (not downloaded), but its script never ran.
-    expect(await settledTitle(adminTab)).toBe(title);
-    await expectStillLoggedIn();
-  }, 60_000);
+  ])(
+    "cannot read the explorer's token when %s is opened by a signed link in the same tab",
+    async (_what, name, type, content, title) => {
+      const link = await signedLink(await create(name, type, content));
+      await adminTab.goto(link);
+      expect(adminTab.url()).toBe(link);
+      // Rendered (not downloaded), but its script never ran.
+      expect(await settledTitle(adminTab)).toBe(title);
+      await expectStillLoggedIn();
+    },
+    60_000,
+  );
 
   it("runs no script when another loopback origin frames it", async () => {
     const link = await signedLink(await create("framed.html", "text/html", HOSTILE_HTML));
-    await adminTab.goto(pages.put("framer.html", `<!doctype html><title>framer</title><iframe src="${link}"></iframe>`));
+    await adminTab.goto(
+      pages.put("framer.html", `<!doctype html><title>framer</title><iframe src="${link}"></iframe>`),
+    );
     const frame = adminTab.frames().find((f) => f.url() === link) as Frame;
     expect(frame).toBeDefined();
     expect(await settledTitle(frame)).toBe("report");
@@ -235,15 +257,19 @@ describe("stored HTML and SVG in the browser", () => {
     ["image/png", "fake.png"],
     ["text/plain", "fake.txt"],
     ["application/pdf", "fake.pdf"],
-  ])("does not run HTML bytes declared as %s", async (type, name) => {
-    const uri = await create(name, type, HOSTILE_HTML);
-    const page = await newPage();
-    await page.goto(app.url(`/cms/v1.0/getData/${uri}`));
-    expect(await settledTitle(page)).not.toMatch(/^ran:/);
-    // The PDF viewer's error shows the check below (a real PDF renders) tells the two apart.
-    if (type === "application/pdf") expect(await pdfViewerState(page)).toBe("error");
-    await page.context().close();
-  }, 30_000);
+  ])(
+    "does not run HTML bytes declared as %s",
+    async (type, name) => {
+      const uri = await create(name, type, HOSTILE_HTML);
+      const page = await newPage();
+      await page.goto(app.url(`/cms/v1.0/getData/${uri}`));
+      expect(await settledTitle(page)).not.toMatch(/^ran:/);
+      // The PDF viewer's error shows the check below (a real PDF renders) tells the two apart.
+      if (type === "application/pdf") expect(await pdfViewerState(page)).toBe("error");
+      await page.context().close();
+    },
+    30_000,
+  );
 });
 
 describe("ordinary content keeps working", () => {
@@ -274,7 +300,13 @@ describe("ordinary content keeps working", () => {
     await page.evaluate((key) => sessionStorage.setItem(key, '{"accessToken":"secret"}'), SESSION_KEY);
     await page.goto(app.url(`/cms/v1.0/getData/${start}`));
     await page.waitForFunction(() => document.title.startsWith("{"), undefined, { timeout: 10_000 });
-    expect(JSON.parse(await page.title())).toEqual({ storage: "denied", origin: "null", pages: 3, logo: 1, color: "rgb(1, 2, 3)" });
+    expect(JSON.parse(await page.title())).toEqual({
+      storage: "denied",
+      origin: "null",
+      pages: 3,
+      logo: 1,
+      color: "rgb(1, 2, 3)",
+    });
     await page.context().close();
   }, 60_000);
 
@@ -315,7 +347,11 @@ describe("ordinary content keeps working", () => {
     const mediaState = () => {
       const media = document.querySelector("video, audio") as HTMLMediaElement;
       // The media document autoplays (if allowed), so the position may have moved on a little.
-      return { ready: media.readyState, seeking: media.seeking, atTarget: media.currentTime >= 17 && media.currentTime < 19 };
+      return {
+        ready: media.readyState,
+        seeking: media.seeking,
+        atTarget: media.currentTime >= 17 && media.currentTime < 19,
+      };
     };
     await expect.poll(async () => (await page.evaluate(mediaState)).ready).toBeGreaterThanOrEqual(1);
     await page.evaluate(() => {
@@ -329,10 +365,19 @@ describe("ordinary content keeps working", () => {
     const css = app.url(`/cms/v1.0/getData/${await create("site.css", "text/css", "p { color: red }")}`);
     const js = app.url(`/cms/v1.0/getData/${await create("lib.js", "text/javascript", "window.libLoaded = 42;")}`);
     const page = await newPage();
-    await page.goto(pages.put("cors.html", `<!doctype html><link rel="stylesheet" href="${css}" crossorigin><script src="${js}" crossorigin></script><p>x</p>`));
+    await page.goto(
+      pages.put(
+        "cors.html",
+        `<!doctype html><link rel="stylesheet" href="${css}" crossorigin><script src="${js}" crossorigin></script><p>x</p>`,
+      ),
+    );
     expect(await page.evaluate(() => (window as unknown as { libLoaded?: number }).libLoaded)).toBe(42);
-    expect(await page.evaluate(() => getComputedStyle(document.querySelector("p") as Element).color)).toBe("rgb(255, 0, 0)");
-    expect(await page.evaluate((url) => fetch(url, { mode: "cors" }).then((r) => r.text()), css)).toBe("p { color: red }");
+    expect(await page.evaluate(() => getComputedStyle(document.querySelector("p") as Element).color)).toBe(
+      "rgb(255, 0, 0)",
+    );
+    expect(await page.evaluate((url) => fetch(url, { mode: "cors" }).then((r) => r.text()), css)).toBe(
+      "p { color: red }",
+    );
     await page.context().close();
   }, 30_000);
 
@@ -365,7 +410,13 @@ describe("with CMS_CONTENT_ORIGIN (localhost: another hostname of the same serve
     const res = await fetch(split.url("/cms/v1.0/createResource"), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ resourceAuthor: "a", resourceName: "r.html", resourceMediaType: "text/html", resourceTenantId: "split", resourceBinary: Buffer.from(HOSTILE_HTML).toString("base64") }),
+      body: JSON.stringify({
+        resourceAuthor: "a",
+        resourceName: "r.html",
+        resourceMediaType: "text/html",
+        resourceTenantId: "split",
+        resourceBinary: Buffer.from(HOSTILE_HTML).toString("base64"),
+      }),
     });
     const { resourceURI } = (await res.json()) as { resourceURI: string };
     const path = `/cms/v1.0/getData/${resourceURI}`;

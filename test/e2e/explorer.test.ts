@@ -56,7 +56,8 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-const logIn = (page: Page, user: string, path = "/swagger-ui.html") => logIntoExplorer(page, app.url(path), idp.issuer, user);
+const logIn = (page: Page, user: string, path = "/swagger-ui.html") =>
+  logIntoExplorer(page, app.url(path), idp.issuer, user);
 
 async function createFromExplorer(page: Page, name: string): Promise<{ status: number; body: string }> {
   const op = page.locator("#operations-resources-createResource");

@@ -23,7 +23,10 @@ const EXAMPLES = fileURLToPath(new URL("../../examples/", import.meta.url));
 let app: TestApp;
 let origin: Origin;
 beforeAll(async () => {
-  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }), startOrigin()]);
+  [app, origin] = await Promise.all([
+    startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }),
+    startOrigin(),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([app?.close(), origin?.close()]);
@@ -32,7 +35,10 @@ afterAll(async () => {
 describe("examples/", () => {
   it("curl-walkthrough.sh runs the seed's requests end to end", async () => {
     const uri = origin.put("walk.txt", "hello from the walkthrough");
-    const { stdout } = await run("bash", [join(EXAMPLES, "curl-walkthrough.sh"), uri], { cwd: app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl } });
+    const { stdout } = await run("bash", [join(EXAMPLES, "curl-walkthrough.sh"), uri], {
+      cwd: app.dir,
+      env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl },
+    });
     expect(stdout).toContain('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
     expect(stdout).toMatch(/content-range: bytes 0-4\/26/i);
     expect(stdout).toContain("status 304");
@@ -46,17 +52,23 @@ describe("examples/", () => {
   it.each([
     ["node", process.execPath],
     ["bun", join(EXAMPLES, "../node_modules/.bin/bun")],
-  ])("node-client.mjs under %s uploads, lists, downloads verified and links through content-resource-service/client", async (runtime, exe) => {
-    await buildClient();
-    const file = join(app.dir, `example-${runtime}.txt`);
-    await writeFile(file, "typed client example");
-    const { stdout } = await run(exe, [join(EXAMPLES, "node-client.mjs"), file], { cwd: app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl } });
-    expect(stdout).toMatch(new RegExp(`^created \\S+/example-${runtime}\\.txt [0-9a-f]{64}$`, "m"));
-    expect(stdout).toContain("listed 1 resource(s)");
-    expect(stdout).toContain("downloaded and verified 20 bytes");
-    expect(stdout).toMatch(/signed link http:\/\/127\.0\.0\.1:\d+\/cms\/v1\.0\/getData\/.*signature=/);
-    expect(await readFile(`${file}.downloaded`, "utf8")).toBe("typed client example");
-  });
+  ])(
+    "node-client.mjs under %s uploads, lists, downloads verified and links through content-resource-service/client",
+    async (runtime, exe) => {
+      await buildClient();
+      const file = join(app.dir, `example-${runtime}.txt`);
+      await writeFile(file, "typed client example");
+      const { stdout } = await run(exe, [join(EXAMPLES, "node-client.mjs"), file], {
+        cwd: app.dir,
+        env: { PATH: process.env.PATH ?? "", CMS_URL: app.baseUrl },
+      });
+      expect(stdout).toMatch(new RegExp(`^created \\S+/example-${runtime}\\.txt [0-9a-f]{64}$`, "m"));
+      expect(stdout).toContain("listed 1 resource(s)");
+      expect(stdout).toContain("downloaded and verified 20 bytes");
+      expect(stdout).toMatch(/signed link http:\/\/127\.0\.0\.1:\d+\/cms\/v1\.0\/getData\/.*signature=/);
+      expect(await readFile(`${file}.downloaded`, "utf8")).toBe("typed client example");
+    },
+  );
 
   it("node-client.mjs prints a refused 100 MB upload as one line with the status and code, no stack", async () => {
     await buildClient();
@@ -66,7 +78,10 @@ describe("examples/", () => {
       const file = join(stack.app.dir, "big.bin");
       await writeFile(file, "");
       await truncate(file, 100 * 1024 * 1024);
-      const failed = await run(process.execPath, [join(EXAMPLES, "node-client.mjs"), file, "acme"], { cwd: stack.app.dir, env: { PATH: process.env.PATH ?? "", CMS_URL: stack.app.baseUrl } }).then(
+      const failed = await run(process.execPath, [join(EXAMPLES, "node-client.mjs"), file, "acme"], {
+        cwd: stack.app.dir,
+        env: { PATH: process.env.PATH ?? "", CMS_URL: stack.app.baseUrl },
+      }).then(
         () => ({ code: 0, stderr: "" }),
         (err: { code: number; stderr: string }) => err,
       );
@@ -84,7 +99,17 @@ describe("examples/", () => {
     let stack: AuthStack;
     beforeAll(async () => {
       stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
-      browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--autoplay-policy=no-user-gesture-required"] });
+      browser = await chromium.launch({
+        executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--autoplay-policy=no-user-gesture-required",
+        ],
+      });
     }, 60_000);
     afterAll(async () => {
       await Promise.all([browser?.close(), stack?.close()]);
@@ -94,7 +119,8 @@ describe("examples/", () => {
       const page = await browser.newPage();
       page.on("request", (req) => {
         const { protocol, hostname } = new URL(req.url());
-        if (!["file:", "about:", "data:", "blob:"].includes(protocol) && hostname !== "127.0.0.1") throw new Error(`off-loopback request ${req.url()}`);
+        if (!["file:", "about:", "data:", "blob:"].includes(protocol) && hostname !== "127.0.0.1")
+          throw new Error(`off-loopback request ${req.url()}`);
       });
       // A real WebM, recorded by Chromium itself from a canvas (no video fixture or encoder here).
       const webm = await page.evaluate(async () => {
@@ -116,8 +142,14 @@ describe("examples/", () => {
       });
       expect(webm.length).toBeGreaterThan(1000);
 
-      const cms = createCmsClient({ baseUrl: stack.app.baseUrl, token: staticToken(await stack.passwordToken("acme-creator")) });
-      const video = await cms.upload({ resourceTenantId: "acme", resourceAuthor: "Ann", resourceName: "clip.webm", resourceMediaType: "video/webm" }, new Blob([new Uint8Array(webm)]));
+      const cms = createCmsClient({
+        baseUrl: stack.app.baseUrl,
+        token: staticToken(await stack.passwordToken("acme-creator")),
+      });
+      const video = await cms.upload(
+        { resourceTenantId: "acme", resourceAuthor: "Ann", resourceName: "clip.webm", resourceMediaType: "video/webm" },
+        new Blob([new Uint8Array(webm)]),
+      );
       expect((await fetch(stack.app.url(`/cms/v1.0/getData/${video.resourceURI}`))).status).toBe(401);
       const link = await cms.signedLink(video.resourceURI, 600);
       await page.goto(`${pathToFileURL(join(EXAMPLES, "video.html")).href}?src=${encodeURIComponent(link.url)}`);

@@ -36,7 +36,12 @@ interface Ingest {
 }
 
 function ingestRequest(base: string, { name, bytes }: Ingest): Promise<Response> {
-  const fields = { resourceAuthor: "crasher", resourceMediaType: "application/octet-stream", resourceName: name, resourceTenantId: TENANT };
+  const fields = {
+    resourceAuthor: "crasher",
+    resourceMediaType: "application/octet-stream",
+    resourceName: name,
+    resourceTenantId: TENANT,
+  };
   if (bytes.byteLength <= 64 * 1024) {
     return fetch(`${base}${API}/createResource`, {
       method: "POST",
@@ -54,7 +59,12 @@ function ingestRequest(base: string, { name, bytes }: Ingest): Promise<Response>
 function payloads(round: number, count: number, shared: Uint8Array): Ingest[] {
   return Array.from({ length: count }, (_, i) => {
     const roll = Math.random();
-    const bytes = roll < 0.05 ? randomBytes(1 * MiB + Math.floor(Math.random() * 2 * MiB)) : roll < 0.15 ? shared : randomBytes(64 + Math.floor(Math.random() * 8192));
+    const bytes =
+      roll < 0.05
+        ? randomBytes(1 * MiB + Math.floor(Math.random() * 2 * MiB))
+        : roll < 0.15
+          ? shared
+          : randomBytes(64 + Math.floor(Math.random() * 8192));
     return { name: `r${round}-${i}.bin`, bytes };
   });
 }
@@ -114,7 +124,17 @@ describe("crash loops: kill -9 during concurrent ingests, restart, verify (issue
     async () => {
       const rounds = scaled(3, 20);
       const perRound = scaled(60, 200);
-      const figures = { rounds, ingests: 0, acknowledged: 0, refused503: 0, killedInFlight: 0, rows: 0, violations: 0, orphansCollected: 0, tempLeftovers: 0 };
+      const figures = {
+        rounds,
+        ingests: 0,
+        acknowledged: 0,
+        refused503: 0,
+        killedInFlight: 0,
+        rows: 0,
+        violations: 0,
+        orphansCollected: 0,
+        tempLeftovers: 0,
+      };
       const shared = randomBytes(3000);
       const acknowledged = new Map<string, { resourceURI: string; sha256: string; size: number }>();
 
@@ -179,14 +199,17 @@ describe("crash loops: kill -9 during concurrent ingests, restart, verify (issue
         const thisRound = rows.filter((r) => r.path.startsWith(`r${round}-`));
         for (const uid of new Set([...acknowledged.keys(), ...thisRound.map((r) => r.uid)])) {
           const row = rows.find((r) => r.uid === uid);
-          const expected = acknowledged.get(uid) ?? (row && { resourceURI: `${row.context}/${row.path}`, sha256: row.sha256, size: row.size });
+          const expected =
+            acknowledged.get(uid) ??
+            (row && { resourceURI: `${row.context}/${row.path}`, sha256: row.sha256, size: row.size });
           if (!row || !expected) {
             figures.violations++;
             continue;
           }
           const res = await fetch(`${restarted}${API}/getData/${expected.resourceURI}`);
           const bytes = new Uint8Array(await res.arrayBuffer());
-          if (res.status !== 200 || bytes.byteLength !== expected.size || sha256(bytes) !== expected.sha256) figures.violations++;
+          if (res.status !== 200 || bytes.byteLength !== expected.size || sha256(bytes) !== expected.sha256)
+            figures.violations++;
         }
 
         // Crash leftovers (blobs stored, rows never written) go once the grace period has passed.

@@ -85,7 +85,9 @@ describe("database lock contention with a second process holding the write lock"
       return timed(() => cms.postCreate({ resourceName: `early-${i}.txt` }, content)).then((r) => ({ ...r, content }));
     });
     // A write that arrives shortly before the lock lifts: it waits less than the bound and succeeds.
-    const late = sleep(HOLD_MS - BUSY_TIMEOUT_MS / 2).then(() => timed(() => cms.postCreate({ resourceName: "late.txt" }, "late write")));
+    const late = sleep(HOLD_MS - BUSY_TIMEOUT_MS / 2).then(() =>
+      timed(() => cms.postCreate({ resourceName: "late.txt" }, "late write")),
+    );
 
     const during = await readFor(HOLD_MS - 100);
     await holder.released;
@@ -130,12 +132,23 @@ describe("database lock contention with a second process holding the write lock"
     // The promise is p99 < 50 ms. The quick run shares the machine with the rest of `npm test`, so
     // there it may instead show that the lock does not slow reads beyond what the machine gives.
     if (FULL) expect(p99).toBeLessThan(P99_LIMIT_MS);
-    else expect(p99 < P99_LIMIT_MS || p99 < 2 * baselineP99 + 10, `p99 ${p99} ms, baseline ${baselineP99} ms`).toBe(true);
+    else
+      expect(p99 < P99_LIMIT_MS || p99 < 2 * baselineP99 + 10, `p99 ${p99} ms, baseline ${baselineP99} ms`).toBe(true);
   });
 
   it("declares 503 on every write in the OpenAPI document", async () => {
-    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-    for (const verb of ["createResource", "uploadResource", "updateResource", "deleteResource", "purgeResource", "lockResourceDTO", "unlockResource"]) {
+    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    for (const verb of [
+      "createResource",
+      "uploadResource",
+      "updateResource",
+      "deleteResource",
+      "purgeResource",
+      "lockResourceDTO",
+      "unlockResource",
+    ]) {
       expect(Object.keys(doc.paths[`/cms/v1.0/${verb}`]?.post?.responses ?? {}), verb).toContain("503");
     }
   });
@@ -180,7 +193,13 @@ describe("two instances writing to one database file at once", () => {
               fetch(`${server.url}/cms/v1.0/createResource`, {
                 method: "POST",
                 headers: { "content-type": "application/json" },
-                body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: `s${s}-${i}.txt`, resourceTenantId: TENANT, resourceBinary: Buffer.from(`instance ${s} write ${i}`).toString("base64") }),
+                body: JSON.stringify({
+                  resourceAuthor: "A",
+                  resourceMediaType: "text/plain",
+                  resourceName: `s${s}-${i}.txt`,
+                  resourceTenantId: TENANT,
+                  resourceBinary: Buffer.from(`instance ${s} write ${i}`).toString("base64"),
+                }),
               }),
             );
             await res.arrayBuffer();

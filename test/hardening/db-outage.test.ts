@@ -48,7 +48,11 @@ const logged = (server: ServerProcess, msg: string) =>
 
 function client(baseUrl: string) {
   const post = (verb: string, body: unknown) =>
-    fetch(`${baseUrl}${API}/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${baseUrl}${API}/${verb}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
   return {
     create: (name: string, content: string) =>
       post("createResource", {
@@ -91,93 +95,104 @@ async function untilStatus(attempt: () => Promise<Response>, status: number): Pr
     const res = await attempt();
     await res.arrayBuffer();
     if (res.status === status) return performance.now() - started;
-    if (performance.now() - started > RECOVERY_LIMIT_MS) throw new Error(`still ${res.status} after ${RECOVERY_LIMIT_MS} ms`);
+    if (performance.now() - started > RECOVERY_LIMIT_MS)
+      throw new Error(`still ${res.status} after ${RECOVERY_LIMIT_MS} ms`);
     await sleep(50);
   }
 }
 
-describe.each(["http", "ws"] as const)("a remote database (sqld over %s) that goes down while the service runs", (protocol) => {
-  let sqld: Sqld;
-  let dir: string;
-  let server: ServerProcess;
+describe.each(["http", "ws"] as const)(
+  "a remote database (sqld over %s) that goes down while the service runs",
+  (protocol) => {
+    let sqld: Sqld;
+    let dir: string;
+    let server: ServerProcess;
 
-  beforeAll(async () => {
-    sqld = await startSqld();
-    dir = await mkdtemp(join(tmpdir(), "cms-outage-"));
-    server = await spawnServer({
-      CMS_DATABASE_URL: protocol === "http" ? sqld.url : sqld.wsUrl,
-      CMS_VOLUME: join(dir, "volume"),
+    beforeAll(async () => {
+      sqld = await startSqld();
+      dir = await mkdtemp(join(tmpdir(), "cms-outage-"));
+      server = await spawnServer({
+        CMS_DATABASE_URL: protocol === "http" ? sqld.url : sqld.wsUrl,
+        CMS_VOLUME: join(dir, "volume"),
+      });
     });
-  });
-  afterAll(async () => {
-    await server?.stop();
-    await sqld?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
-    const cms = client(server.url);
-    const before = await cms.create("before.txt", "written before the outage");
-    expect(before.status, await before.clone().text()).toBe(201);
-    const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
-    // Read once, so a row cache (if a remote database had one) would hold it.
-    expect((await cms.getData(resourceURI)).status).toBe(200);
-
-    await sqld.stop();
-    const statuses: Record<string, number[]> = { getData: [], createResource: [], queryResource: [], tusCreate: [], readyz: [] };
-    for (let i = 0; i < ROUNDS; i++) {
-      const read = await cms.getData(resourceURI);
-      statuses.getData?.push(read.status);
-      await expectUnavailable(read);
-      const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
-      statuses.createResource?.push(created.status);
-      await expectUnavailable(created);
-      const queried = await cms.query(resourceUID);
-      statuses.queryResource?.push(queried.status);
-      await expectUnavailable(queried);
-      const upload = await cms.createUpload(`upload-${i}.bin`);
-      statuses.tusCreate?.push(upload.status);
-      await expectUnavailable(upload);
-      const ready = await fetch(`${server.url}/readyz`);
-      statuses.readyz?.push(ready.status);
-      await expectProblem(ready, 503, "UNAVAILABLE");
-    }
-    // One line for the whole outage, however many requests met it; no request logged as a bug.
-    expect(logged(server, "database unavailable")).toHaveLength(1);
-    expect(logged(server, "unhandled error")).toEqual([]);
-
-    const restarted = performance.now();
-    await sqld.start(); // same port, same data
-    const sqldStartMs = performance.now() - restarted;
-    const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
-    expect(await (await cms.getData(resourceURI)).text()).toBe("written before the outage");
-    const after = await cms.create("after.txt", "written after the outage");
-    expect(after.status, await after.clone().text()).toBe(201);
-    // /readyz shares one result for READINESS_CACHE_MS (2 s), so it may still say 503 for that long.
-    expect(await untilStatus(() => fetch(`${server.url}/readyz`), 200)).toBeLessThan(RECOVERY_LIMIT_MS);
-
-    const [outage] = logged(server, "database unavailable");
-    expect(outage?.level).toBe("error");
-    const recovered = logged(server, "database available again");
-    expect(recovered).toHaveLength(1);
-    expect(Number(recovered[0]?.downMs)).toBeGreaterThan(0);
-    report(`db-outage-sqld-${protocol}`, {
-      requestsWhileDown: ROUNDS * 5,
-      getDataWhileDown: [...new Set(statuses.getData)].join("/"),
-      createWhileDown: [...new Set(statuses.createResource)].join("/"),
-      queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
-      tusCreateWhileDown: [...new Set(statuses.tusCreate)].join("/"),
-      readyzWhileDown: [...new Set(statuses.readyz)].join("/"),
-      outageLines: 1,
-      sqldStartMs: sqldStartMs.toFixed(0),
-      recoveredAfterStartMs: recoveryMs.toFixed(0),
-      createAfter: after.status,
+    afterAll(async () => {
+      await server?.stop();
+      await sqld?.close();
+      await rm(dir, { recursive: true, force: true });
     });
-  });
-});
+
+    it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
+      const cms = client(server.url);
+      const before = await cms.create("before.txt", "written before the outage");
+      expect(before.status, await before.clone().text()).toBe(201);
+      const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+      // Read once, so a row cache (if a remote database had one) would hold it.
+      expect((await cms.getData(resourceURI)).status).toBe(200);
+
+      await sqld.stop();
+      const statuses: Record<string, number[]> = {
+        getData: [],
+        createResource: [],
+        queryResource: [],
+        tusCreate: [],
+        readyz: [],
+      };
+      for (let i = 0; i < ROUNDS; i++) {
+        const read = await cms.getData(resourceURI);
+        statuses.getData?.push(read.status);
+        await expectUnavailable(read);
+        const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
+        statuses.createResource?.push(created.status);
+        await expectUnavailable(created);
+        const queried = await cms.query(resourceUID);
+        statuses.queryResource?.push(queried.status);
+        await expectUnavailable(queried);
+        const upload = await cms.createUpload(`upload-${i}.bin`);
+        statuses.tusCreate?.push(upload.status);
+        await expectUnavailable(upload);
+        const ready = await fetch(`${server.url}/readyz`);
+        statuses.readyz?.push(ready.status);
+        await expectProblem(ready, 503, "UNAVAILABLE");
+      }
+      // One line for the whole outage, however many requests met it; no request logged as a bug.
+      expect(logged(server, "database unavailable")).toHaveLength(1);
+      expect(logged(server, "unhandled error")).toEqual([]);
+
+      const restarted = performance.now();
+      await sqld.start(); // same port, same data
+      const sqldStartMs = performance.now() - restarted;
+      const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
+      expect(await (await cms.getData(resourceURI)).text()).toBe("written before the outage");
+      const after = await cms.create("after.txt", "written after the outage");
+      expect(after.status, await after.clone().text()).toBe(201);
+      // /readyz shares one result for READINESS_CACHE_MS (2 s), so it may still say 503 for that long.
+      expect(await untilStatus(() => fetch(`${server.url}/readyz`), 200)).toBeLessThan(RECOVERY_LIMIT_MS);
+
+      const [outage] = logged(server, "database unavailable");
+      expect(outage?.level).toBe("error");
+      const recovered = logged(server, "database available again");
+      expect(recovered).toHaveLength(1);
+      expect(Number(recovered[0]?.downMs)).toBeGreaterThan(0);
+      report(`db-outage-sqld-${protocol}`, {
+        requestsWhileDown: ROUNDS * 5,
+        getDataWhileDown: [...new Set(statuses.getData)].join("/"),
+        createWhileDown: [...new Set(statuses.createResource)].join("/"),
+        queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+        tusCreateWhileDown: [...new Set(statuses.tusCreate)].join("/"),
+        readyzWhileDown: [...new Set(statuses.readyz)].join("/"),
+        outageLines: 1,
+        sqldStartMs: sqldStartMs.toFixed(0),
+        recoveredAfterStartMs: recoveryMs.toFixed(0),
+        createAfter: after.status,
+      });
+    });
+  },
+);
 
 /** Sets or clears the immutable flag; throws (with chattr's message) where that is not permitted. */
-const immutable = (on: boolean, files: string[]) => execFileSync("chattr", [on ? "+i" : "-i", ...files], { stdio: "pipe" });
+const immutable = (on: boolean, files: string[]) =>
+  execFileSync("chattr", [on ? "+i" : "-i", ...files], { stdio: "pipe" });
 
 /** Whether this process may set the flag in the temp folder (root with CAP_LINUX_IMMUTABLE, a file system that has it). */
 function canSetImmutable(): boolean {
@@ -194,68 +209,71 @@ function canSetImmutable(): boolean {
   }
 }
 
-describe.runIf(canSetImmutable())("a file: database whose volume stops taking writes while the service runs (needs chattr +i)", () => {
-  let dir: string;
-  let server: ServerProcess;
-  let files: string[];
+describe.runIf(canSetImmutable())(
+  "a file: database whose volume stops taking writes while the service runs (needs chattr +i)",
+  () => {
+    let dir: string;
+    let server: ServerProcess;
+    let files: string[];
 
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), "cms-outage-file-"));
-    const database = join(dir, "cms.db");
-    files = [database, `${database}-wal`];
-    server = await spawnServer({ CMS_DATABASE_URL: `file:${database}`, CMS_VOLUME: join(dir, "volume") });
-  });
-  afterAll(async () => {
-    // Cleared first: an immutable file cannot be removed.
-    if (files) immutable(false, files);
-    await server?.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
-    const cms = client(server.url);
-    const before = await cms.create("before.txt", "written before the outage");
-    expect(before.status, await before.clone().text()).toBe(201);
-    const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
-
-    immutable(true, files);
-    const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };
-    try {
-      for (let i = 0; i < ROUNDS; i++) {
-        const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
-        statuses.createResource?.push(created.status);
-        await expectUnavailable(created);
-        // Reads of what the file holds go on (first read of this row: no cache answers it).
-        const read = await cms.getData(resourceURI);
-        statuses.getData?.push(read.status);
-        expect(read.status).toBe(200);
-        expect(await read.text()).toBe("written before the outage");
-        const queried = await cms.query(resourceUID);
-        statuses.queryResource?.push(queried.status);
-        expect(queried.status).toBe(200);
-      }
-      expect(logged(server, "database unavailable")).toHaveLength(1);
-      expect(logged(server, "database available again")).toHaveLength(0);
-      expect(logged(server, "unhandled error")).toEqual([]);
-    } finally {
-      immutable(false, files);
-    }
-
-    const after = await cms.create("after.txt", "written after the outage");
-    expect(after.status, await after.clone().text()).toBe(201);
-    const { resourceURI: afterURI } = (await after.json()) as { resourceURI: string };
-    expect(await (await cms.getData(afterURI)).text()).toBe("written after the outage");
-    expect(logged(server, "database unavailable")).toHaveLength(1);
-    expect(logged(server, "database available again")).toHaveLength(1);
-    report("db-outage-file", {
-      requestsWhileDown: ROUNDS * 3,
-      createWhileDown: [...new Set(statuses.createResource)].join("/"),
-      getDataWhileDown: [...new Set(statuses.getData)].join("/"),
-      queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
-      createAfter: after.status,
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), "cms-outage-file-"));
+      const database = join(dir, "cms.db");
+      files = [database, `${database}-wal`];
+      server = await spawnServer({ CMS_DATABASE_URL: `file:${database}`, CMS_VOLUME: join(dir, "volume") });
     });
-  });
-});
+    afterAll(async () => {
+      // Cleared first: an immutable file cannot be removed.
+      if (files) immutable(false, files);
+      await server?.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
+      const cms = client(server.url);
+      const before = await cms.create("before.txt", "written before the outage");
+      expect(before.status, await before.clone().text()).toBe(201);
+      const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+
+      immutable(true, files);
+      const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };
+      try {
+        for (let i = 0; i < ROUNDS; i++) {
+          const created = await cms.create(`during-${i}.txt`, `written during the outage ${i}`);
+          statuses.createResource?.push(created.status);
+          await expectUnavailable(created);
+          // Reads of what the file holds go on (first read of this row: no cache answers it).
+          const read = await cms.getData(resourceURI);
+          statuses.getData?.push(read.status);
+          expect(read.status).toBe(200);
+          expect(await read.text()).toBe("written before the outage");
+          const queried = await cms.query(resourceUID);
+          statuses.queryResource?.push(queried.status);
+          expect(queried.status).toBe(200);
+        }
+        expect(logged(server, "database unavailable")).toHaveLength(1);
+        expect(logged(server, "database available again")).toHaveLength(0);
+        expect(logged(server, "unhandled error")).toEqual([]);
+      } finally {
+        immutable(false, files);
+      }
+
+      const after = await cms.create("after.txt", "written after the outage");
+      expect(after.status, await after.clone().text()).toBe(201);
+      const { resourceURI: afterURI } = (await after.json()) as { resourceURI: string };
+      expect(await (await cms.getData(afterURI)).text()).toBe("written after the outage");
+      expect(logged(server, "database unavailable")).toHaveLength(1);
+      expect(logged(server, "database available again")).toHaveLength(1);
+      report("db-outage-file", {
+        requestsWhileDown: ROUNDS * 3,
+        createWhileDown: [...new Set(statuses.createResource)].join("/"),
+        getDataWhileDown: [...new Set(statuses.getData)].join("/"),
+        queryWhileDown: [...new Set(statuses.queryResource)].join("/"),
+        createAfter: after.status,
+      });
+    });
+  },
+);
 
 describe("a file: database that is no database at start-up", () => {
   it("stops the server with exit code 1 and one line that says so", async () => {
@@ -286,7 +304,8 @@ describe("the Worker (workerd) on a remote database (sqld over http) that goes d
     worker = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
       bindings: { CMS_DATABASE_URL: sqld.url },
       onLog: (message) => {
-        for (const line of message.split("\n")) if (line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
+        for (const line of message.split("\n"))
+          if (line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
       },
     });
   }, 120_000);
@@ -316,6 +335,11 @@ describe("the Worker (workerd) on a remote database (sqld over http) that goes d
     const after = await cms.create("after.txt", "written after the outage");
     expect(after.status, await after.clone().text()).toBe(201);
     expect(lines.filter((l) => l.msg === "database available again")).toHaveLength(1);
-    report("db-outage-worker-sqld-http", { requestsWhileDown: ROUNDS * 2, whileDown: 503, recoveredAfterStartMs: recoveryMs.toFixed(0), createAfter: after.status });
+    report("db-outage-worker-sqld-http", {
+      requestsWhileDown: ROUNDS * 2,
+      whileDown: 503,
+      recoveredAfterStartMs: recoveryMs.toFixed(0),
+      createAfter: after.status,
+    });
   });
 });

@@ -44,7 +44,12 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
   return entries
-    .filter((e) => e.isFile() && !(e.name === "owner" && e.parentPath.includes("/.tmp/")) && !(e.name === ".cms-owner" && e.parentPath === dir))
+    .filter(
+      (e) =>
+        e.isFile() &&
+        !(e.name === "owner" && e.parentPath.includes("/.tmp/")) &&
+        !(e.name === ".cms-owner" && e.parentPath === dir),
+    )
     .map((e) => join(e.parentPath, e.name).slice(dir.length))
     .sort();
 }
@@ -163,7 +168,11 @@ if (mounted) {
       const freeAfterRefusals = await freeBytes(mountPoint);
 
       await rm(filler);
-      const recovered = await createAll(cms, ROUNDS, SIZES.map((n) => new Uint8Array(randomBytes(n))));
+      const recovered = await createAll(
+        cms,
+        ROUNDS,
+        SIZES.map((n) => new Uint8Array(randomBytes(n))),
+      );
       expect(recovered.statuses).toEqual({ 201: SIZES.length });
 
       // Nearly full: tiny blobs still fit, so sooner or later the database's WAL is what finds no room.
@@ -173,7 +182,8 @@ if (mounted) {
       await handle.close();
       const tiny = Array.from({ length: TINY_CREATES }, () => new Uint8Array(randomBytes(16)));
       const nearlyFull = await createAll(cms, ROUNDS + 1, tiny);
-      for (const [status, n] of Object.entries(nearlyFull.statuses)) totals[Number(status)] = (totals[Number(status)] ?? 0) + n;
+      for (const [status, n] of Object.entries(nearlyFull.statuses))
+        totals[Number(status)] = (totals[Number(status)] ?? 0) + n;
       expect(nearlyFull.statuses[507]).toBeGreaterThan(0);
       expect((await fetch(app.url("/healthz"))).status).toBe(200);
       await rm(filler);
@@ -223,14 +233,22 @@ if (mounted) {
     afterAll(() => rm(root, { recursive: true, force: true }).then(() => rm(dir, { recursive: true, force: true })));
 
     it("answers 507 and keeps no partial file when the driver reports ENOSPC", async () => {
-      const config = parseConfig({ CMS_VOLUME: join(root, "volume"), CMS_DATABASE_URL: `file:${join(root, "cms.db")}` });
-      const deps = await createServerDeps(config, createJsonLogger(() => {}, "silent"));
+      const config = parseConfig({
+        CMS_VOLUME: join(root, "volume"),
+        CMS_DATABASE_URL: `file:${join(root, "cms.db")}`,
+      });
+      const deps = await createServerDeps(
+        config,
+        createJsonLogger(() => {}, "silent"),
+      );
       let full = false;
       const enospc = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
       const blobs: BlobStore = {
         ...deps.blobs,
         putContentAddressed: (body, keyFor, options) =>
-          full ? Promise.reject(new StorageError("fs", "NO_SPACE", "write temp file failed: ENOSPC", { cause: enospc })) : deps.blobs.putContentAddressed(body, keyFor, options),
+          full
+            ? Promise.reject(new StorageError("fs", "NO_SPACE", "write temp file failed: ENOSPC", { cause: enospc }))
+            : deps.blobs.putContentAddressed(body, keyFor, options),
       };
       const simulated = { ...deps, blobs };
       const app = createApp(simulated, createServices(simulated));
@@ -238,7 +256,13 @@ if (mounted) {
         app.request(`${API}/createResource`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: "a.txt", resourceTenantId: TENANT, resourceBinary: base64(randomBytes(100)) }),
+          body: JSON.stringify({
+            resourceAuthor: "A",
+            resourceMediaType: "text/plain",
+            resourceName: "a.txt",
+            resourceTenantId: TENANT,
+            resourceBinary: base64(randomBytes(100)),
+          }),
         });
       full = true;
       const refused = await create();
@@ -248,13 +272,20 @@ if (mounted) {
       const recovered = await create();
       expect(recovered.status).toBe(201);
       await deps.close();
-      report("disk-full", { driver: "fs", volume: "simulated", refusedStatus: refused.status, recoveredStatus: recovered.status });
+      report("disk-full", {
+        driver: "fs",
+        volume: "simulated",
+        refusedStatus: refused.status,
+        recoveredStatus: recovered.status,
+      });
     });
   });
 }
 
 /** A proxy in front of s3rver that, while `full`, refuses every upload as MinIO does on a full disk. */
-async function startRefusingProxy(target: string): Promise<{ endpoint: string; setFull(full: boolean): void; close(): Promise<void> }> {
+async function startRefusingProxy(
+  target: string,
+): Promise<{ endpoint: string; setFull(full: boolean): void; close(): Promise<void> }> {
   const upstream = new URL(target);
   let full = false;
   const server: Server = createServer((req, res) => {
@@ -262,14 +293,19 @@ async function startRefusingProxy(target: string): Promise<{ endpoint: string; s
       req.resume();
       req.on("end", () => {
         res.writeHead(507, { "content-type": "application/xml" });
-        res.end("<?xml version=\"1.0\"?><Error><Code>XMinioStorageFull</Code><Message>Storage backend has reached its minimum free drive threshold.</Message></Error>");
+        res.end(
+          '<?xml version="1.0"?><Error><Code>XMinioStorageFull</Code><Message>Storage backend has reached its minimum free drive threshold.</Message></Error>',
+        );
       });
       return;
     }
-    const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on("error", () => res.destroy());
     req.pipe(forward);
   });
@@ -306,7 +342,9 @@ describe("an S3 bucket that refuses to store more (HTTP 507 XMinioStorageFull)",
   afterEach(() => expect(app.unhandledErrors()).toEqual([]));
 
   it("declares 507 on every storing write in the OpenAPI document", async () => {
-    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     for (const verb of ["createResource", "uploadResource", "updateResource", "deleteResource", "lockResourceDTO"]) {
       expect(Object.keys(doc.paths[`/cms/v1.0/${verb}`]?.post?.responses ?? {}), verb).toContain("507");
     }
@@ -317,16 +355,29 @@ describe("an S3 bucket that refuses to store more (HTTP 507 XMinioStorageFull)",
     const seed = await cms.create({ resourceName: "seed.bin" }, seedBytes);
     const keysBefore = await s3.objectKeys(s3.bucket);
     proxy.setFull(true);
-    const { statuses } = await createAll(cms, 0, SIZES.map((n) => new Uint8Array(randomBytes(n))));
+    const { statuses } = await createAll(
+      cms,
+      0,
+      SIZES.map((n) => new Uint8Array(randomBytes(n))),
+    );
     expect(statuses).toEqual({ 507: SIZES.length });
     expect((await fetch(app.url("/healthz"))).status).toBe(200);
     expect(sha256(await cms.data(seed.resourceURI))).toBe(sha256(seedBytes));
     expect(await s3.objectKeys(s3.bucket)).toEqual(keysBefore);
     expect(await s3.pendingUploads(s3.bucket)).toEqual([]);
     proxy.setFull(false);
-    const recovered = await createAll(cms, 1, SIZES.map((n) => new Uint8Array(randomBytes(n))));
+    const recovered = await createAll(
+      cms,
+      1,
+      SIZES.map((n) => new Uint8Array(randomBytes(n))),
+    );
     expect(recovered.statuses).toEqual({ 201: SIZES.length });
     await expectServed(cms, recovered.accepted);
-    report("disk-full", { driver: "s3", refused507: statuses[507] ?? 0, leftObjects: 0, recoveredCreates: recovered.accepted.length });
+    report("disk-full", {
+      driver: "s3",
+      refused507: statuses[507] ?? 0,
+      leftObjects: 0,
+      recoveredCreates: recovered.accepted.length,
+    });
   });
 });

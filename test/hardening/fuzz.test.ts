@@ -9,7 +9,14 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
-import { asText, hostileString, type KnownValues, type OpenApiDocument, type Schema, valueFor } from "./openapi-arbitraries.js";
+import {
+  asText,
+  hostileString,
+  type KnownValues,
+  type OpenApiDocument,
+  type Schema,
+  valueFor,
+} from "./openapi-arbitraries.js";
 import { report, scaled } from "./scale.js";
 
 const CASES = scaled(400, 10_000);
@@ -30,11 +37,14 @@ function installNetworkGuard() {
     if (net.isIP(hostname) !== 0) return Reflect.apply(realLookup, dns, [hostname, _options, callback]);
     refusedLookups.push(hostname);
     const cb = typeof _options === "function" ? (_options as typeof callback) : callback;
-    process.nextTick(() => cb(Object.assign(new Error(`test network rule: no DNS (${hostname})`), { code: "ENOTFOUND" })));
+    process.nextTick(() =>
+      cb(Object.assign(new Error(`test network rule: no DNS (${hostname})`), { code: "ENOTFOUND" })),
+    );
   };
   net.Socket.prototype.connect = function guarded(this: Socket, ...args: unknown[]) {
     const first = args[0] as { host?: string; path?: string } | number | undefined;
-    const host = typeof first === "object" && first !== null ? first.host : typeof args[1] === "string" ? args[1] : undefined;
+    const host =
+      typeof first === "object" && first !== null ? first.host : typeof args[1] === "string" ? args[1] : undefined;
     if (host !== undefined && net.isIP(host) !== 0 && !(host.startsWith("127.") || host === "::1")) {
       throw new Error(`test network rule: connect to ${host}`);
     }
@@ -68,19 +78,32 @@ beforeAll(async () => {
   origin.put("small.txt", "hello from the loopback origin");
   // A short fetch budget keeps a slow origin case from dominating the run.
   // CMS_PUBLIC_URL: createDataLink needs one to mint links (they are never followed here).
-  app = await startTestApp({ CMS_FETCH_TIMEOUT_MS: "3000", CMS_LOG_LEVEL: "info", CMS_PUBLIC_URL: "http://127.0.0.1:9" });
+  app = await startTestApp({
+    CMS_FETCH_TIMEOUT_MS: "3000",
+    CMS_LOG_LEVEL: "info",
+    CMS_PUBLIC_URL: "http://127.0.0.1:9",
+  });
   doc = (await (await fetch(app.url("/openapi.json"))).json()) as OpenApiDocument;
 
   const created: { resourceUID: string; resourceURI: string }[] = [];
   for (const name of ["one.txt", "two.bin", "three.html"]) {
     const res = await fetch(
       app.url("/cms/v1.0/createResource"),
-      json({ resourceAuthor: AUTHOR, resourceBinary: Buffer.from(`content of ${name} `.repeat(20)).toString("base64"), resourceMediaType: "text/plain", resourceName: name, resourceTenantId: TENANT }),
+      json({
+        resourceAuthor: AUTHOR,
+        resourceBinary: Buffer.from(`content of ${name} `.repeat(20)).toString("base64"),
+        resourceMediaType: "text/plain",
+        resourceName: name,
+        resourceTenantId: TENANT,
+      }),
     );
     expect(res.status).toBe(201);
     created.push((await res.json()) as { resourceUID: string; resourceURI: string });
   }
-  const lock = await fetch(app.url("/cms/v1.0/lockResourceDTO"), json({ resourceUID: created[0]?.resourceUID, author: AUTHOR }));
+  const lock = await fetch(
+    app.url("/cms/v1.0/lockResourceDTO"),
+    json({ resourceUID: created[0]?.resourceUID, author: AUTHOR }),
+  );
   const { lockID } = (await lock.json()) as { lockID: string };
 
   const uids = fc.constantFrom(...created.map((c) => c.resourceUID));
@@ -132,7 +155,12 @@ afterAll(async () => {
 // Request arbitraries.
 
 const token = fc.stringMatching(/^[\x21-\x7e]{0,24}$/);
-const etagLike = fc.oneof(fc.constant("*"), token.map((t) => `"${t}"`), token.map((t) => `W/"${t}"`), token);
+const etagLike = fc.oneof(
+  fc.constant("*"),
+  token.map((t) => `"${t}"`),
+  token.map((t) => `W/"${t}"`),
+  token,
+);
 const httpDate = fc.oneof(
   fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toUTCString()),
   token,
@@ -141,7 +169,9 @@ const rangeHeader = fc.oneof(
   fc.tuple(fc.nat(1000), fc.nat(1000)).map(([a, b]) => `bytes=${a}-${b}`),
   fc.nat(2000).map((n) => `bytes=-${n}`),
   fc.nat(2000).map((n) => `bytes=${n}-`),
-  fc.array(fc.tuple(fc.nat(500), fc.nat(500)), { minLength: 2, maxLength: 5 }).map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
+  fc
+    .array(fc.tuple(fc.nat(500), fc.nat(500)), { minLength: 2, maxLength: 5 })
+    .map((rs) => `bytes=${rs.map(([a, b]) => `${a}-${b}`).join(",")}`),
   fc.constantFrom("bytes=", "bytes=0-0,-1", "items=0-1", "bytes=99999999999999999999-", "bytes=5-1"),
   token,
 );
@@ -169,37 +199,79 @@ const otherMethod = fc.constantFrom("GET", "HEAD", "POST", "PUT", "DELETE", "PAT
 
 /** A path parameter: a known value or a hostile one, percent-encoded or (sometimes) raw. */
 const pathParam = (name: string) =>
-  fc.tuple(fc.oneof({ arbitrary: known[name] ?? hostileString, weight: 3 }, { arbitrary: hostileString, weight: 1 }), fc.boolean()).map(([v, raw]) =>
-    raw ? Buffer.from(v).toString().replaceAll("?", "%3F").replaceAll("#", "%23") : encode(v),
-  );
+  fc
+    .tuple(
+      fc.oneof({ arbitrary: known[name] ?? hostileString, weight: 3 }, { arbitrary: hostileString, weight: 1 }),
+      fc.boolean(),
+    )
+    .map(([v, raw]) => (raw ? Buffer.from(v).toString().replaceAll("?", "%3F").replaceAll("#", "%23") : encode(v)));
 
 function jsonBody(schema: Schema): fc.Arbitrary<{ body: string; contentType: string }> {
   return fc.oneof(
-    { arbitrary: valueFor(doc, schema, known).map((v) => ({ body: JSON.stringify(v) ?? "null", contentType: "application/json" })), weight: 12 },
+    {
+      arbitrary: valueFor(doc, schema, known).map((v) => ({
+        body: JSON.stringify(v) ?? "null",
+        contentType: "application/json",
+      })),
+      weight: 12,
+    },
     { arbitrary: fc.string({ maxLength: 60 }).map((body) => ({ body, contentType: "application/json" })), weight: 2 },
-    { arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => ({ body: JSON.stringify(v), contentType: "application/json" })), weight: 2 },
-    { arbitrary: valueFor(doc, schema, known).map((v) => ({ body: JSON.stringify(v) ?? "", contentType: "text/plain" })), weight: 1 },
-    { arbitrary: fc.constant({ body: `{"queryUID":"${"x".repeat(70_000)}"}`, contentType: "application/json" }), weight: 1 },
+    {
+      arbitrary: fc
+        .jsonValue({ maxDepth: 3 })
+        .map((v) => ({ body: JSON.stringify(v), contentType: "application/json" })),
+      weight: 2,
+    },
+    {
+      arbitrary: valueFor(doc, schema, known).map((v) => ({
+        body: JSON.stringify(v) ?? "",
+        contentType: "text/plain",
+      })),
+      weight: 1,
+    },
+    {
+      arbitrary: fc.constant({ body: `{"queryUID":"${"x".repeat(70_000)}"}`, contentType: "application/json" }),
+      weight: 1,
+    },
   );
 }
 
 function multipartBody(schema: Schema): fc.Arbitrary<{ body: Uint8Array; contentType: string }> {
   const fieldNames = Object.keys(schema.properties ?? {}).filter((n) => n !== "file");
-  const field = fc.tuple(fc.constantFrom(...fieldNames, "unknownField"), fc.oneof(fc.string({ maxLength: 20 }), ...fieldNames.map((n) => valueFor(doc, schema.properties?.[n] ?? {}, known, n).map(asText))));
+  const field = fc.tuple(
+    fc.constantFrom(...fieldNames, "unknownField"),
+    fc.oneof(
+      fc.string({ maxLength: 20 }),
+      ...fieldNames.map((n) => valueFor(doc, schema.properties?.[n] ?? {}, known, n).map(asText)),
+    ),
+  );
   return fc
     .record({
       fields: fc.array(field, { maxLength: 6 }),
-      file: fc.option(fc.record({ name: fc.oneof(fc.constant("f.bin"), fc.string({ maxLength: 20 })), bytes: fc.uint8Array({ maxLength: 2048 }), type: fc.constantFrom("application/octet-stream", "text/plain", "application/zip", "") })),
+      file: fc.option(
+        fc.record({
+          name: fc.oneof(fc.constant("f.bin"), fc.string({ maxLength: 20 })),
+          bytes: fc.uint8Array({ maxLength: 2048 }),
+          type: fc.constantFrom("application/octet-stream", "text/plain", "application/zip", ""),
+        }),
+      ),
       truncate: fc.option(fc.nat(400), { freq: 6 }),
       boundary: fc.constantFrom("fuzzBoundary", "x", ""),
       declared: fc.constantFrom("fuzzBoundary", "other"),
     })
     .map(({ fields, file, truncate, boundary, declared }) => {
       const parts: Buffer[] = [];
-      for (const [name, value] of fields) parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+      for (const [name, value] of fields)
+        parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
       if (file) {
         const type = file.type ? `Content-Type: ${file.type}\r\n` : "";
-        parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name.replaceAll('"', "")}"\r\n${type}\r\n`), Buffer.from(file.bytes), Buffer.from("\r\n"));
+        parts.push(
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name.replaceAll('"', "")}"\r\n${type}\r\n`,
+          ),
+          Buffer.from(file.bytes),
+          Buffer.from("\r\n"),
+        );
       }
       parts.push(Buffer.from(`--${boundary}--\r\n`));
       let body: Uint8Array = Buffer.concat(parts);
@@ -218,8 +290,15 @@ function endpointArbitraries(): fc.Arbitrary<FuzzRequest>[] {
       const query = fc.tuple(
         ...(op.parameters ?? [])
           .filter((p) => p.in === "query")
-          .map((p) => fc.option(valueFor(doc, p.schema ?? {}, known, p.name).map((v) => `${encode(p.name)}=${encode(asText(v))}`), { freq: p.required ? 10 : 2 })),
-        fc.option(fc.constantFrom("expires=1", "signature=abc", "expires=99999999999&signature=", "a=%ZZ"), { freq: 4 }),
+          .map((p) =>
+            fc.option(
+              valueFor(doc, p.schema ?? {}, known, p.name).map((v) => `${encode(p.name)}=${encode(asText(v))}`),
+              { freq: p.required ? 10 : 2 },
+            ),
+          ),
+        fc.option(fc.constantFrom("expires=1", "signature=abc", "expires=99999999999&signature=", "a=%ZZ"), {
+          freq: 4,
+        }),
       );
       const content = op.requestBody?.content ?? {};
       const [contentType, media] = Object.entries(content)[0] ?? [];
@@ -228,29 +307,43 @@ function endpointArbitraries(): fc.Arbitrary<FuzzRequest>[] {
         : contentType === "multipart/form-data"
           ? multipartBody(media.schema)
           : contentType === "text/plain"
-            ? fc.oneof(known.resourceUID as fc.Arbitrary<string>, hostileString, (known.resourceUID as fc.Arbitrary<string>).map((u) => JSON.stringify(u))).map((b) => ({ body: b, contentType: "text/plain" }))
+            ? fc
+                .oneof(
+                  known.resourceUID as fc.Arbitrary<string>,
+                  hostileString,
+                  (known.resourceUID as fc.Arbitrary<string>).map((u) => JSON.stringify(u)),
+                )
+                .map((b) => ({ body: b, contentType: "text/plain" }))
             : jsonBody(media.schema);
       const verb = method.toUpperCase();
-      const methodArb = fc.oneof({ arbitrary: fc.constant(verb), weight: 8 }, { arbitrary: verb === "GET" ? fc.constant("HEAD") : otherMethod, weight: 2 }, { arbitrary: otherMethod, weight: 1 });
+      const methodArb = fc.oneof(
+        { arbitrary: fc.constant(verb), weight: 8 },
+        { arbitrary: verb === "GET" ? fc.constant("HEAD") : otherMethod, weight: 2 },
+        { arbitrary: otherMethod, weight: 1 },
+      );
       out.push(
-        fc.record({ params, query, body, headers: headersArb, method: methodArb }).map(({ params, query, body, headers, method }) => {
-          let i = 0;
-          const path = template.replace(/\{\w+\}/g, () => params[i++] as string);
-          const qs = query.filter((q) => q !== null).join("&");
-          const hasBody = method !== "GET" && method !== "HEAD" && body.body !== undefined;
-          return {
-            method,
-            path: qs ? `${path}?${qs}` : path,
-            headers: { ...headers, ...(hasBody && body.contentType ? { "content-type": body.contentType } : {}) },
-            body: hasBody ? body.body : undefined,
-            endpoint: `${verb} ${template}`,
-          };
-        }),
+        fc
+          .record({ params, query, body, headers: headersArb, method: methodArb })
+          .map(({ params, query, body, headers, method }) => {
+            let i = 0;
+            const path = template.replace(/\{\w+\}/g, () => params[i++] as string);
+            const qs = query.filter((q) => q !== null).join("&");
+            const hasBody = method !== "GET" && method !== "HEAD" && body.body !== undefined;
+            return {
+              method,
+              path: qs ? `${path}?${qs}` : path,
+              headers: { ...headers, ...(hasBody && body.contentType ? { "content-type": body.contentType } : {}) },
+              body: hasBody ? body.body : undefined,
+              endpoint: `${verb} ${template}`,
+            };
+          }),
       );
     }
   }
   out.push(
-    fc.tuple(hostileString, otherMethod, headersArb).map(([p, method, headers]) => ({ method, path: `/cms/v1.0/${encode(p)}`, headers, endpoint: "unknown path" })),
+    fc
+      .tuple(hostileString, otherMethod, headersArb)
+      .map(([p, method, headers]) => ({ method, path: `/cms/v1.0/${encode(p)}`, headers, endpoint: "unknown path" })),
   );
   return out;
 }
@@ -268,29 +361,49 @@ async function send(r: FuzzRequest): Promise<Outcome | null> {
   const started = performance.now();
   let res: Response;
   try {
-    res = await fetch(app.url(r.path), { method: r.method, headers: r.headers, body: r.body as BodyInit | undefined, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), redirect: "manual" });
+    res = await fetch(app.url(r.path), {
+      method: r.method,
+      headers: r.headers,
+      body: r.body as BodyInit | undefined,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      redirect: "manual",
+    });
   } catch (err) {
-    if ((err as Error).name === "TimeoutError") return { status: 0, violation: `no answer within ${REQUEST_TIMEOUT_MS} ms`, ms: REQUEST_TIMEOUT_MS };
+    if ((err as Error).name === "TimeoutError")
+      return { status: 0, violation: `no answer within ${REQUEST_TIMEOUT_MS} ms`, ms: REQUEST_TIMEOUT_MS };
     // fetch() refused to send it (a header value it will not encode): not a case.
     if ((err as Error).name === "TypeError" && !(err as { cause?: unknown }).cause) return null;
-    return { status: 0, violation: `connection failed: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? "")}`, ms: performance.now() - started };
+    return {
+      status: 0,
+      violation: `connection failed: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? "")}`,
+      ms: performance.now() - started,
+    };
   }
   let text = "";
   try {
     text = await res.text();
   } catch (err) {
-    return { status: res.status, violation: `body failed mid-way: ${(err as Error).message}`, ms: performance.now() - started };
+    return {
+      status: res.status,
+      violation: `body failed mid-way: ${(err as Error).message}`,
+      ms: performance.now() - started,
+    };
   }
   const ms = performance.now() - started;
   const type = res.headers.get("content-type") ?? "";
   if (res.status >= 500) {
-    const code = type.startsWith("application/problem+json") && r.method !== "HEAD" ? (JSON.parse(text) as { code?: string }).code : undefined;
+    const code =
+      type.startsWith("application/problem+json") && r.method !== "HEAD"
+        ? (JSON.parse(text) as { code?: string }).code
+        : undefined;
     // The origin's own failure is reported as 502/504 ORIGIN_*: that is the honest answer, not a bug.
-    const originFault = (res.status === 502 || res.status === 504) && (code === "ORIGIN_FAILED" || code === "ORIGIN_TIMEOUT");
+    const originFault =
+      (res.status === 502 || res.status === 504) && (code === "ORIGIN_FAILED" || code === "ORIGIN_TIMEOUT");
     if (!originFault) return { status: res.status, violation: `${res.status} ${text.slice(0, 300)}`, ms };
   }
   if (res.status >= 400) {
-    if (!type.startsWith("application/problem+json")) return { status: res.status, violation: `error without problem+json (${type}): ${text.slice(0, 200)}`, ms };
+    if (!type.startsWith("application/problem+json"))
+      return { status: res.status, violation: `error without problem+json (${type}): ${text.slice(0, 200)}`, ms };
     if (r.method !== "HEAD") {
       let doc: { status?: number; code?: string };
       try {
@@ -298,7 +411,8 @@ async function send(r: FuzzRequest): Promise<Outcome | null> {
       } catch {
         return { status: res.status, violation: `problem body is not JSON: ${text.slice(0, 200)}`, ms };
       }
-      if (doc.status !== res.status || typeof doc.code !== "string") return { status: res.status, violation: `problem document does not match: ${text.slice(0, 200)}`, ms };
+      if (doc.status !== res.status || typeof doc.code !== "string")
+        return { status: res.status, violation: `problem document does not match: ${text.slice(0, 200)}`, ms };
     }
   }
   return { status: res.status, violation: null, ms };
@@ -308,7 +422,9 @@ describe("fuzzing every endpoint from /openapi.json", () => {
   it(`${CASES} generated requests: no 5xx, no hang, every error problem+json`, async () => {
     const endpoints = endpointArbitraries();
     // Every operation in the document gets requests: one arbitrary per operation, picked evenly.
-    expect(endpoints.length).toBeGreaterThanOrEqual(Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0));
+    expect(endpoints.length).toBeGreaterThanOrEqual(
+      Object.values(doc.paths).reduce((n, ops) => n + Object.keys(ops).length, 0),
+    );
     const request = fc.oneof(...endpoints);
     const violations: { request: FuzzRequest; outcome: Outcome }[] = [];
     const byClass: Record<string, number> = {};
@@ -326,9 +442,21 @@ describe("fuzzing every endpoint from /openapi.json", () => {
         }
         seen.add(r.endpoint);
         latencies.push(outcome.ms);
-        const cls = outcome.status === 0 ? "none" : outcome.status >= 500 && !outcome.violation ? "origin_5xx" : `${Math.floor(outcome.status / 100)}xx`;
+        const cls =
+          outcome.status === 0
+            ? "none"
+            : outcome.status >= 500 && !outcome.violation
+              ? "origin_5xx"
+              : `${Math.floor(outcome.status / 100)}xx`;
         byClass[cls] = (byClass[cls] ?? 0) + 1;
-        if (outcome.violation) violations.push({ request: { ...r, body: typeof r.body === "string" ? r.body.slice(0, 300) : r.body ? `<${r.body.length} bytes>` : undefined }, outcome });
+        if (outcome.violation)
+          violations.push({
+            request: {
+              ...r,
+              body: typeof r.body === "string" ? r.body.slice(0, 300) : r.body ? `<${r.body.length} bytes>` : undefined,
+            },
+            outcome,
+          });
         return outcome.violation === null;
       }),
       { numRuns: CASES, seed, endOnFailure: true },

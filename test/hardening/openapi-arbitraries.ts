@@ -26,7 +26,16 @@ export interface Schema {
 }
 
 export interface OpenApiDocument {
-  paths: Record<string, Record<string, { parameters?: { in: string; name: string; required?: boolean; schema?: Schema }[]; requestBody?: { content: Record<string, { schema: Schema }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { in: string; name: string; required?: boolean; schema?: Schema }[];
+        requestBody?: { content: Record<string, { schema: Schema }> };
+      }
+    >
+  >;
   components?: { schemas?: Record<string, Schema> };
 }
 
@@ -37,7 +46,25 @@ export type KnownValues = Record<string, fc.Arbitrary<string>>;
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 40 }),
-  fc.constantFrom("", " ", "..", "../../etc/passwd", "%2e%2e%2f", "%00", "%ZZ", "a\\b", "null", "0", "-1", "1e309", "\u0000", "\ud800", "💥", "<script>", "' or 1=1 --"),
+  fc.constantFrom(
+    "",
+    " ",
+    "..",
+    "../../etc/passwd",
+    "%2e%2e%2f",
+    "%00",
+    "%ZZ",
+    "a\\b",
+    "null",
+    "0",
+    "-1",
+    "1e309",
+    "\u0000",
+    "\ud800",
+    "💥",
+    "<script>",
+    "' or 1=1 --",
+  ),
   fc.integer({ min: 300, max: 5000 }).map((n) => "x".repeat(n)),
 );
 
@@ -60,9 +87,12 @@ function flatten(doc: OpenApiDocument, schema: Schema): Schema {
 }
 
 function validString(s: Schema): fc.Arbitrary<string> {
-  if (s.format === "date-time") return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
+  if (s.format === "date-time")
+    return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
   if (s.format === "byte") return fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b).toString("base64"));
-  const options: fc.Arbitrary<string>[] = [fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 30, 30) })];
+  const options: fc.Arbitrary<string>[] = [
+    fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 30, 30) }),
+  ];
   if (typeof s.example === "string") options.push(fc.constant(s.example));
   if (s.pattern) {
     try {
@@ -90,7 +120,14 @@ export function valueFor(doc: OpenApiDocument, schema: Schema, known: KnownValue
   // A URI makes the service connect somewhere: strings for it come only from `known` (loopback),
   // never from the schema's example (a public host) or random text that may parse as a URL.
   const isUri = s.format === "uri";
-  const notString = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.array(fc.string(), { maxLength: 3 }), fc.object({ maxDepth: 1 }));
+  const notString = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double(),
+    fc.array(fc.string(), { maxLength: 3 }),
+    fc.object({ maxDepth: 1 }),
+  );
   const wrong = isUri ? notString : fc.oneof(notString, hostileString);
   let valid: fc.Arbitrary<unknown>;
   if (isUri) valid = known[name] ?? fc.constant("not a url");
@@ -116,13 +153,18 @@ function objectFor(doc: OpenApiDocument, s: Schema, known: KnownValues): fc.Arbi
   const fields = props.map(([key, prop]) =>
     fc.tuple(fc.constant(key), valueFor(doc, prop, known, key), fc.integer({ min: 0, max: 9 })),
   );
-  return fc.tuple(fc.tuple(...fields), fc.option(fc.tuple(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 1 })), { freq: 5 })).map(([entries, extra]) => {
-    const out: Record<string, unknown> = {};
-    for (const [key, value, dice] of entries) {
-      // Required: present 9 times in 10; optional: half the time.
-      if (required.has(key) ? dice > 0 : dice < 5) out[key] = value;
-    }
-    if (extra) out[extra[0]] = extra[1];
-    return out;
-  });
+  return fc
+    .tuple(
+      fc.tuple(...fields),
+      fc.option(fc.tuple(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 1 })), { freq: 5 }),
+    )
+    .map(([entries, extra]) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, value, dice] of entries) {
+        // Required: present 9 times in 10; optional: half the time.
+        if (required.has(key) ? dice > 0 : dice < 5) out[key] = value;
+      }
+      if (extra) out[extra[0]] = extra[1];
+      return out;
+    });
 }

@@ -19,11 +19,28 @@ const dotted = (o: number[]) => o.join(".");
 
 /** Blocks that must never count as global, as node:net's own BlockList sees them. */
 const notGlobal = new net.BlockList();
-for (const [a, p] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16],
-  ["172.16.0.0", 12], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 4], ["240.0.0.0", 4]] as const) {
+for (const [a, p] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
   notGlobal.addSubnet(a, p, "ipv4");
 }
-for (const [a, p] of [["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["fec0::", 10], ["ff00::", 8]] as const) {
+for (const [a, p] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["fec0::", 10],
+  ["ff00::", 8],
+] as const) {
   notGlobal.addSubnet(a, p, "ipv6");
 }
 
@@ -122,9 +139,15 @@ describe("multipart (kept over @mjackson/multipart-parser): properties", () => {
       fc.asyncProperty(fc.array(tricky, { minLength: 1, maxLength: 4 }), cuts, async (contents, at) => {
         // A content may not contain the delimiter itself (RFC 2046 §5.1.1); skip the few that do.
         const latin1 = (c: Uint8Array) => new TextDecoder("latin1").decode(c);
-        fc.pre(contents.every((c) => !latin1(c).includes(`\r\n--${boundary}`) && !latin1(c).startsWith(`--${boundary}`)));
+        fc.pre(
+          contents.every((c) => !latin1(c).includes(`\r\n--${boundary}`) && !latin1(c).startsWith(`--${boundary}`)),
+        );
         const body = concat([
-          ...contents.flatMap((c, i) => [`--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n`, c, "\r\n"]),
+          ...contents.flatMap((c, i) => [
+            `--${boundary}\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n`,
+            c,
+            "\r\n",
+          ]),
           `--${boundary}--\r\n`,
         ]);
         const parts = await readAllParts(cutStream(body, at), boundary);

@@ -25,7 +25,11 @@ const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest(
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const post = (base: string, verb: string, body: unknown) =>
-  fetch(`${base}${API}/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(`${base}${API}/${verb}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 const create = (base: string, bytes: Uint8Array, name: string) =>
   post(base, "createResource", {
@@ -63,7 +67,9 @@ async function raceRounds(target: Target, rounds: number): Promise<Figures & { u
     expect(original.status, await original.clone().text()).toBe(201);
     const { resourceUID } = (await original.json()) as { resourceUID: string };
     const bases = target.createBases;
-    const creates = Array.from({ length: CREATES_PER_ROUND }, (_, i) => create(bases[i % bases.length] as string, bytes, `copy-${i}.bin`));
+    const creates = Array.from({ length: CREATES_PER_ROUND }, (_, i) =>
+      create(bases[i % bases.length] as string, bytes, `copy-${i}.bin`),
+    );
     await sleep(Math.random() * 6); // purge somewhere inside the creates' window
     const purge = await post(target.otherBase, "purgeResource", { resourceUID });
     expect(purge.status, await purge.clone().text()).toBe(200);
@@ -98,7 +104,8 @@ async function runSuite(label: string, target: Target, rounds: number) {
   report(`purge-race ${label}`, { ...figures, seconds: seconds.toFixed(1) });
   expect(figures.lost).toBe(0);
   expect(figures.acknowledged).toBeGreaterThan(rounds * CREATES_PER_ROUND * 0.9);
-  for (const uid of uids) expect((await post(target.otherBase, "purgeResource", { resourceUID: uid })).status).toBe(200);
+  for (const uid of uids)
+    expect((await post(target.otherBase, "purgeResource", { resourceUID: uid })).status).toBe(200);
   await target.collect();
   const left = await target.storedBlobs();
   report(`purge-race ${label} cleanup`, { purged: uids.length, blobsLeft: left });
@@ -119,12 +126,16 @@ describe("purge racing de-duplicating creates (issue 11 §1)", () => {
     async () => {
       const app: TestApp = await startTestApp({ CMS_LOG_LEVEL: "warn" });
       try {
-        await runSuite("fs", {
-          createBases: [app.baseUrl],
-          otherBase: app.baseUrl,
-          storedBlobs: () => volumeBlobs(app.volume),
-          collect: async () => void (await app.services.collector.pass()),
-        }, scaled(12, 1000));
+        await runSuite(
+          "fs",
+          {
+            createBases: [app.baseUrl],
+            otherBase: app.baseUrl,
+            storedBlobs: () => volumeBlobs(app.volume),
+            collect: async () => void (await app.services.collector.pass()),
+          },
+          scaled(12, 1000),
+        );
       } finally {
         await app.close();
       }
@@ -146,12 +157,16 @@ describe("purge racing de-duplicating creates (issue 11 §1)", () => {
           for await (const _ of app.deps.blobs.list("t/")) n++;
           return n;
         };
-        await runSuite("s3", {
-          createBases: [app.baseUrl],
-          otherBase: app.baseUrl,
-          storedBlobs,
-          collect: async () => void (await app.services.collector.pass()),
-        }, scaled(6, 1000));
+        await runSuite(
+          "s3",
+          {
+            createBases: [app.baseUrl],
+            otherBase: app.baseUrl,
+            storedBlobs,
+            collect: async () => void (await app.services.collector.pass()),
+          },
+          scaled(6, 1000),
+        );
       } finally {
         await app.close();
         await s3.close();
@@ -183,15 +198,19 @@ describe("purge racing de-duplicating creates (issue 11 §1)", () => {
       "loses no acknowledged create when both instances create and one purges and reads",
       async () => {
         const volume = join(dir, "volume");
-        await runSuite("two-instances", {
-          createBases: [a.url, b.url],
-          otherBase: b.url,
-          storedBlobs: () => volumeBlobs(volume),
-          // Each instance passes every second; the inline collection of each purge did most already.
-          collect: async () => {
-            for (let waited = 0; waited < 45_000 && (await volumeBlobs(volume)) > 0; waited += 500) await sleep(500);
+        await runSuite(
+          "two-instances",
+          {
+            createBases: [a.url, b.url],
+            otherBase: b.url,
+            storedBlobs: () => volumeBlobs(volume),
+            // Each instance passes every second; the inline collection of each purge did most already.
+            collect: async () => {
+              for (let waited = 0; waited < 45_000 && (await volumeBlobs(volume)) > 0; waited += 500) await sleep(500);
+            },
           },
-        }, scaled(12, 1000));
+          scaled(12, 1000),
+        );
       },
       timeout,
     );

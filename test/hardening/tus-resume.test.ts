@@ -40,7 +40,9 @@ async function startCuttingProxy(initialTarget: string, cutAfter: number[], onCu
     sockets.add(upstream);
     let sent = 0;
     client.on("data", (chunk: Buffer) => {
-      const patch = /^PATCH (\S+)[^\r\n]*\r\n(?:[^\r\n]*\r\n)*?upload-offset: (\d+)/im.exec(chunk.subarray(0, 4096).toString("latin1"));
+      const patch = /^PATCH (\S+)[^\r\n]*\r\n(?:[^\r\n]*\r\n)*?upload-offset: (\d+)/im.exec(
+        chunk.subarray(0, 4096).toString("latin1"),
+      );
       if (patch) {
         patchPaths.push(patch[1] as string);
         patchOffsets.push(Number(patch[2]));
@@ -132,80 +134,89 @@ afterAll(async () => {
 });
 
 describe.each<Runtime>(["node", "bun", "workerd"])("tus-js-client resumes a large upload on %s", (runtime) => {
-  it(`${SIZE / MiB} MiB, connection cut twice and the server restarted: completes with the right SHA-256`, async () => {
-    const dir = await mkdtemp(join(tmpdir(), "cms-tus-"));
-    dirs.push(dir);
-    const start = await serverStarter(runtime, dir);
-    let server = await start();
-    const startRss = await server.peakRss();
-    const peaks: number[] = [];
-    // After each cut the client is held until the cut PATCH's bytes are committed, so its resume
-    // point is known to be past them (otherwise its HEAD may race the commit and resume from the
-    // same offset). The second cut also restarts the server: the upload must survive it (state in
-    // the database, parts on the volume).
-    let restart: Promise<void> = Promise.resolve();
-    const proxy = await startCuttingProxy(server.url, [Math.floor(SIZE * 0.3), Math.floor(SIZE * 0.3)], (cut) => {
-      proxy.pause(true);
-      restart = (async () => {
-        const path = proxy.patchPaths.at(-1) as string;
-        const before = proxy.patchOffsets.at(-1) as number;
-        for (let i = 0; i < 100; i++) {
-          const head = await fetch(`${server.url}${path}`, { method: "HEAD", headers: { "tus-resumable": "1.0.0" } });
-          if (Number(head.headers.get("upload-offset")) > before) break;
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        if (cut === 2) {
-          peaks.push(await server.peakRss());
-          await server.stop();
-          server = await start();
-          proxy.retarget(server.url);
-        }
-        proxy.pause(false);
-      })();
-    });
-    const bytes = Buffer.alloc(SIZE);
-    for (let i = 0; i < SIZE; i += 4) bytes.writeUInt32LE((i * 2654435761) >>> 0, i);
-    const expected = createHash("sha256").update(bytes).digest("hex");
-    const started = performance.now();
-    try {
-      const body = await new Promise<string>((resolve, reject) => {
-        const upload = new Upload(bytes, {
-          endpoint: `${proxy.url}/cms/v1.0/uploads`,
-          metadata: { resourceTenantId: "resume", filename: "big.bin", filetype: "application/octet-stream", author: "tus-js-client" },
-          retryDelays: [50, 200, 500, 1000, 2000, 3000, 5000, 5000],
-          onError: reject,
-          onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
+  it(
+    `${SIZE / MiB} MiB, connection cut twice and the server restarted: completes with the right SHA-256`,
+    async () => {
+      const dir = await mkdtemp(join(tmpdir(), "cms-tus-"));
+      dirs.push(dir);
+      const start = await serverStarter(runtime, dir);
+      let server = await start();
+      const startRss = await server.peakRss();
+      const peaks: number[] = [];
+      // After each cut the client is held until the cut PATCH's bytes are committed, so its resume
+      // point is known to be past them (otherwise its HEAD may race the commit and resume from the
+      // same offset). The second cut also restarts the server: the upload must survive it (state in
+      // the database, parts on the volume).
+      let restart: Promise<void> = Promise.resolve();
+      const proxy = await startCuttingProxy(server.url, [Math.floor(SIZE * 0.3), Math.floor(SIZE * 0.3)], (cut) => {
+        proxy.pause(true);
+        restart = (async () => {
+          const path = proxy.patchPaths.at(-1) as string;
+          const before = proxy.patchOffsets.at(-1) as number;
+          for (let i = 0; i < 100; i++) {
+            const head = await fetch(`${server.url}${path}`, { method: "HEAD", headers: { "tus-resumable": "1.0.0" } });
+            if (Number(head.headers.get("upload-offset")) > before) break;
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          if (cut === 2) {
+            peaks.push(await server.peakRss());
+            await server.stop();
+            server = await start();
+            proxy.retarget(server.url);
+          }
+          proxy.pause(false);
+        })();
+      });
+      const bytes = Buffer.alloc(SIZE);
+      for (let i = 0; i < SIZE; i += 4) bytes.writeUInt32LE((i * 2654435761) >>> 0, i);
+      const expected = createHash("sha256").update(bytes).digest("hex");
+      const started = performance.now();
+      try {
+        const body = await new Promise<string>((resolve, reject) => {
+          const upload = new Upload(bytes, {
+            endpoint: `${proxy.url}/cms/v1.0/uploads`,
+            metadata: {
+              resourceTenantId: "resume",
+              filename: "big.bin",
+              filetype: "application/octet-stream",
+              author: "tus-js-client",
+            },
+            retryDelays: [50, 200, 500, 1000, 2000, 3000, 5000, 5000],
+            onError: reject,
+            onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
+          });
+          upload.start();
         });
-        upload.start();
-      });
-      await restart;
-      const seconds = (performance.now() - started) / 1000;
-      peaks.push(await server.peakRss());
-      const created = JSON.parse(body) as { sha256: string; size: number; resourceURI: string };
-      expect(created).toMatchObject({ sha256: expected, size: SIZE });
-      const served = createHash("sha256");
-      const res = await fetch(`${server.url}/cms/v1.0/getData/${created.resourceURI}`);
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) served.update(chunk);
-      expect(served.digest("hex")).toBe(expected);
+        await restart;
+        const seconds = (performance.now() - started) / 1000;
+        peaks.push(await server.peakRss());
+        const created = JSON.parse(body) as { sha256: string; size: number; resourceURI: string };
+        expect(created).toMatchObject({ sha256: expected, size: SIZE });
+        const served = createHash("sha256");
+        const res = await fetch(`${server.url}/cms/v1.0/getData/${created.resourceURI}`);
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) served.update(chunk);
+        expect(served.digest("hex")).toBe(expected);
 
-      expect(proxy.cuts).toBe(2);
-      // Resumed from what was stored, never from the start: PATCHes start at 0, then at two later offsets.
-      const offsets = proxy.patchOffsets;
-      expect(offsets[0]).toBe(0);
-      for (let i = 1; i < offsets.length; i++) expect(offsets[i]).toBeGreaterThanOrEqual(offsets[i - 1] as number);
-      const peak = Math.max(...peaks);
-      report(`tus-resume-${runtime}`, {
-        MiB: SIZE / MiB,
-        seconds: seconds.toFixed(1),
-        patches: offsets.join("/"),
-        startRssMiB: (startRss / MiB).toFixed(0),
-        peakRssMiB: (peak / MiB).toFixed(0),
-      });
-      expect(new Set(offsets).size).toBeGreaterThanOrEqual(3);
-      expect(peak).toBeLessThan(PEAK_RSS_BOUND[runtime]);
-    } finally {
-      await proxy.close();
-      await server.stop();
-    }
-  }, scaled(60_000, 600_000));
+        expect(proxy.cuts).toBe(2);
+        // Resumed from what was stored, never from the start: PATCHes start at 0, then at two later offsets.
+        const offsets = proxy.patchOffsets;
+        expect(offsets[0]).toBe(0);
+        for (let i = 1; i < offsets.length; i++) expect(offsets[i]).toBeGreaterThanOrEqual(offsets[i - 1] as number);
+        const peak = Math.max(...peaks);
+        report(`tus-resume-${runtime}`, {
+          MiB: SIZE / MiB,
+          seconds: seconds.toFixed(1),
+          patches: offsets.join("/"),
+          startRssMiB: (startRss / MiB).toFixed(0),
+          peakRssMiB: (peak / MiB).toFixed(0),
+        });
+        expect(new Set(offsets).size).toBeGreaterThanOrEqual(3);
+        expect(peak).toBeLessThan(PEAK_RSS_BOUND[runtime]);
+      } finally {
+        await proxy.close();
+        await server.stop();
+      }
+    },
+    scaled(60_000, 600_000),
+  );
 });

@@ -21,7 +21,10 @@ export interface AuthStack {
   close(): Promise<void>;
 }
 
-export async function startAuthStack(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<AuthStack> {
+export async function startAuthStack(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<AuthStack> {
   const { privateKey } = await generateKeyPair("RS256", { extractable: true });
   const trustedPrivateJwk = await exportJWK(privateKey);
   const kid = await calculateJwkThumbprint(trustedPrivateJwk, "sha256");
@@ -37,14 +40,17 @@ export async function startAuthStack(env: Record<string, string> = {}, options: 
   });
   // A known port, so signed links (built on CMS_PUBLIC_URL) point at this very server.
   const port = await freePort();
-  const app = await startTestApp({
-    CMS_PORT: String(port),
-    CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    CMS_AUTH_ENABLED: "true",
-    CMS_AUTH_ISSUER: idp.issuer,
-    CMS_LINK_SECRET: LINK_SECRET,
-    ...env,
-  }, options);
+  const app = await startTestApp(
+    {
+      CMS_PORT: String(port),
+      CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      CMS_AUTH_ENABLED: "true",
+      CMS_AUTH_ISSUER: idp.issuer,
+      CMS_LINK_SECRET: LINK_SECRET,
+      ...env,
+    },
+    options,
+  );
   return {
     idp,
     app,
@@ -53,14 +59,28 @@ export async function startAuthStack(env: Record<string, string> = {}, options: 
       const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ client_id: "cms-server", client_secret: CLIENT_SECRET, username, password, grant_type: "password" }),
+        body: new URLSearchParams({
+          client_id: "cms-server",
+          client_secret: CLIENT_SECRET,
+          username,
+          password,
+          grant_type: "password",
+        }),
       });
       if (!res.ok) throw new Error(`password grant for ${username} failed: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { access_token: string }).access_token;
     },
     async forge(claims, header = {}) {
       const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({ iss: idp.issuer, aud: "cms-server", sub: "forger", iat: now, exp: now + 300, typ: "Bearer", ...claims })
+      return new SignJWT({
+        iss: idp.issuer,
+        aud: "cms-server",
+        sub: "forger",
+        iat: now,
+        exp: now + 300,
+        typ: "Bearer",
+        ...claims,
+      })
         .setProtectedHeader({ alg: "RS256", typ: "JWT", kid, ...header })
         .sign(privateKey);
     },

@@ -37,7 +37,8 @@ export interface LockedDto {
 }
 
 export const utf8 = (s: string) => new TextEncoder().encode(s);
-export const base64 = (bytes: Uint8Array | string) => Buffer.from(typeof bytes === "string" ? utf8(bytes) : bytes).toString("base64");
+export const base64 = (bytes: Uint8Array | string) =>
+  Buffer.from(typeof bytes === "string" ? utf8(bytes) : bytes).toString("base64");
 
 /** Asserts a problem+json answer with `status` and `code`; returns the document for further checks. */
 export async function expectProblem(res: Response, status: number, code: string, pointer?: string): Promise<Problem> {
@@ -70,8 +71,13 @@ export function cmsClient(app: TestApp, tenant: string, token?: string): Client 
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const client: Client = {
     post: (verb, body) =>
-      fetch(app.url(`${API}/${verb}`), { method: "POST", headers: { "content-type": "application/json", ...auth }, body: JSON.stringify(body) }),
-    get: (path, headers = {}) => fetch(app.url(path.startsWith("/") ? path : `${API}/${path}`), { headers: { ...auth, ...headers } }),
+      fetch(app.url(`${API}/${verb}`), {
+        method: "POST",
+        headers: { "content-type": "application/json", ...auth },
+        body: JSON.stringify(body),
+      }),
+    get: (path, headers = {}) =>
+      fetch(app.url(path.startsWith("/") ? path : `${API}/${path}`), { headers: { ...auth, ...headers } }),
     postCreate: (fields = {}, content = "hello") =>
       client.post("createResource", {
         resourceAuthor: "Author",
@@ -125,10 +131,19 @@ export async function tableCounts(app: TestApp): Promise<Record<string, number>>
 }
 
 /** A multipart form: the fields, then an optional `file` part, then any `after` fields. */
-export function form(fields: Record<string, string>, file?: { bytes: Uint8Array; name?: string; type?: string }, after: Record<string, string> = {}) {
+export function form(
+  fields: Record<string, string>,
+  file?: { bytes: Uint8Array; name?: string; type?: string },
+  after: Record<string, string> = {},
+) {
   const data = new FormData();
   for (const [k, v] of Object.entries(fields)) data.append(k, v);
-  if (file) data.append("file", new Blob([file.bytes as Uint8Array<ArrayBuffer>], file.type ? { type: file.type } : {}), file.name ?? "upload.bin");
+  if (file)
+    data.append(
+      "file",
+      new Blob([file.bytes as Uint8Array<ArrayBuffer>], file.type ? { type: file.type } : {}),
+      file.name ?? "upload.bin",
+    );
   for (const [k, v] of Object.entries(after)) data.append(k, v);
   return data;
 }

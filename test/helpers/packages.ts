@@ -30,7 +30,10 @@ export const infoJsonZip = () =>
     { name: "images/", data: "" },
     { name: "images/logo.png", data: PNG },
     { name: "imsmanifest.xml", data: manifest("index.html") },
-    { name: "info.json", data: JSON.stringify({ content_uid: "12345qwerty", startpage: "start.html", totalpages: "1" }) },
+    {
+      name: "info.json",
+      data: JSON.stringify({ content_uid: "12345qwerty", startpage: "start.html", totalpages: "1" }),
+    },
     { name: "start.html", data: "<html>start</html>" },
   ]);
 

@@ -40,7 +40,10 @@ function takeResponse(buffer: Buffer): { response: RawResponse; rest: Buffer } |
   }
   const length = Number(headers["content-length"] ?? 0);
   if (buffer.length < start + length) return null;
-  return { response: { status, headers, body: buffer.subarray(start, start + length).toString("utf8") }, rest: buffer.subarray(start + length) };
+  return {
+    response: { status, headers, body: buffer.subarray(start, start + length).toString("utf8") },
+    rest: buffer.subarray(start + length),
+  };
 }
 
 export async function openRaw(port: number, host = "127.0.0.1"): Promise<RawConnection> {
@@ -101,13 +104,19 @@ export async function openRaw(port: number, host = "127.0.0.1"): Promise<RawConn
             buffer = taken.rest;
             return taken.response;
           }
-          if (isClosed) throw new Error(`connection closed before a complete response (${buffer.length} bytes pending)`);
+          if (isClosed)
+            throw new Error(`connection closed before a complete response (${buffer.length} bytes pending)`);
           return undefined;
         },
         timeoutMs,
         () => new Error(`no complete response within ${timeoutMs} ms`),
       ),
-    closed: (timeoutMs = 5000) => until(() => (isClosed ? true : undefined), timeoutMs, () => false),
+    closed: (timeoutMs = 5000) =>
+      until(
+        () => (isClosed ? true : undefined),
+        timeoutMs,
+        () => false,
+      ),
     destroy: () => socket.destroy(),
   };
 }

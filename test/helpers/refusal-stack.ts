@@ -40,7 +40,13 @@ async function passwordToken(idp: RunningIdp, username: string): Promise<string>
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: "cms-server", client_secret: SECRET, username, password: username, grant_type: "password" }),
+    body: new URLSearchParams({
+      client_id: "cms-server",
+      client_secret: SECRET,
+      username,
+      password: username,
+      grant_type: "password",
+    }),
   });
   if (!res.ok) throw new Error(`password grant for ${username} failed: ${res.status}`);
   return ((await res.json()) as { access_token: string }).access_token;
@@ -74,7 +80,9 @@ export async function startRefusalStack(runtime: ServerRuntime = "node"): Promis
       spawnServer(env("limited", { CMS_MAX_RESOURCE_BYTES: String(16 * 1024 * 1024) }), runtime),
     ]);
     servers.push(main, limited);
-    const [creator, fullCreator, noRoles] = await Promise.all(["creator", "full-creator", "no-roles"].map((u) => passwordToken(idp, u)));
+    const [creator, fullCreator, noRoles] = await Promise.all(
+      ["creator", "full-creator", "no-roles"].map((u) => passwordToken(idp, u)),
+    );
     const bigFile = join(dir, "big.bin");
     const file = await open(bigFile, "w");
     await file.truncate(BODY_BYTES);
@@ -82,9 +90,30 @@ export async function startRefusalStack(runtime: ServerRuntime = "node"): Promis
     return {
       refusals: [
         { kind: "no token, auth on", status: 401, code: "UNAUTHENTICATED", baseUrl: main.url, tenant: "acme" },
-        { kind: "a token without the creator role", status: 403, code: "FORBIDDEN", baseUrl: main.url, tenant: "acme", token: noRoles },
-        { kind: "over CMS_MAX_RESOURCE_BYTES", status: 413, code: "PAYLOAD_TOO_LARGE", baseUrl: limited.url, tenant: "acme", token: creator },
-        { kind: "over the tenant's bytes quota", status: 507, code: "QUOTA_EXCEEDED", baseUrl: main.url, tenant: "full", token: fullCreator },
+        {
+          kind: "a token without the creator role",
+          status: 403,
+          code: "FORBIDDEN",
+          baseUrl: main.url,
+          tenant: "acme",
+          token: noRoles,
+        },
+        {
+          kind: "over CMS_MAX_RESOURCE_BYTES",
+          status: 413,
+          code: "PAYLOAD_TOO_LARGE",
+          baseUrl: limited.url,
+          tenant: "acme",
+          token: creator,
+        },
+        {
+          kind: "over the tenant's bytes quota",
+          status: 507,
+          code: "QUOTA_EXCEEDED",
+          baseUrl: main.url,
+          tenant: "full",
+          token: fullCreator,
+        },
       ],
       bigFile,
       dir,
@@ -117,7 +146,10 @@ export async function withServerFigures<T>(stack: RefusalStack, baseUrl: string,
   const deadline = Date.now() + 3000;
   let line: Record<string, unknown> | undefined;
   while (!line && Date.now() < deadline) {
-    line = stack.logsOf(baseUrl).slice(before).find((l) => l.msg === "request body left unread");
+    line = stack
+      .logsOf(baseUrl)
+      .slice(before)
+      .find((l) => l.msg === "request body left unread");
     if (!line) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { result, ms, server: line as { receivedBytes: number; lingeredMs: number; outcome: string } | undefined };

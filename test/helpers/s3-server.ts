@@ -15,7 +15,10 @@ import path from "node:path";
 export const S3RVER_ACCESS_KEY_ID = "S3RVER";
 
 /** The settings that point the service at `s3` (or at a proxy in front of it: `endpoint`). */
-export const s3Settings = (s3: { endpoint: string; bucket: string }, endpoint = s3.endpoint): Record<string, string> => ({
+export const s3Settings = (
+  s3: { endpoint: string; bucket: string },
+  endpoint = s3.endpoint,
+): Record<string, string> => ({
   CMS_STORAGE: "s3",
   CMS_S3_ENDPOINT: endpoint,
   CMS_S3_BUCKET: s3.bucket,
@@ -42,7 +45,13 @@ interface S3rverStore {
   getResourcePath(bucket: string, key: string | undefined, resource: string): string;
   putObject(object: S3rverObject & { bucket: string }): Promise<unknown>;
   getObject(bucket: string, key: string, options: unknown): Promise<unknown>;
-  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, metadata: unknown): Promise<unknown>;
+  copyObject(
+    srcBucket: string,
+    srcKey: string,
+    destBucket: string,
+    destKey: string,
+    metadata: unknown,
+  ): Promise<unknown>;
   deleteObject(bucket: string, key: string): Promise<void>;
   getMetadata(bucket: string, key: string): Promise<unknown>;
   putBucket(name: string): Promise<unknown>;
@@ -128,7 +137,8 @@ function conditionalPutShim(store: S3rverStore): KoaMiddleware {
       if (await store.existsObject(bucket, key)) {
         ctx.status = 412;
         ctx.type = "application/xml";
-        ctx.body = "<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>";
+        ctx.body =
+          "<Error><Code>PreconditionFailed</Code><Message>At least one of the pre-conditions you specified did not hold</Message></Error>";
         return;
       }
       await next();

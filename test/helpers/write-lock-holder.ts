@@ -22,7 +22,10 @@ export interface WriteLockHolder {
 
 /** Resolves once the other process holds the write lock on `databaseFile`; it keeps it `holdMs`. */
 export async function holdWriteLock(databaseFile: string, holdMs: number): Promise<WriteLockHolder> {
-  const child = spawn(process.execPath, ["-e", SCRIPT, databaseFile, String(holdMs)], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["-e", SCRIPT, databaseFile, String(holdMs)], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const released = new Promise<void>((resolve, reject) =>

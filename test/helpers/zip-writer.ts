@@ -70,7 +70,7 @@ class Bytes {
   concat(): Uint8Array {
     const out = new Uint8Array(this.length);
     let at = 0;
-    for (const p of this.parts) (out.set(p, at), (at += p.length));
+    for (const p of this.parts) out.set(p, at), (at += p.length);
     return out;
   }
 }
@@ -78,7 +78,9 @@ class Bytes {
 const setU64 = (dv: DataView, at: number, v: number) => dv.setBigUint64(at, BigInt(v), true);
 
 /** Deflates chunks through CompressionStream without holding the uncompressed whole. */
-async function deflate(chunks: Iterable<Uint8Array<ArrayBuffer>>): Promise<{ data: Uint8Array; crc: number; size: number }> {
+async function deflate(
+  chunks: Iterable<Uint8Array<ArrayBuffer>>,
+): Promise<{ data: Uint8Array; crc: number; size: number }> {
   const cs = new CompressionStream("deflate-raw");
   const writer = cs.writable.getWriter();
   const out = new Response(cs.readable).arrayBuffer();
@@ -101,7 +103,9 @@ function* fillChunks(byte: number, length: number): Generator<Uint8Array<ArrayBu
 
 async function payload(e: WriterEntry) {
   if (e.rawData) return { data: e.rawData, crc: 0, size: 0 };
-  const chunks = e.fill ? [...fillChunks(e.fill.byte, e.fill.length)] : [e.data === undefined ? new Uint8Array(0) : asBytes(e.data)];
+  const chunks = e.fill
+    ? [...fillChunks(e.fill.byte, e.fill.length)]
+    : [e.data === undefined ? new Uint8Array(0) : asBytes(e.data)];
   if ((e.method ?? 8) === 0) {
     const raw = chunks.length === 1 ? chunks[0]! : new Bytes();
     if (raw instanceof Bytes) chunks.forEach((c) => raw.push(c));
@@ -119,7 +123,10 @@ export async function buildZip(entries: WriterEntry[], options: WriterOptions = 
   for (const e of entries) {
     const name = asBytes(e.name);
     const { data, crc, size } = await payload(e);
-    const flags = (e.flags ?? 0) | (e.utf8 ?? (typeof e.name === "string" && /[^\x00-\x7f]/.test(e.name)) ? 1 << 11 : 0) | (e.dataDescriptor ? 8 : 0);
+    const flags =
+      (e.flags ?? 0) |
+      ((e.utf8 ?? (typeof e.name === "string" && /[^\x00-\x7f]/.test(e.name))) ? 1 << 11 : 0) |
+      (e.dataDescriptor ? 8 : 0);
     const method = e.method ?? 8;
     const crcOut = e.lie?.crc32 ?? crc;
     const csize = e.lie?.compressedSize ?? data.length;

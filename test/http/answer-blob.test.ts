@@ -144,7 +144,7 @@ describe("serveBlob: full responses", () => {
   });
 
   it("encodes a unicode filename in Content-Disposition", async () => {
-    const res = await serveBlob(request(), entity({ filename: "résumé \"final\".pdf" }), memoryBlob().open);
+    const res = await serveBlob(request(), entity({ filename: 'résumé "final".pdf' }), memoryBlob().open);
     expect(res.headers.get("content-disposition")).toBe(
       `inline; filename="resume \\"final\\".pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.pdf`,
     );
@@ -152,7 +152,10 @@ describe("serveBlob: full responses", () => {
 
   it("sends the entity's disposition and Content-Security-Policy on 200 and 206, and neither on 304", async () => {
     const guarded = entity({ disposition: "attachment", contentSecurityPolicy: "sandbox" });
-    for (const res of [await serveBlob(request(), guarded, memoryBlob().open), await serveBlob(request({ range: "bytes=0-9" }), guarded, memoryBlob().open)]) {
+    for (const res of [
+      await serveBlob(request(), guarded, memoryBlob().open),
+      await serveBlob(request({ range: "bytes=0-9" }), guarded, memoryBlob().open),
+    ]) {
       expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename=/);
       expect(res.headers.get("content-security-policy")).toBe("sandbox");
     }
@@ -282,7 +285,11 @@ describe("serveBlob: single ranges", () => {
 describe("serveBlob: multiple ranges", () => {
   it("serves multipart/byteranges with per-part headers and an exact Content-Length", async () => {
     const blob = memoryBlob();
-    const res = await serveBlob(request({ range: "bytes=0-9, 50-59, -5" }), entity({ contentType: "text/csv" }), blob.open);
+    const res = await serveBlob(
+      request({ range: "bytes=0-9, 50-59, -5" }),
+      entity({ contentType: "text/csv" }),
+      blob.open,
+    );
     expect(res.status).toBe(206);
     expect(res.headers.get("content-range")).toBeNull();
     const body = await bodyBytes(res);
@@ -327,14 +334,7 @@ describe("serveBlob: multiple ranges", () => {
     await reader.read(); // first data chunk: exactly one chunk pulled from storage (backpressure)
     expect(blob.log).toEqual(["open 0-9", "chunk 0-9@0"]);
     while (!(await reader.read()).done);
-    expect(blob.log).toEqual([
-      "open 0-9",
-      "chunk 0-9@0",
-      "chunk 0-9@4",
-      "chunk 0-9@8",
-      "open 20-23",
-      "chunk 20-23@0",
-    ]);
+    expect(blob.log).toEqual(["open 0-9", "chunk 0-9@0", "chunk 0-9@4", "chunk 0-9@8", "open 20-23", "chunk 20-23@0"]);
   });
 
   it("cancels the open part when the client goes away", async () => {
@@ -401,7 +401,9 @@ describe("serveBlob: multiple ranges", () => {
     });
 
     it("serves MAX_RANGES disjoint ranges as multipart", async () => {
-      const range = `bytes=${Array.from({ length: MAX_RANGES }, (_, i) => `${i}-${i}`).filter((_, i) => i % 2 === 0).join(",")}`;
+      const range = `bytes=${Array.from({ length: MAX_RANGES }, (_, i) => `${i}-${i}`)
+        .filter((_, i) => i % 2 === 0)
+        .join(",")}`;
       const res = await serveBlob(request({ range }), entity(), memoryBlob().open);
       const body = await bodyBytes(res);
       expect(res.headers.get("content-length")).toBe(String(body.byteLength));
@@ -549,8 +551,10 @@ describe("serveBlob: If-Match and If-Unmodified-Since", () => {
 
   it("412 when If-Unmodified-Since is older", () =>
     expectFailed({ "if-unmodified-since": "Wed, 01 May 2024 12:34:55 GMT" }));
-  it("200 when If-Unmodified-Since equals Last-Modified", () => expectOk({ "if-unmodified-since": LAST_MODIFIED_HTTP }));
-  it("200 when If-Unmodified-Since is newer", () => expectOk({ "if-unmodified-since": "Thu, 02 May 2024 00:00:00 GMT" }));
+  it("200 when If-Unmodified-Since equals Last-Modified", () =>
+    expectOk({ "if-unmodified-since": LAST_MODIFIED_HTTP }));
+  it("200 when If-Unmodified-Since is newer", () =>
+    expectOk({ "if-unmodified-since": "Thu, 02 May 2024 00:00:00 GMT" }));
   it("200 (ignored) when If-Unmodified-Since is invalid", () => expectOk({ "if-unmodified-since": "long ago" }));
 
   it("If-Match beats If-Unmodified-Since: match → 200 despite an older date", () =>
@@ -634,14 +638,22 @@ describe("serveBlob: digests (RFC 9530)", () => {
   // SHA-256 of DATA, computed by Web Crypto (not by the code under test).
   const sha256Of = async (bytes: Uint8Array<ArrayBuffer>) => {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-    return { hex: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""), b64: btoa(String.fromCharCode(...digest)) };
+    return {
+      hex: Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join(""),
+      b64: btoa(String.fromCharCode(...digest)),
+    };
   };
 
   it("sends Repr-Digest of the whole representation on 200, HEAD, 206 and multipart 206", async () => {
     const { hex, b64 } = await sha256Of(DATA);
     const field = `sha-256=:${b64}:`;
     const withDigest = entity({ sha256: hex });
-    for (const [headers, method] of [[{}, "GET"], [{}, "HEAD"], [{ range: "bytes=5-9" }, "GET"], [{ range: "bytes=0-1,5-9" }, "GET"]] as const) {
+    for (const [headers, method] of [
+      [{}, "GET"],
+      [{}, "HEAD"],
+      [{ range: "bytes=5-9" }, "GET"],
+      [{ range: "bytes=0-1,5-9" }, "GET"],
+    ] as const) {
       const res = await serveBlob(request(headers, method), withDigest, memoryBlob().open);
       expect(res.headers.get("repr-digest"), JSON.stringify(headers)).toBe(field);
       expect(res.headers.get("content-digest")).toBeNull();
@@ -652,10 +664,18 @@ describe("serveBlob: digests (RFC 9530)", () => {
   it("adds Content-Digest to a full response when Want-Content-Digest asks for sha-256, never to a range", async () => {
     const { hex, b64 } = await sha256Of(DATA);
     const withDigest = entity({ sha256: hex });
-    const full = await serveBlob(request({ "want-content-digest": "sha-512=3, sha-256=7" }), withDigest, memoryBlob().open);
+    const full = await serveBlob(
+      request({ "want-content-digest": "sha-512=3, sha-256=7" }),
+      withDigest,
+      memoryBlob().open,
+    );
     expect(full.headers.get("content-digest")).toBe(`sha-256=:${b64}:`);
     expect((await sha256Of(await bodyBytes(full))).b64).toBe(b64);
-    const range = await serveBlob(request({ "want-content-digest": "sha-256=7", range: "bytes=0-9" }), withDigest, memoryBlob().open);
+    const range = await serveBlob(
+      request({ "want-content-digest": "sha-256=7", range: "bytes=0-9" }),
+      withDigest,
+      memoryBlob().open,
+    );
     expect(range.status).toBe(206);
     expect(range.headers.get("content-digest")).toBeNull();
     await range.arrayBuffer();
@@ -699,14 +719,19 @@ describe("answerBlob on a frozen entity (the content service's answer for a cach
       const { multipart: _m, ...expected } = fresh;
       const { multipart: _n, ...got } = answer;
       // A multipart answer's boundary is random: compare its headers without it.
-      const unbound = (h: Record<string, string>) => ({ ...h, "content-type": (h["content-type"] ?? "").replace(/boundary=.*/, "boundary=") });
+      const unbound = (h: Record<string, string>) => ({
+        ...h,
+        "content-type": (h["content-type"] ?? "").replace(/boundary=.*/, "boundary="),
+      });
       expect({ ...got, headers: unbound(got.headers) }).toEqual({ ...expected, headers: unbound(expected.headers) });
     }
   });
 
   it("keeps a frozen entity's headers apart from extra headers (revisions, packages)", () => {
     const frozen = Object.freeze({ ...entity() });
-    expect(answerBlob("GET", () => undefined, frozen, { "Cache-Control": "no-store" }).headers["cache-control"]).toBe("no-store");
+    expect(answerBlob("GET", () => undefined, frozen, { "Cache-Control": "no-store" }).headers["cache-control"]).toBe(
+      "no-store",
+    );
     expect(answerBlob("GET", () => undefined, frozen).headers["cache-control"]).toBe(DEFAULT_CACHE_CONTROL);
   });
 });

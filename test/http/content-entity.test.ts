@@ -11,10 +11,24 @@ import type { BlobKey } from "../../src/storage/blob-store.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 
 const service = (contentOrigin?: string) =>
-  contentEntities(createContentService({ blobs: createMemoryBlobStore(), collector: {} as BlobCollector, maxResourceBytes: 1 << 20, contentOrigin }));
+  contentEntities(
+    createContentService({
+      blobs: createMemoryBlobStore(),
+      collector: {} as BlobCollector,
+      maxResourceBytes: 1 << 20,
+      contentOrigin,
+    }),
+  );
 
 const row = (over: Record<string, unknown> = {}) => ({
-  blobKey: "k", size: 4, sha256: "b".repeat(64), mediaType: "text/html", name: "dir/page.html", updatedAt: 1_700_000_000_000, parentUid: null, ...over,
+  blobKey: "k",
+  size: 4,
+  sha256: "b".repeat(64),
+  mediaType: "text/html",
+  name: "dir/page.html",
+  updatedAt: 1_700_000_000_000,
+  parentUid: null,
+  ...over,
 });
 
 describe("contentEntities(content).serve", () => {
@@ -48,7 +62,11 @@ describe("contentEntities(content).serve", () => {
   });
 
   it("is one per content service, so the route and the fast paths share what they built", () => {
-    const content = createContentService({ blobs: createMemoryBlobStore(), collector: {} as BlobCollector, maxResourceBytes: 1 << 20 });
+    const content = createContentService({
+      blobs: createMemoryBlobStore(),
+      collector: {} as BlobCollector,
+      maxResourceBytes: 1 << 20,
+    });
     const cached = Object.freeze(row());
     expect(contentEntities(content)).toBe(contentEntities(content));
     expect(contentEntities(content).serve(cached, "api.test")).toBe(contentEntities(content).serve(cached, "api.test"));

@@ -55,8 +55,12 @@ describe("contentPolicy", () => {
 
   it("lets only a package's active files run scripts", () => {
     expect(sandboxTokens(contentPolicy({ ...plain, mediaType: "text/html" }).csp)).toEqual(["sandbox"]);
-    expect(sandboxTokens(contentPolicy({ ...plain, mediaType: "text/html", packageFile: true }).csp)).toContain("allow-scripts");
-    expect(sandboxTokens(contentPolicy({ ...plain, mediaType: "image/png", packageFile: true }).csp)).toEqual(["sandbox"]);
+    expect(sandboxTokens(contentPolicy({ ...plain, mediaType: "text/html", packageFile: true }).csp)).toContain(
+      "allow-scripts",
+    );
+    expect(sandboxTokens(contentPolicy({ ...plain, mediaType: "image/png", packageFile: true }).csp)).toEqual([
+      "sandbox",
+    ]);
   });
 
   it("keeps PDFs viewable: no sandbox, no default-src, but no script", () => {
@@ -67,7 +71,9 @@ describe("contentPolicy", () => {
 
   it("sends active content as an attachment on the API origin when a content origin exists", () => {
     expect(contentPolicy({ ...plain, mediaType: "text/html", apiOriginOnly: true }).disposition).toBe("attachment");
-    expect(contentPolicy({ ...plain, mediaType: "image/svg+xml", packageFile: true, apiOriginOnly: true })).toMatchObject({
+    expect(
+      contentPolicy({ ...plain, mediaType: "image/svg+xml", packageFile: true, apiOriginOnly: true }),
+    ).toMatchObject({
       disposition: "attachment",
       csp: expect.not.stringContaining("allow-scripts"),
     });

@@ -25,13 +25,16 @@ describe("the domain problem table", () => {
 });
 
 describe("domainProblem", () => {
-  it.each(Object.keys(ZIP_ERROR_CODES) as ZipErrorReason[])("a %s ZipError keeps its detail and points at the input it came from", (reason) => {
-    const err = new ZipError(reason, "zip entry \"../x\" escapes").from("/body/file");
-    expect(err.code).toBe(ZIP_ERROR_CODES[reason]);
-    const problem = domainProblem(err);
-    expect(problem).toMatchObject({ code: "VALIDATION_FAILED", status: 400, message: err.message, cause: err });
-    expect(problem?.errors).toEqual([{ pointer: "/body/file", detail: err.message }]);
-  });
+  it.each(Object.keys(ZIP_ERROR_CODES) as ZipErrorReason[])(
+    "a %s ZipError keeps its detail and points at the input it came from",
+    (reason) => {
+      const err = new ZipError(reason, 'zip entry "../x" escapes').from("/body/file");
+      expect(err.code).toBe(ZIP_ERROR_CODES[reason]);
+      const problem = domainProblem(err);
+      expect(problem).toMatchObject({ code: "VALIDATION_FAILED", status: 400, message: err.message, cause: err });
+      expect(problem?.errors).toEqual([{ pointer: "/body/file", detail: err.message }]);
+    },
+  );
 
   it("names no field when no caller said where the archive came from", () => {
     const problem = domainProblem(new ZipError("corrupt", "not a zip"));

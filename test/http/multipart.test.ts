@@ -57,7 +57,13 @@ async function parseAll(bytes: Uint8Array, contentType: string, cuts: number[] =
   const out: Parsed[] = [];
   for await (const part of parseMultipart(source(bytes, cuts).stream, contentType, limits)) {
     const { name, filename, contentType: type, headers } = part;
-    out.push({ name, filename, contentType: type, headers: Object.fromEntries(headers), body: [...(await readAll(part.body))] });
+    out.push({
+      name,
+      filename,
+      contentType: type,
+      headers: Object.fromEntries(headers),
+      body: [...(await readAll(part.body))],
+    });
   }
   return out;
 }
@@ -82,7 +88,6 @@ async function problem(promise: Promise<unknown>): Promise<ProblemError> {
   expect(err).toBeInstanceOf(ProblemError);
   return err as ProblemError;
 }
-
 
 const text = (body: number[]) => new TextDecoder().decode(new Uint8Array(body));
 
@@ -136,11 +141,16 @@ describe("parseMultipart: framing", () => {
   }, 120_000);
 
   it("matches the platform's FormData encoder and parser for every chunk size and split point", async () => {
-    const binary = concat(TRICKY, "\r\n--formdata-undici-0", "\r\n------formdata-undici", new Uint8Array(300).map((_, i) => (i * 7) & 255));
+    const binary = concat(
+      TRICKY,
+      "\r\n--formdata-undici-0",
+      "\r\n------formdata-undici",
+      new Uint8Array(300).map((_, i) => (i * 7) & 255),
+    );
     const form = new FormData();
     form.append("title", "naïve café ☕");
     form.append("multi\nline", "a\r\nb\nc\rd");
-    form.append("file", new File([binary], "résumé \"final\" 📄.bin", { type: "application/x-thing" }));
+    form.append("file", new File([binary], 'résumé "final" 📄.bin', { type: "application/x-thing" }));
     form.append("empty", new File([], "", { type: "application/octet-stream" }));
     form.append("blank", "");
     const request = new Request("http://test.invalid/", { method: "POST", body: form });
@@ -149,7 +159,11 @@ describe("parseMultipart: framing", () => {
 
     const parts = await parseEveryWay(bytes, contentType, [1, 2, 3, 7, 64, 65, 1000, bytes.length]);
 
-    const reparsed = new Request("http://test.invalid/", { method: "POST", body: bytes, headers: { "content-type": contentType } });
+    const reparsed = new Request("http://test.invalid/", {
+      method: "POST",
+      body: bytes,
+      headers: { "content-type": contentType },
+    });
     const expected = await reparsed.formData();
     const entries = [...expected];
     expect(parts.map((p) => p.name)).toEqual(entries.map(([name]) => name));
@@ -226,27 +240,37 @@ describe("parseMultipart: Content-Type", () => {
     ["malformed parameters", "multipart/form-data; boundary"],
   ])("rejects a %s with 400 before reading the body", (_, contentType) => {
     const { stream, stats } = source(enc.encode("--b--"), []);
-    expect(thrownProblem(() => parseMultipart(stream, contentType))).toMatchObject({ code: "VALIDATION_FAILED", status: 400 });
+    expect(thrownProblem(() => parseMultipart(stream, contentType))).toMatchObject({
+      code: "VALIDATION_FAILED",
+      status: 400,
+    });
     expect(stats.pulled).toBe(0);
     expect(stream.locked).toBe(false);
   });
 
-  it.each(["", "application/json", "multipart/mixed; boundary=b", "text/plain; boundary=b"])("rejects %j with 415", (contentType) => {
-    expect(thrownProblem(() => parseMultipart(source(new Uint8Array(), []).stream, contentType))).toMatchObject({
-      code: "UNSUPPORTED_MEDIA_TYPE",
-      status: 415,
-    });
-  });
+  it.each(["", "application/json", "multipart/mixed; boundary=b", "text/plain; boundary=b"])(
+    "rejects %j with 415",
+    (contentType) => {
+      expect(thrownProblem(() => parseMultipart(source(new Uint8Array(), []).stream, contentType))).toMatchObject({
+        code: "UNSUPPORTED_MEDIA_TYPE",
+        status: 415,
+      });
+    },
+  );
 });
 
 describe("parseMultipart: part headers", () => {
-  const one = (headers: string, boundary = "b") => enc.encode(`--${boundary}\r\n${headers}\r\n\r\nbody\r\n--${boundary}--\r\n`);
+  const one = (headers: string, boundary = "b") =>
+    enc.encode(`--${boundary}\r\n${headers}\r\n\r\nbody\r\n--${boundary}--\r\n`);
 
   it("decodes filename* (RFC 8187) and prefers it over filename", async () => {
     const both = `Content-Disposition: form-data; name="f"; filename="EUR rates.txt"; filename*=UTF-8''%E2%82%AC%20rates%20%F0%9F%93%88.txt`;
     const [utf8] = await parseAll(one(both), CT("b"));
     expect(utf8!.filename).toBe("€ rates 📈.txt");
-    const [latin1] = await parseAll(one(`Content-Disposition: form-data; name="f"; filename*=iso-8859-1'en'%A3%20rates.txt`), CT("b"));
+    const [latin1] = await parseAll(
+      one(`Content-Disposition: form-data; name="f"; filename*=iso-8859-1'en'%A3%20rates.txt`),
+      CT("b"),
+    );
     expect(latin1!.filename).toBe("£ rates.txt");
   });
 
@@ -256,7 +280,10 @@ describe("parseMultipart: part headers", () => {
   });
 
   it("reads raw UTF-8 names, backslashes and quoted-pairs in quoted strings", async () => {
-    const [part] = await parseAll(one('Content-Disposition: form-data; name="naïve"; filename="C:\\dir\\a \\"b\\".txt"'), CT("b"));
+    const [part] = await parseAll(
+      one('Content-Disposition: form-data; name="naïve"; filename="C:\\dir\\a \\"b\\".txt"'),
+      CT("b"),
+    );
     expect(part).toMatchObject({ name: "naïve", filename: 'C:\\dir\\a "b".txt' });
   });
 
@@ -271,7 +298,10 @@ describe("parseMultipart: part headers", () => {
     ["no headers at all", ""],
     ["a non-form-data disposition", 'Content-Disposition: attachment; name="a"'],
     ["no name", 'Content-Disposition: form-data; filename="a"'],
-    ["two Content-Dispositions", 'Content-Disposition: form-data; name="a"\r\nContent-Disposition: form-data; name="b"'],
+    [
+      "two Content-Dispositions",
+      'Content-Disposition: form-data; name="a"\r\nContent-Disposition: form-data; name="b"',
+    ],
     ["duplicate filename parameters", 'Content-Disposition: form-data; name="a"; filename="x"; filename="y"'],
     ["a malformed filename*", "Content-Disposition: form-data; name=\"a\"; filename*=UTF-8''%E2%82"],
     ["an unknown filename* charset", "Content-Disposition: form-data; name=\"a\"; filename*=koi8-r''abc"],
@@ -289,7 +319,9 @@ describe("parseMultipart: part headers", () => {
     for (const size of [1, 3, 64, exact.length]) {
       expect(await parseAll(exact, CT("b"), every(size, exact.length), limits)).toHaveLength(1);
       const over = one(base + "p".repeat(201 - base.length));
-      expect(await problem(parseAll(over, CT("b"), every(size, over.length), limits))).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+      expect(await problem(parseAll(over, CT("b"), every(size, over.length), limits))).toMatchObject({
+        code: "PAYLOAD_TOO_LARGE",
+      });
     }
   });
 
@@ -302,7 +334,9 @@ describe("parseMultipart: part headers", () => {
   });
 
   it("limits header lines and field name length with 413", async () => {
-    const lines = one(['Content-Disposition: form-data; name="a"', ...Array.from({ length: 16 }, (_, i) => `X-${i}: v`)].join("\r\n"));
+    const lines = one(
+      ['Content-Disposition: form-data; name="a"', ...Array.from({ length: 16 }, (_, i) => `X-${i}: v`)].join("\r\n"),
+    );
     expect(await problem(parseAll(lines, CT("b")))).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
     const name = one(`Content-Disposition: form-data; name="${"n".repeat(1025)}"`);
     expect(await problem(parseAll(name, CT("b")))).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
@@ -313,7 +347,9 @@ describe("parseMultipart: part headers", () => {
 describe("parseMultipart: limits and failures", () => {
   const fields = (n: number) =>
     enc.encode(
-      Array.from({ length: n }, (_, i) => `--b\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n${i}\r\n`).join("") + "--b--\r\n",
+      Array.from({ length: n }, (_, i) => `--b\r\nContent-Disposition: form-data; name="f${i}"\r\n\r\n${i}\r\n`).join(
+        "",
+      ) + "--b--\r\n",
     );
 
   it("accepts maxParts parts and rejects part maxParts + 1 with 413", async () => {
@@ -325,9 +361,15 @@ describe("parseMultipart: limits and failures", () => {
         for await (const part of iterator) seen.push(await readText(part));
       })(),
     );
-    expect(err).toMatchObject({ code: "PAYLOAD_TOO_LARGE", status: 413, message: "multipart body has more than 20 parts" });
+    expect(err).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      status: 413,
+      message: "multipart body has more than 20 parts",
+    });
     expect(seen).toHaveLength(20);
-    expect(await problem(parseAll(fields(4), CT("b"), [], { maxParts: 3 }))).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+    expect(await problem(parseAll(fields(4), CT("b"), [], { maxParts: 3 }))).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+    });
   });
 
   it("errors the current part's body with 400 when the body is truncated, at any point", async () => {
@@ -344,7 +386,10 @@ describe("parseMultipart: limits and failures", () => {
 
   it("rejects a body truncated in the preamble or the headers with 400", async () => {
     for (const body of ["", "preamble only", "--b", "--b\r\nContent-Disposition: form-data; name=a\r\n"]) {
-      expect(await problem(parseAll(enc.encode(body), CT("b")))).toMatchObject({ message: "truncated multipart body", status: 400 });
+      expect(await problem(parseAll(enc.encode(body), CT("b")))).toMatchObject({
+        message: "truncated multipart body",
+        status: 400,
+      });
     }
   });
 
@@ -462,7 +507,9 @@ describe("parseMultipart: a 64 MiB file", () => {
     const straddling = enc.encode("\r\n--formdata-boundarY"); // split across every chunk border
     block.set(straddling.subarray(0, 10), chunk - 10);
     block.set(straddling.subarray(10), 0);
-    const head = enc.encode('--formdata-boundary\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n');
+    const head = enc.encode(
+      '--formdata-boundary\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n\r\n',
+    );
     const tail = enc.encode("\r\n--formdata-boundary--\r\n");
     let produced = 0;
     let consumed = 0;
@@ -484,7 +531,8 @@ describe("parseMultipart: a 64 MiB file", () => {
     for await (const part of parseMultipart(stream, CT("formdata-boundary"))) {
       expect(part.filename).toBe("big.bin");
       for await (const data of part.body) {
-        for (let i = 0; i < data.length; i += 97) if (data[i] !== block[(consumed + i) % chunk] && mismatch < 0) mismatch = consumed + i;
+        for (let i = 0; i < data.length; i += 97)
+          if (data[i] !== block[(consumed + i) % chunk] && mismatch < 0) mismatch = consumed + i;
         if (data[data.length - 1] !== block[(consumed + data.length - 1) % chunk] && mismatch < 0) mismatch = consumed;
         consumed += data.length;
         maxAhead = Math.max(maxAhead, produced - consumed);
@@ -494,6 +542,8 @@ describe("parseMultipart: a 64 MiB file", () => {
     expect(mismatch).toBe(-1);
     expect(consumed).toBe(total);
     expect(maxAhead).toBeLessThanOrEqual(2 * chunk);
-    console.info(`multipart: 64 MiB in ${seconds.toFixed(2)} s = ${(64 / seconds).toFixed(0)} MiB/s, max read-ahead ${maxAhead} bytes`);
+    console.info(
+      `multipart: 64 MiB in ${seconds.toFixed(2)} s = ${(64 / seconds).toFixed(0)} MiB/s, max read-ahead ${maxAhead} bytes`,
+    );
   });
 });

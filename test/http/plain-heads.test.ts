@@ -17,10 +17,14 @@ const entity: BlobEntity = {
 /** The request fields answerBlob asks for, with `present` given a value (everything else absent). */
 function fieldsRead(method: string, present: Record<string, string> = {}): string[] {
   const read: string[] = [];
-  answerBlob(method, (name) => {
-    read.push(name);
-    return present[name];
-  }, entity);
+  answerBlob(
+    method,
+    (name) => {
+      read.push(name);
+      return present[name];
+    },
+    entity,
+  );
   return read;
 }
 
@@ -35,9 +39,14 @@ describe("plain requests", () => {
   it("is plain only with none of those fields (an empty value still counts)", () => {
     expect(isPlainRequest(() => undefined)).toBe(true);
     for (const field of ANSWER_FIELDS) {
-      expect(isPlainRequest((name) => (name === field ? "" : undefined)), field).toBe(false);
+      expect(
+        isPlainRequest((name) => (name === field ? "" : undefined)),
+        field,
+      ).toBe(false);
     }
-    expect(isPlainRequest((name) => (name === "if-range" ? '"abc"' : name === "accept" ? "*/*" : undefined))).toBe(true);
+    expect(isPlainRequest((name) => (name === "if-range" ? '"abc"' : name === "accept" ? "*/*" : undefined))).toBe(
+      true,
+    );
   });
 });
 
@@ -69,7 +78,13 @@ describe("plainRange", () => {
   const maybe = (value: fc.Arbitrary<string>, present = 1) =>
     fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 - present }, { arbitrary: value, weight: present });
   const request = fc.record({
-    range: maybe(fc.oneof(fc.array(rangeSpec, { minLength: 1, maxLength: 3 }).map((specs) => `bytes=${specs.join(",")}`), fc.constantFrom("items=0-1", "bytes=0-1, 4-5")), 3),
+    range: maybe(
+      fc.oneof(
+        fc.array(rangeSpec, { minLength: 1, maxLength: 3 }).map((specs) => `bytes=${specs.join(",")}`),
+        fc.constantFrom("items=0-1", "bytes=0-1, 4-5"),
+      ),
+      3,
+    ),
     "if-range": maybe(fc.constantFrom('"abc"', '"other"')),
     "if-none-match": maybe(fc.constantFrom('"abc"', '"other"', "*")),
     "if-modified-since": maybe(fc.constantFrom("Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 May 2024 12:34:56 GMT")),
@@ -86,7 +101,11 @@ describe("plainRange", () => {
         named++;
         const answer = answerBlob("GET", header, entity);
         expect(answer).toMatchObject({ status: 206, range });
-        const framed = { ...plain, "content-length": String(range.end - range.start + 1), "content-range": contentRange(range, entity.size) };
+        const framed = {
+          ...plain,
+          "content-length": String(range.end - range.start + 1),
+          "content-range": contentRange(range, entity.size),
+        };
         expect(answer.headers).toEqual(framed);
       }),
       { numRuns: 3000 },
@@ -95,7 +114,8 @@ describe("plainRange", () => {
   });
 
   it("answers the plain single ranges it can, and leaves the rest to answerBlob", () => {
-    const only = (range: string, more: Record<string, string> = {}) => plainRange((name) => ({ range, ...more })[name], entity.size);
+    const only = (range: string, more: Record<string, string> = {}) =>
+      plainRange((name) => ({ range, ...more })[name], entity.size);
     expect(only("bytes=2-5")).toEqual({ start: 2, end: 5 });
     expect(only("bytes=-3")).toEqual({ start: 7, end: 9 });
     expect(only("bytes=0-3,2-6")).toEqual({ start: 0, end: 6 }); // coalesced, as answerBlob does

@@ -2,7 +2,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { contentRange, MAX_RANGES, parseRange, unsatisfiedRange } from "../../src/http/range.js";
 
-const ranges = (...pairs: [number, number][]) => ({ kind: "ranges", ranges: pairs.map(([start, end]) => ({ start, end })) });
+const ranges = (...pairs: [number, number][]) => ({
+  kind: "ranges",
+  ranges: pairs.map(([start, end]) => ({ start, end })),
+});
 
 describe("parseRange", () => {
   it("ignores an absent header", () => {
@@ -147,8 +150,17 @@ describe("Content-Range values", () => {
 describe("parseRange's single-range shortcut", () => {
   it("answers `bytes=first-[last]` exactly as the general parse does the same header in other spellings", () => {
     // Whitespace, an upper-case unit or an empty list element send the same header down the general path.
-    const digits = fc.oneof(fc.nat({ max: 300 }).map(String), fc.bigInt({ min: 0n, max: 10n ** 25n }).map(String), fc.constant(""));
-    const spellings = (first: string, last: string) => [`bytes= ${first}-${last}`, `BYTES=${first}-${last}`, `bytes=${first}-${last},`, `bytes=\t${first} - ${last} `];
+    const digits = fc.oneof(
+      fc.nat({ max: 300 }).map(String),
+      fc.bigInt({ min: 0n, max: 10n ** 25n }).map(String),
+      fc.constant(""),
+    );
+    const spellings = (first: string, last: string) => [
+      `bytes= ${first}-${last}`,
+      `BYTES=${first}-${last}`,
+      `bytes=${first}-${last},`,
+      `bytes=\t${first} - ${last} `,
+    ];
     fc.assert(
       fc.property(digits, digits, fc.nat({ max: 400 }), (first, last, size) => {
         const fast = parseRange(`bytes=${first}-${last}`, size);

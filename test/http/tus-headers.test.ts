@@ -6,12 +6,15 @@ const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 describe("parseUploadMetadata", () => {
   // Keys are the client's: names Object.prototype carries are keys like any other.
-  it.each(["toString", "constructor", "hasOwnProperty", "__proto__", "valueOf"])("takes %s as an ordinary key", (key) => {
-    const parsed = parseUploadMetadata(`filename ${b64("a.txt")},${key} ${b64("x")}`);
-    expect(parsed.get("filename")).toBe("a.txt");
-    expect(parsed.get(key)).toBe("x");
-    expect(parsed.size).toBe(2);
-  });
+  it.each(["toString", "constructor", "hasOwnProperty", "__proto__", "valueOf"])(
+    "takes %s as an ordinary key",
+    (key) => {
+      const parsed = parseUploadMetadata(`filename ${b64("a.txt")},${key} ${b64("x")}`);
+      expect(parsed.get("filename")).toBe("a.txt");
+      expect(parsed.get(key)).toBe("x");
+      expect(parsed.size).toBe(2);
+    },
+  );
 
   it("still refuses a key given twice, naming it", () => {
     let thrown: unknown;

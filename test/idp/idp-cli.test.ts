@@ -56,7 +56,13 @@ async function passwordToken(issuer: string, username: string, password: string)
   const res = await fetch(`${issuer}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: "cms-server", client_secret: "cms-server-dev-secret", username, password, grant_type: "password" }),
+    body: new URLSearchParams({
+      client_id: "cms-server",
+      client_secret: "cms-server-dev-secret",
+      username,
+      password,
+      grant_type: "password",
+    }),
   });
   expect(res.status).toBe(200);
   return decodeJwt(((await res.json()) as { access_token: string }).access_token);

@@ -101,7 +101,9 @@ describe("discovery and start-up", () => {
       end_session_endpoint: url("logout"),
       code_challenge_methods_supported: ["S256"],
     });
-    expect(doc.grant_types_supported).toEqual(expect.arrayContaining(["password", "authorization_code", "refresh_token"]));
+    expect(doc.grant_types_supported).toEqual(
+      expect.arrayContaining(["password", "authorization_code", "refresh_token"]),
+    );
   });
 
   it("publishes one RS256 key whose kid is its JWK thumbprint", async () => {
@@ -125,7 +127,9 @@ describe("discovery and start-up", () => {
   });
 
   it("404s outside the realm path", async () => {
-    expect((await fetch(`http://127.0.0.1:${idp.port}/auth/realms/CMSX/.well-known/openid-configuration`)).status).toBe(404);
+    expect((await fetch(`http://127.0.0.1:${idp.port}/auth/realms/CMSX/.well-known/openid-configuration`)).status).toBe(
+      404,
+    );
   });
 });
 
@@ -232,15 +236,28 @@ describe("password grant (cms-server)", () => {
     // Keycloak signs refresh tokens with a realm HMAC key (never in the JWKS) and types them "Refresh".
     expect(decodeProtectedHeader(refresh)).toMatchObject({ alg: "HS256", typ: "JWT" });
     const claims = decodeJwt(refresh);
-    expect(claims).toMatchObject({ iss: idp.issuer, aud: idp.issuer, sub: "cms-creator", azp: "cms-server", typ: "Refresh" });
+    expect(claims).toMatchObject({
+      iss: idp.issuer,
+      aud: idp.issuer,
+      sub: "cms-creator",
+      azp: "cms-server",
+      typ: "Refresh",
+    });
     expect(claims.exp).toBe((claims.iat ?? 0) + 1800);
     expect(claims.jti).toEqual(expect.any(String));
 
     const redeem = (refreshToken: string) =>
-      postForm(url("token"), { client_id: "cms-server", client_secret: SECRET, grant_type: "refresh_token", refresh_token: refreshToken });
+      postForm(url("token"), {
+        client_id: "cms-server",
+        client_secret: SECRET,
+        grant_type: "refresh_token",
+        refresh_token: refreshToken,
+      });
     const [header, , signature] = refresh.split(".") as [string, string, string];
     const raised = base64url.encode(JSON.stringify({ ...claims, sub: "cms-admin" }));
-    expect(((await (await redeem(`${header}.${raised}.${signature}`)).json()) as TokenResponse).error).toBe("invalid_grant");
+    expect(((await (await redeem(`${header}.${raised}.${signature}`)).json()) as TokenResponse).error).toBe(
+      "invalid_grant",
+    );
     expect(((await (await redeem(claims.jti as string)).json()) as TokenResponse).error).toBe("invalid_grant");
 
     const second = (await (await redeem(refresh)).json()) as TokenResponse;
@@ -254,7 +271,11 @@ describe("password grant (cms-server)", () => {
     const { body } = await passwordGrant("acme-editor", "acme-pw");
     const res = await fetch(url("userinfo"), { headers: { authorization: `Bearer ${body.access_token}` } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ sub: "acme-editor", preferred_username: "acme-editor", tenants: ["acme"] });
+    expect(await res.json()).toMatchObject({
+      sub: "acme-editor",
+      preferred_username: "acme-editor",
+      tenants: ["acme"],
+    });
     expect((await fetch(url("userinfo"))).status).toBe(401);
   });
 });
@@ -267,7 +288,9 @@ describe("signing keys", () => {
       const oldKid = decodeProtectedHeader(before.body.access_token ?? "").kid;
       expect(oldKid).toBe(own.kid);
       // A verifier that already cached the old JWKS (jose refetches on an unknown kid).
-      const cached = createRemoteJWKSet(new URL(`${own.issuer}/protocol/openid-connect/certs`), { cooldownDuration: 0 });
+      const cached = createRemoteJWKSet(new URL(`${own.issuer}/protocol/openid-connect/certs`), {
+        cooldownDuration: 0,
+      });
       const options = { issuer: own.issuer, audience: "cms-server" };
       await jwtVerify(before.body.access_token ?? "", cached, options);
 
@@ -277,7 +300,9 @@ describe("signing keys", () => {
       const after = await passwordGrant("cms-admin", "cms-admin", own);
       expect(decodeProtectedHeader(after.body.access_token ?? "").kid).toBe(own.kid);
       await expect(jwtVerify(after.body.access_token ?? "", cached, options)).resolves.toBeDefined();
-      await expect(verify(before.body.access_token ?? "", own)).rejects.toMatchObject({ code: "ERR_JWKS_NO_MATCHING_KEY" });
+      await expect(verify(before.body.access_token ?? "", own)).rejects.toMatchObject({
+        code: "ERR_JWKS_NO_MATCHING_KEY",
+      });
 
       const { keys } = (await (await fetch(`${own.issuer}/protocol/openid-connect/certs`)).json()) as {
         keys: Array<{ kid: string }>;
@@ -422,7 +447,13 @@ describe("authorization code + PKCE (cms-explorer)", () => {
     const exchange = (codeVerifier: string) =>
       postForm(
         url("token"),
-        { grant_type: "authorization_code", client_id: "cms-explorer", code, redirect_uri: REDIRECT_URI, code_verifier: codeVerifier },
+        {
+          grant_type: "authorization_code",
+          client_id: "cms-explorer",
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: codeVerifier,
+        },
         { origin: APP_ORIGIN },
       );
 

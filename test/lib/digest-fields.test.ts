@@ -33,7 +33,13 @@ describe("digest fields", () => {
   it("tells absent (other algorithms) from malformed", () => {
     expect(parseSha256Digest(null)).toEqual({ kind: "absent" });
     expect(parseSha256Digest("sha-512=:AAAA:")).toEqual({ kind: "absent" });
-    for (const bad of ["sha-256=:AAAA:", "sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=", "sha-256=:!!:", ",", "SHA-256"]) {
+    for (const bad of [
+      "sha-256=:AAAA:",
+      "sha-256=X48E9qOokqqrvdts8nOJRJN3OWDUoyWxBf7kbu9DBPE=",
+      "sha-256=:!!:",
+      ",",
+      "SHA-256",
+    ]) {
       expect(parseSha256Digest(bad), bad).toEqual({ kind: "malformed" });
     }
   });

@@ -5,7 +5,11 @@ import { createJsonLogger } from "../../src/lib/logger.js";
 
 const capture = (level: "debug" | "info" | "warn" = "info") => {
   const lines: string[] = [];
-  const logger = createJsonLogger((line) => lines.push(line), level, () => new Date("2026-11-23T03:00:00.000Z"));
+  const logger = createJsonLogger(
+    (line) => lines.push(line),
+    level,
+    () => new Date("2026-11-23T03:00:00.000Z"),
+  );
   return { logger, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>), lines };
 };
 
@@ -14,7 +18,9 @@ describe("createJsonLogger", () => {
     const { logger, records, lines } = capture();
     logger.info("request", { method: "GET", status: 200, length: undefined });
     expect(lines[0]).not.toContain("\n");
-    expect(records()).toEqual([{ time: "2026-11-23T03:00:00.000Z", level: "info", msg: "request", method: "GET", status: 200 }]);
+    expect(records()).toEqual([
+      { time: "2026-11-23T03:00:00.000Z", level: "info", msg: "request", method: "GET", status: 200 },
+    ]);
   });
 
   it("writes exactly what JSON.stringify gives for the record, whichever way the line is built", () => {
@@ -22,7 +28,13 @@ describe("createJsonLogger", () => {
     const time = "2026-11-23T03:00:00.000Z";
     const cases: Record<string, unknown>[] = [
       { path: '/a "quoted"\\ path\n\u2028ü', status: 404, durationMs: 0.125, aborted: true, skipped: undefined },
-      { nan: Number.NaN, inf: Number.POSITIVE_INFINITY, negZero: -0, 10: "integer-like keys go first", 'we"ird': false },
+      {
+        nan: Number.NaN,
+        inf: Number.POSITIVE_INFINITY,
+        negZero: -0,
+        10: "integer-like keys go first",
+        'we"ird': false,
+      },
       { msg: "a field named like the message replaces it", status: 1 },
       { time: undefined, status: 2 },
       { nested: { deep: [1, "two"] }, when: new Date(0) },
@@ -30,18 +42,33 @@ describe("createJsonLogger", () => {
     ];
     for (const fields of cases) logger.info("request", fields);
     logger.info("no fields");
-    expect(lines).toEqual([...cases.map((fields) => JSON.stringify({ time, level: "info", msg: "request", ...fields })), JSON.stringify({ time, level: "info", msg: "no fields" })]);
+    expect(lines).toEqual([
+      ...cases.map((fields) => JSON.stringify({ time, level: "info", msg: "request", ...fields })),
+      JSON.stringify({ time, level: "info", msg: "no fields" }),
+    ]);
   });
 
   it("writes what JSON.stringify gives for any string, number or boolean field (escapes, lone surrogates, non-finite numbers)", () => {
     const { logger, lines } = capture();
     const time = "2026-11-23T03:00:00.000Z";
-    const value = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: fc.constantFrom("a", '"', "\\", "\n", "\u0000", "\u001f", "\u007f", "\ud800", "\udc00", "é", "\u2028") }), fc.double(), fc.integer(), fc.boolean());
-    fc.assert(
-      fc.property(fc.string({ unit: "binary" }), fc.dictionary(fc.stringMatching(/^[a-z][a-zA-Z]{0,8}$/), value), (msg, fields) => {
-        logger.info(msg, fields);
-        expect(lines.at(-1)).toBe(JSON.stringify({ time, level: "info", msg, ...fields }));
+    const value = fc.oneof(
+      fc.string({ unit: "binary" }),
+      fc.string({
+        unit: fc.constantFrom("a", '"', "\\", "\n", "\u0000", "\u001f", "\u007f", "\ud800", "\udc00", "é", "\u2028"),
       }),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+    );
+    fc.assert(
+      fc.property(
+        fc.string({ unit: "binary" }),
+        fc.dictionary(fc.stringMatching(/^[a-z][a-zA-Z]{0,8}$/), value),
+        (msg, fields) => {
+          logger.info(msg, fields);
+          expect(lines.at(-1)).toBe(JSON.stringify({ time, level: "info", msg, ...fields }));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -62,9 +89,17 @@ describe("createJsonLogger", () => {
   it("serialises errors (also nested ones) with name, message, code, stack and cause", () => {
     const { logger, records } = capture();
     const cause = Object.assign(new Error("disk gone"), { code: "EIO" });
-    logger.error("unhandled error", { err: new TypeError("bad", { cause }), context: { inner: new RangeError("deep") } });
+    logger.error("unhandled error", {
+      err: new TypeError("bad", { cause }),
+      context: { inner: new RangeError("deep") },
+    });
     const [record] = records();
-    expect(record?.err).toMatchObject({ name: "TypeError", message: "bad", stack: expect.stringContaining("TypeError: bad"), cause: { name: "Error", message: "disk gone", code: "EIO" } });
+    expect(record?.err).toMatchObject({
+      name: "TypeError",
+      message: "bad",
+      stack: expect.stringContaining("TypeError: bad"),
+      cause: { name: "Error", message: "disk gone", code: "EIO" },
+    });
     expect(record?.context).toMatchObject({ inner: { name: "RangeError", message: "deep" } });
   });
 

@@ -4,7 +4,8 @@ import { describe, expect, it } from "vitest";
 import { toHex } from "../../src/lib/hex.js";
 import { Sha512 } from "../../src/lib/sha512.js";
 
-const reference = async (bytes: Uint8Array<ArrayBuffer>) => toHex(new Uint8Array(await crypto.subtle.digest("SHA-512", bytes)));
+const reference = async (bytes: Uint8Array<ArrayBuffer>) =>
+  toHex(new Uint8Array(await crypto.subtle.digest("SHA-512", bytes)));
 const text = (s: string) => new TextEncoder().encode(s);
 
 describe("Sha512", () => {
@@ -13,8 +14,16 @@ describe("Sha512", () => {
       "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
     );
     expect(
-      new Sha512().update(text("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu")).hex(),
-    ).toBe("8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909");
+      new Sha512()
+        .update(
+          text(
+            "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+          ),
+        )
+        .hex(),
+    ).toBe(
+      "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909",
+    );
   });
 
   it("matches Web Crypto at every size around the padding and block boundaries, in any chunking", async () => {

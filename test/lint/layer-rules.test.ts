@@ -25,34 +25,119 @@ interface Plant {
 const restricted = "lint/style/noRestrictedImports" as const;
 const PLANTS: Plant[] = [
   // two segments deep: "../*" let exactly this through.
-  { rule: "client → server module", file: "src/client/planted.ts", source: `import { parseETag } from "../http/etag.js";\nexport const x = parseETag;\n`, diagnostic: restricted },
-  { rule: "client → problems", file: "src/client/planted-problems.ts", source: `import { ProblemError } from "../problems.js";\nexport const x = ProblemError;\n`, diagnostic: restricted },
-  { rule: "client re-exports a server module", file: "src/client/planted-reexport.ts", source: `export { ProblemError } from "../problems.js";\n`, diagnostic: restricted },
-  { rule: "client imports a server module lazily", file: "src/client/planted-dynamic.ts", source: `export const load = () => import("../http/etag.js");\n`, diagnostic: restricted },
-  { rule: "lib → app", file: "src/lib/planted.ts", source: `import { ProblemError } from "../problems.js";\nexport const x = ProblemError;\n`, diagnostic: restricted },
-  { rule: "lib → app (nested)", file: "src/lib/planted-nested.ts", source: `import { parseETag } from "../http/etag.js";\nexport const x = parseETag;\n`, diagnostic: restricted },
-  { rule: "services → http", file: "src/services/planted.ts", source: `import { parseETag } from "../http/etag.js";\nexport const x = parseETag;\n`, diagnostic: restricted },
-  { rule: "zip → problems", file: "src/zip/planted.ts", source: `import { ProblemError } from "../problems.js";\nexport const x = ProblemError;\n`, diagnostic: restricted },
-  { rule: "node runtime → driver internals", file: "src/runtime/node/planted.ts", source: `import { S3Client } from "../../storage/drivers/s3/client.js";\nexport const x = S3Client;\n`, diagnostic: restricted },
-  { rule: "process host → driver utilities", file: "src/runtime/host/planted.ts", source: `import { ioWrappers } from "../../storage/drivers/utils/io-errors.js";\nexport const x = ioWrappers;\n`, diagnostic: restricted },
-  { rule: "worker runtime → process host", file: "src/runtime/worker/planted-host.ts", source: `import { openDatabase } from "../host/database.js";\nexport const x = openDatabase;\n`, diagnostic: restricted },
-  { rule: "bun runtime → driver helper", file: "src/runtime/bun/planted.ts", source: `import { claimTempDir } from "../../storage/drivers/fs/temp.js";\nexport const x = claimTempDir;\n`, diagnostic: restricted },
-  { rule: "worker runtime → driver kit", file: "src/runtime/worker/planted.ts", source: `import { checkRange } from "../../storage/drivers/utils/driver-kit.js";\nexport const x = checkRange;\n`, diagnostic: restricted },
-  { rule: "node: in the core", file: "src/services/planted-node.ts", source: `import { readFile } from "node:fs/promises";\nexport const x = readFile;\n`, diagnostic: "lint/correctness/noNodejsModules" },
-  { rule: "jose outside auth", file: "src/services/planted-jose.ts", source: `import { jwtVerify } from "jose";\nexport const x = jwtVerify;\n`, diagnostic: restricted },
-  { rule: "drizzle outside metadata", file: "src/routes/planted-drizzle.ts", source: `import { eq } from "drizzle-orm";\nexport const x = eq;\n`, diagnostic: restricted },
+  {
+    rule: "client → server module",
+    file: "src/client/planted.ts",
+    source: `import { parseETag } from "../http/etag.js";\nexport const x = parseETag;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "client → problems",
+    file: "src/client/planted-problems.ts",
+    source: `import { ProblemError } from "../problems.js";\nexport const x = ProblemError;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "client re-exports a server module",
+    file: "src/client/planted-reexport.ts",
+    source: `export { ProblemError } from "../problems.js";\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "client imports a server module lazily",
+    file: "src/client/planted-dynamic.ts",
+    source: `export const load = () => import("../http/etag.js");\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "lib → app",
+    file: "src/lib/planted.ts",
+    source: `import { ProblemError } from "../problems.js";\nexport const x = ProblemError;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "lib → app (nested)",
+    file: "src/lib/planted-nested.ts",
+    source: `import { parseETag } from "../http/etag.js";\nexport const x = parseETag;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "services → http",
+    file: "src/services/planted.ts",
+    source: `import { parseETag } from "../http/etag.js";\nexport const x = parseETag;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "zip → problems",
+    file: "src/zip/planted.ts",
+    source: `import { ProblemError } from "../problems.js";\nexport const x = ProblemError;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "node runtime → driver internals",
+    file: "src/runtime/node/planted.ts",
+    source: `import { S3Client } from "../../storage/drivers/s3/client.js";\nexport const x = S3Client;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "process host → driver utilities",
+    file: "src/runtime/host/planted.ts",
+    source: `import { ioWrappers } from "../../storage/drivers/utils/io-errors.js";\nexport const x = ioWrappers;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "worker runtime → process host",
+    file: "src/runtime/worker/planted-host.ts",
+    source: `import { openDatabase } from "../host/database.js";\nexport const x = openDatabase;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "bun runtime → driver helper",
+    file: "src/runtime/bun/planted.ts",
+    source: `import { claimTempDir } from "../../storage/drivers/fs/temp.js";\nexport const x = claimTempDir;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "worker runtime → driver kit",
+    file: "src/runtime/worker/planted.ts",
+    source: `import { checkRange } from "../../storage/drivers/utils/driver-kit.js";\nexport const x = checkRange;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "node: in the core",
+    file: "src/services/planted-node.ts",
+    source: `import { readFile } from "node:fs/promises";\nexport const x = readFile;\n`,
+    diagnostic: "lint/correctness/noNodejsModules",
+  },
+  {
+    rule: "jose outside auth",
+    file: "src/services/planted-jose.ts",
+    source: `import { jwtVerify } from "jose";\nexport const x = jwtVerify;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "drizzle outside metadata",
+    file: "src/routes/planted-drizzle.ts",
+    source: `import { eq } from "drizzle-orm";\nexport const x = eq;\n`,
+    diagnostic: restricted,
+  },
 ];
 
 /** Runs biome in `dir`; the exit code and the (file, rule) pairs of its GitHub-format report. */
 function lint(dir: string): Promise<{ code: number; found: { file: string; rule: string }[]; output: string }> {
   return new Promise((resolve) => {
-    execFile(BIOME, ["lint", "--colors=off", "--error-on-warnings", "--reporter=github", "--max-diagnostics=none"], { cwd: dir }, (error, stdout, stderr) => {
-      const found = [...stdout.matchAll(/^::(?:error|warning) title=([^,]+),file=([^,]+),/gm)].map((m) => ({
-        rule: m[1] as string,
-        file: (m[2] as string).startsWith(dir) ? (m[2] as string).slice(dir.length + 1) : (m[2] as string),
-      }));
-      resolve({ code: error ? Number(error.code ?? 1) : 0, found, output: stdout + stderr });
-    });
+    execFile(
+      BIOME,
+      ["lint", "--colors=off", "--error-on-warnings", "--reporter=github", "--max-diagnostics=none"],
+      { cwd: dir },
+      (error, stdout, stderr) => {
+        const found = [...stdout.matchAll(/^::(?:error|warning) title=([^,]+),file=([^,]+),/gm)].map((m) => ({
+          rule: m[1] as string,
+          file: (m[2] as string).startsWith(dir) ? (m[2] as string).slice(dir.length + 1) : (m[2] as string),
+        }));
+        resolve({ code: error ? Number(error.code ?? 1) : 0, found, output: stdout + stderr });
+      },
+    );
   });
 }
 
@@ -61,7 +146,8 @@ beforeAll(async () => {
   // Under the repo (git-ignored .tmp/), so the copy resolves like the real tree and the real lint never sees it.
   await mkdir(join(ROOT, ".tmp"), { recursive: true });
   dir = await mkdtemp(join(ROOT, ".tmp", "lint-"));
-  for (const entry of ["src", "biome.jsonc", "package.json", ".gitignore"]) await cp(join(ROOT, entry), join(dir, entry), { recursive: true });
+  for (const entry of ["src", "biome.jsonc", "package.json", ".gitignore"])
+    await cp(join(ROOT, entry), join(dir, entry), { recursive: true });
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -79,9 +165,15 @@ describe("layer rules hold (biome.jsonc)", () => {
     const { code, found, output } = await lint(dir);
     expect(code, output).not.toBe(0);
     for (const plant of PLANTS) {
-      expect(found, `${plant.rule}: ${plant.file} not reported\n${output}`).toContainEqual({ file: plant.file, rule: plant.diagnostic });
+      expect(found, `${plant.rule}: ${plant.file} not reported\n${output}`).toContainEqual({
+        file: plant.file,
+        rule: plant.diagnostic,
+      });
     }
     const planted = new Set(PLANTS.map((p) => p.file));
-    expect(found.filter((f) => !planted.has(f.file)), output).toEqual([]);
+    expect(
+      found.filter((f) => !planted.has(f.file)),
+      output,
+    ).toEqual([]);
   });
 });

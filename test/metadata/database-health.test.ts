@@ -19,7 +19,10 @@ import { freePort } from "../helpers/test-app.js";
 function judge() {
   const lines: Record<string, unknown>[] = [];
   let now = 1_000;
-  const health = createDatabaseHealth(createJsonLogger((line) => lines.push(JSON.parse(line)), "debug"), () => now);
+  const health = createDatabaseHealth(
+    createJsonLogger((line) => lines.push(JSON.parse(line)), "debug"),
+    () => now,
+  );
   return { health, lines, advance: (ms: number) => (now += ms), messages: () => lines.map((l) => l.msg) };
 }
 
@@ -90,7 +93,10 @@ describe("the database health judge", () => {
 
   it("passes a statement's own failure through unchanged, and it starts no outage", async () => {
     const { health, messages } = judge();
-    const constraint = Object.assign(new Error("UNIQUE constraint failed: t.x"), { code: "SQLITE_CONSTRAINT_PRIMARYKEY", rawCode: 1555 });
+    const constraint = Object.assign(new Error("UNIQUE constraint failed: t.x"), {
+      code: "SQLITE_CONSTRAINT_PRIMARYKEY",
+      rawCode: 1555,
+    });
     expect(health.failed(constraint, "write")).toBe(constraint);
     expect(messages()).toEqual([]);
   });

@@ -29,7 +29,10 @@ const legacyRow = (n: number) =>
 /** Applies drizzle/*.sql in order, as `wrangler d1 migrations apply` does (migrations_dir = "drizzle"), up to `until`. */
 async function applyMigrations(url: string, until: (file: string) => boolean) {
   const client = createClient({ url });
-  const files = (await readdir("drizzle")).filter((f) => f.endsWith(".sql")).sort().filter(until);
+  const files = (await readdir("drizzle"))
+    .filter((f) => f.endsWith(".sql"))
+    .sort()
+    .filter(until);
   for (const file of files) {
     for (const statement of (await readFile(join("drizzle", file), "utf8")).split("--> statement-breakpoint")) {
       if (statement.trim()) await client.execute(statement);
@@ -70,7 +73,7 @@ describe("adopting legacy owners", () => {
     const legacyUrl = `file:${join(dir, "legacy.db")}`;
     const before = await applyMigrations(legacyUrl, (f) => f < "0010");
     await before.execute(RESERVED);
-      await before.execute(legacyRow(1));
+    await before.execute(legacyRow(1));
     before.close();
     const after = await applyMigrations(legacyUrl, (f) => f >= "0010");
     expect((await after.execute("SELECT name FROM data_fixes")).rows).toEqual([]);

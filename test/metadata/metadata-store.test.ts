@@ -34,11 +34,33 @@ let seq = 0;
 function row(over: Partial<NewResourceRow> = {}): NewResourceRow & { uid: string } {
   const shortId = `id${String(++seq).padStart(4, "0")}`;
   const uid = over.uid ?? `${shortId}-t`;
-  return { uid, shortId, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A", mediaType: "text/plain", size: 1, sha256: "s", blobKey: `k${seq}`, createdAt: 1000 + seq, updatedAt: 1000 + seq, ...over };
+  return {
+    uid,
+    shortId,
+    tenantId: "t",
+    context: uid,
+    path: "a.txt",
+    name: "a.txt",
+    author: "A",
+    mediaType: "text/plain",
+    size: 1,
+    sha256: "s",
+    blobKey: `k${seq}`,
+    createdAt: 1000 + seq,
+    updatedAt: 1000 + seq,
+    ...over,
+  };
 }
 
 const lock = { lockId: "L1", owner: "Alice", holder: null };
-const change = (uid: string, over: Partial<GuardedChange> = {}): GuardedChange => ({ uid, expectedRevision: 1, lock, actor: null, now: 5000, ...over });
+const change = (uid: string, over: Partial<GuardedChange> = {}): GuardedChange => ({
+  uid,
+  expectedRevision: 1,
+  lock,
+  actor: null,
+  now: 5000,
+  ...over,
+});
 const take = (name: string, expiresAt = 10_000, now = 1000) => store.locks.acquire({ name, ...lock, expiresAt, now });
 
 describe("insertAll", () => {
@@ -48,20 +70,29 @@ describe("insertAll", () => {
     const inserted = await store.insertAll([zip, ...files]);
     expect(inserted.map((r) => r.uid)).toEqual([zip.uid, ...files.map((f) => f.uid)]);
     expect((await store.children(zip.uid)).map((r) => r.path)).toEqual(["f1", "f2", "f3"]);
-    for (const r of inserted) expect((await store.revisions(r.uid)).map((v) => [v.revision, v.action])).toEqual([[1, "create"]]);
+    for (const r of inserted)
+      expect((await store.revisions(r.uid)).map((v) => [v.revision, v.action])).toEqual([[1, "create"]]);
   });
 
   it("answers each row exactly as stored: every column, defaults and nulls filled, in column order", async () => {
     // Creates no longer read their rows back (RETURNING): what they answer must be what a read finds.
     const zip = row({ path: "p.zip", name: "p.zip", owner: "alice", ownerIssuer: "https://idp" });
-    const files = Array.from({ length: 7 }, (_, i) => row({ context: zip.uid, parentUid: zip.uid, path: `f${i}`, externalUri: null }));
+    const files = Array.from({ length: 7 }, (_, i) =>
+      row({ context: zip.uid, parentUid: zip.uid, path: `f${i}`, externalUri: null }),
+    );
     const inserted = await store.insertAll([zip, ...files]);
     for (const r of inserted) {
       const read = await store.findByUid(r.uid);
       expect(r).toStrictEqual(read);
       expect(Object.keys(r)).toEqual(Object.keys(read ?? {}));
     }
-    expect(inserted[0]).toMatchObject({ revision: 1, deletedAt: null, parentUid: null, externalUri: null, owner: "alice" });
+    expect(inserted[0]).toMatchObject({
+      revision: 1,
+      deletedAt: null,
+      parentUid: null,
+      externalUri: null,
+      owner: "alice",
+    });
   });
 
   it("chunks large inserts (D1's 100 parameters) and still inserts all rows", async () => {
@@ -72,7 +103,9 @@ describe("insertAll", () => {
 
   it("is all or nothing: a duplicate URI in the last chunk leaves no row and no revision", async () => {
     const zip = row();
-    const files = Array.from({ length: 12 }, (_, i) => row({ context: zip.uid, parentUid: zip.uid, path: i === 11 ? "f0" : `f${i}` }));
+    const files = Array.from({ length: 12 }, (_, i) =>
+      row({ context: zip.uid, parentUid: zip.uid, path: i === 11 ? "f0" : `f${i}` }),
+    );
     await expect(store.insertAll([zip, ...files])).rejects.toThrow();
     expect(await store.findByUid(zip.uid)).toBeNull();
     expect(await store.children(zip.uid)).toEqual([]);
@@ -111,7 +144,10 @@ describe("guarded update", () => {
   it("lets only one of two updates from the same revision win", async () => {
     const r = await store.insert(row());
     await take(r.uid);
-    const results = await Promise.all([store.update(change(r.uid), { author: "X" }), store.update(change(r.uid, { now: 5001 }), { author: "Y" })]);
+    const results = await Promise.all([
+      store.update(change(r.uid), { author: "X" }),
+      store.update(change(r.uid, { now: 5001 }), { author: "Y" }),
+    ]);
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.revisions(r.uid)).toHaveLength(2);
   });
@@ -147,12 +183,28 @@ describe("softDelete and purge", () => {
 describe("locks", () => {
   it("acquire refuses a live lock, takes over an expired one, and renew/release need the proof", async () => {
     expect((await take("n", 2000, 1000)).acquired).toBe(true);
-    const refused = await store.locks.acquire({ name: "n", lockId: "L2", owner: "Bob", holder: null, expiresAt: 3000, now: 1500 });
+    const refused = await store.locks.acquire({
+      name: "n",
+      lockId: "L2",
+      owner: "Bob",
+      holder: null,
+      expiresAt: 3000,
+      now: 1500,
+    });
     expect(refused).toMatchObject({ acquired: false, held: { lockId: "L1" } });
-    const later = await store.locks.acquire({ name: "n", lockId: "L2", owner: "Bob", holder: null, expiresAt: 9000, now: 2000 });
+    const later = await store.locks.acquire({
+      name: "n",
+      lockId: "L2",
+      owner: "Bob",
+      holder: null,
+      expiresAt: 9000,
+      now: 2000,
+    });
     expect(later).toMatchObject({ acquired: true, lock: { lockId: "L2", owner: "Bob" } });
     expect(await store.locks.renew("n", lock, 9999, 2500)).toBeNull();
-    expect(await store.locks.renew("n", { ...lock, lockId: "L2", owner: "Bob" }, 9999, 2500)).toMatchObject({ expiresAt: 9999 });
+    expect(await store.locks.renew("n", { ...lock, lockId: "L2", owner: "Bob" }, 9999, 2500)).toMatchObject({
+      expiresAt: 9999,
+    });
     expect(await store.locks.release("n", lock)).toBeNull();
     expect(await store.locks.release("n", null)).toMatchObject({ lockId: "L2" });
     expect(await store.locks.find("n", 2500)).toBeNull();
@@ -162,10 +214,15 @@ describe("locks", () => {
 /** A database as a release that had only the first `count` migrations left it: applied and recorded as drizzle records them. */
 async function applyFirstMigrations(client: ReturnType<typeof createClient>, count: number) {
   const { readMigrationFiles } = await import("drizzle-orm/migrator");
-  await client.execute("create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)");
+  await client.execute(
+    "create table __drizzle_migrations (id integer primary key autoincrement, hash text not null, created_at numeric)",
+  );
   for (const migration of readMigrationFiles({ migrationsFolder: MIGRATIONS_FOLDER }).slice(0, count)) {
     for (const statement of migration.sql) if (statement.trim()) await client.execute(statement);
-    await client.execute({ sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)", args: [migration.hash, migration.folderMillis] });
+    await client.execute({
+      sql: "insert into __drizzle_migrations (hash, created_at) values (?, ?)",
+      args: [migration.hash, migration.folderMillis],
+    });
   }
 }
 
@@ -201,7 +258,12 @@ describe("migrations", () => {
         ),
       async (db) => {
         const old = createMetadataStore(db);
-        expect(await old.findByUid("old-t")).toMatchObject({ context: "old-t", path: "o.txt", revision: 1, deletedAt: null });
+        expect(await old.findByUid("old-t")).toMatchObject({
+          context: "old-t",
+          path: "o.txt",
+          revision: 1,
+          deletedAt: null,
+        });
         expect((await old.revisions("old-t")).map((r) => r.action)).toEqual(["create"]);
         expect(await old.findByUri("old-t", "o.txt")).not.toBeNull();
       },
@@ -240,7 +302,9 @@ describe("migrations", () => {
           "insert into blob_ledger (key, pending, touched_at, check_after, doomed_at) values ('kept', 0, 1, null, null), ('due', 0, 1, 50, null), ('doomed', 0, 1, null, 40)",
         ),
       async (db, client) => {
-        const { rows } = await client.execute("select name, sql from sqlite_master where tbl_name = 'blob_ledger' and type = 'index' and sql is not null order by name");
+        const { rows } = await client.execute(
+          "select name, sql from sqlite_master where tbl_name = 'blob_ledger' and type = 'index' and sql is not null order by name",
+        );
         expect(rows.map((r) => [r.name, /where .* is not null$/i.test(String(r.sql))])).toEqual([
           ["blob_ledger_check_idx", true],
           ["blob_ledger_doomed_idx", true],
@@ -275,7 +339,6 @@ describe("migrations", () => {
     );
   });
 });
-
 
 describe("deployment id", () => {
   it("is made once, on first use: every caller, racing or later, and every reopening get the same; another database has another", async () => {

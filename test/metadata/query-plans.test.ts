@@ -27,7 +27,10 @@ function recording(inner: Client): Client {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       if (prop === "execute") return (s: InStatement) => (record(s), target.execute(s));
-      if (prop === "batch") return (list: InStatement[], mode?: "write" | "read" | "deferred") => (list.forEach(record), target.batch(list, mode));
+      if (prop === "batch")
+        return (list: InStatement[], mode?: "write" | "read" | "deferred") => (
+          list.forEach(record), target.batch(list, mode)
+        );
       const value = Reflect.get(target, prop, receiver);
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -48,16 +51,39 @@ afterAll(async () => {
 
 const row = (n: number, over: Partial<NewResourceRow> = {}): NewResourceRow => {
   const uid = `id${n}-t`;
-  return { uid, shortId: `id${n}`, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A", mediaType: "text/plain", size: 1, sha256: "s", blobKey: `t/k${n}`, createdAt: 1000 + n, updatedAt: 1000 + n, ...over };
+  return {
+    uid,
+    shortId: `id${n}`,
+    tenantId: "t",
+    context: uid,
+    path: "a.txt",
+    name: "a.txt",
+    author: "A",
+    mediaType: "text/plain",
+    size: 1,
+    sha256: "s",
+    blobKey: `t/k${n}`,
+    createdAt: 1000 + n,
+    updatedAt: 1000 + n,
+    ...over,
+  };
 };
-const charge = { tenantId: "t", bytes: 1, resources: 1, ingressBytes: 1, day: 1, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };
+const charge = {
+  tenantId: "t",
+  bytes: 1,
+  resources: 1,
+  ingressBytes: 1,
+  day: 1,
+  limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 },
+};
 
 /**
  * A table walked row by row (json_each's few values and constant rows are not tables; a partial
  * index holds only the rows it is for, so walking one is not walking the table).
  */
 const fullScan = (partialIndexes: string[]) => (line: string) =>
-  /^SCAN (?!json_each|\d+ CONSTANT ROWS|\(subquery)/.test(line) && !partialIndexes.some((name) => line.endsWith(`USING INDEX ${name}`));
+  /^SCAN (?!json_each|\d+ CONSTANT ROWS|\(subquery)/.test(line) &&
+  !partialIndexes.some((name) => line.endsWith(`USING INDEX ${name}`));
 /**
  * An index searched by "is null" on a state column nearly every row has null (no doom, no pending
  * look, not deleted): a walk over almost the whole table that looks like an index search.
@@ -85,7 +111,16 @@ describe("query plans", () => {
     await store.findByUri("id1-t", "a.txt");
     await store.children(zip.uid);
     await store.list({ tenantId: "t", limit: 10 });
-    await store.list({ tenantId: "t", author: "A", mediaType: "text/plain", namePrefix: "a", createdFrom: 0, createdBefore: 9999, after: { createdAt: 1000, uid: "id0-t" }, limit: 10 });
+    await store.list({
+      tenantId: "t",
+      author: "A",
+      mediaType: "text/plain",
+      namePrefix: "a",
+      createdFrom: 0,
+      createdBefore: 9999,
+      after: { createdAt: 1000, uid: "id0-t" },
+      limit: 10,
+    });
     await store.list({ tenantId: "t", parentUid: zip.uid, limit: 10 });
     await store.usage("t");
     await store.revisionCount("t");
@@ -98,7 +133,11 @@ describe("query plans", () => {
     await locks.find("id1-t", 1000);
     await locks.renew("id1-t", lock, 20_000, 1000);
     await ledger.reserve("t/k4", 1000, 60_000);
-    await store.update({ uid: "id1-t", expectedRevision: 1, lock, actor: null, now: 2000 }, { blobKey: "t/k4", size: 2, sha256: "s2" }, charge);
+    await store.update(
+      { uid: "id1-t", expectedRevision: 1, lock, actor: null, now: 2000 },
+      { blobKey: "t/k4", size: 2, sha256: "s2" },
+      charge,
+    );
     await store.softDelete({ uid: "id1-t", expectedRevision: 2, lock, actor: null, now: 3000 });
     await locks.release("id1-t", lock);
     await store.purge(zip.uid, 4000);
@@ -118,8 +157,18 @@ describe("query plans", () => {
     await store.deploymentId();
     // Resumable uploads.
     const { tusUploads } = store;
-    const reservation = { tenantId: "t", bytes: 10, resources: 0, ingressBytes: 0, day: 0, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };
-    await tusUploads.create({ id: "up1", tenantId: "t", fields: "{}", length: 10, createdAt: 1000, expiresAt: 5000 }, reservation);
+    const reservation = {
+      tenantId: "t",
+      bytes: 10,
+      resources: 0,
+      ingressBytes: 0,
+      day: 0,
+      limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 },
+    };
+    await tusUploads.create(
+      { id: "up1", tenantId: "t", fields: "{}", length: 10, createdAt: 1000, expiresAt: 5000 },
+      reservation,
+    );
     await tusUploads.find("up1");
     await tusUploads.unfinished("t", 1000);
     await tusUploads.advance("up1", 0, 10, [{ key: "t/p1", size: 10 }], 1000, 6000);
@@ -136,10 +185,14 @@ describe("query plans", () => {
       if (!plans.has(sql)) plans.set(sql, await planOf(s));
     }
     expect(plans.size).toBeGreaterThan(30); // the workload above reached the statements
-    const partial = (await client.execute("select name from sqlite_master where type = 'index' and sql like '% WHERE %'")).rows.map((r) => String(r.name));
+    const partial = (
+      await client.execute("select name from sqlite_master where type = 'index' and sql like '% WHERE %'")
+    ).rows.map((r) => String(r.name));
     expect(partial).toContain("resources_legacy_owner_idx");
     const isFullScan = fullScan(partial);
-    const walks = [...plans].filter(([, plan]) => plan.some((line) => isFullScan(line) || NULL_STATE_SEARCH.test(line)));
+    const walks = [...plans].filter(([, plan]) =>
+      plan.some((line) => isFullScan(line) || NULL_STATE_SEARCH.test(line)),
+    );
     expect(walks.map(([sql, plan]) => `${sql}\n    ${plan.join("\n    ")}`)).toEqual([]);
   });
 });

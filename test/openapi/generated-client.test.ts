@@ -38,7 +38,11 @@ describe("a client generated from /openapi.json", () => {
   it("type-checks with TypeScript 5 and runs the seed flow: create, query, getData with Range and If-None-Match", async () => {
     await run((toolBin as (n: string) => string)("tsc"), ["-p", join(TOOL as string, "tsconfig.json")]);
     const text = "hello, generated client";
-    const { stdout } = await run(process.execPath, ["--import", "tsx", join(TOOL as string, "seed-flow.ts"), app.baseUrl, origin.put("seed.txt", text), text], { cwd: ROOT });
+    const { stdout } = await run(
+      process.execPath,
+      ["--import", "tsx", join(TOOL as string, "seed-flow.ts"), app.baseUrl, origin.put("seed.txt", text), text],
+      { cwd: ROOT },
+    );
     expect(JSON.parse(stdout)).toMatchObject({ range: "hell", notModified: 304 });
     expect(app.unhandledErrors()).toEqual([]);
   }, 60_000);

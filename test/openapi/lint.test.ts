@@ -15,8 +15,17 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const bin = (name: string) => join(ROOT, "node_modules/.bin", name);
 
-type Operation = { operationId?: string; parameters?: { name: string; in: string }[]; responses: Record<string, { headers?: Record<string, unknown> }>; security?: unknown[] };
-type Document = { servers?: { url: string }[]; tags?: { name: string }[]; paths: Record<string, Record<string, Operation>> };
+type Operation = {
+  operationId?: string;
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, { headers?: Record<string, unknown> }>;
+  security?: unknown[];
+};
+type Document = {
+  servers?: { url: string }[];
+  tags?: { name: string }[];
+  paths: Record<string, Record<string, Operation>>;
+};
 
 let app: TestApp;
 let doc: Document;
@@ -43,13 +52,23 @@ async function lint(cmd: string, args: string[]): Promise<string> {
 describe("the OpenAPI document", () => {
   it("passes redocly lint (recommended rules, redocly.yaml) with 0 errors and 0 warnings", async () => {
     const out = await lint(bin("redocly"), ["lint", file, "--config", join(ROOT, "redocly.yaml"), "--format", "json"]);
-    const report = JSON.parse(out) as { totals: Record<string, number>; problems: { ruleId: string; message: string }[] };
+    const report = JSON.parse(out) as {
+      totals: Record<string, number>;
+      problems: { ruleId: string; message: string }[];
+    };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
 
   it("passes spectral lint (spectral:oas, .spectral.yaml) with 0 problems", async () => {
-    const out = await lint(bin("spectral"), ["lint", file, "--ruleset", join(ROOT, ".spectral.yaml"), "--fail-severity", "hint"]);
+    const out = await lint(bin("spectral"), [
+      "lint",
+      file,
+      "--ruleset",
+      join(ROOT, ".spectral.yaml"),
+      "--fail-severity",
+      "hint",
+    ]);
     expect(out).toContain("No results with a severity of 'hint' or higher found!");
   });
 
@@ -57,7 +76,22 @@ describe("the OpenAPI document", () => {
     const ids = Object.values(doc.paths).flatMap((ops) => Object.values(ops).map((op) => op.operationId));
     expect(ids).not.toContain(undefined);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const id of ["createResource", "uploadResource", "queryResource", "listResources", "getData", "getDataHead", "updateResource", "deleteResource", "lockResourceDTO", "unlockResourceDTO", "renewResourceDtoLock", "lockResource", "queryResourceLock", "createDataLink"]) {
+    for (const id of [
+      "createResource",
+      "uploadResource",
+      "queryResource",
+      "listResources",
+      "getData",
+      "getDataHead",
+      "updateResource",
+      "deleteResource",
+      "lockResourceDTO",
+      "unlockResourceDTO",
+      "renewResourceDtoLock",
+      "lockResource",
+      "queryResourceLock",
+      "createDataLink",
+    ]) {
       expect(ids).toContain(id);
     }
   });
@@ -65,18 +99,27 @@ describe("the OpenAPI document", () => {
   it("documents getData's request and response headers, its signed-link parameters and HEAD", () => {
     const path = doc.paths["/cms/v1.0/getData/{context}/{path}"]!;
     const names = (path.get!.parameters ?? []).map((p) => `${p.in}:${p.name}`);
-    for (const h of ["Range", "If-None-Match", "If-Modified-Since", "If-Range", "If-Match", "If-Unmodified-Since"]) expect(names).toContain(`header:${h}`);
+    for (const h of ["Range", "If-None-Match", "If-Modified-Since", "If-Range", "If-Match", "If-Unmodified-Since"])
+      expect(names).toContain(`header:${h}`);
     expect(names).toEqual(expect.arrayContaining(["query:expires", "query:signature"]));
-    expect(Object.keys(path.get!.responses["206"]!.headers ?? {})).toEqual(expect.arrayContaining(["ETag", "Last-Modified", "Accept-Ranges", "Content-Range", "Content-Disposition"]));
+    expect(Object.keys(path.get!.responses["206"]!.headers ?? {})).toEqual(
+      expect.arrayContaining(["ETag", "Last-Modified", "Accept-Ranges", "Content-Range", "Content-Disposition"]),
+    );
     expect(path.head?.operationId).toBe("getDataHead");
   });
 
   it("has servers, global tags, open health checks and 405/500 everywhere; 423 says Retry-After", () => {
     // No CMS_PUBLIC_URL here: the server is "/" (resolved against the document's URL), never the request's Host.
     expect(doc.servers?.[0]?.url).toBe("/");
-    expect(doc.tags?.map((t) => t.name)).toEqual(expect.arrayContaining(["meta", "resources", "content", "lifecycle", "locks"]));
+    expect(doc.tags?.map((t) => t.name)).toEqual(
+      expect.arrayContaining(["meta", "resources", "content", "lifecycle", "locks"]),
+    );
     expect(doc.paths["/healthz"]!.get!.security).toEqual([]);
-    for (const ops of Object.values(doc.paths)) for (const op of Object.values(ops)) expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["405", "500"]));
-    expect(Object.keys(doc.paths["/cms/v1.0/lockResourceDTO"]!.post!.responses["423"]!.headers ?? {})).toContain("Retry-After");
+    for (const ops of Object.values(doc.paths))
+      for (const op of Object.values(ops))
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["405", "500"]));
+    expect(Object.keys(doc.paths["/cms/v1.0/lockResourceDTO"]!.post!.responses["423"]!.headers ?? {})).toContain(
+      "Retry-After",
+    );
   });
 });

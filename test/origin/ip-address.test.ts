@@ -1,7 +1,14 @@
 // Table-driven checks of the SSRF address policy: every refused range, both sides of each boundary.
 import { isIP } from "node:net";
 import { describe, expect, it } from "vitest";
-import { ipVersion, isGlobalUnicast, parseIPv4, parseIPv6, specialPurposeRange, unbracket } from "../../src/origin/ip-address.js";
+import {
+  ipVersion,
+  isGlobalUnicast,
+  parseIPv4,
+  parseIPv6,
+  specialPurposeRange,
+  unbracket,
+} from "../../src/origin/ip-address.js";
 
 // [address, globally routable?, range name fragment when refused]
 type Row = [string, boolean, string?];

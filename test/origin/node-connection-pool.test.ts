@@ -9,7 +9,9 @@ describe("connection pool", () => {
     const pool = createConnectionPool({ maxIdlePerKey: 4, maxKeys: 32, idleMs: 1000 });
     const agent = pool.agentFor(KEY);
     expect(pool.agentFor({ ...KEY })).toBe(agent);
-    const others = [{ tls: true }, { address: "127.0.0.2" }, { port: 8081 }, { hostname: "b.test" }].map((change) => pool.agentFor({ ...KEY, ...change }));
+    const others = [{ tls: true }, { address: "127.0.0.2" }, { port: 8081 }, { hostname: "b.test" }].map((change) =>
+      pool.agentFor({ ...KEY, ...change }),
+    );
     expect(new Set([agent, ...others]).size).toBe(5);
     expect(pool.size()).toBe(5);
   });
@@ -29,6 +31,9 @@ describe("connection pool", () => {
     const agent = createConnectionPool({ maxIdlePerKey: 2, maxKeys: 3, idleMs: 1500 }).agentFor(KEY);
     expect(agent.maxFreeSockets).toBe(2);
     expect(agent.maxSockets).toBe(Number.POSITIVE_INFINITY);
-    expect((agent as unknown as { options: { timeout: number; keepAlive: boolean } }).options).toMatchObject({ timeout: 1500, keepAlive: true });
+    expect((agent as unknown as { options: { timeout: number; keepAlive: boolean } }).options).toMatchObject({
+      timeout: 1500,
+      keepAlive: true,
+    });
   });
 });

@@ -16,9 +16,7 @@ const realConnect = net.Socket.prototype.connect;
 function guardedConnect(this: Socket, ...args: unknown[]): Socket {
   guard.connects++;
   const first = args[0];
-  const opts = (Array.isArray(first) ? first[0] : first) as
-    | { host?: string; lookup?: net.LookupFunction }
-    | undefined;
+  const opts = (Array.isArray(first) ? first[0] : first) as { host?: string; lookup?: net.LookupFunction } | undefined;
   if (opts && typeof opts === "object") {
     const host = opts.host ?? "localhost";
     if (net.isIP(host) !== 0) {
@@ -67,7 +65,11 @@ interface TestOrigin {
 
 const running = new Set<TestOrigin>();
 
-async function startOrigin(handler: http.RequestListener = (_req, res) => res.end("ok"), host = "127.0.0.1", listenPort = 0): Promise<TestOrigin> {
+async function startOrigin(
+  handler: http.RequestListener = (_req, res) => res.end("ok"),
+  host = "127.0.0.1",
+  listenPort = 0,
+): Promise<TestOrigin> {
   const server = http.createServer(handler);
   const sockets = new Set<Socket>();
   await new Promise<void>((resolve, reject) => {
@@ -95,7 +97,9 @@ async function startOrigin(handler: http.RequestListener = (_req, res) => res.en
       origin.closed++;
     });
   });
-  server.on("request", (req: http.IncomingMessage) => origin.requests.push({ url: req.url ?? "", headers: req.headers }));
+  server.on("request", (req: http.IncomingMessage) =>
+    origin.requests.push({ url: req.url ?? "", headers: req.headers }),
+  );
   running.add(origin);
   return origin;
 }
@@ -135,7 +139,12 @@ function fakeLookup(answers: Record<string, (call: number) => string[]>) {
       callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }), []);
       return;
     }
-    setImmediate(() => callback(null, answer(n).map((address) => ({ address, family: net.isIP(address) }))));
+    setImmediate(() =>
+      callback(
+        null,
+        answer(n).map((address) => ({ address, family: net.isIP(address) })),
+      ),
+    );
   };
   return { lookup, calls };
 }
@@ -295,14 +304,20 @@ describe("redirects", () => {
 
   it("fails a 6th redirect with ORIGIN_FAILED", async () => {
     const origin = await startOrigin(hops);
-    const problem = await expectProblem(createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/hop/6`), "ORIGIN_FAILED");
+    const problem = await expectProblem(
+      createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/hop/6`),
+      "ORIGIN_FAILED",
+    );
     expect(problem.message).toMatch(/more than 5/);
     expect(origin.requests).toHaveLength(6);
   });
 
   it("honours maxRedirects", async () => {
     const origin = await startOrigin(hops);
-    await expectProblem(createNodeFetchOrigin({ allowPrivate: true, maxRedirects: 0 })(`${origin.base}/hop/1`), "ORIGIN_FAILED");
+    await expectProblem(
+      createNodeFetchOrigin({ allowPrivate: true, maxRedirects: 0 })(`${origin.base}/hop/1`),
+      "ORIGIN_FAILED",
+    );
     const res = await createNodeFetchOrigin({ allowPrivate: true, maxRedirects: 1 })(`${origin.base}/hop/1`);
     expect(await readText(res.body)).toBe("done");
   });
@@ -319,7 +334,10 @@ describe("redirects", () => {
 
   it("treats a 3xx without Location as a failed final status", async () => {
     const origin = await startOrigin((_req, res) => res.writeHead(300).end());
-    const problem = await expectProblem(createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`), "ORIGIN_FAILED");
+    const problem = await expectProblem(
+      createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`),
+      "ORIGIN_FAILED",
+    );
     expect(problem.message).toMatch(/300/);
   });
 
@@ -343,7 +361,10 @@ describe("redirects", () => {
       else res.end("reached");
     });
     base = origin.base;
-    const problem = await expectProblem(createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/start`), "ORIGIN_REFUSED");
+    const problem = await expectProblem(
+      createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/start`),
+      "ORIGIN_REFUSED",
+    );
     expect(problem.message).toMatch(message);
     expect(origin.requests.map((r) => r.url)).toEqual(["/start"]);
   });
@@ -388,7 +409,9 @@ describe("responses and failures", () => {
     const origin = await startOrigin((_req, res) => {
       res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "content-length": "11" }).end("hello world");
     });
-    const res = await createNodeFetchOrigin({ allowPrivate: true, userAgent: "test-agent/1" })(`${origin.base}/file.txt?v=1#frag`);
+    const res = await createNodeFetchOrigin({ allowPrivate: true, userAgent: "test-agent/1" })(
+      `${origin.base}/file.txt?v=1#frag`,
+    );
     expect(res.contentType).toBe("text/plain; charset=utf-8");
     expect(res.contentLength).toBe(11);
     expect(res.url).toBe(`${origin.base}/file.txt?v=1#frag`);
@@ -406,16 +429,22 @@ describe("responses and failures", () => {
   });
 
   it.each([
-    ["sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"],
+    [
+      "sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:",
+      "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9",
+    ],
     ["sha-512=:AAAA:", null],
     ["sha-256=:not base64:", null],
-  ])("parses the origin's Repr-Digest %s into a plain sha-256 (or none): services get no header", async (field, hex) => {
-    const origin = await startOrigin((_req, res) => res.writeHead(200, { "repr-digest": field }).end("hello world"));
-    const res = await createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`);
-    expect(res.reprSha256).toBe(hex);
-    expect(res).not.toHaveProperty("reprDigest");
-    await readText(res.body);
-  });
+  ])(
+    "parses the origin's Repr-Digest %s into a plain sha-256 (or none): services get no header",
+    async (field, hex) => {
+      const origin = await startOrigin((_req, res) => res.writeHead(200, { "repr-digest": field }).end("hello world"));
+      const res = await createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`);
+      expect(res.reprSha256).toBe(hex);
+      expect(res).not.toHaveProperty("reprDigest");
+      await readText(res.body);
+    },
+  );
 
   it("reports null metadata when the origin sends none (chunked)", async () => {
     const origin = await startOrigin((_req, res) => {
@@ -431,7 +460,10 @@ describe("responses and failures", () => {
 
   it.each([404, 500])("fails a %i with ORIGIN_FAILED naming the status", async (status) => {
     const origin = await startOrigin((_req, res) => res.writeHead(status).end("nope"));
-    const problem = await expectProblem(createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`), "ORIGIN_FAILED");
+    const problem = await expectProblem(
+      createNodeFetchOrigin({ allowPrivate: true })(`${origin.base}/`),
+      "ORIGIN_FAILED",
+    );
     expect(problem.message).toContain(String(status));
   });
 
@@ -452,7 +484,10 @@ describe("responses and failures", () => {
   it("times out a resolver that never answers (connectTimeoutMs)", async () => {
     const lookup: LookupAll = () => undefined;
     const started = Date.now();
-    await expectProblem(createNodeFetchOrigin({ lookup, connectTimeoutMs: 100 })("http://hang.test/"), "ORIGIN_TIMEOUT");
+    await expectProblem(
+      createNodeFetchOrigin({ lookup, connectTimeoutMs: 100 })("http://hang.test/"),
+      "ORIGIN_TIMEOUT",
+    );
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
@@ -508,7 +543,9 @@ describe("streaming", () => {
       res.on("close", () => clearInterval(timer));
     });
     const started = Date.now();
-    const res = await createNodeFetchOrigin({ allowPrivate: true, totalTimeoutMs: 400, idleTimeoutMs: 5_000 })(`${origin.base}/`);
+    const res = await createNodeFetchOrigin({ allowPrivate: true, totalTimeoutMs: 400, idleTimeoutMs: 5_000 })(
+      `${origin.base}/`,
+    );
     const reader = res.body.getReader();
     let chunks = 0;
     const problem = await expectProblem(
@@ -643,7 +680,8 @@ describe("AbortSignal", () => {
 });
 
 describe("connection reuse (keep-alive pool)", () => {
-  const fetchText = async (fetchOrigin: ReturnType<typeof createNodeFetchOrigin>, url: string) => readText((await fetchOrigin(url)).body);
+  const fetchText = async (fetchOrigin: ReturnType<typeof createNodeFetchOrigin>, url: string) =>
+    readText((await fetchOrigin(url)).body);
 
   it("reuses one connection for fetches to the same checked address, and closes it once idle", async () => {
     const origin = await startOrigin();
@@ -669,7 +707,11 @@ describe("connection reuse (keep-alive pool)", () => {
     const { lookup, calls } = fakeLookup({ "a.test": (call) => [answers[call - 1] as string] });
     const fetchOrigin = createNodeFetchOrigin({ lookup, isAllowedAddress: isLoopback });
     const url = `http://a.test:${first.port}/`;
-    expect([await fetchText(fetchOrigin, url), await fetchText(fetchOrigin, url), await fetchText(fetchOrigin, url)]).toEqual(["ok", "second", "ok"]);
+    expect([
+      await fetchText(fetchOrigin, url),
+      await fetchText(fetchOrigin, url),
+      await fetchText(fetchOrigin, url),
+    ]).toEqual(["ok", "second", "ok"]);
     // Resolved and checked on every fetch; the third reuses the first's connection, the second has its own.
     expect(calls).toEqual({ "a.test": 3 });
     expect(first.connections).toBe(1);

@@ -53,7 +53,13 @@ afterAll(async () => {
 const create = (uri: string) =>
   fetch(
     app.url("/cms/v1.0/createResource"),
-    json({ resourceAuthor: "a", resourceExternalURI: uri, resourceMediaType: "text/plain", resourceName: "x.txt", resourceTenantId: "overrun" }),
+    json({
+      resourceAuthor: "a",
+      resourceExternalURI: uri,
+      resourceMediaType: "text/plain",
+      resourceName: "x.txt",
+      resourceTenantId: "overrun",
+    }),
   );
 
 describe("an origin sending more than its Content-Length", () => {

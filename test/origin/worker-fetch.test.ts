@@ -86,23 +86,30 @@ describe("createWorkerFetchOrigin", () => {
   });
 
   it.each([
-    ["sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:", "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"],
+    [
+      "sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:",
+      "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9",
+    ],
     ["sha-512=:AAAA:", null],
     ["sha-256=:not base64:", null],
     [null, null],
-  ])("parses the origin's Repr-Digest %s into a plain sha-256 (or none): services get no header", async (field, hex) => {
-    const headers: Record<string, string> = field === null ? {} : { "repr-digest": field };
-    const { fetch } = scripted({ "https://files.example.com/a": () => new Response("hello world", { headers }) });
-    const res = await createWorkerFetchOrigin({ fetch })("https://files.example.com/a");
-    expect(res.reprSha256).toBe(hex);
-    expect(res).not.toHaveProperty("reprDigest");
-    await read(res.body);
-  });
+  ])(
+    "parses the origin's Repr-Digest %s into a plain sha-256 (or none): services get no header",
+    async (field, hex) => {
+      const headers: Record<string, string> = field === null ? {} : { "repr-digest": field };
+      const { fetch } = scripted({ "https://files.example.com/a": () => new Response("hello world", { headers }) });
+      const res = await createWorkerFetchOrigin({ fetch })("https://files.example.com/a");
+      expect(res.reprSha256).toBe(hex);
+      expect(res).not.toHaveProperty("reprDigest");
+      await read(res.body);
+    },
+  );
 
   it("checks every redirect hop and never fetches a refused one", async () => {
     const { fetch, calls } = scripted({
       "https://files.example.com/a": () => new Response(null, { status: 302, headers: { location: "/b" } }),
-      "https://files.example.com/b": () => new Response(null, { status: 301, headers: { location: "http://169.254.169.254/latest" } }),
+      "https://files.example.com/b": () =>
+        new Response(null, { status: 301, headers: { location: "http://169.254.169.254/latest" } }),
     });
     const err = await problemOf(createWorkerFetchOrigin({ fetch })("https://files.example.com/a"));
     expect(err.code).toBe("ORIGIN_REFUSED");
@@ -111,12 +118,18 @@ describe("createWorkerFetchOrigin", () => {
   });
 
   it("fails after too many redirects and on error statuses", async () => {
-    const loop = scripted({ "https://loop.example.com/": () => new Response(null, { status: 307, headers: { location: "/" } }) });
-    const tooMany = await problemOf(createWorkerFetchOrigin({ fetch: loop.fetch, maxRedirects: 3 })("https://loop.example.com/"));
+    const loop = scripted({
+      "https://loop.example.com/": () => new Response(null, { status: 307, headers: { location: "/" } }),
+    });
+    const tooMany = await problemOf(
+      createWorkerFetchOrigin({ fetch: loop.fetch, maxRedirects: 3 })("https://loop.example.com/"),
+    );
     expect(tooMany.code).toBe("ORIGIN_FAILED");
     expect(loop.calls).toHaveLength(4);
 
-    const missing = scripted({ "https://example.com/gone": () => new Response("no", { status: 404, statusText: "Not Found" }) });
+    const missing = scripted({
+      "https://example.com/gone": () => new Response("no", { status: 404, statusText: "Not Found" }),
+    });
     const status = await problemOf(createWorkerFetchOrigin({ fetch: missing.fetch })("https://example.com/gone"));
     expect(status.code).toBe("ORIGIN_FAILED");
     expect(status.message).toContain("404");
@@ -124,12 +137,16 @@ describe("createWorkerFetchOrigin", () => {
 
   it("maps a network failure to ORIGIN_FAILED", async () => {
     const down = scripted({ "https://down.example.com/": () => Promise.reject(new TypeError("fetch failed")) });
-    expect((await problemOf(createWorkerFetchOrigin({ fetch: down.fetch })("https://down.example.com/"))).code).toBe("ORIGIN_FAILED");
+    expect((await problemOf(createWorkerFetchOrigin({ fetch: down.fetch })("https://down.example.com/"))).code).toBe(
+      "ORIGIN_FAILED",
+    );
   });
 
   it("times out waiting for headers, for the next body chunk and for the whole fetch", async () => {
     const never = scripted({ "https://slow.example.com/": () => new Promise<Response>(() => {}) });
-    const headers = await problemOf(createWorkerFetchOrigin({ fetch: never.fetch, idleTimeoutMs: 50 })("https://slow.example.com/"));
+    const headers = await problemOf(
+      createWorkerFetchOrigin({ fetch: never.fetch, idleTimeoutMs: 50 })("https://slow.example.com/"),
+    );
     expect(headers.code).toBe("ORIGIN_TIMEOUT");
 
     const stalled = () =>
@@ -139,7 +156,9 @@ describe("createWorkerFetchOrigin", () => {
     expect((await problemOf(read(res.body))).code).toBe("ORIGIN_TIMEOUT");
 
     const total = scripted({ "https://stall.example.com/": stalled });
-    const res2 = await createWorkerFetchOrigin({ fetch: total.fetch, totalTimeoutMs: 80 })("https://stall.example.com/");
+    const res2 = await createWorkerFetchOrigin({ fetch: total.fetch, totalTimeoutMs: 80 })(
+      "https://stall.example.com/",
+    );
     const err = await problemOf(read(res2.body));
     expect(err.code).toBe("ORIGIN_TIMEOUT");
     expect(err.message).toMatch(/not fetched within 80 ms/);

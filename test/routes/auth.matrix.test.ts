@@ -28,11 +28,22 @@ afterAll(async () => {
 afterEach(() => expect(stack.app.unhandledErrors()).toEqual([]));
 
 /** Any request, with the bearer token when there is one. */
-const send = (token: string | null, method: string, path: string, body?: BodyInit, headers: Record<string, string> = {}) =>
-  fetch(stack.app.url(path), { method, headers: { ...(token ? bearer(token) : {}), ...headers }, body });
+const send = (
+  token: string | null,
+  method: string,
+  path: string,
+  body?: BodyInit,
+  headers: Record<string, string> = {},
+) => fetch(stack.app.url(path), { method, headers: { ...(token ? bearer(token) : {}), ...headers }, body });
 
 const call = (token: string | null, method: string, path: string, body?: unknown) =>
-  send(token, method, path, body ? JSON.stringify(body) : undefined, body ? { "content-type": "application/json" } : {});
+  send(
+    token,
+    method,
+    path,
+    body ? JSON.stringify(body) : undefined,
+    body ? { "content-type": "application/json" } : {},
+  );
 
 const createBody = (tenant = "t1", name = "m.txt") => ({
   resourceAuthor: "matrix",
@@ -69,66 +80,162 @@ type Row = { needs: Role } & ({ own: Statuses; other: Statuses } | { any: Status
  */
 // prettier-ignore
 const MATRIX = {
-  "GET /apiversion":                          { needs: "consumer", any:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST createResource (resourceExternalURI)":{ needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
-  "POST createResource (resourceBinary)":     { needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
-  "POST uploadResource":                      { needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
-  "GET listResources":                        { needs: "consumer", any:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST queryResource":                       { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST createDataLink":                      { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "GET getData":                              { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "HEAD getData":                             { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "GET getMultiPartData":                     { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "GET getDataUuid":                          { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST getData":                             { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST getParentUuid":                       { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST updateResource":                      { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST deleteResource":                      { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST purgeResource":                       { needs: "admin",    own:   { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "GET getRevisions":                         { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "GET getRevisionData":                      { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
-  "POST lockResourceDTO":                     { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST unlockResourceDTO":                   { needs: "creator",  own:   { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST renewResourceDtoLock":                { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST lockResource":                        { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST unlockResource":                      { needs: "creator",  own:   { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST renewResourceLock":                   { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "POST queryResourceLock":                   { needs: "consumer", own:   { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "GET /apiversion": { needs: "consumer", any: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 } },
+  "POST createResource (resourceExternalURI)": {
+    needs: "creator",
+    any: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST createResource (resourceBinary)": {
+    needs: "creator",
+    any: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST uploadResource": {
+    needs: "creator",
+    any: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "GET listResources": {
+    needs: "consumer",
+    any: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "POST queryResource": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "POST createDataLink": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "GET getData": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "HEAD getData": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "GET getMultiPartData": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "GET getDataUuid": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "POST getData": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "POST getParentUuid": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "POST updateResource": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST deleteResource": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST purgeResource": {
+    needs: "admin",
+    own: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "GET getRevisions": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "GET getRevisionData": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "POST lockResourceDTO": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST unlockResourceDTO": {
+    needs: "creator",
+    own: { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST renewResourceDtoLock": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST lockResource": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST unlockResource": {
+    needs: "creator",
+    own: { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST renewResourceLock": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST queryResourceLock": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
   // Usage: admins, or callers confined to the tenant (none of these users is confined: see beyond.security).
-  "GET usage":                                { needs: "consumer", any:   { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "GET usage": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
   // tus uploads: "own"/"other" is whose upload it is.
-  "POST uploads (tus)":                       { needs: "creator",  any:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 } },
-  "HEAD uploads/{id} (tus)":                  { needs: "creator",  own:   { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "PATCH uploads/{id} (tus)":                 { needs: "creator",  own:   { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 201, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
-  "DELETE uploads/{id} (tus)":                { needs: "creator",  own:   { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
-                                                                   other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "POST uploads (tus)": {
+    needs: "creator",
+    any: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "HEAD uploads/{id} (tus)": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "PATCH uploads/{id} (tus)": {
+    needs: "creator",
+    own: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 201, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "DELETE uploads/{id} (tus)": {
+    needs: "creator",
+    own: { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
 } satisfies Record<string, Row>;
 type Endpoint = keyof typeof MATRIX;
 
-const USER_OF: Record<Who, User | null> = { admin: "cms-admin", creator: "cms-creator", consumer: "cms-consumer", none: "no-roles", anonymous: null };
-const ROLES_OF: Record<Who, readonly Role[]> = { admin: ["admin", "creator", "consumer"], creator: ["creator", "consumer"], consumer: ["consumer"], none: [], anonymous: [] };
+const USER_OF: Record<Who, User | null> = {
+  admin: "cms-admin",
+  creator: "cms-creator",
+  consumer: "cms-consumer",
+  none: "no-roles",
+  anonymous: null,
+};
+const ROLES_OF: Record<Who, readonly Role[]> = {
+  admin: ["admin", "creator", "consumer"],
+  creator: ["creator", "consumer"],
+  consumer: ["consumer"],
+  none: [],
+  anonymous: [],
+};
 const OWNER_OF: Record<Owner, Who> = { own: "creator", other: "admin" };
 const tokenOf = (who: Who) => (USER_OF[who] ? (tokens[USER_OF[who]] as string) : null);
 
@@ -173,7 +280,10 @@ async function freshResource(owner: Owner, fields: Record<string, unknown> = {})
 }
 
 async function lockedBy(who: Who, target: Target): Promise<Target> {
-  const res = await call(tokenOf(who), "POST", `${API}/lockResourceDTO`, { resourceUID: target.uid, author: `lock of ${who}` });
+  const res = await call(tokenOf(who), "POST", `${API}/lockResourceDTO`, {
+    resourceUID: target.uid,
+    author: `lock of ${who}`,
+  });
   expect(res.status, `${who} locking: ${await res.clone().text()}`).toBe(200);
   const { lockID, author } = (await res.json()) as { lockID: string; author: string };
   return { ...target, lock: { lockID, author } };
@@ -183,17 +293,23 @@ async function lockedBy(who: Who, target: Target): Promise<Target> {
 const lockForCell = async (cell: Cell & { owner: Owner }) =>
   lockedBy(cell.expected < 300 ? cell.who : OWNER_OF[cell.owner], await freshResource(cell.owner));
 /** Always the owner's lock: an admin releasing the creator's lock is the force-unlock. */
-const ownersLock = async (cell: Cell & { owner: Owner }) => lockedBy(OWNER_OF[cell.owner], await freshResource(cell.owner));
+const ownersLock = async (cell: Cell & { owner: Owner }) =>
+  lockedBy(OWNER_OF[cell.owner], await freshResource(cell.owner));
 const unlocked = (cell: Cell & { owner: Owner }) => freshResource(cell.owner);
 
-const post = (verb: string, body: (t: Target) => unknown) => (token: string | null, t: Target) => call(token, "POST", `${API}/${verb}`, body(t));
-const get = (path: (t: Target) => string, method = "GET") => (token: string | null, t: Target) => send(token, method, `${API}/${path(t)}`);
+const post = (verb: string, body: (t: Target) => unknown) => (token: string | null, t: Target) =>
+  call(token, "POST", `${API}/${verb}`, body(t));
+const get =
+  (path: (t: Target) => string, method = "GET") =>
+  (token: string | null, t: Target) =>
+    send(token, method, `${API}/${path(t)}`);
 const lockClaim = (t: Target) => ({ resourceUID: t.uid, ...(t.lock as { lockID: string; author: string }) });
 const nameClaim = (t: Target) => ({ uid: t.uid, lockID: t.lock?.lockID, lockOwner: t.lock?.author });
 
 const TUS = { "tus-resumable": "1.0.0" };
 const tusMetadata = `tenant ${btoa("t1")},filename ${btoa("tus.txt")},author ${btoa("matrix")}`;
-const startUpload = (token: string | null) => send(token, "POST", `${API}/uploads`, undefined, { ...TUS, "upload-length": "3", "upload-metadata": tusMetadata });
+const startUpload = (token: string | null) =>
+  send(token, "POST", `${API}/uploads`, undefined, { ...TUS, "upload-length": "3", "upload-metadata": tusMetadata });
 /** A fresh 3-byte upload of the cell's owner; `uri` is its URL path. */
 async function freshUpload(cell: Cell & { owner: Owner }): Promise<Target> {
   const res = await startUpload(ownerToken(cell.owner));
@@ -215,9 +331,19 @@ const OPERATIONS: Record<Endpoint, Operation> = {
     method: "PATCH",
     path: `${API}/uploads/{id}`,
     prepare: freshUpload,
-    send: (token, t) => send(token, "PATCH", t.uri, "abc", { ...TUS, "upload-offset": "0", "content-type": "application/offset+octet-stream" }),
+    send: (token, t) =>
+      send(token, "PATCH", t.uri, "abc", {
+        ...TUS,
+        "upload-offset": "0",
+        "content-type": "application/offset+octet-stream",
+      }),
   },
-  "DELETE uploads/{id} (tus)": { method: "DELETE", path: `${API}/uploads/{id}`, prepare: freshUpload, send: (token, t) => send(token, "DELETE", t.uri, undefined, TUS) },
+  "DELETE uploads/{id} (tus)": {
+    method: "DELETE",
+    path: `${API}/uploads/{id}`,
+    prepare: freshUpload,
+    send: (token, t) => send(token, "DELETE", t.uri, undefined, TUS),
+  },
   "GET /apiversion": { method: "GET", path: "/apiversion", send: (token) => send(token, "GET", "/apiversion") },
   "POST createResource (resourceExternalURI)": {
     method: "POST",
@@ -227,21 +353,59 @@ const OPERATIONS: Record<Endpoint, Operation> = {
   "POST createResource (resourceBinary)": {
     method: "POST",
     path: `${API}/createResource`,
-    send: post("createResource", () => ({ resourceAuthor: "matrix", resourceMediaType: "text/plain", resourceName: "inline.txt", resourceTenantId: "t1", resourceBinary: base64("inline") })),
+    send: post("createResource", () => ({
+      resourceAuthor: "matrix",
+      resourceMediaType: "text/plain",
+      resourceName: "inline.txt",
+      resourceTenantId: "t1",
+      resourceBinary: base64("inline"),
+    })),
   },
   "POST uploadResource": {
     method: "POST",
     path: `${API}/uploadResource`,
     send: (token) =>
-      send(token, "POST", `${API}/uploadResource`, form({ resourceAuthor: "matrix", resourceTenantId: "t1" }, { bytes: utf8("uploaded"), name: "u.txt", type: "text/plain" })),
+      send(
+        token,
+        "POST",
+        `${API}/uploadResource`,
+        form(
+          { resourceAuthor: "matrix", resourceTenantId: "t1" },
+          { bytes: utf8("uploaded"), name: "u.txt", type: "text/plain" },
+        ),
+      ),
   },
-  "GET listResources": { method: "GET", path: `${API}/listResources`, send: get(() => "listResources?resourceTenantId=t1") },
-  "POST queryResource": { method: "POST", path: `${API}/queryResource`, send: post("queryResource", (t) => ({ queryUID: t.uid })) },
-  "POST createDataLink": { method: "POST", path: `${API}/createDataLink`, send: post("createDataLink", (t) => ({ resourceURI: t.uri })) },
+  "GET listResources": {
+    method: "GET",
+    path: `${API}/listResources`,
+    send: get(() => "listResources?resourceTenantId=t1"),
+  },
+  "POST queryResource": {
+    method: "POST",
+    path: `${API}/queryResource`,
+    send: post("queryResource", (t) => ({ queryUID: t.uid })),
+  },
+  "POST createDataLink": {
+    method: "POST",
+    path: `${API}/createDataLink`,
+    send: post("createDataLink", (t) => ({ resourceURI: t.uri })),
+  },
   "GET getData": { method: "GET", path: `${API}/getData/{context}/{path}`, send: get((t) => `getData/${t.uri}`) },
-  "HEAD getData": { method: "HEAD", path: `${API}/getData/{context}/{path}`, send: get((t) => `getData/${t.uri}`, "HEAD") },
-  "GET getMultiPartData": { method: "GET", path: `${API}/getMultiPartData/{context}/{path}`, send: get((t) => `getMultiPartData/${t.uri}`) },
-  "GET getDataUuid": { method: "GET", path: `${API}/getDataUuid/{resourceUID}`, send: get((t) => `getDataUuid/${t.uid}`) },
+  "HEAD getData": {
+    method: "HEAD",
+    path: `${API}/getData/{context}/{path}`,
+    send: get((t) => `getData/${t.uri}`, "HEAD"),
+  },
+  "GET getMultiPartData": {
+    method: "GET",
+    path: `${API}/getMultiPartData/{context}/{path}`,
+    send: get((t) => `getMultiPartData/${t.uri}`),
+  },
+  "GET getDataUuid": {
+    method: "GET",
+    path: `${API}/getDataUuid/{resourceUID}`,
+    send: get((t) => `getDataUuid/${t.uid}`),
+  },
   "POST getData": { method: "POST", path: `${API}/getData`, send: post("getData", (t) => ({ resourceUID: t.uid })) },
   "POST getParentUuid": {
     method: "POST",
@@ -252,24 +416,75 @@ const OPERATIONS: Record<Endpoint, Operation> = {
     method: "POST",
     path: `${API}/updateResource`,
     prepare: lockForCell,
-    send: post("updateResource", (t) => ({ ...lockClaim(t), resourceAuthor: "updated", resourceBinary: base64("updated content") })),
+    send: post("updateResource", (t) => ({
+      ...lockClaim(t),
+      resourceAuthor: "updated",
+      resourceBinary: base64("updated content"),
+    })),
   },
-  "POST deleteResource": { method: "POST", path: `${API}/deleteResource`, prepare: lockForCell, send: post("deleteResource", lockClaim) },
-  "POST purgeResource": { method: "POST", path: `${API}/purgeResource`, prepare: unlocked, send: post("purgeResource", (t) => ({ resourceUID: t.uid })) },
-  "GET getRevisions": { method: "GET", path: `${API}/getRevisions/{resourceUID}`, send: get((t) => `getRevisions/${t.uid}`) },
-  "GET getRevisionData": { method: "GET", path: `${API}/getRevisionData/{resourceUID}/{revision}`, send: get((t) => `getRevisionData/${t.uid}/1`) },
+  "POST deleteResource": {
+    method: "POST",
+    path: `${API}/deleteResource`,
+    prepare: lockForCell,
+    send: post("deleteResource", lockClaim),
+  },
+  "POST purgeResource": {
+    method: "POST",
+    path: `${API}/purgeResource`,
+    prepare: unlocked,
+    send: post("purgeResource", (t) => ({ resourceUID: t.uid })),
+  },
+  "GET getRevisions": {
+    method: "GET",
+    path: `${API}/getRevisions/{resourceUID}`,
+    send: get((t) => `getRevisions/${t.uid}`),
+  },
+  "GET getRevisionData": {
+    method: "GET",
+    path: `${API}/getRevisionData/{resourceUID}/{revision}`,
+    send: get((t) => `getRevisionData/${t.uid}/1`),
+  },
   "POST lockResourceDTO": {
     method: "POST",
     path: `${API}/lockResourceDTO`,
     prepare: unlocked,
     send: post("lockResourceDTO", (t) => ({ resourceUID: t.uid, author: "matrix" })),
   },
-  "POST unlockResourceDTO": { method: "POST", path: `${API}/unlockResourceDTO`, prepare: ownersLock, send: post("unlockResourceDTO", lockClaim) },
-  "POST renewResourceDtoLock": { method: "POST", path: `${API}/renewResourceDtoLock`, prepare: lockForCell, send: post("renewResourceDtoLock", lockClaim) },
-  "POST lockResource": { method: "POST", path: `${API}/lockResource`, prepare: unlocked, send: post("lockResource", (t) => ({ uid: t.uid, lockOwner: "matrix" })) },
-  "POST unlockResource": { method: "POST", path: `${API}/unlockResource`, prepare: ownersLock, send: post("unlockResource", nameClaim) },
-  "POST renewResourceLock": { method: "POST", path: `${API}/renewResourceLock`, prepare: lockForCell, send: post("renewResourceLock", nameClaim) },
-  "POST queryResourceLock": { method: "POST", path: `${API}/queryResourceLock`, send: post("queryResourceLock", (t) => ({ uid: t.uid })) },
+  "POST unlockResourceDTO": {
+    method: "POST",
+    path: `${API}/unlockResourceDTO`,
+    prepare: ownersLock,
+    send: post("unlockResourceDTO", lockClaim),
+  },
+  "POST renewResourceDtoLock": {
+    method: "POST",
+    path: `${API}/renewResourceDtoLock`,
+    prepare: lockForCell,
+    send: post("renewResourceDtoLock", lockClaim),
+  },
+  "POST lockResource": {
+    method: "POST",
+    path: `${API}/lockResource`,
+    prepare: unlocked,
+    send: post("lockResource", (t) => ({ uid: t.uid, lockOwner: "matrix" })),
+  },
+  "POST unlockResource": {
+    method: "POST",
+    path: `${API}/unlockResource`,
+    prepare: ownersLock,
+    send: post("unlockResource", nameClaim),
+  },
+  "POST renewResourceLock": {
+    method: "POST",
+    path: `${API}/renewResourceLock`,
+    prepare: lockForCell,
+    send: post("renewResourceLock", nameClaim),
+  },
+  "POST queryResourceLock": {
+    method: "POST",
+    path: `${API}/queryResourceLock`,
+    send: post("queryResourceLock", (t) => ({ uid: t.uid })),
+  },
 };
 
 /** How a refusal must look: the problem code, and the RFC 6750 challenge (insufficient_scope only for a missing role). */
@@ -287,7 +502,8 @@ function refusalMistakes(cell: Cell, needs: Role, res: Response, text: string): 
     if (type !== "application/problem+json") mistakes.push(`${at}: 403 content-type ${type}`);
     if (text && code !== "FORBIDDEN") mistakes.push(`${at}: 403 code ${code}`);
     const roleMissing = !ROLES_OF[cell.who].includes(needs);
-    if (roleMissing && !challenge?.includes('error="insufficient_scope"')) mistakes.push(`${at}: 403 without insufficient_scope (${challenge})`);
+    if (roleMissing && !challenge?.includes('error="insufficient_scope"'))
+      mistakes.push(`${at}: 403 without insufficient_scope (${challenge})`);
     if (!roleMissing && challenge !== null) mistakes.push(`${at}: ownership 403 with a challenge (${challenge})`);
   } else if (res.status < 300 && type === "application/problem+json") {
     mistakes.push(`${at}: ${res.status} with a problem body`);
@@ -303,7 +519,13 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
       (["own", "other"] as const).map(async (owner) => {
         const [resource, pkg] = await Promise.all([
           freshResource(owner).then((t) => lockedBy(OWNER_OF[owner], t)),
-          scormZip().then((zip) => freshResource(owner, { resourceName: "p.zip", resourceMediaType: "application/zip", resourceBinary: base64(zip) })),
+          scormZip().then((zip) =>
+            freshResource(owner, {
+              resourceName: "p.zip",
+              resourceMediaType: "application/zip",
+              resourceBinary: base64(zip),
+            }),
+          ),
         ]);
         shared[owner] = { ...resource, fileUid: pkg.uid };
       }),
@@ -313,7 +535,8 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
   for (const [endpoint, row] of Object.entries(MATRIX) as [Endpoint, Row][]) {
     it(`${endpoint} (route needs ${row.needs})`, async () => {
       const operation = OPERATIONS[endpoint];
-      const expected: Partial<Record<Owner | "any", Statuses>> = "any" in row ? { any: row.any } : { own: row.own, other: row.other };
+      const expected: Partial<Record<Owner | "any", Statuses>> =
+        "any" in row ? { any: row.any } : { own: row.own, other: row.other };
       const cells: Cell[] = Object.entries(expected).flatMap(([owner, statuses]) =>
         WHO.map((who) => ({ who, owner: owner as Owner | "any", expected: statuses[who] })),
       );
@@ -321,42 +544,73 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
       const settled = await Promise.allSettled(
         cells.map(async (cell) => {
           const target: Target =
-            cell.owner === "any" ? { uid: "", uri: "" } : operation.prepare ? await operation.prepare({ ...cell, owner: cell.owner }) : shared[cell.owner];
+            cell.owner === "any"
+              ? { uid: "", uri: "" }
+              : operation.prepare
+                ? await operation.prepare({ ...cell, owner: cell.owner })
+                : shared[cell.owner];
           const res = await operation.send(tokenOf(cell.who), target);
           return { cell, res, text: await res.text() };
         }),
       );
       const failed = settled.find((s) => s.status === "rejected");
       if (failed) throw failed.reason;
-      const results = settled.map((s) => (s as PromiseFulfilledResult<{ cell: Cell; res: Response; text: string }>).value);
+      const results = settled.map(
+        (s) => (s as PromiseFulfilledResult<{ cell: Cell; res: Response; text: string }>).value,
+      );
 
       const actual = Object.fromEntries(
-        Object.keys(expected).map((owner) => [owner, Object.fromEntries(results.filter((r) => r.cell.owner === owner).map((r) => [r.cell.who, r.res.status]))]),
+        Object.keys(expected).map((owner) => [
+          owner,
+          Object.fromEntries(results.filter((r) => r.cell.owner === owner).map((r) => [r.cell.who, r.res.status])),
+        ]),
       );
-      const unexpected = results.filter((r) => r.res.status !== r.cell.expected).map((r) => `${r.cell.who}/${r.cell.owner}: ${r.res.status} ${r.text.slice(0, 200)}`);
+      const unexpected = results
+        .filter((r) => r.res.status !== r.cell.expected)
+        .map((r) => `${r.cell.who}/${r.cell.owner}: ${r.res.status} ${r.text.slice(0, 200)}`);
       expect(actual, unexpected.join("\n")).toEqual(expected);
       expect(results.flatMap((r) => refusalMistakes(r.cell, row.needs, r.res, r.text))).toEqual([]);
     });
   }
 
   it("covers every protected operation in /openapi.json (and only /healthz, /readyz, tus OPTIONS are public)", async () => {
-    const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
       // A documented HEAD is its GET's twin (same guard), so the GET cells cover it.
-      Object.entries(ops).filter(([method]) => method !== "head").map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, isProtected: (op.security?.length ?? 0) > 0 })),
+      Object.entries(ops)
+        .filter(([method]) => method !== "head")
+        .map(([method, op]) => ({
+          key: `${method.toUpperCase()} ${path}`,
+          isProtected: (op.security?.length ?? 0) > 0,
+        })),
     );
     const covered = new Set(
       Object.values(OPERATIONS)
         .filter((o) => !o.headOnly)
         .map((o) => `${o.method === "HEAD" ? "GET" : o.method} ${o.path}`),
     );
-    expect([...covered].sort()).toEqual(documented.filter((o) => o.isProtected).map((o) => o.key).sort());
+    expect([...covered].sort()).toEqual(
+      documented
+        .filter((o) => o.isProtected)
+        .map((o) => o.key)
+        .sort(),
+    );
     // tus capability discovery (OPTIONS) is public by the protocol.
-    expect(documented.filter((o) => !o.isProtected).map((o) => o.key).sort()).toEqual(["GET /healthz", "GET /readyz", "OPTIONS /cms/v1.0/uploads"]);
+    expect(
+      documented
+        .filter((o) => !o.isProtected)
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual(["GET /healthz", "GET /readyz", "OPTIONS /cms/v1.0/uploads"]);
   });
 
   it("records the token's subject as owner, never a request field", async () => {
-    const res = await call(tokens["cms-creator"] as string, "POST", "/cms/v1.0/createResource", { ...createBody("t1", "own.txt"), owner: "cms-admin" });
+    const res = await call(tokens["cms-creator"] as string, "POST", "/cms/v1.0/createResource", {
+      ...createBody("t1", "own.txt"),
+      owner: "cms-admin",
+    });
     expect(res.status).toBe(201);
     const { resourceUID } = (await res.json()) as { resourceUID: string };
     const row = await stack.app.deps.store.findByUid(resourceUID);
@@ -377,7 +631,9 @@ describe("tenant confinement (tenants claim)", () => {
     const foreign = await createAs("cms-admin", "t1", "foreign.txt");
     const acme = tokens["acme-creator"] as string;
     expect((await call(acme, "GET", `/cms/v1.0/getData/${foreign.resourceURI}`)).status).toBe(403);
-    expect((await call(acme, "POST", "/cms/v1.0/createDataLink", { resourceURI: foreign.resourceURI })).status).toBe(403);
+    expect((await call(acme, "POST", "/cms/v1.0/createDataLink", { resourceURI: foreign.resourceURI })).status).toBe(
+      403,
+    );
     const own = await createAs("acme-creator", "acme", "mine.txt");
     expect((await call(acme, "GET", `/cms/v1.0/getData/${own.resourceURI}`)).status).toBe(200);
   });
@@ -392,7 +648,10 @@ describe("signed links", () => {
   });
 
   async function mint(resourceURI: string, expiresIn?: number) {
-    const res = await call(tokens["cms-consumer"] as string, "POST", "/cms/v1.0/createDataLink", { resourceURI, expiresIn });
+    const res = await call(tokens["cms-consumer"] as string, "POST", "/cms/v1.0/createDataLink", {
+      resourceURI,
+      expiresIn,
+    });
     expect(res.status).toBe(200);
     return (await res.json()) as { url: string; expires: string };
   }
@@ -433,7 +692,10 @@ describe("signed links", () => {
   });
 
   it("refuses link lifetimes over 7 days", async () => {
-    const res = await call(tokens["cms-consumer"] as string, "POST", "/cms/v1.0/createDataLink", { resourceURI: target.resourceURI, expiresIn: 8 * 24 * 3600 });
+    const res = await call(tokens["cms-consumer"] as string, "POST", "/cms/v1.0/createDataLink", {
+      resourceURI: target.resourceURI,
+      expiresIn: 8 * 24 * 3600,
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { errors: { pointer: string }[] }).errors[0]?.pointer).toBe("/json/expiresIn");
   });

@@ -18,7 +18,13 @@ beforeAll(async () => {
   stack = await startAuthStack();
   const token = await stack.passwordToken("cms-creator");
   const res = await fetch(stack.app.url("/cms/v1.0/createResource"), {
-    ...json({ resourceAuthor: "a", resourceExternalURI: origin.put("secret", "secret content"), resourceMediaType: "text/plain", resourceName: "s.txt", resourceTenantId: "t1" }),
+    ...json({
+      resourceAuthor: "a",
+      resourceExternalURI: origin.put("secret", "secret content"),
+      resourceMediaType: "text/plain",
+      resourceName: "s.txt",
+      resourceTenantId: "t1",
+    }),
     headers: { "content-type": "application/json", ...bearer(token) },
   });
   expect(res.status).toBe(201);
@@ -53,15 +59,29 @@ describe("attack matrix: each → 401", () => {
   });
 
   it("alg: none", async () => {
-    const payload = { iss: stack.idp.issuer, aud: "cms-server", sub: "cms-admin", iat: now(), exp: now() + 300, realm_access: { roles: ["admin"] } };
+    const payload = {
+      iss: stack.idp.issuer,
+      aud: "cms-server",
+      sub: "cms-admin",
+      iat: now(),
+      exp: now() + 300,
+      realm_access: { roles: ["admin"] },
+    };
     const token = `${base64url.encode(JSON.stringify({ alg: "none", typ: "JWT" }))}.${base64url.encode(JSON.stringify(payload))}.`;
     await expect401(bearer(token));
   });
 
   it("HS256 signed with the IdP's public key as the HMAC secret", async () => {
-    const jwks = (await (await fetch(`${stack.idp.issuer}/protocol/openid-connect/certs`)).json()) as { keys: { n: string; kid: string }[] };
+    const jwks = (await (await fetch(`${stack.idp.issuer}/protocol/openid-connect/certs`)).json()) as {
+      keys: { n: string; kid: string }[];
+    };
     const key = jwks.keys[0];
-    const token = await new SignJWT({ iss: stack.idp.issuer, aud: "cms-server", sub: "cms-admin", realm_access: { roles: ["admin"] } })
+    const token = await new SignJWT({
+      iss: stack.idp.issuer,
+      aud: "cms-server",
+      sub: "cms-admin",
+      realm_access: { roles: ["admin"] },
+    })
       .setProtectedHeader({ alg: "HS256", kid: key?.kid })
       .setIssuedAt()
       .setExpirationTime("5m")
@@ -70,16 +90,22 @@ describe("attack matrix: each → 401", () => {
   });
 
   it("wrong issuer, even signed by the trusted key", async () => {
-    await expect401(bearer(await stack.forge({ iss: "http://127.0.0.1:1/auth/realms/OTHER", realm_access: { roles: ["admin"] } })));
+    await expect401(
+      bearer(await stack.forge({ iss: "http://127.0.0.1:1/auth/realms/OTHER", realm_access: { roles: ["admin"] } })),
+    );
     await expect401(bearer(await stack.forge({ iss: `${stack.idp.issuer}/`, realm_access: { roles: ["admin"] } })));
   });
 
   it("wrong audience and a foreign azp", async () => {
-    await expect401(bearer(await stack.forge({ aud: "another-api", azp: "another-client", realm_access: { roles: ["admin"] } })));
+    await expect401(
+      bearer(await stack.forge({ aud: "another-api", azp: "another-client", realm_access: { roles: ["admin"] } })),
+    );
   });
 
   it("expired beyond the clock tolerance", async () => {
-    await expect401(bearer(await stack.forge({ iat: now() - 3600, exp: now() - 120, realm_access: { roles: ["admin"] } })));
+    await expect401(
+      bearer(await stack.forge({ iat: now() - 3600, exp: now() - 120, realm_access: { roles: ["admin"] } })),
+    );
   });
 
   it("not yet valid (nbf in the future)", async () => {
@@ -88,7 +114,12 @@ describe("attack matrix: each → 401", () => {
 
   it("an unknown kid", async () => {
     const { privateKey } = await generateKeyPair("RS256");
-    const token = await new SignJWT({ iss: stack.idp.issuer, aud: "cms-server", sub: "x", realm_access: { roles: ["admin"] } })
+    const token = await new SignJWT({
+      iss: stack.idp.issuer,
+      aud: "cms-server",
+      sub: "x",
+      realm_access: { roles: ["admin"] },
+    })
       .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: "not-a-known-kid" })
       .setIssuedAt()
       .setExpirationTime("5m")
@@ -131,8 +162,15 @@ describe("attack matrix: each → 401", () => {
 
   it("a forged token signed by a key the IdP never published, reusing its kid", async () => {
     const { privateKey } = await generateKeyPair("RS256");
-    const jwks = (await (await fetch(`${stack.idp.issuer}/protocol/openid-connect/certs`)).json()) as { keys: { kid: string }[] };
-    const token = await new SignJWT({ iss: stack.idp.issuer, aud: "cms-server", sub: "x", realm_access: { roles: ["admin"] } })
+    const jwks = (await (await fetch(`${stack.idp.issuer}/protocol/openid-connect/certs`)).json()) as {
+      keys: { kid: string }[];
+    };
+    const token = await new SignJWT({
+      iss: stack.idp.issuer,
+      aud: "cms-server",
+      sub: "x",
+      realm_access: { roles: ["admin"] },
+    })
       .setProtectedHeader({ alg: "RS256", typ: "JWT", kid: jwks.keys[0]?.kid })
       .setIssuedAt()
       .setExpirationTime("5m")
@@ -141,11 +179,27 @@ describe("attack matrix: each → 401", () => {
   });
 
   it("a token of the explorer (an accepted client) whose aud does not name cms-server", async () => {
-    await expect401(bearer(await stack.forge({ aud: "account", azp: "cms-explorer", resource_access: { "cms-server": { roles: ["admin"] } } })));
+    await expect401(
+      bearer(
+        await stack.forge({
+          aud: "account",
+          azp: "cms-explorer",
+          resource_access: { "cms-server": { roles: ["admin"] } },
+        }),
+      ),
+    );
   });
 
   it("a token naming cms-server in aud but issued to another client of the realm", async () => {
-    await expect401(bearer(await stack.forge({ aud: ["cms-server", "account"], azp: "other-app", resource_access: { "cms-server": { roles: ["admin"] } } })));
+    await expect401(
+      bearer(
+        await stack.forge({
+          aud: ["cms-server", "account"],
+          azp: "other-app",
+          resource_access: { "cms-server": { roles: ["admin"] } },
+        }),
+      ),
+    );
   });
 
   it("a malformed header is a 400 invalid_request, and a token in the query string is refused", async () => {
@@ -161,16 +215,25 @@ describe("attack matrix: each → 401", () => {
 describe("genuine tokens", () => {
   it("accepts the password-grant token of each user (seed §5.3)", async () => {
     for (const user of ["cms-admin", "cms-creator", "cms-consumer"]) {
-      const res = await fetch(stack.app.url("/apiversion"), { headers: { accept: "application/json", ...bearer(await stack.passwordToken(user)) } });
+      const res = await fetch(stack.app.url("/apiversion"), {
+        headers: { accept: "application/json", ...bearer(await stack.passwordToken(user)) },
+      });
       expect(res.status, user).toBe(200);
       expect(await res.json()).toEqual({ minVersion: 1, maxVersion: 1, versionContexts: { "1.0": "/cms/v1.0" } });
     }
   });
 
   it("reads roles from cms-server's client roles; realm roles of a shared realm grant nothing (403)", async () => {
-    const clientRoles = await stack.forge({ azp: "cms-explorer", resource_access: { "cms-server": { roles: ["consumer"] } } });
+    const clientRoles = await stack.forge({
+      azp: "cms-explorer",
+      resource_access: { "cms-server": { roles: ["consumer"] } },
+    });
     expect((await fetch(stack.app.url("/apiversion"), { headers: bearer(clientRoles) })).status).toBe(200);
-    const realmRoles = await stack.forge({ azp: "cms-explorer", realm_access: { roles: ["admin"] }, resource_access: { "other-app": { roles: ["admin"] } } });
+    const realmRoles = await stack.forge({
+      azp: "cms-explorer",
+      realm_access: { roles: ["admin"] },
+      resource_access: { "other-app": { roles: ["admin"] } },
+    });
     const res = await fetch(stack.app.url("/apiversion"), { headers: bearer(realmRoles) });
     expect(res.status).toBe(403);
     expect(res.headers.get("www-authenticate")).toContain('error="insufficient_scope"');

@@ -11,7 +11,8 @@ let stack: AuthStack;
 const tokens: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startAuthStack();
-  for (const user of ["cms-admin", "cms-creator", "cms-consumer", "acme-creator"]) tokens[user] = await stack.passwordToken(user);
+  for (const user of ["cms-admin", "cms-creator", "cms-consumer", "acme-creator"])
+    tokens[user] = await stack.passwordToken(user);
 });
 afterAll(() => stack?.close());
 
@@ -36,7 +37,10 @@ describe("usage", () => {
 
 describe("tus uploads", () => {
   const post = (user: string | null, tenant: string) =>
-    fetch(stack.app.url(`${API}/uploads`), { method: "POST", headers: { ...TUS, ...as(user), "upload-length": "3", "upload-metadata": meta(tenant) } });
+    fetch(stack.app.url(`${API}/uploads`), {
+      method: "POST",
+      headers: { ...TUS, ...as(user), "upload-length": "3", "upload-metadata": meta(tenant) },
+    });
 
   it("needs a token and the creator role, within the caller's tenants", async () => {
     expect((await post(null, "acme")).status).toBe(401);
@@ -52,14 +56,22 @@ describe("tus uploads", () => {
     expect((await head("acme-creator")).status).toBe(403);
     expect((await head("cms-admin")).status).toBe(200);
     const patch = (user: string) =>
-      fetch(upload, { method: "PATCH", headers: { ...TUS, ...as(user), "upload-offset": "0", "content-type": "application/offset+octet-stream" }, body: "abc" });
+      fetch(upload, {
+        method: "PATCH",
+        headers: { ...TUS, ...as(user), "upload-offset": "0", "content-type": "application/offset+octet-stream" },
+        body: "abc",
+      });
     expect((await patch("acme-creator")).status).toBe(403);
     const done = await patch("cms-creator");
     expect(done.status).toBe(201);
     const { resourceUID } = (await done.json()) as { resourceUID: string };
     // The owner may lock it (modify); another creator may not.
     const lock = (user: string) =>
-      fetch(stack.app.url(`${API}/lockResourceDTO`), { method: "POST", headers: { ...as(user), "content-type": "application/json" }, body: JSON.stringify({ resourceUID, author: "S" }) });
+      fetch(stack.app.url(`${API}/lockResourceDTO`), {
+        method: "POST",
+        headers: { ...as(user), "content-type": "application/json" },
+        body: JSON.stringify({ resourceUID, author: "S" }),
+      });
     expect((await lock("acme-creator")).status).toBe(403);
     expect((await lock("cms-creator")).status).toBe(200);
   });

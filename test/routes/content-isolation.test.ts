@@ -39,7 +39,14 @@ describe("content isolation on every serving path", async () => {
     svg = await create("logo.svg", "image/svg+xml", HOSTILE_SVG);
     // A second revision, so getRevisionData has history to serve.
     const lock = await t.cms.lock(html.resourceUID);
-    expect((await t.cms.post("updateResource", { ...lock, resourceBinary: Buffer.from(HOSTILE_HTML + " ").toString("base64") })).status).toBe(200);
+    expect(
+      (
+        await t.cms.post("updateResource", {
+          ...lock,
+          resourceBinary: Buffer.from(HOSTILE_HTML + " ").toString("base64"),
+        })
+      ).status,
+    ).toBe(200);
   });
 
   const paths = (r: ResourceDto): [string, () => Promise<Response>][] => [
@@ -54,7 +61,9 @@ describe("content isolation on every serving path", async () => {
     [
       "a signed link",
       async () => {
-        const link = (await (await t.cms.post("createDataLink", { resourceURI: r.resourceURI, expiresIn: 60 })).json()) as { url: string };
+        const link = (await (
+          await t.cms.post("createDataLink", { resourceURI: r.resourceURI, expiresIn: 60 })
+        ).json()) as { url: string };
         return fetch(link.url);
       },
     ],
@@ -88,7 +97,10 @@ describe("content isolation on every serving path", async () => {
   });
 
   it("lets a package's start page run scripts, in an opaque origin; its other files stay inert", async () => {
-    const start = await t.cms.create({ resourceMediaType: "application/zip", resourceName: "lesson.zip" }, await scormZip());
+    const start = await t.cms.create(
+      { resourceMediaType: "application/zip", resourceName: "lesson.zip" },
+      await scormZip(),
+    );
     const page = await t.cms.get(`getData/${start.resourceURI}`);
     const sandbox = sandboxOf(page.headers.get("content-security-policy"));
     expect(sandbox).toContain("allow-scripts");

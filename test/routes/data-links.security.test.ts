@@ -10,7 +10,11 @@ import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
 const PUBLIC_URL = "https://cms.example.org";
 
 /** POST createDataLink with a chosen Host header (fetch does not let a test set Host). */
-function postWithHost(app: TestApp, host: string, body: unknown): Promise<{ status: number; type: string; text: string }> {
+function postWithHost(
+  app: TestApp,
+  host: string,
+  body: unknown,
+): Promise<{ status: number; type: string; text: string }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(app.url("/cms/v1.0/createDataLink"), {
@@ -30,7 +34,13 @@ function postWithHost(app: TestApp, host: string, body: unknown): Promise<{ stat
 async function createText(app: TestApp, name: string): Promise<string> {
   const res = await fetch(
     app.url("/cms/v1.0/createResource"),
-    json({ resourceAuthor: "a", resourceBinary: btoa("linked"), resourceMediaType: "text/plain", resourceName: name, resourceTenantId: "links" }),
+    json({
+      resourceAuthor: "a",
+      resourceBinary: btoa("linked"),
+      resourceMediaType: "text/plain",
+      resourceName: name,
+      resourceTenantId: "links",
+    }),
   );
   expect(res.status).toBe(201);
   return ((await res.json()) as { resourceURI: string }).resourceURI;
@@ -41,7 +51,10 @@ let unset: TestApp;
 let configured: TestApp;
 const time = fakeClock();
 beforeAll(async () => {
-  [unset, configured] = await Promise.all([startTestApp(), startTestApp({ CMS_PUBLIC_URL: PUBLIC_URL }, { clock: time.clock })]);
+  [unset, configured] = await Promise.all([
+    startTestApp(),
+    startTestApp({ CMS_PUBLIC_URL: PUBLIC_URL }, { clock: time.clock }),
+  ]);
 });
 afterAll(() => Promise.all([unset.close(), configured.close()]));
 afterEach(() => expect([...unset.unhandledErrors(), ...configured.unhandledErrors()]).toEqual([]));
@@ -52,7 +65,10 @@ describe("createDataLink without CMS_PUBLIC_URL", () => {
     const res = await postWithHost(unset, "evil.example", { resourceURI, expiresIn: 60 });
     expect(res.status).toBe(503);
     expect(res.type).toBe("application/problem+json");
-    expect(JSON.parse(res.text)).toMatchObject({ code: "UNAVAILABLE", detail: expect.stringContaining("CMS_PUBLIC_URL") });
+    expect(JSON.parse(res.text)).toMatchObject({
+      code: "UNAVAILABLE",
+      detail: expect.stringContaining("CMS_PUBLIC_URL"),
+    });
     expect(res.text).not.toContain("evil.example");
   });
 });

@@ -17,7 +17,9 @@ let operations: { method: string; path: string; op: Operation }[] = [];
 
 beforeAll(async () => {
   stack = await startAuthStack();
-  const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, Operation>> };
+  const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as {
+    paths: Record<string, Record<string, Operation>>;
+  };
   operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
   );
@@ -30,7 +32,9 @@ const concrete = (path: string) => path.replace(/\{[^}]+\}/g, (m) => (m === "{re
 describe("guards bound to routes, seen through the OpenAPI document", () => {
   it("the document lists both protected and open operations", () => {
     expect(operations.filter((o) => o.op.security?.length).length).toBeGreaterThan(15);
-    expect(operations.filter((o) => !o.op.security?.length).map((o) => o.path)).toEqual(expect.arrayContaining(["/healthz", "/readyz"]));
+    expect(operations.filter((o) => !o.op.security?.length).map((o) => o.path)).toEqual(
+      expect.arrayContaining(["/healthz", "/readyz"]),
+    );
   });
 
   it("every operation declaring bearer security answers 401 without a token, before validating anything", async () => {
@@ -38,7 +42,11 @@ describe("guards bound to routes, seen through the OpenAPI document", () => {
     for (const { method, path } of operations.filter((o) => o.op.security?.length)) {
       if (method === "OPTIONS") continue; // tus capability discovery is open by protocol
       const headers: Record<string, string> = { "content-type": "application/json", "tus-resumable": "1.0.0" };
-      const res = await fetch(stack.app.url(concrete(path)), { method, headers, body: method === "GET" || method === "HEAD" ? undefined : "{" });
+      const res = await fetch(stack.app.url(concrete(path)), {
+        method,
+        headers,
+        body: method === "GET" || method === "HEAD" ? undefined : "{",
+      });
       await res.body?.cancel();
       answers.push(`${method} ${path} → ${res.status}`);
     }
@@ -47,7 +55,9 @@ describe("guards bound to routes, seen through the OpenAPI document", () => {
   });
 
   it("every operation declaring no security answers without a token", async () => {
-    for (const { method, path } of operations.filter((o) => !o.op.security?.length && ["GET", "HEAD"].includes(o.method))) {
+    for (const { method, path } of operations.filter(
+      (o) => !o.op.security?.length && ["GET", "HEAD"].includes(o.method),
+    )) {
       const res = await fetch(stack.app.url(concrete(path)), { method });
       await res.body?.cancel();
       expect([path, res.status]).not.toEqual([path, 401]);

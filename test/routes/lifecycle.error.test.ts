@@ -3,21 +3,43 @@
  * atomicity promise: a failed update keeps the old content live and leaves no new blob or revision.
  */
 import { describe, expect, it, vi } from "vitest";
-import { API, base64, cmsClient, expectProblem, tableCounts, utf8, volumeFiles, useCmsApp } from "../helpers/cms-client.js";
+import {
+  API,
+  base64,
+  cmsClient,
+  expectProblem,
+  tableCounts,
+  utf8,
+  volumeFiles,
+  useCmsApp,
+} from "../helpers/cms-client.js";
 import { fakeClock } from "../helpers/fake-clock.js";
 import { startTestApp } from "../helpers/test-app.js";
 
 const LIMIT = 64 * 1024;
 
-const t = useCmsApp("lifeerr", { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_MAX_INLINE_BYTES: "1024", CMS_FETCH_TIMEOUT_MS: "1500" });
+const t = useCmsApp("lifeerr", {
+  CMS_MAX_RESOURCE_BYTES: String(LIMIT),
+  CMS_MAX_INLINE_BYTES: "1024",
+  CMS_FETCH_TIMEOUT_MS: "1500",
+});
 
 const UNKNOWN = "0000000000aaaaaaaaaaaaaaaaaaaa-lifeerr";
 
 describe("createResource content fields", () => {
-  const base = { resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: "x.txt", resourceTenantId: "lifeerr" };
+  const base = {
+    resourceAuthor: "A",
+    resourceMediaType: "text/plain",
+    resourceName: "x.txt",
+    resourceTenantId: "lifeerr",
+  };
   it.each([
     ["neither content field", {}, ["/json/resourceBinary", "/json/resourceExternalURI"]],
-    ["both content fields", { resourceBinary: base64("x"), resourceExternalURI: "http://127.0.0.1/x" }, ["/json/resourceBinary"]],
+    [
+      "both content fields",
+      { resourceBinary: base64("x"), resourceExternalURI: "http://127.0.0.1/x" },
+      ["/json/resourceBinary"],
+    ],
     ["an empty binary", { resourceBinary: "" }, ["/json/resourceBinary"]],
     ["a binary that is not base64", { resourceBinary: "not base64!" }, ["/json/resourceBinary"]],
     ["url-safe base64", { resourceBinary: "-_-_" }, ["/json/resourceBinary"]],
@@ -28,8 +50,15 @@ describe("createResource content fields", () => {
 
   it("refuses inline content over CMS_MAX_INLINE_BYTES with 413 and stores nothing", async () => {
     const before = await volumeFiles(t.app);
-    await expectProblem(await t.cms.post("createResource", { ...base, resourceBinary: base64(new Uint8Array(1025)) }), 413, "PAYLOAD_TOO_LARGE", "/body/resourceBinary");
-    expect((await t.cms.post("createResource", { ...base, resourceBinary: base64(new Uint8Array(1024)) })).status).toBe(201);
+    await expectProblem(
+      await t.cms.post("createResource", { ...base, resourceBinary: base64(new Uint8Array(1025)) }),
+      413,
+      "PAYLOAD_TOO_LARGE",
+      "/body/resourceBinary",
+    );
+    expect((await t.cms.post("createResource", { ...base, resourceBinary: base64(new Uint8Array(1024)) })).status).toBe(
+      201,
+    );
     expect((await volumeFiles(t.app)).length).toBe(before.length + 1);
   });
 });
@@ -41,27 +70,66 @@ describe("updateResource needs the caller's live lock", () => {
     await expectProblem(await t.cms.post("updateResource", noLock), 409, "LOCK_NOT_HELD");
     const lock = await t.cms.lock(resourceUID, "Owner");
     await expectProblem(await t.cms.post("updateResource", { ...noLock, lockID: lock.lockID }), 423, "LOCKED");
-    await expectProblem(await t.cms.post("updateResource", { ...lock, lockID: "made-up", resourceBinary: base64("new") }), 423, "LOCKED");
+    await expectProblem(
+      await t.cms.post("updateResource", { ...lock, lockID: "made-up", resourceBinary: base64("new") }),
+      423,
+      "LOCKED",
+    );
   });
 
   it("answers 404 for an unknown resource and 400 naming each bad field", async () => {
-    await expectProblem(await t.cms.post("updateResource", { resourceUID: UNKNOWN, author: "A", lockID: "l" }), 404, "NOT_FOUND");
-    await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A" }), 400, "VALIDATION_FAILED", "/json/lockID");
-    const both = { resourceUID: "x", author: "A", lockID: "l", resourceBinary: base64("a"), resourceExternalURI: t.origin.put("both", "b") };
+    await expectProblem(
+      await t.cms.post("updateResource", { resourceUID: UNKNOWN, author: "A", lockID: "l" }),
+      404,
+      "NOT_FOUND",
+    );
+    await expectProblem(
+      await t.cms.post("updateResource", { resourceUID: "x", author: "A" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/lockID",
+    );
+    const both = {
+      resourceUID: "x",
+      author: "A",
+      lockID: "l",
+      resourceBinary: base64("a"),
+      resourceExternalURI: t.origin.put("both", "b"),
+    };
     await expectProblem(await t.cms.post("updateResource", both), 400, "VALIDATION_FAILED", "/json/resourceBinary");
-    await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "a\\b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
-    await expectProblem(await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "../b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    await expectProblem(
+      await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "a\\b" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/resourceName",
+    );
+    await expectProblem(
+      await t.cms.post("updateResource", { resourceUID: "x", author: "A", lockID: "l", resourceName: "../b" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/resourceName",
+    );
     // A new name with '/' (not the current path echoed back) is refused too, once the resource is known.
     const created = await t.cms.create();
     const lock = await t.cms.lock(created.resourceUID);
-    await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName: "a/b" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    await expectProblem(
+      await t.cms.post("updateResource", { ...lock, resourceName: "a/b" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/resourceName",
+    );
   });
 
   it("a rename to a name with a bidirectional control → 400 naming resourceName; a plain rename still works", async () => {
     const created = await t.cms.create();
     const lock = await t.cms.lock(created.resourceUID);
     for (const resourceName of ["invoice\u202Efdp.exe", "a\u2066b.txt", "a\u200Eb.txt"]) {
-      await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName }), 400, "VALIDATION_FAILED", "/json/resourceName");
+      await expectProblem(
+        await t.cms.post("updateResource", { ...lock, resourceName }),
+        400,
+        "VALIDATION_FAILED",
+        "/json/resourceName",
+      );
     }
     const res = await t.cms.post("updateResource", { ...lock, resourceName: "renamed.txt" });
     expect(res.status).toBe(200);
@@ -77,7 +145,12 @@ describe("a failed update changes nothing", () => {
     const created = await t.cms.create({}, "the old content");
     const lock = await t.cms.lock(created.resourceUID);
     const [files, counts] = [await volumeFiles(t.app), await tableCounts(t.app)];
-    await expectProblem(await t.cms.post("updateResource", { ...lock, resourceAuthor: "changed", resourceExternalURI: uri() }), status, code, "/body/resourceExternalURI");
+    await expectProblem(
+      await t.cms.post("updateResource", { ...lock, resourceAuthor: "changed", resourceExternalURI: uri() }),
+      status,
+      code,
+      "/body/resourceExternalURI",
+    );
     expect(await t.cms.data(created.resourceURI)).toEqual(utf8("the old content"));
     expect(await tableCounts(t.app)).toEqual(counts);
     expect(await volumeFiles(t.app)).toEqual(files);
@@ -99,7 +172,10 @@ describe("a failed update changes nothing", () => {
       const late = t.origin.url("/slow/1500/late");
       const update = c.post("updateResource", { ...lock, resourceExternalURI: late });
       // The download has begun, so the update passed its first lock check with A's lock live.
-      await vi.waitFor(() => expect(t.origin.requests.map((r) => r.url)).toContain(new URL(late).pathname), { timeout: 1500, interval: 10 });
+      await vi.waitFor(() => expect(t.origin.requests.map((r) => r.url)).toContain(new URL(late).pathname), {
+        timeout: 1500,
+        interval: 10,
+      });
       time.advance(60_000);
       await c.lock(created.resourceUID, "B");
       await expectProblem(await update, 423, "LOCKED");
@@ -115,10 +191,18 @@ describe("a failed update changes nothing", () => {
 describe("deleteResource and purgeResource", () => {
   it("delete needs the lock (409/423) and a known resource (404)", async () => {
     const { resourceUID } = await t.cms.create();
-    await expectProblem(await t.cms.post("deleteResource", { resourceUID, author: "A", lockID: "x" }), 409, "LOCK_NOT_HELD");
+    await expectProblem(
+      await t.cms.post("deleteResource", { resourceUID, author: "A", lockID: "x" }),
+      409,
+      "LOCK_NOT_HELD",
+    );
     const lock = await t.cms.lock(resourceUID, "A");
     await expectProblem(await t.cms.post("deleteResource", { ...lock, author: "B" }), 423, "LOCKED");
-    await expectProblem(await t.cms.post("deleteResource", { resourceUID: UNKNOWN, author: "A", lockID: "x" }), 404, "NOT_FOUND");
+    await expectProblem(
+      await t.cms.post("deleteResource", { resourceUID: UNKNOWN, author: "A", lockID: "x" }),
+      404,
+      "NOT_FOUND",
+    );
     expect((await t.cms.post("deleteResource", lock)).status).toBe(200);
     await expectProblem(await t.cms.post("deleteResource", lock), 404, "NOT_FOUND");
   });
@@ -143,7 +227,8 @@ describe("reads", () => {
   });
 
   it("getParentUuid: 404 unknown, 400 empty, 415 for another content type, JSON strings accepted", async () => {
-    const post = (body: string, type: string) => fetch(t.app.url(`${API}/getParentUuid`), { method: "POST", headers: { "content-type": type }, body });
+    const post = (body: string, type: string) =>
+      fetch(t.app.url(`${API}/getParentUuid`), { method: "POST", headers: { "content-type": type }, body });
     await expectProblem(await post(UNKNOWN, "text/plain"), 404, "NOT_FOUND");
     await expectProblem(await post(JSON.stringify(UNKNOWN), "application/json"), 404, "NOT_FOUND");
     await expectProblem(await post("", "text/plain"), 400, "VALIDATION_FAILED", "/body");
@@ -155,7 +240,12 @@ describe("reads", () => {
     const { resourceUID } = await t.cms.create();
     await expectProblem(await t.cms.get(`getRevisions/${UNKNOWN}`), 404, "NOT_FOUND");
     await expectProblem(await t.cms.get(`getRevisionData/${resourceUID}/2`), 404, "NOT_FOUND");
-    await expectProblem(await t.cms.get(`getRevisionData/${resourceUID}/zero`), 400, "VALIDATION_FAILED", "/param/revision");
+    await expectProblem(
+      await t.cms.get(`getRevisionData/${resourceUID}/zero`),
+      400,
+      "VALIDATION_FAILED",
+      "/param/revision",
+    );
   });
 
   it.each([

@@ -4,7 +4,16 @@
  */
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { API, base64, cmsClient, expectProblem, type ResourceDto, utf8, volumeFiles, useCmsApp } from "../helpers/cms-client.js";
+import {
+  API,
+  base64,
+  cmsClient,
+  expectProblem,
+  type ResourceDto,
+  utf8,
+  volumeFiles,
+  useCmsApp,
+} from "../helpers/cms-client.js";
 
 const t = useCmsApp("life");
 
@@ -33,7 +42,10 @@ async function revisionsOf(uid: string): Promise<Revision[]> {
 describe("createResource with resourceBinary", () => {
   it("stores the decoded bytes and serves them with the declared type", async () => {
     const bytes = new Uint8Array([0, 1, 2, 250, 255]);
-    const created = await t.cms.create({ resourceMediaType: "application/octet-stream", resourceName: "raw.bin", resourceExternalURI: null }, bytes);
+    const created = await t.cms.create(
+      { resourceMediaType: "application/octet-stream", resourceName: "raw.bin", resourceExternalURI: null },
+      bytes,
+    );
     expect(created).toMatchObject({ size: 5, mediaType: "application/octet-stream", resourcesList: null });
     expect(created.resourceURI).toBe(`${created.resourceUID}/raw.bin`);
     expect(await t.cms.data(created.resourceURI)).toEqual(bytes);
@@ -44,7 +56,11 @@ describe("updateResource", () => {
   it("replaces the content under the caller's lock; UID and URI stay; the old content stays reachable", async () => {
     const created = await t.cms.create({ resourceName: "page.txt", resourceAuthor: "First" }, "version one");
     const lock = await t.cms.lock(created.resourceUID, "Editor");
-    const res = await t.cms.post("updateResource", { ...lock, resourceAuthor: "Second", resourceBinary: base64("version two!") });
+    const res = await t.cms.post("updateResource", {
+      ...lock,
+      resourceAuthor: "Second",
+      resourceBinary: base64("version two!"),
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
     expect(body).toEqual({
@@ -69,13 +85,20 @@ describe("updateResource", () => {
     expect(await text(await t.cms.get(revisions[0]?.dataURI as string))).toBe("version one");
     expect(await text(await t.cms.get(revisions[1]?.dataURI as string))).toBe("version two!");
     // The lock stays held, as in the anchor.
-    await expectProblem(await t.cms.post("lockResourceDTO", { resourceUID: created.resourceUID, author: "Other" }), 423, "LOCKED");
+    await expectProblem(
+      await t.cms.post("lockResourceDTO", { resourceUID: created.resourceUID, author: "Other" }),
+      423,
+      "LOCKED",
+    );
   });
 
   it("downloads new content from resourceExternalURI", async () => {
     const created = await t.cms.create({}, "old");
     const lock = await t.cms.lock(created.resourceUID);
-    const res = await t.cms.post("updateResource", { ...lock, resourceExternalURI: t.origin.put("update-src", "from the origin") });
+    const res = await t.cms.post("updateResource", {
+      ...lock,
+      resourceExternalURI: t.origin.put("update-src", "from the origin"),
+    });
     expect(res.status).toBe(200);
     expect(new TextDecoder().decode(await t.cms.data(created.resourceURI))).toBe("from the origin");
   });
@@ -83,7 +106,13 @@ describe("updateResource", () => {
   it("changes only metadata when no content is given: name, author and media type", async () => {
     const created = await t.cms.create({ resourceName: "notes.txt" }, "same bytes");
     const lock = await t.cms.lock(created.resourceUID);
-    const res = await t.cms.post("updateResource", { ...lock, resourceName: "renamed.md", resourceMediaType: "text/markdown", resourceBinary: null, resourceExternalURI: null });
+    const res = await t.cms.post("updateResource", {
+      ...lock,
+      resourceName: "renamed.md",
+      resourceMediaType: "text/markdown",
+      resourceBinary: null,
+      resourceExternalURI: null,
+    });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { resourceName: string }).resourceName).toBe("renamed.md");
     const served = await t.cms.get(`getData/${created.resourceURI}`); // the URI did not change
@@ -97,20 +126,43 @@ describe("updateResource", () => {
     ]);
   });
   it("detects the media type from the new bytes when the update names none (as the anchor did)", async () => {
-    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+    const png = new Uint8Array([
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 1, 0, 0, 0, 1, 8, 6,
+      0, 0, 0,
+    ]);
     const created = await t.cms.create({ resourceName: "picture", resourceMediaType: "image/png" }, png);
     const lock = await t.cms.lock(created.resourceUID);
     const contentType = async () => (await t.cms.get(`getData/${created.resourceURI}`)).headers.get("content-type");
-    expect((await t.cms.post("updateResource", { ...lock, resourceBinary: base64("%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n<<>>\nendobj\n") })).status).toBe(200);
+    expect(
+      (
+        await t.cms.post("updateResource", {
+          ...lock,
+          resourceBinary: base64("%PDF-1.7\n%\u00e2\u00e3\n1 0 obj\n<<>>\nendobj\n"),
+        })
+      ).status,
+    ).toBe(200);
     expect(await contentType()).toBe("application/pdf");
     // A type the client names wins over the bytes.
-    expect((await t.cms.post("updateResource", { ...lock, resourceMediaType: "application/octet-stream", resourceBinary: base64(png) })).status).toBe(200);
+    expect(
+      (
+        await t.cms.post("updateResource", {
+          ...lock,
+          resourceMediaType: "application/octet-stream",
+          resourceBinary: base64(png),
+        })
+      ).status,
+    ).toBe(200);
     expect(await contentType()).toBe("application/octet-stream");
     // Bytes with no signature (plain text) keep the current type rather than guessing.
     expect((await t.cms.post("updateResource", { ...lock, resourceBinary: base64("just words") })).status).toBe(200);
     expect(await contentType()).toBe("application/octet-stream");
     const revisions = await revisionsOf(created.resourceUID);
-    expect(revisions.map((r) => r.mediaType)).toEqual(["image/png", "application/pdf", "application/octet-stream", "application/octet-stream"]);
+    expect(revisions.map((r) => r.mediaType)).toEqual([
+      "image/png",
+      "application/pdf",
+      "application/octet-stream",
+      "application/octet-stream",
+    ]);
   });
 });
 
@@ -123,7 +175,12 @@ describe("deleteResource and purge", () => {
     expect(await res.json()).toMatchObject({ resourceUID: created.resourceUID, resourceURI: created.resourceURI });
 
     const uid = created.resourceUID;
-    for (const path of [`getData/${created.resourceURI}`, `getMultiPartData/${created.resourceURI}`, `getDataUuid/${uid}`, `getRevisionData/${uid}/1`]) {
+    for (const path of [
+      `getData/${created.resourceURI}`,
+      `getMultiPartData/${created.resourceURI}`,
+      `getDataUuid/${uid}`,
+      `getRevisionData/${uid}/1`,
+    ]) {
       await expectProblem(await t.cms.get(path), 404, "NOT_FOUND");
     }
     await expectProblem(await t.cms.post("getData", { resourceUID: uid }), 404, "NOT_FOUND");
@@ -188,7 +245,11 @@ describe("queryResource and listResources", () => {
     expect(all.map((r) => r.resourceUID)).toEqual(made.map((r) => r.resourceUID));
 
     const uids = async (query: string) =>
-      (((await (await list.get(`listResources?resourceTenantId=listing&${query}`)).json()) as { resources: ResourceDto[] }).resources).map((r) => r.resourceUID);
+      (
+        (await (await list.get(`listResources?resourceTenantId=listing&${query}`)).json()) as {
+          resources: ResourceDto[];
+        }
+      ).resources.map((r) => r.resourceUID);
     const pick = (...i: number[]) => i.map((n) => made[n]?.resourceUID);
     expect(await uids("author=Ann")).toEqual(pick(0, 1, 2));
     expect(await uids("mediaType=TEXT/PLAIN")).toEqual(pick(0, 2, 4, 6));
@@ -196,11 +257,15 @@ describe("queryResource and listResources", () => {
     expect(await uids("namePrefix=IMG-")).toEqual([]);
     expect(await uids("author=Ben&mediaType=image/png")).toEqual(pick(3, 5));
     expect(await uids(`createdFrom=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual([]);
-    expect(await uids(`createdBefore=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual(pick(0, 1, 2, 3, 4, 5, 6));
+    expect(await uids(`createdBefore=${new Date(Date.now() + 60_000).toISOString()}`)).toEqual(
+      pick(0, 1, 2, 3, 4, 5, 6),
+    );
     // `tenant` is accepted as a short alias of resourceTenantId.
     const byAlias = await list.get("listResources?tenant=listing&author=Ann");
     expect(byAlias.status).toBe(200);
-    expect(((await byAlias.json()) as { resources: ResourceDto[] }).resources.map((r) => r.resourceUID)).toEqual(pick(0, 1, 2));
+    expect(((await byAlias.json()) as { resources: ResourceDto[] }).resources.map((r) => r.resourceUID)).toEqual(
+      pick(0, 1, 2),
+    );
   });
 });
 
@@ -211,7 +276,10 @@ describe("the anchor's other ways to read content", () => {
   });
 
   it("POST getData by resourceUID or resourceURI answers the whole content with the declared type", async () => {
-    for (const body of [{ resourceUID: created.resourceUID }, { resourceURI: created.resourceURI, resourceUID: null }]) {
+    for (const body of [
+      { resourceUID: created.resourceUID },
+      { resourceURI: created.resourceURI, resourceUID: null },
+    ]) {
       const res = await t.cms.post("getData", body);
       expect(res.headers.get("content-type")).toBe("text/plain");
       expect(await text(res)).toBe("0123456789abcdefghij");
@@ -228,7 +296,11 @@ describe("the anchor's other ways to read content", () => {
   it("getMultiPartData answers the anchor's suggested range and precondition cases", async () => {
     const path = `getMultiPartData/${created.resourceURI}`;
     const first = await t.cms.get(path, { range: "bytes=0-9" });
-    expect([first.status, first.headers.get("content-range"), await first.text()]).toEqual([206, "bytes 0-9/20", "0123456789"]);
+    expect([first.status, first.headers.get("content-range"), await first.text()]).toEqual([
+      206,
+      "bytes 0-9/20",
+      "0123456789",
+    ]);
     const last = await t.cms.get(path, { range: "bytes=-10" });
     expect(await last.text()).toBe("abcdefghij");
     await expectProblem(await t.cms.get(path, { range: "bytes=30-" }), 416, "RANGE_NOT_SATISFIABLE");
@@ -238,22 +310,49 @@ describe("the anchor's other ways to read content", () => {
   });
 
   it("getParentUuid takes the UID as plain text and answers 404 for a resource outside any package", async () => {
-    const res = await fetch(t.app.url(`${API}/getParentUuid`), { method: "POST", headers: { "content-type": "text/plain" }, body: created.resourceUID });
+    const res = await fetch(t.app.url(`${API}/getParentUuid`), {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: created.resourceUID,
+    });
     await expectProblem(res, 404, "NOT_FOUND");
   });
 });
 
 describe("the OpenAPI document", () => {
   it("lists every lifecycle, lock, package and upload endpoint with its problem statuses", async () => {
-    const doc = (await (await fetch(t.app.url("/openapi.json"))).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
-    const statuses = (path: string, method = "post") => Object.keys(doc.paths[`${API}/${path}`]?.[method]?.responses ?? {});
-    expect(statuses("updateResource")).toEqual(expect.arrayContaining(["200", "400", "403", "404", "409", "413", "423"]));
+    const doc = (await (await fetch(t.app.url("/openapi.json"))).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    const statuses = (path: string, method = "post") =>
+      Object.keys(doc.paths[`${API}/${path}`]?.[method]?.responses ?? {});
+    expect(statuses("updateResource")).toEqual(
+      expect.arrayContaining(["200", "400", "403", "404", "409", "413", "423"]),
+    );
     expect(statuses("deleteResource")).toEqual(expect.arrayContaining(["200", "409", "423"]));
     expect(statuses("unlockResourceDTO")).toEqual(expect.arrayContaining(["204", "409", "423"]));
-    for (const verb of ["lockResourceDTO", "renewResourceDtoLock", "lockResource", "unlockResource", "renewResourceLock", "queryResourceLock", "queryResource", "purgeResource", "getData", "getParentUuid", "uploadResource"]) {
+    for (const verb of [
+      "lockResourceDTO",
+      "renewResourceDtoLock",
+      "lockResource",
+      "unlockResource",
+      "renewResourceLock",
+      "queryResourceLock",
+      "queryResource",
+      "purgeResource",
+      "getData",
+      "getParentUuid",
+      "uploadResource",
+    ]) {
       expect(statuses(verb), verb).toContain("400");
     }
-    for (const path of ["listResources", "getDataUuid/{resourceUID}", "getRevisions/{resourceUID}", "getRevisionData/{resourceUID}/{revision}", "getMultiPartData/{context}/{path}"]) {
+    for (const path of [
+      "listResources",
+      "getDataUuid/{resourceUID}",
+      "getRevisions/{resourceUID}",
+      "getRevisionData/{resourceUID}/{revision}",
+      "getMultiPartData/{context}/{path}",
+    ]) {
       expect(statuses(path, "get"), path).toContain("200");
     }
   });

@@ -27,7 +27,11 @@ describe("ownership: the token subject, never a request field", () => {
     const own = await client("cms-creator").create({ resourceAuthor: "acme-creator" }); // the author field grants nothing
     const body = { resourceUID: own.resourceUID, author: "acme-creator" };
     await expectProblem(await client("acme-creator").post("lockResourceDTO", body), 403, "FORBIDDEN");
-    await expectProblem(await client("acme-creator").post("lockResource", { uid: own.resourceUID, lockOwner: "x" }), 403, "FORBIDDEN");
+    await expectProblem(
+      await client("acme-creator").post("lockResource", { uid: own.resourceUID, lockOwner: "x" }),
+      403,
+      "FORBIDDEN",
+    );
     await expectProblem(await client("cms-consumer").post("lockResourceDTO", body), 403, "FORBIDDEN");
     await expectProblem(await client("no-roles").post("lockResourceDTO", body), 403, "FORBIDDEN");
     await expectProblem(await cmsClient(stack.app, "acme").post("lockResourceDTO", body), 401, "UNAUTHENTICATED");
@@ -41,7 +45,11 @@ describe("ownership: the token subject, never a request field", () => {
   it("a lockID is useless to anyone but its holder, even an admin (423), who may force-unlock instead", async () => {
     const own = await client("cms-creator").create();
     const lock = await client("cms-creator").lock(own.resourceUID, "Owner");
-    await expectProblem(await client("cms-admin").post("updateResource", { ...lock, resourceAuthor: "admin" }), 423, "LOCKED");
+    await expectProblem(
+      await client("cms-admin").post("updateResource", { ...lock, resourceAuthor: "admin" }),
+      423,
+      "LOCKED",
+    );
     await expectProblem(await client("cms-admin").post("deleteResource", lock), 423, "LOCKED");
     // The holder sees its lockID in queryResourceLock; a reader does not.
     const mine = await client("cms-creator").post("queryResourceLock", { uid: own.resourceUID });
@@ -51,28 +59,57 @@ describe("ownership: the token subject, never a request field", () => {
     // Admin override: unlock without knowing the lockID, then lock and update as admin.
     expect((await client("cms-admin").post("unlockResourceDTO", { ...lock, lockID: "unknown" })).status).toBe(204);
     const adminLock = await client("cms-admin").lock(own.resourceUID, "Admin");
-    expect((await client("cms-admin").post("updateResource", { ...adminLock, resourceAuthor: "admin" })).status).toBe(200);
+    expect((await client("cms-admin").post("updateResource", { ...adminLock, resourceAuthor: "admin" })).status).toBe(
+      200,
+    );
   });
 
   it("a creator cannot force-unlock someone else's lock", async () => {
     const own = await client("cms-admin").create();
     const lock = await client("cms-admin").lock(own.resourceUID);
-    await expectProblem(await client("cms-creator").post("unlockResourceDTO", { ...lock, lockID: "x" }), 403, "FORBIDDEN");
-    await expectProblem(await client("cms-creator").post("unlockResource", { uid: own.resourceUID, lockID: "x", lockOwner: "A" }), 403, "FORBIDDEN");
+    await expectProblem(
+      await client("cms-creator").post("unlockResourceDTO", { ...lock, lockID: "x" }),
+      403,
+      "FORBIDDEN",
+    );
+    await expectProblem(
+      await client("cms-creator").post("unlockResource", { uid: own.resourceUID, lockID: "x", lockOwner: "A" }),
+      403,
+      "FORBIDDEN",
+    );
   });
 });
 
 describe("roles", () => {
   it("purge is admin only", async () => {
     const own = await client("cms-creator").create();
-    await expectProblem(await client("cms-creator").post("purgeResource", { resourceUID: own.resourceUID }), 403, "FORBIDDEN");
+    await expectProblem(
+      await client("cms-creator").post("purgeResource", { resourceUID: own.resourceUID }),
+      403,
+      "FORBIDDEN",
+    );
     expect((await client("cms-admin").post("purgeResource", { resourceUID: own.resourceUID })).status).toBe(200);
   });
 
   it("creating (JSON or upload) needs creator; reading needs consumer", async () => {
-    await expectProblem(await client("cms-consumer").post("createResource", { resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "x", resourceTenantId: "acme", resourceBinary: base64("x") }), 403, "FORBIDDEN");
-    const upForm = () => form({ resourceAuthor: "a", resourceTenantId: "acme", resourceName: "u.txt" }, { bytes: new Uint8Array([1]) });
-    await expectProblem(await upload(stack.app, upForm(), { authorization: `Bearer ${tokens["cms-consumer"]}` }), 403, "FORBIDDEN");
+    await expectProblem(
+      await client("cms-consumer").post("createResource", {
+        resourceAuthor: "a",
+        resourceMediaType: "text/plain",
+        resourceName: "x",
+        resourceTenantId: "acme",
+        resourceBinary: base64("x"),
+      }),
+      403,
+      "FORBIDDEN",
+    );
+    const upForm = () =>
+      form({ resourceAuthor: "a", resourceTenantId: "acme", resourceName: "u.txt" }, { bytes: new Uint8Array([1]) });
+    await expectProblem(
+      await upload(stack.app, upForm(), { authorization: `Bearer ${tokens["cms-consumer"]}` }),
+      403,
+      "FORBIDDEN",
+    );
     await expectProblem(await upload(stack.app, upForm()), 401, "UNAUTHENTICATED");
     expect((await upload(stack.app, upForm(), { authorization: `Bearer ${tokens["acme-creator"]}` })).status).toBe(201);
 
@@ -84,7 +121,11 @@ describe("roles", () => {
     expect((await reader.get(`getDataUuid/${created.resourceUID}`)).status).toBe(200);
     expect((await reader.post("getData", { resourceUID: created.resourceUID })).status).toBe(200);
     expect((await reader.get("listResources?resourceTenantId=acme")).status).toBe(200);
-    for (const path of [`getRevisions/${created.resourceUID}`, `getDataUuid/${created.resourceUID}`, "listResources?resourceTenantId=acme"]) {
+    for (const path of [
+      `getRevisions/${created.resourceUID}`,
+      `getDataUuid/${created.resourceUID}`,
+      "listResources?resourceTenantId=acme",
+    ]) {
       await expectProblem(await client("no-roles").get(path), 403, "FORBIDDEN");
       await expectProblem(await cmsClient(stack.app, "acme").get(path), 401, "UNAUTHENTICATED");
     }
@@ -99,12 +140,33 @@ describe("tenant confinement (acme-creator may only touch tenant acme)", () => {
     await expectProblem(await acme.post("queryResource", { queryUID: uid }), 403, "FORBIDDEN");
     await expectProblem(await acme.post("lockResourceDTO", { resourceUID: uid, author: "a" }), 403, "FORBIDDEN");
     await expectProblem(await acme.post("lockResource", { uid, lockOwner: "a" }), 403, "FORBIDDEN");
-    await expectProblem(await acme.post("updateResource", { resourceUID: uid, author: "a", lockID: "l" }), 403, "FORBIDDEN");
+    await expectProblem(
+      await acme.post("updateResource", { resourceUID: uid, author: "a", lockID: "l" }),
+      403,
+      "FORBIDDEN",
+    );
     await expectProblem(await acme.post("getData", { resourceUID: uid }), 403, "FORBIDDEN");
     await expectProblem(await acme.get(`getRevisions/${uid}`), 403, "FORBIDDEN");
     await expectProblem(await acme.get("listResources?resourceTenantId=t1"), 403, "FORBIDDEN");
-    await expectProblem(await acme.post("createResource", { resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "x", resourceTenantId: "t1", resourceBinary: base64("x") }), 403, "FORBIDDEN");
-    const up = form({ resourceAuthor: "a", resourceTenantId: "t1", resourceName: "u.txt" }, { bytes: new Uint8Array([1]) });
-    await expectProblem(await upload(stack.app, up, { authorization: `Bearer ${tokens["acme-creator"]}` }), 403, "FORBIDDEN");
+    await expectProblem(
+      await acme.post("createResource", {
+        resourceAuthor: "a",
+        resourceMediaType: "text/plain",
+        resourceName: "x",
+        resourceTenantId: "t1",
+        resourceBinary: base64("x"),
+      }),
+      403,
+      "FORBIDDEN",
+    );
+    const up = form(
+      { resourceAuthor: "a", resourceTenantId: "t1", resourceName: "u.txt" },
+      { bytes: new Uint8Array([1]) },
+    );
+    await expectProblem(
+      await upload(stack.app, up, { authorization: `Bearer ${tokens["acme-creator"]}` }),
+      403,
+      "FORBIDDEN",
+    );
   });
 });

@@ -13,9 +13,17 @@ describe("lock conflicts", () => {
   it("refuses a second lock by the same owner and a lock by another owner with 423", async () => {
     const { resourceUID } = await t.cms.create();
     await t.cms.lock(resourceUID, "Alice");
-    const again = await expectProblem(await t.cms.post("lockResourceDTO", { resourceUID, author: "Alice" }), 423, "LOCKED");
+    const again = await expectProblem(
+      await t.cms.post("lockResourceDTO", { resourceUID, author: "Alice" }),
+      423,
+      "LOCKED",
+    );
     expect(again.detail).toMatch(/already locked by this owner/);
-    const other = await expectProblem(await t.cms.post("lockResourceDTO", { resourceUID, author: "Bob" }), 423, "LOCKED");
+    const other = await expectProblem(
+      await t.cms.post("lockResourceDTO", { resourceUID, author: "Bob" }),
+      423,
+      "LOCKED",
+    );
     expect(other.detail).toMatch(/locked by another holder until \d{4}-/);
   });
 
@@ -58,16 +66,23 @@ describe("lock conflicts", () => {
     const fake = { resourceUID, author: "Alice", lockID: "nothing" };
     await expectProblem(await t.cms.post("unlockResourceDTO", fake), 409, "LOCK_NOT_HELD");
     await expectProblem(await t.cms.post("renewResourceDtoLock", fake), 409, "LOCK_NOT_HELD");
-    await expectProblem(await t.cms.post("unlockResource", { uid: "never-locked", lockID: "x", lockOwner: "A" }), 409, "LOCK_NOT_HELD");
+    await expectProblem(
+      await t.cms.post("unlockResource", { uid: "never-locked", lockID: "x", lockOwner: "A" }),
+      409,
+      "LOCK_NOT_HELD",
+    );
   });
 });
 
 describe("unknown and deleted resources", () => {
-  it.each(["lockResourceDTO", "unlockResourceDTO", "renewResourceDtoLock"])("%s answers 404 for an unknown or malformed UID", async (verb) => {
-    for (const resourceUID of [UNKNOWN, "nonsense"]) {
-      await expectProblem(await t.cms.post(verb, { resourceUID, author: "Alice", lockID: "x" }), 404, "NOT_FOUND");
-    }
-  });
+  it.each(["lockResourceDTO", "unlockResourceDTO", "renewResourceDtoLock"])(
+    "%s answers 404 for an unknown or malformed UID",
+    async (verb) => {
+      for (const resourceUID of [UNKNOWN, "nonsense"]) {
+        await expectProblem(await t.cms.post(verb, { resourceUID, author: "Alice", lockID: "x" }), 404, "NOT_FOUND");
+      }
+    },
+  );
 
   it("cannot lock a deleted resource (the anchor could)", async () => {
     const { resourceUID } = await t.cms.create();
@@ -97,11 +112,20 @@ describe("validation", () => {
     ["in the past", () => Date.now() - 1000],
     ["beyond CMS_LOCK_MAX_TTL (8 h)", () => Date.now() + 9 * 3600_000],
   ])("refuses a requested expiry %s", async (_label, at) => {
-    await expectProblem(await t.cms.post("lockResource", { uid: "expiry-check", lockOwner: "A", lockExpiration: at() }), 400, "VALIDATION_FAILED", "/body/lockExpiration");
+    await expectProblem(
+      await t.cms.post("lockResource", { uid: "expiry-check", lockOwner: "A", lockExpiration: at() }),
+      400,
+      "VALIDATION_FAILED",
+      "/body/lockExpiration",
+    );
   });
 
   it("answers 415 to a body that is not JSON", async () => {
-    const res = await fetch(t.app.url("/cms/v1.0/lockResource"), { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+    const res = await fetch(t.app.url("/cms/v1.0/lockResource"), {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+    });
     await expectProblem(res, 415, "UNSUPPORTED_MEDIA_TYPE");
   });
 });

@@ -17,11 +17,30 @@ describe("resource locks (lockResourceDTO, renewResourceDtoLock, unlockResourceD
   it("locks for 30 minutes by default and answers the anchor's LockedResourceDTO fields", async () => {
     const created = await t.cms.create({ resourceName: "doc.txt" });
     const before = time.nowMs();
-    const res = await t.cms.post("lockResourceDTO", { resourceUID: created.resourceUID, author: "Alice", resourceURI: null, resourcesList: null });
+    const res = await t.cms.post("lockResourceDTO", {
+      resourceUID: created.resourceUID,
+      author: "Alice",
+      resourceURI: null,
+      resourcesList: null,
+    });
     expect(res.status).toBe(200);
     const body = (await res.json()) as Record<string, unknown>;
-    expect(Object.keys(body)).toEqual(["resourceUID", "author", "resourceURI", "resourcesList", "lockID", "lockExpirationDate", "resourceName"]);
-    expect(body).toMatchObject({ resourceUID: created.resourceUID, author: "Alice", resourceURI: created.resourceURI, resourcesList: null, resourceName: "doc.txt" });
+    expect(Object.keys(body)).toEqual([
+      "resourceUID",
+      "author",
+      "resourceURI",
+      "resourcesList",
+      "lockID",
+      "lockExpirationDate",
+      "resourceName",
+    ]);
+    expect(body).toMatchObject({
+      resourceUID: created.resourceUID,
+      author: "Alice",
+      resourceURI: created.resourceURI,
+      resourcesList: null,
+      resourceName: "doc.txt",
+    });
     expect(body.lockID).toMatch(/^[0-9a-f-]{36}$/);
     expect(body.lockExpirationDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     const expires = Date.parse(body.lockExpirationDate as string);
@@ -67,7 +86,9 @@ describe("named locks (lockResource, renewResourceLock, queryResourceLock, unloc
 
   it("honours a requested expiry, renews to a later one, and unlocks", async () => {
     const wanted = new Date(time.nowMs() + 5 * MINUTE).toISOString();
-    const lock = (await (await t.cms.post("lockResource", { uid: "named-1", lockOwner: "Carol", lockExpiration: wanted })).json()) as Record<string, string>;
+    const lock = (await (
+      await t.cms.post("lockResource", { uid: "named-1", lockOwner: "Carol", lockExpiration: wanted })
+    ).json()) as Record<string, string>;
     expect(lock.lockExpiration).toBe(wanted);
     const later = time.nowMs() + 60 * MINUTE;
     const renewed = await t.cms.post("renewResourceLock", { ...lock, lockExpiration: later });
@@ -114,7 +135,11 @@ describe("expiry", () => {
   });
 
   it("an expired lock is not reported by queryResourceLock (the anchor returned it)", async () => {
-    await short.post("lockResource", { uid: "soon-gone", lockOwner: "Alice", lockExpiration: expiryTime.nowMs() + 30_000 });
+    await short.post("lockResource", {
+      uid: "soon-gone",
+      lockOwner: "Alice",
+      lockExpiration: expiryTime.nowMs() + 30_000,
+    });
     expiryTime.advance(29_999);
     expect((await short.post("queryResourceLock", { uid: "soon-gone" })).status).toBe(200);
     expiryTime.advance(1);

@@ -45,11 +45,17 @@ describe("meta endpoints", () => {
   it("answers a CORS preflight for any origin, with the headers browsers need", async () => {
     const res = await fetch(app.url("/cms/v1.0/createResource"), {
       method: "OPTIONS",
-      headers: { origin: "https://app.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization,content-type",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
-    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(expect.arrayContaining(["GET", "POST"]));
+    expect(res.headers.get("access-control-allow-methods")?.split(",")).toEqual(
+      expect.arrayContaining(["GET", "POST"]),
+    );
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["authorization", "content-type", "range", "if-none-match"]),
     );
@@ -59,14 +65,24 @@ describe("meta endpoints", () => {
   it("lets a preflight send every conditional header the API honours, and only the methods routes have", async () => {
     const res = await fetch(app.url("/cms/v1.0/getData/x/y"), {
       method: "OPTIONS",
-      headers: { origin: "https://app.example", "access-control-request-method": "GET", "access-control-request-headers": "if-unmodified-since" },
+      headers: {
+        origin: "https://app.example",
+        "access-control-request-method": "GET",
+        "access-control-request-headers": "if-unmodified-since",
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "if-range"]),
     );
     // No route answers PUT: a preflight must not promise it (PATCH and DELETE: tus uploads).
-    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual(["DELETE", "GET", "HEAD", "PATCH", "POST"]);
+    expect(res.headers.get("access-control-allow-methods")?.split(",").sort()).toEqual([
+      "DELETE",
+      "GET",
+      "HEAD",
+      "PATCH",
+      "POST",
+    ]);
   });
 
   it("exposes Retry-After (423, 503) and Allow (405) to scripts", async () => {
@@ -102,15 +118,42 @@ describe("meta endpoints", () => {
     // The full list is a 288-byte header line on every answer of the hottest path, naming Location, tus and
     // auth headers a content answer never has (exposing an absent header does nothing).
     const { resourceURI } = await cmsClient(app, "t").create({ resourceName: "a.txt" }, "abcdef");
-    const contentExposes = ["etag", "content-range", "content-disposition", "accept-ranges", "x-request-id", "repr-digest", "content-digest"];
-    for (const headers of [{}, { range: "bytes=0-1" }, { "want-content-digest": "sha-256" }] as Record<string, string>[]) {
-      const res = await fetch(app.url(`/cms/v1.0/getData/${resourceURI}`), { headers: { origin: "https://app.example", ...headers } });
+    const contentExposes = [
+      "etag",
+      "content-range",
+      "content-disposition",
+      "accept-ranges",
+      "x-request-id",
+      "repr-digest",
+      "content-digest",
+    ];
+    for (const headers of [{}, { range: "bytes=0-1" }, { "want-content-digest": "sha-256" }] as Record<
+      string,
+      string
+    >[]) {
+      const res = await fetch(app.url(`/cms/v1.0/getData/${resourceURI}`), {
+        headers: { origin: "https://app.example", ...headers },
+      });
       expect(res.ok).toBe(true);
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
-      expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",").sort()).toEqual([...contentExposes].sort());
+      expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",").sort()).toEqual(
+        [...contentExposes].sort(),
+      );
       for (const [name] of res.headers) {
-        const safelisted = ["cache-control", "content-language", "content-length", "content-type", "expires", "last-modified", "pragma"];
-        if (!name.startsWith("access-control-") && !safelisted.includes(name) && !["x-content-type-options", "content-security-policy", "date", "connection", "keep-alive"].includes(name)) {
+        const safelisted = [
+          "cache-control",
+          "content-language",
+          "content-length",
+          "content-type",
+          "expires",
+          "last-modified",
+          "pragma",
+        ];
+        if (
+          !name.startsWith("access-control-") &&
+          !safelisted.includes(name) &&
+          !["x-content-type-options", "content-security-policy", "date", "connection", "keep-alive"].includes(name)
+        ) {
           expect(contentExposes, `${name} is on a content answer`).toContain(name);
         }
       }
@@ -125,7 +168,12 @@ describe("meta endpoints", () => {
     const res = await fetch(app.url("/nope"));
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    expect(await res.json()).toMatchObject({ code: "NOT_FOUND", status: 404, instance: "/nope", type: "/problems/not-found" });
+    expect(await res.json()).toMatchObject({
+      code: "NOT_FOUND",
+      status: 404,
+      instance: "/nope",
+      type: "/problems/not-found",
+    });
   });
 
   it("answers a wrong method with 405 and Allow", async () => {
@@ -151,10 +199,13 @@ async function startCountingProxy(target: string) {
     if (down) return void req.socket.destroy();
     if (req.method === "GET" || req.method === "HEAD") counts.reads++;
     else counts.writes++;
-    const forward = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on("error", () => res.destroy());
     req.pipe(forward);
   });
@@ -199,7 +250,9 @@ describe("/readyz on S3: one read per short window, never a write", () => {
     proxy.counts.reads = 0;
     proxy.counts.writes = 0;
     // Several load balancers at once, then one more: all inside the window.
-    const statuses = await Promise.all(Array.from({ length: 20 }, async () => (await fetch(target.url("/readyz"))).status));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, async () => (await fetch(target.url("/readyz"))).status),
+    );
     statuses.push((await fetch(target.url("/readyz"))).status);
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(proxy.counts).toEqual({ reads: 1, writes: 0 });
@@ -258,20 +311,25 @@ describe("explorer", () => {
     expect(html).toContain("/openapi.json");
   });
 
-  it.each(["/swagger-ui.html", "/docs"])("sends %s with a CSP: own scripts and Swagger UI's one hashed inline script, never framed", async (path) => {
-    const res = await fetch(app.url(path));
-    const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
-    expect(csp).toEqual(expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]));
-    expect(res.headers.get("x-frame-options")).toBe("DENY");
-    const html = await res.text();
-    // Besides the JSON data block, exactly one inline script (@hono/swagger-ui's start-up code) …
-    const inline = [...html.matchAll(/<script(?![^>]*\bsrc=)([^>]*)>([\s\S]*?)<\/script>/g)];
-    expect(inline.map((m) => m[1])).toEqual([' id="explorer-settings" type="application/json"', ""]);
-    expect(inline[1]?.[2]).toContain("SwaggerUIBundle(");
-    // … and script-src allows this origin plus that script's SHA-256, nothing else inline.
-    const hash = createHash("sha256").update(inline[1]?.[2] ?? "").digest("base64");
-    expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
-  });
+  it.each(["/swagger-ui.html", "/docs"])(
+    "sends %s with a CSP: own scripts and Swagger UI's one hashed inline script, never framed",
+    async (path) => {
+      const res = await fetch(app.url(path));
+      const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
+      expect(csp).toEqual(expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]));
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      const html = await res.text();
+      // Besides the JSON data block, exactly one inline script (@hono/swagger-ui's start-up code) …
+      const inline = [...html.matchAll(/<script(?![^>]*\bsrc=)([^>]*)>([\s\S]*?)<\/script>/g)];
+      expect(inline.map((m) => m[1])).toEqual([' id="explorer-settings" type="application/json"', ""]);
+      expect(inline[1]?.[2]).toContain("SwaggerUIBundle(");
+      // … and script-src allows this origin plus that script's SHA-256, nothing else inline.
+      const hash = createHash("sha256")
+        .update(inline[1]?.[2] ?? "")
+        .digest("base64");
+      expect(csp).toContain(`script-src 'self' 'sha256-${hash}'`);
+    },
+  );
 
   it("sends Swagger UI's bundle gzipped to clients that accept it, with a strong ETag that answers 304", async () => {
     const url = app.url("/vendor/swagger-ui-dist/swagger-ui-bundle.js");
@@ -293,7 +351,9 @@ describe("explorer", () => {
     expect(again.body.length).toBe(0);
     expect(again.headers.etag).toBe(etag);
     // q=0 refuses an encoding.
-    expect((await getRaw(url, { "accept-encoding": "gzip;q=0, identity" })).headers["content-encoding"]).toBeUndefined();
+    expect(
+      (await getRaw(url, { "accept-encoding": "gzip;q=0, identity" })).headers["content-encoding"],
+    ).toBeUndefined();
   });
 
   it("serves only allow-listed vendor files", async () => {

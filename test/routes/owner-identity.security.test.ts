@@ -20,7 +20,12 @@ let dir: string;
 let databaseUrl: string;
 
 beforeAll(async () => {
-  [idpA, idpB] = await Promise.all([0, 1].map(() => startIdp({ port: 0, clientSecret: SECRET, log: () => {} })) as [Promise<RunningIdp>, Promise<RunningIdp>]);
+  [idpA, idpB] = await Promise.all(
+    [0, 1].map(() => startIdp({ port: 0, clientSecret: SECRET, log: () => {} })) as [
+      Promise<RunningIdp>,
+      Promise<RunningIdp>,
+    ],
+  );
   dir = await mkdtemp(join(tmpdir(), "cms-owner-"));
   databaseUrl = `file:${join(dir, "cms.db")}`;
 });
@@ -31,13 +36,24 @@ afterAll(async () => {
 
 /** A server trusting `idp`, on the shared database and volume. */
 const serverFor = (idp: RunningIdp) =>
-  startTestApp({ CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer, CMS_DATABASE_URL: databaseUrl, CMS_VOLUME: join(dir, "volume") });
+  startTestApp({
+    CMS_AUTH_ENABLED: "true",
+    CMS_AUTH_ISSUER: idp.issuer,
+    CMS_DATABASE_URL: databaseUrl,
+    CMS_VOLUME: join(dir, "volume"),
+  });
 
 async function token(idp: RunningIdp, username: string): Promise<string> {
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: "cms-server", client_secret: SECRET, username, password: username, grant_type: "password" }),
+    body: new URLSearchParams({
+      client_id: "cms-server",
+      client_secret: SECRET,
+      username,
+      password: username,
+      grant_type: "password",
+    }),
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { access_token: string }).access_token;
@@ -45,7 +61,10 @@ async function token(idp: RunningIdp, username: string): Promise<string> {
 
 const call = (app: TestApp, bearerToken: string, path: string, body: unknown) => {
   const init = json(body);
-  return fetch(app.url(`/cms/v1.0/${path}`), { ...init, headers: { ...(init.headers as Record<string, string>), ...bearer(bearerToken) } });
+  return fetch(app.url(`/cms/v1.0/${path}`), {
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), ...bearer(bearerToken) },
+  });
 };
 
 /** Takes and releases a lock: the modify right an owner (or admin) has. */
@@ -53,7 +72,9 @@ async function lockStatus(app: TestApp, bearerToken: string, resourceUID: string
   const res = await call(app, bearerToken, "lockResourceDTO", { resourceUID, author: "tester" });
   if (res.status === 200) {
     const { lockID } = (await res.json()) as { lockID: string };
-    expect((await call(app, bearerToken, "unlockResourceDTO", { resourceUID, author: "tester", lockID })).status).toBe(204);
+    expect((await call(app, bearerToken, "unlockResourceDTO", { resourceUID, author: "tester", lockID })).status).toBe(
+      204,
+    );
   }
   return res.status;
 }
@@ -61,7 +82,10 @@ async function lockStatus(app: TestApp, bearerToken: string, resourceUID: string
 async function ownerColumns(uid: string) {
   const client = createClient({ url: databaseUrl });
   try {
-    const { rows } = await client.execute({ sql: "select owner, owner_issuer from resources where uid = ?", args: [uid] });
+    const { rows } = await client.execute({
+      sql: "select owner, owner_issuer from resources where uid = ?",
+      args: [uid],
+    });
     return rows[0];
   } finally {
     client.close();
@@ -75,7 +99,11 @@ describe("owner identity = issuer + subject", () => {
     const app = await serverFor(idpA);
     try {
       const res = await call(app, await token(idpA, "cms-creator"), "createResource", {
-        resourceAuthor: "a", resourceBinary: btoa("mine"), resourceMediaType: "text/plain", resourceName: "a.txt", resourceTenantId: "owners",
+        resourceAuthor: "a",
+        resourceBinary: btoa("mine"),
+        resourceMediaType: "text/plain",
+        resourceName: "a.txt",
+        resourceTenantId: "owners",
       });
       expect(res.status).toBe(201);
       uid = ((await res.json()) as { resourceUID: string }).resourceUID;
@@ -89,7 +117,10 @@ describe("owner identity = issuer + subject", () => {
   it("the same sub from another issuer is not the owner", async () => {
     const app = await serverFor(idpB);
     try {
-      const res = await call(app, await token(idpB, "cms-creator"), "lockResourceDTO", { resourceUID: uid, author: "intruder" });
+      const res = await call(app, await token(idpB, "cms-creator"), "lockResourceDTO", {
+        resourceUID: uid,
+        author: "intruder",
+      });
       expect(res.status).toBe(403);
       expect(await res.json()).toMatchObject({ code: "FORBIDDEN" });
       // An admin of the new issuer still may.

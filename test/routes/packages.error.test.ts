@@ -11,14 +11,25 @@ import { buildZip, type WriterEntry } from "../helpers/zip-writer.js";
 const MiB = 1024 * 1024;
 const LIMIT = 256 * 1024;
 
-const t = useCmsApp("badzip", { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_ZIP_MAX_ENTRIES: "8", CMS_MAX_INLINE_BYTES: String(LIMIT) });
+const t = useCmsApp("badzip", {
+  CMS_MAX_RESOURCE_BYTES: String(LIMIT),
+  CMS_ZIP_MAX_ENTRIES: "8",
+  CMS_MAX_INLINE_BYTES: String(LIMIT),
+});
 
 const START = { name: "info.json", data: JSON.stringify({ startPage: "index.html" }) };
 const INDEX = { name: "index.html", data: "<html></html>" };
 /** Fresh, incompressible files, so their blobs are new and must be discarded on failure. */
-const unique = (n: number): WriterEntry[] => Array.from({ length: n }, (_, i) => ({ name: `assets/f${i}.bin`, data: new Uint8Array(randomBytes(2048)) }));
+const unique = (n: number): WriterEntry[] =>
+  Array.from({ length: n }, (_, i) => ({ name: `assets/f${i}.bin`, data: new Uint8Array(randomBytes(2048)) }));
 
-async function refuses(zip: Uint8Array, status: number, code: string, pointer = "/body/resourceBinary", name = "pkg.zip") {
+async function refuses(
+  zip: Uint8Array,
+  status: number,
+  code: string,
+  pointer = "/body/resourceBinary",
+  name = "pkg.zip",
+) {
   const [files, counts] = [await volumeFiles(t.app), await tableCounts(t.app)];
   const res = await t.cms.postCreate({ resourceMediaType: "application/zip", resourceName: name }, zip);
   const problem = await expectProblem(res, status, code, pointer);
@@ -58,11 +69,19 @@ describe("hostile packages", () => {
   });
 
   it("refuses a symbolic link entry", async () => {
-    await refuses(await buildZip([START, INDEX, { name: "link", data: "/etc/passwd", unixMode: 0o120777 }]), 400, "VALIDATION_FAILED");
+    await refuses(
+      await buildZip([START, INDEX, { name: "link", data: "/etc/passwd", unixMode: 0o120777 }]),
+      400,
+      "VALIDATION_FAILED",
+    );
   });
 
   it("refuses a bomb by its compression ratio before inflating anything", async () => {
-    const p = await refuses(await buildZip([START, INDEX, { name: "zeros.bin", fill: { byte: 0, length: 64 * MiB } }]), 400, "VALIDATION_FAILED");
+    const p = await refuses(
+      await buildZip([START, INDEX, { name: "zeros.bin", fill: { byte: 0, length: 64 * MiB } }]),
+      400,
+      "VALIDATION_FAILED",
+    );
     expect(p.detail).toMatch(/expands more than 100:1/);
   });
 
@@ -76,25 +95,46 @@ describe("hostile packages", () => {
   });
 
   it("stops at a file whose CRC does not match, discarding the files already stored", async () => {
-    await refuses(await buildZip([START, INDEX, ...unique(3), { name: "zz-bad.txt", data: "tampered", lie: { crc32: 12345 } }]), 400, "VALIDATION_FAILED");
+    await refuses(
+      await buildZip([START, INDEX, ...unique(3), { name: "zz-bad.txt", data: "tampered", lie: { crc32: 12345 } }]),
+      400,
+      "VALIDATION_FAILED",
+    );
   });
 
   it("refuses a file over CMS_MAX_RESOURCE_BYTES inside the package with 413", async () => {
-    await refuses(await buildZip([START, INDEX, ...unique(2), { name: "big.bin", fill: { byte: 7, length: LIMIT + 1 } }]), 413, "PAYLOAD_TOO_LARGE");
+    await refuses(
+      await buildZip([START, INDEX, ...unique(2), { name: "big.bin", fill: { byte: 7, length: LIMIT + 1 } }]),
+      413,
+      "PAYLOAD_TOO_LARGE",
+    );
   });
 
   it("refuses an entry with the package's own name (both would have one URI)", async () => {
-    await refuses(await buildZip([START, INDEX, { name: "pkg.zip", data: "inner" }]), 400, "VALIDATION_FAILED", "/body/resourceName");
+    await refuses(
+      await buildZip([START, INDEX, { name: "pkg.zip", data: "inner" }]),
+      400,
+      "VALIDATION_FAILED",
+      "/body/resourceName",
+    );
   });
 
   it("points at resourceExternalURI when the zip was downloaded", async () => {
     const url = t.origin.put("plain.zip", await plainZip());
-    const res = await t.cms.postCreate({ resourceMediaType: "application/zip", resourceName: "p.zip", resourceExternalURI: url, resourceBinary: undefined });
+    const res = await t.cms.postCreate({
+      resourceMediaType: "application/zip",
+      resourceName: "p.zip",
+      resourceExternalURI: url,
+      resourceBinary: undefined,
+    });
     await expectProblem(res, 400, "VALIDATION_FAILED", "/body/resourceExternalURI");
   });
 
   it("still accepts a good package afterwards", async () => {
-    const res = await t.cms.postCreate({ resourceMediaType: "application/zip", resourceName: "good.zip" }, await infoJsonZip());
+    const res = await t.cms.postCreate(
+      { resourceMediaType: "application/zip", resourceName: "good.zip" },
+      await infoJsonZip(),
+    );
     expect(res.status).toBe(201);
   });
 });

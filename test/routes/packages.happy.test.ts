@@ -9,12 +9,20 @@ import { infoJsonZip, PNG, scormZip } from "../helpers/packages.js";
 const t = useCmsApp("elearn");
 
 const createZip = async (bytes: Uint8Array, fields: Record<string, unknown> = {}) =>
-  t.cms.create({ resourceMediaType: "application/zip", resourceName: "lesson.zip", resourceAuthor: "Teacher", ...fields }, bytes);
+  t.cms.create(
+    { resourceMediaType: "application/zip", resourceName: "lesson.zip", resourceAuthor: "Teacher", ...fields },
+    bytes,
+  );
 
-const names = (list: ResourceDto[] | null) => (list ?? []).map((r) => r.resourceURI.slice(r.resourceURI.indexOf("/") + 1)).sort();
+const names = (list: ResourceDto[] | null) =>
+  (list ?? []).map((r) => r.resourceURI.slice(r.resourceURI.indexOf("/") + 1)).sort();
 
 async function parentOf(uid: string) {
-  const res = await fetch(t.app.url(`${API}/getParentUuid`), { method: "POST", headers: { "content-type": "text/plain" }, body: uid });
+  const res = await fetch(t.app.url(`${API}/getParentUuid`), {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: uid,
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
   return res.text();
@@ -57,9 +65,15 @@ describe("a SCORM package", () => {
     expect(await parentOf(start.resourcesList?.[0]?.resourceUID as string)).toBe(zipUid);
     const query = await t.cms.post("queryResource", { queryUID: zipUid });
     const zip = (await query.json()) as ResourceDto;
-    expect(zip).toMatchObject({ resourceUID: zipUid, resourceURI: `${zipUid}/lesson.zip`, mediaType: "application/zip" });
+    expect(zip).toMatchObject({
+      resourceUID: zipUid,
+      resourceURI: `${zipUid}/lesson.zip`,
+      mediaType: "application/zip",
+    });
     expect(names(zip.resourcesList)).toEqual(["images/logo.png", "imsmanifest.xml", "index.html", "js/app.js"]);
-    expect(new Uint8Array(await (await t.cms.get(`getData/${zip.resourceURI}`)).arrayBuffer())).toEqual(await scormZip());
+    expect(new Uint8Array(await (await t.cms.get(`getData/${zip.resourceURI}`)).arrayBuffer())).toEqual(
+      await scormZip(),
+    );
     const children = await t.cms.get(`listResources?resourceTenantId=elearn&parentUID=${zipUid}`);
     expect(((await children.json()) as { resources: unknown[] }).resources).toHaveLength(4);
   });
@@ -75,7 +89,12 @@ describe("an info.json package (the anchor's demo_content.zip)", () => {
 
   it("also explodes a zip downloaded from resourceExternalURI and a x-zip-compressed type", async () => {
     const url = t.origin.put("demo.zip", await infoJsonZip());
-    const res = await t.cms.postCreate({ resourceMediaType: "application/x-zip-compressed", resourceName: "demo.zip", resourceExternalURI: url, resourceBinary: undefined });
+    const res = await t.cms.postCreate({
+      resourceMediaType: "application/x-zip-compressed",
+      resourceName: "demo.zip",
+      resourceExternalURI: url,
+      resourceBinary: undefined,
+    });
     expect(res.status).toBe(201);
     const start = (await res.json()) as ResourceDto;
     expect(res.headers.get("location")).toBe(`${API}/getData/${start.resourceURI}`);
@@ -83,7 +102,10 @@ describe("an info.json package (the anchor's demo_content.zip)", () => {
   });
 
   it("a zip declared as octet-stream is stored as an opaque file, as in the anchor", async () => {
-    const created = await t.cms.create({ resourceMediaType: "application/octet-stream", resourceName: "opaque.zip" }, await infoJsonZip());
+    const created = await t.cms.create(
+      { resourceMediaType: "application/octet-stream", resourceName: "opaque.zip" },
+      await infoJsonZip(),
+    );
     expect(created.resourcesList).toBeNull();
     await expectProblem(await t.cms.get(`getData/${created.resourceUID}/start.html`), 404, "NOT_FOUND");
   });
@@ -100,7 +122,11 @@ describe("a package's lifecycle", () => {
     expect(await t.cms.data(start.resourceURI)).toEqual(utf8("<html>v2</html>"));
 
     const zipLock = await t.cms.lock(zipUid);
-    await expectProblem(await t.cms.post("updateResource", { ...zipLock, resourceBinary: base64("not a zip") }), 409, "CONFLICT");
+    await expectProblem(
+      await t.cms.post("updateResource", { ...zipLock, resourceBinary: base64("not a zip") }),
+      409,
+      "CONFLICT",
+    );
     expect((await t.cms.post("updateResource", { ...zipLock, resourceAuthor: "New teacher" })).status).toBe(200);
 
     expect((await t.cms.post("deleteResource", zipLock)).status).toBe(200);
@@ -109,7 +135,11 @@ describe("a package's lifecycle", () => {
       await expectProblem(await t.cms.post("queryResource", { queryUID: file.resourceUID }), 404, "NOT_FOUND");
     }
     const history = await (await t.cms.get(`getRevisions/${start.resourceUID}`)).json();
-    expect((history as { revisions: { action: string }[] }).revisions.map((r) => r.action)).toEqual(["create", "update", "delete"]);
+    expect((history as { revisions: { action: string }[] }).revisions.map((r) => r.action)).toEqual([
+      "create",
+      "update",
+      "delete",
+    ]);
 
     const purged = await t.cms.post("purgeResource", { resourceUID: zipUid });
     expect(((await purged.json()) as { purged: string[] }).purged).toHaveLength(5);
@@ -123,7 +153,12 @@ describe("a package's lifecycle", () => {
     expect(updated.status).toBe(200);
     expect(await updated.json()).toMatchObject({ resourceName: "images/logo.png", author: "Designer" });
     // Another path is not a rename: a new name must be a plain file name.
-    await expectProblem(await t.cms.post("updateResource", { ...lock, resourceName: "images/other.png" }), 400, "VALIDATION_FAILED", "/json/resourceName");
+    await expectProblem(
+      await t.cms.post("updateResource", { ...lock, resourceName: "images/other.png" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/resourceName",
+    );
     const renamed = await t.cms.post("updateResource", { ...lock, resourceName: "brand.png" });
     expect(await renamed.json()).toMatchObject({ resourceName: "brand.png" });
   });

@@ -21,7 +21,11 @@ const OVERRIDES = {
   pending: { bytes: 1_000_000 },
   update: { bytes: 500 },
 };
-const t = useCmsApp("quota", { CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES), CMS_QUOTA_RESOURCES: "1000", CMS_TUS_MAX_PENDING_PER_TENANT: "3" });
+const t = useCmsApp("quota", {
+  CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES),
+  CMS_QUOTA_RESOURCES: "1000",
+  CMS_TUS_MAX_PENDING_PER_TENANT: "3",
+});
 
 interface Usage {
   resourceTenantId: string;
@@ -40,7 +44,11 @@ const TUS = { "tus-resumable": "1.0.0" };
 const tusCreate = (tenant: string, length: number, name: string) =>
   fetch(t.app.url(`${API}/uploads`), {
     method: "POST",
-    headers: { ...TUS, "upload-length": String(length), "upload-metadata": `tenant ${btoa(tenant)},filename ${btoa(name)},author ${btoa("T")}` },
+    headers: {
+      ...TUS,
+      "upload-length": String(length),
+      "upload-metadata": `tenant ${btoa(tenant)},filename ${btoa(name)},author ${btoa("T")}`,
+    },
   });
 const tusPatch = (created: Response, offset: number, body: string | Uint8Array) =>
   fetch(t.app.url(created.headers.get("location") as string), {
@@ -49,7 +57,10 @@ const tusPatch = (created: Response, offset: number, body: string | Uint8Array) 
     body: body as BodyInit,
   });
 const allFiles = async () =>
-  (await readdir(t.app.volume, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => `${e.parentPath}/${e.name}`).sort();
+  (await readdir(t.app.volume, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => `${e.parentPath}/${e.name}`)
+    .sort();
 
 describe("quotas", () => {
   it("usage: counts, limits from the defaults and overrides", async () => {
@@ -66,13 +77,20 @@ describe("quotas", () => {
     await cms.create({ resourceName: "b.txt" }, "12345"); // the same content again: stored once, counted twice
     expect(await usage("quota")).toMatchObject({ bytes: 10, resources: 2, revisions: 2, ingressToday: 10 });
     expect((await usage("race")).limits).toEqual({ bytes: null, resources: 10, ingressBytesPerDay: null });
-    await expectProblem(await fetch(t.app.url(`${API}/usage?resourceTenantId=bad tenant`)), 400, "VALIDATION_FAILED", "/query/resourceTenantId");
+    await expectProblem(
+      await fetch(t.app.url(`${API}/usage?resourceTenantId=bad tenant`)),
+      400,
+      "VALIDATION_FAILED",
+      "/query/resourceTenantId",
+    );
   });
 
   it("50 concurrent creates racing a limit of 10 resources: exactly 10 are stored, the rest are 507 naming the quota", async () => {
     const cms = cmsClient(t.app, "race");
     const filesBefore = (await allFiles()).length;
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => cms.postCreate({ resourceName: `r${i}.txt` }, `content ${i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => cms.postCreate({ resourceName: `r${i}.txt` }, `content ${i}`)),
+    );
     const statuses = answers.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(10);
     expect(statuses.filter((s) => s === 507)).toHaveLength(40);
@@ -90,7 +108,12 @@ describe("quotas", () => {
     const cms = cmsClient(t.app, "bytes");
     const first = await cms.create({ resourceName: "600.bin" }, "x".repeat(600));
     const [files, counts] = [await allFiles(), await tableCounts(t.app)];
-    const problem = await expectProblem(await cms.postCreate({ resourceName: "over.bin" }, "y".repeat(401)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    const problem = await expectProblem(
+      await cms.postCreate({ resourceName: "over.bin" }, "y".repeat(401)),
+      507,
+      "QUOTA_EXCEEDED",
+      "/quota/bytes",
+    );
     expect(problem.detail).toContain("limit 1000, usage 600, this request 401");
     expect(await allFiles()).toEqual(files);
     expect(await tableCounts(t.app)).toEqual(counts);
@@ -107,17 +130,33 @@ describe("quotas", () => {
     const created = await cms.create({ resourceName: "u.bin" }, "a".repeat(300));
     const update = async (change: { content?: string; resourceName?: string }) => {
       const lock = await cms.lock(created.resourceUID);
-      const content = change.content === undefined ? {} : { resourceBinary: Buffer.from(change.content).toString("base64") };
+      const content =
+        change.content === undefined ? {} : { resourceBinary: Buffer.from(change.content).toString("base64") };
       const name = change.resourceName === undefined ? {} : { resourceName: change.resourceName };
-      const res = await cms.post("updateResource", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author, ...content, ...name });
-      await cms.post("unlockResourceDTO", { resourceUID: created.resourceUID, lockID: lock.lockID, author: lock.author });
+      const res = await cms.post("updateResource", {
+        resourceUID: created.resourceUID,
+        lockID: lock.lockID,
+        author: lock.author,
+        ...content,
+        ...name,
+      });
+      await cms.post("unlockResourceDTO", {
+        resourceUID: created.resourceUID,
+        lockID: lock.lockID,
+        author: lock.author,
+      });
       return res;
     };
     // Revision 1 keeps the 300 bytes fetchable (getRevisionData): the tenant now stores 450.
     expect((await update({ content: "b".repeat(150) })).status).toBe(200);
     expect(await usage("update")).toMatchObject({ bytes: 450, resources: 1, ingressToday: 450, revisions: 2 });
     const [files, counts] = [await allFiles(), await tableCounts(t.app)];
-    const problem = await expectProblem(await update({ content: "c".repeat(51) }), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    const problem = await expectProblem(
+      await update({ content: "c".repeat(51) }),
+      507,
+      "QUOTA_EXCEEDED",
+      "/quota/bytes",
+    );
     expect(problem.detail).toContain("limit 500, usage 450, this request 51");
     expect(await allFiles()).toEqual(files);
     expect((await tableCounts(t.app)).revisions).toBe(counts.revisions);
@@ -135,13 +174,21 @@ describe("quotas", () => {
   it("bytes taken in per day count the bytes received, and refuse past the day's limit", async () => {
     const cms = cmsClient(t.app, "ingress");
     expect((await cms.postCreate({ resourceName: "1.bin" }, "a".repeat(1000))).status).toBe(201);
-    await expectProblem(await cms.postCreate({ resourceName: "2.bin" }, "b".repeat(501)), 507, "QUOTA_EXCEEDED", "/quota/ingressBytesPerDay");
+    await expectProblem(
+      await cms.postCreate({ resourceName: "2.bin" }, "b".repeat(501)),
+      507,
+      "QUOTA_EXCEEDED",
+      "/quota/ingressBytesPerDay",
+    );
     expect(await usage("ingress")).toMatchObject({ ingressToday: 1000, limits: { ingressBytesPerDay: 1500 } });
   });
 
   it("a tus upload that cannot fit is refused at creation, from its Upload-Length", async () => {
     const meta = `tenant ${btoa("tus")},filename ${btoa("huge.bin")},author ${btoa("T")}`;
-    const start = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { "tus-resumable": "1.0.0", "upload-length": "101", "upload-metadata": meta } });
+    const start = await fetch(t.app.url(`${API}/uploads`), {
+      method: "POST",
+      headers: { "tus-resumable": "1.0.0", "upload-length": "101", "upload-metadata": meta },
+    });
     const problem = await expectProblem(start, 507, "QUOTA_EXCEEDED", "/quota/bytes");
     expect(problem.detail).toContain("limit 100, usage 0, this request 101");
   });
@@ -151,7 +198,12 @@ describe("quotas", () => {
     expect(start.status).toBe(201);
     expect(await usage("tus")).toMatchObject({ bytes: 60, resources: 0 });
     const cms = cmsClient(t.app, "tus");
-    await expectProblem(await cms.postCreate({ resourceName: "other.bin" }, "o".repeat(50)), 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    await expectProblem(
+      await cms.postCreate({ resourceName: "other.bin" }, "o".repeat(50)),
+      507,
+      "QUOTA_EXCEEDED",
+      "/quota/bytes",
+    );
     expect((await cms.postCreate({ resourceName: "small.bin" }, "s".repeat(40))).status).toBe(201);
     const patch = await tusPatch(start, 0, "q".repeat(60));
     expect(patch.status, await patch.clone().text()).toBe(201);
@@ -166,7 +218,11 @@ describe("quotas", () => {
     await expectProblem(await tusPatch(start, 0, "r".repeat(10)), 507, "QUOTA_EXCEEDED", "/quota/resources");
     expect(await tableCounts(t.app)).toEqual(counts);
     expect(await usage("tusres")).toMatchObject({ bytes: 11, resources: 1 });
-    expect((await fetch(t.app.url(start.headers.get("location") as string), { method: "HEAD", headers: TUS })).headers.get("upload-offset")).toBe("10");
+    expect(
+      (await fetch(t.app.url(start.headers.get("location") as string), { method: "HEAD", headers: TUS })).headers.get(
+        "upload-offset",
+      ),
+    ).toBe("10");
     expect((await cms.post("purgeResource", { resourceUID: other.resourceUID })).status).toBe(200);
     expect((await tusPatch(start, 10, "")).status).toBe(201);
     expect(await usage("tusres")).toMatchObject({ bytes: 10, resources: 1 });
@@ -176,12 +232,15 @@ describe("quotas", () => {
     // Four uploads of 900 000 bytes, at once, against 1 000 000: one holds its room, the others are 507.
     const answers = await Promise.all([0, 1, 2, 3].map((i) => tusCreate("pending", 900_000, `p${i}.bin`)));
     expect(answers.map((r) => r.status).sort()).toEqual([201, 507, 507, 507]);
-    for (const refused of answers.filter((r) => r.status === 507)) await expectProblem(refused, 507, "QUOTA_EXCEEDED", "/quota/bytes");
+    for (const refused of answers.filter((r) => r.status === 507))
+      await expectProblem(refused, 507, "QUOTA_EXCEEDED", "/quota/bytes");
     const first = answers.find((r) => r.status === 201) as Response;
     expect((await tusPatch(first, 0, new Uint8Array(899_999))).status).toBe(204);
     expect(await usage("pending")).toMatchObject({ bytes: 900_000, resources: 0 });
     // Terminated: its room is free again.
-    expect((await fetch(t.app.url(first.headers.get("location") as string), { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect(
+      (await fetch(t.app.url(first.headers.get("location") as string), { method: "DELETE", headers: TUS })).status,
+    ).toBe(204);
     expect(await usage("pending")).toMatchObject({ bytes: 0 });
     // Expired and collected: likewise.
     const second = await tusCreate("pending", 900_000, "p4.bin");
@@ -206,10 +265,17 @@ describe("quotas", () => {
       expect(res.status).toBe(201);
       open.push(res);
     }
-    const problem = await expectProblem(await tusCreate("many", 10, "m3.bin"), 507, "QUOTA_EXCEEDED", "/quota/pendingUploads");
+    const problem = await expectProblem(
+      await tusCreate("many", 10, "m3.bin"),
+      507,
+      "QUOTA_EXCEEDED",
+      "/quota/pendingUploads",
+    );
     expect(problem.detail).toMatch(/3 unfinished uploads/);
     expect(await usage("many")).toMatchObject({ bytes: 1 + 30 });
-    expect((await fetch(t.app.url(open[0]?.headers.get("location") as string), { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect(
+      (await fetch(t.app.url(open[0]?.headers.get("location") as string), { method: "DELETE", headers: TUS })).status,
+    ).toBe(204);
     expect((await tusCreate("many", 10, "m4.bin")).status).toBe(201);
   });
 
@@ -236,7 +302,13 @@ describe("quotas across instances", () => {
         fetch(`${base}${API}/createResource`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: `m${i}.txt`, resourceTenantId: "multi", resourceBinary: btoa(`n${i}`) }),
+          body: JSON.stringify({
+            resourceAuthor: "A",
+            resourceMediaType: "text/plain",
+            resourceName: `m${i}.txt`,
+            resourceTenantId: "multi",
+            resourceBinary: btoa(`n${i}`),
+          }),
         });
       const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i % 2 ? a.url : b.url, i)));
       expect(answers.filter((r) => r.status === 201)).toHaveLength(7);

@@ -9,7 +9,11 @@ let app: TestApp;
 
 beforeAll(async () => {
   origin = await startOrigin();
-  app = await startTestApp({ CMS_MAX_RESOURCE_BYTES: String(64 * 1024), CMS_FETCH_TIMEOUT_MS: "1500", CMS_MAX_INLINE_BYTES: "16384" });
+  app = await startTestApp({
+    CMS_MAX_RESOURCE_BYTES: String(64 * 1024),
+    CMS_FETCH_TIMEOUT_MS: "1500",
+    CMS_MAX_INLINE_BYTES: "16384",
+  });
 });
 afterAll(async () => {
   await app.close();
@@ -93,12 +97,23 @@ describe("createResource validation", () => {
     const res = await post({ resourceAuthor: "" });
     const p = await problem(res);
     expect(p.errors?.map((e) => e.pointer).sort()).toEqual(
-      ["/json/resourceAuthor", "/json/resourceBinary", "/json/resourceExternalURI", "/json/resourceMediaType", "/json/resourceName", "/json/resourceTenantId"].sort(),
+      [
+        "/json/resourceAuthor",
+        "/json/resourceBinary",
+        "/json/resourceExternalURI",
+        "/json/resourceMediaType",
+        "/json/resourceName",
+        "/json/resourceTenantId",
+      ].sort(),
     );
   });
 
   it("accepts media types with parameters and unicode file names", async () => {
-    const res = await post({ ...valid(), resourceMediaType: 'text/plain; charset="utf-8"', resourceName: "日本語 file (1).txt" });
+    const res = await post({
+      ...valid(),
+      resourceMediaType: 'text/plain; charset="utf-8"',
+      resourceName: "日本語 file (1).txt",
+    });
     expect(res.status).toBe(201);
     // Right-to-left letters are names like any other; only the invisible controls are refused.
     expect((await post({ ...valid(), resourceName: "שלום عربي.txt" })).status).toBe(201);
@@ -175,8 +190,20 @@ describe("createResource SSRF policy (CMS_FETCH_ALLOW_PRIVATE=false)", () => {
   it("refuses loopback targets in every spelling before connecting", async () => {
     const port = new URL(origin.url("/")).port;
     const before = origin.connections;
-    for (const host of ["127.0.0.1", "localhost", "[::1]", "2130706433", "0x7f.1", "127.1", "[::ffff:127.0.0.1]", "0.0.0.0"]) {
-      const res = await fetch(strict.url("/cms/v1.0/createResource"), json({ ...valid(), resourceExternalURI: `http://${host}:${port}/bytes/ok` }));
+    for (const host of [
+      "127.0.0.1",
+      "localhost",
+      "[::1]",
+      "2130706433",
+      "0x7f.1",
+      "127.1",
+      "[::ffff:127.0.0.1]",
+      "0.0.0.0",
+    ]) {
+      const res = await fetch(
+        strict.url("/cms/v1.0/createResource"),
+        json({ ...valid(), resourceExternalURI: `http://${host}:${port}/bytes/ok` }),
+      );
       expect(res.status, host).toBe(422);
       const p = await problem(res);
       expect(p.code).toBe("ORIGIN_REFUSED");

@@ -85,7 +85,10 @@ describe("createResource", () => {
 
   it("follows redirects from the origin", async () => {
     origin.put("target", "redirected content");
-    const { res, body } = await create({ resourceExternalURI: origin.url("/redirect/3/target"), resourceMediaType: "text/plain" });
+    const { res, body } = await create({
+      resourceExternalURI: origin.url("/redirect/3/target"),
+      resourceMediaType: "text/plain",
+    });
     expect(res.status).toBe(201);
     const data = await fetch(app.url(`/cms/v1.0/getData/${body.resourceURI}`));
     expect(await data.text()).toBe("redirected content");
@@ -94,7 +97,13 @@ describe("createResource", () => {
   it("sends the origin no credentials or cookies", async () => {
     const url = origin.put("creds", "x");
     const res = await fetch(app.url("/cms/v1.0/createResource"), {
-      ...json({ resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "c.txt", resourceTenantId: "t1", resourceExternalURI: url }),
+      ...json({
+        resourceAuthor: "a",
+        resourceMediaType: "text/plain",
+        resourceName: "c.txt",
+        resourceTenantId: "t1",
+        resourceExternalURI: url,
+      }),
       headers: { "content-type": "application/json", authorization: "Bearer secret", cookie: "session=secret" },
     });
     expect(res.status).toBe(201);
@@ -108,7 +117,12 @@ describe("createResource", () => {
     const results = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
         const url = origin.put(`c${i}`, `content number ${i}`);
-        return create({ resourceExternalURI: url, resourceName: `f${i}.txt`, resourceMediaType: "text/plain", resourceTenantId: "conc" });
+        return create({
+          resourceExternalURI: url,
+          resourceName: `f${i}.txt`,
+          resourceMediaType: "text/plain",
+          resourceTenantId: "conc",
+        });
       }),
     );
     expect(results.map((r) => r.res.status)).toEqual(Array(100).fill(201));
@@ -128,7 +142,7 @@ describe("getData", () => {
     const { body } = await create({
       resourceExternalURI: origin.put("data", bytes),
       resourceMediaType: "application/pdf",
-      resourceName: "Résumé \"final\".pdf",
+      resourceName: 'Résumé "final".pdf',
       resourceTenantId: "reader",
     });
     uri = body.resourceURI as string;

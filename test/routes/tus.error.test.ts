@@ -13,7 +13,11 @@ import { fakeClock } from "../helpers/fake-clock.js";
 
 /** The app's clock: expiry tests move it instead of sleeping past CMS_TUS_EXPIRY_SECONDS. */
 const time = fakeClock();
-const t = useCmsApp("tuserr", { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024), CMS_TUS_EXPIRY_SECONDS: "2" }, { clock: time.clock });
+const t = useCmsApp(
+  "tuserr",
+  { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024), CMS_TUS_EXPIRY_SECONDS: "2" },
+  { clock: time.clock },
+);
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const metadata = (fields: Record<string, string>) =>
@@ -48,11 +52,41 @@ async function partKeys(): Promise<string[]> {
 
 describe("a refused creation-with-upload leaves nothing", () => {
   it.each([
-    ["a checksum mismatch → 460", { ...OCTETS, "upload-checksum": `sha256 ${sha256("other")}` }, 460, "CHECKSUM_MISMATCH", "/header/upload-checksum"],
-    ["a Content-Digest mismatch → 460", { ...OCTETS, "content-digest": `sha-256=:${sha256("other")}:` }, 460, "CHECKSUM_MISMATCH", undefined],
-    ["a body of another type → 415", { ...TUS, "content-type": "text/plain" }, 415, "UNSUPPORTED_MEDIA_TYPE", undefined],
-    ["a malformed Upload-Checksum → 400", { ...OCTETS, "upload-checksum": "sha256 AAAA" }, 400, "VALIDATION_FAILED", "/header/upload-checksum"],
-    ["a malformed Content-Digest → 400", { ...OCTETS, "content-digest": "sha-256=:AAAA:" }, 400, "VALIDATION_FAILED", "/header/content-digest"],
+    [
+      "a checksum mismatch → 460",
+      { ...OCTETS, "upload-checksum": `sha256 ${sha256("other")}` },
+      460,
+      "CHECKSUM_MISMATCH",
+      "/header/upload-checksum",
+    ],
+    [
+      "a Content-Digest mismatch → 460",
+      { ...OCTETS, "content-digest": `sha-256=:${sha256("other")}:` },
+      460,
+      "CHECKSUM_MISMATCH",
+      undefined,
+    ],
+    [
+      "a body of another type → 415",
+      { ...TUS, "content-type": "text/plain" },
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+      undefined,
+    ],
+    [
+      "a malformed Upload-Checksum → 400",
+      { ...OCTETS, "upload-checksum": "sha256 AAAA" },
+      400,
+      "VALIDATION_FAILED",
+      "/header/upload-checksum",
+    ],
+    [
+      "a malformed Content-Digest → 400",
+      { ...OCTETS, "content-digest": "sha-256=:AAAA:" },
+      400,
+      "VALIDATION_FAILED",
+      "/header/content-digest",
+    ],
     ["a body past Upload-Length → 413", { ...OCTETS, "upload-length": "3" }, 413, "PAYLOAD_TOO_LARGE", undefined],
   ])("%s", async (_label, headers, status, code, pointer) => {
     const rows = await uploadRows();
@@ -65,7 +99,10 @@ describe("a refused creation-with-upload leaves nothing", () => {
 
   it("an accepted creation-with-upload still keeps its row and its first bytes", async () => {
     const rows = await uploadRows();
-    const res = await post({ ...OCTETS, "upload-length": "10", "upload-checksum": `sha256 ${sha256("01234")}` }, "01234");
+    const res = await post(
+      { ...OCTETS, "upload-length": "10", "upload-checksum": `sha256 ${sha256("01234")}` },
+      "01234",
+    );
     expect(res.status).toBe(201);
     expect(res.headers.get("upload-offset")).toBe("5");
     expect(await uploadRows()).toBe(rows + 1);
@@ -82,7 +119,12 @@ describe("a creation without a body checks its digest fields as every endpoint d
     ["upload-checksum", "md5 AAAA"],
   ])("a malformed %s (%s) → 400 naming it, and no upload", async (header, value) => {
     const rows = await uploadRows();
-    await expectProblem(await post({ "upload-length": "10", [header]: value }), 400, "VALIDATION_FAILED", `/header/${header}`);
+    await expectProblem(
+      await post({ "upload-length": "10", [header]: value }),
+      400,
+      "VALIDATION_FAILED",
+      `/header/${header}`,
+    );
     expect(await uploadRows()).toBe(rows);
   });
 
@@ -94,15 +136,18 @@ describe("a creation without a body checks its digest fields as every endpoint d
 });
 
 describe("Upload-Metadata keys", () => {
-  it.each(["toString", "constructor", "hasOwnProperty", "__proto__"])("an extra key %s is ignored like any unknown key", async (key) => {
-    const res = await fetch(endpoint(), {
-      method: "POST",
-      headers: { ...OCTETS, "upload-length": "2", "upload-metadata": `${metadata(FIELDS)},${key} ${b64("x")}` },
-      body: "hi",
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    expect(((await res.json()) as { resourceURI: string }).resourceURI).toMatch(/\/t\.bin$/);
-  });
+  it.each(["toString", "constructor", "hasOwnProperty", "__proto__"])(
+    "an extra key %s is ignored like any unknown key",
+    async (key) => {
+      const res = await fetch(endpoint(), {
+        method: "POST",
+        headers: { ...OCTETS, "upload-length": "2", "upload-metadata": `${metadata(FIELDS)},${key} ${b64("x")}` },
+        body: "hi",
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      expect(((await res.json()) as { resourceURI: string }).resourceURI).toMatch(/\/t\.bin$/);
+    },
+  );
 });
 
 describe("an upload that ends leaves no tus/<id>/ directory on the volume", () => {
@@ -110,7 +155,9 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
   async function uploadDirs(url: string): Promise<string[]> {
     const id = url.slice(url.lastIndexOf("/") + 1);
     const entries = await readdir(t.app.volume, { recursive: true, withFileTypes: true });
-    return entries.filter((e) => e.isDirectory() && e.name === id && e.parentPath.endsWith("/tus")).map((e) => `${e.parentPath}/${e.name}`);
+    return entries
+      .filter((e) => e.isDirectory() && e.name === id && e.parentPath.endsWith("/tus"))
+      .map((e) => `${e.parentPath}/${e.name}`);
   }
   async function started(length: number, bytes: string): Promise<string> {
     const res = await post({ "upload-length": String(length) });
@@ -145,13 +192,16 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
 });
 
 describe("names that lie", () => {
-  it.each(["invoice\u202Efdp.exe", "a\u2068b.bin", "a\u200Fb.bin"])("an Upload-Metadata filename %j → 400 naming resourceName, and no upload", async (filename) => {
-    const rows = await uploadRows();
-    const res = await fetch(endpoint(), {
-      method: "POST",
-      headers: { ...TUS, "upload-length": "10", "upload-metadata": metadata({ ...FIELDS, filename }) },
-    });
-    await expectProblem(res, 400, "VALIDATION_FAILED", "/header/upload-metadata/resourceName");
-    expect(await uploadRows()).toBe(rows);
-  });
+  it.each(["invoice\u202Efdp.exe", "a\u2068b.bin", "a\u200Fb.bin"])(
+    "an Upload-Metadata filename %j → 400 naming resourceName, and no upload",
+    async (filename) => {
+      const rows = await uploadRows();
+      const res = await fetch(endpoint(), {
+        method: "POST",
+        headers: { ...TUS, "upload-length": "10", "upload-metadata": metadata({ ...FIELDS, filename }) },
+      });
+      await expectProblem(res, 400, "VALIDATION_FAILED", "/header/upload-metadata/resourceName");
+      expect(await uploadRows()).toBe(rows);
+    },
+  );
 });

@@ -14,18 +14,42 @@ afterAll(async () => stack?.close());
 
 const TUS = { "tus-resumable": "1.0.0" };
 const call = (token: string, verb: string, body: unknown) =>
-  fetch(stack.app.url(`${API}/${verb}`), { method: "POST", headers: { ...bearer(token), "content-type": "application/json" }, body: JSON.stringify(body) });
+  fetch(stack.app.url(`${API}/${verb}`), {
+    method: "POST",
+    headers: { ...bearer(token), "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
 
 describe("tus ownership", () => {
   it("an upload its creator started and an admin finished belongs to the creator", async () => {
     const creator = await stack.forge({ sub: "alice", resource_access: { "cms-server": { roles: ["creator"] } } });
     const admin = await stack.forge({ sub: "root", resource_access: { "cms-server": { roles: ["admin"] } } });
     const meta = `tenant ${btoa("own")},filename ${btoa("mine.txt")},author ${btoa("Alice")}`;
-    const start = await fetch(stack.app.url(`${API}/uploads`), { method: "POST", headers: { ...TUS, ...bearer(creator), "upload-length": "4", "upload-metadata": meta } });
+    const start = await fetch(stack.app.url(`${API}/uploads`), {
+      method: "POST",
+      headers: { ...TUS, ...bearer(creator), "upload-length": "4", "upload-metadata": meta },
+    });
     expect(start.status).toBe(201);
     const url = stack.app.url(start.headers.get("location") as string);
-    expect((await fetch(url, { method: "PATCH", headers: { ...TUS, ...bearer(creator), "content-type": "application/offset+octet-stream", "upload-offset": "0" }, body: "mi" })).status).toBe(204);
-    const last = await fetch(url, { method: "PATCH", headers: { ...TUS, ...bearer(admin), "content-type": "application/offset+octet-stream", "upload-offset": "2" }, body: "ne" });
+    expect(
+      (
+        await fetch(url, {
+          method: "PATCH",
+          headers: {
+            ...TUS,
+            ...bearer(creator),
+            "content-type": "application/offset+octet-stream",
+            "upload-offset": "0",
+          },
+          body: "mi",
+        })
+      ).status,
+    ).toBe(204);
+    const last = await fetch(url, {
+      method: "PATCH",
+      headers: { ...TUS, ...bearer(admin), "content-type": "application/offset+octet-stream", "upload-offset": "2" },
+      body: "ne",
+    });
     expect(last.status).toBe(201);
     const { resourceUID } = (await last.json()) as { resourceUID: string };
 

@@ -18,7 +18,10 @@ const OCTETS = { ...TUS, "content-type": "application/offset+octet-stream" };
 const metadata = (name: string) => `tenant ${btoa(TENANT)},filename ${btoa(name)},author ${btoa("Racer")}`;
 
 async function create(length: number, name: string): Promise<string> {
-  const res = await fetch(t.app.url(`${API}/uploads`), { method: "POST", headers: { ...TUS, "upload-length": String(length), "upload-metadata": metadata(name) } });
+  const res = await fetch(t.app.url(`${API}/uploads`), {
+    method: "POST",
+    headers: { ...TUS, "upload-length": String(length), "upload-metadata": metadata(name) },
+  });
   expect(res.status, await res.clone().text()).toBe(201);
   return t.app.url(res.headers.get("location") as string);
 }
@@ -45,7 +48,9 @@ async function untilComplete(url: string, length: number): Promise<number> {
 }
 
 const listed = async (namePrefix: string): Promise<ResourceDto[]> => {
-  const res = await fetch(t.app.url(`${API}/listResources?resourceTenantId=${TENANT}&namePrefix=${namePrefix}&limit=100`));
+  const res = await fetch(
+    t.app.url(`${API}/listResources?resourceTenantId=${TENANT}&namePrefix=${namePrefix}&limit=100`),
+  );
   expect(res.status).toBe(200);
   return ((await res.json()) as { resources: ResourceDto[] }).resources;
 };
@@ -80,7 +85,9 @@ describe("tus: finishing, terminating and expiring race", () => {
     const answers = [one, second];
     const winners = answers.filter((r) => r.status === 201);
     expect(winners.length, `statuses ${answers.map((r) => r.status)}`).toBeGreaterThanOrEqual(1);
-    const uids = new Set(await Promise.all(winners.map(async (r) => ((await r.clone().json()) as ResourceDto).resourceUID)));
+    const uids = new Set(
+      await Promise.all(winners.map(async (r) => ((await r.clone().json()) as ResourceDto).resourceUID)),
+    );
     expect(uids.size).toBe(1);
     for (const loser of answers.filter((r) => r.status !== 201)) await lost(loser, [409]);
     expect((await listed("twice")).map((r) => r.resourceUID)).toEqual([...uids]);
@@ -93,7 +100,8 @@ describe("tus: finishing, terminating and expiring race", () => {
     const before = await usedBytes();
     const url = await create(size, "doomed.bin");
     const bytes = fresh(size, 2);
-    for (let offset = 0; offset < size - part; offset += part) expect((await patch(url, offset, bytes.subarray(offset, offset + part))).status).toBe(204);
+    for (let offset = 0; offset < size - part; offset += part)
+      expect((await patch(url, offset, bytes.subarray(offset, offset + part))).status).toBe(204);
     const last = patch(url, size - part, bytes.subarray(size - part));
     await untilComplete(url, size);
     const deleted = await terminate(url);
@@ -162,7 +170,12 @@ describe("tus: finishing, terminating and expiring race", () => {
         push = (chunk) => (chunk ? controller.enqueue(chunk) : controller.close());
       },
     });
-    const inFlight = fetch(url, { method: "PATCH", headers: { ...OCTETS, "upload-offset": "0" }, body, duplex: "half" } as RequestInit);
+    const inFlight = fetch(url, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body,
+      duplex: "half",
+    } as RequestInit);
     push(new Uint8Array(100).fill(7));
     // The server has the PATCH (its upload is found) before the upload goes.
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -188,7 +201,9 @@ describe("tus: a finished upload", () => {
     expect(again.headers.get("link")).toBe(`<${path}>; rel="related"`);
     // A script on another origin (Uppy in a browser) may read both.
     const cross = await fetch(url, { method: "HEAD", headers: { ...TUS, origin: "https://app.example" } });
-    expect(cross.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(expect.arrayContaining(["location", "link"]));
+    expect(cross.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
+      expect.arrayContaining(["location", "link"]),
+    );
     // An unfinished upload names nothing yet.
     const pending = await head(await create(5, "pending.txt"));
     expect(pending.headers.get("location")).toBeNull();

@@ -13,7 +13,11 @@ import { infoJsonZip } from "../helpers/packages.js";
 const LIMIT = 1024 * 1024;
 /** The app's clock: expiry tests move it instead of sleeping past CMS_TUS_EXPIRY_SECONDS. */
 const time = fakeClock();
-const t = useCmsApp("tus", { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_TUS_EXPIRY_SECONDS: "2" }, { clock: time.clock });
+const t = useCmsApp(
+  "tus",
+  { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_TUS_EXPIRY_SECONDS: "2" },
+  { clock: time.clock },
+);
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const metadata = (fields: Record<string, string>) =>
@@ -26,18 +30,31 @@ const OCTETS = { ...TUS, "content-type": "application/offset+octet-stream" };
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest();
 
 const endpoint = () => t.app.url(`${API}/uploads`);
-async function create(length: number, fields: Record<string, string> = FIELDS, init: RequestInit = {}): Promise<string> {
+async function create(
+  length: number,
+  fields: Record<string, string> = FIELDS,
+  init: RequestInit = {},
+): Promise<string> {
   const res = await fetch(endpoint(), {
     method: "POST",
     ...init,
-    headers: { ...TUS, "upload-length": String(length), "upload-metadata": metadata(fields), ...(init.headers as Record<string, string>) },
+    headers: {
+      ...TUS,
+      "upload-length": String(length),
+      "upload-metadata": metadata(fields),
+      ...(init.headers as Record<string, string>),
+    },
   });
   expect(res.status, await res.clone().text()).toBe(201);
   expect(res.headers.get("tus-resumable")).toBe("1.0.0");
   return t.app.url(res.headers.get("location") as string);
 }
 const patch = (url: string, offset: number, body: Uint8Array | string, headers: Record<string, string> = {}) =>
-  fetch(url, { method: "PATCH", headers: { ...OCTETS, "upload-offset": String(offset), ...headers }, body: body as BodyInit });
+  fetch(url, {
+    method: "PATCH",
+    headers: { ...OCTETS, "upload-offset": String(offset), ...headers },
+    body: body as BodyInit,
+  });
 const head = (url: string) => fetch(url, { method: "HEAD", headers: TUS });
 
 /** Files under the volume that hold parts of the upload at `url`. */
@@ -78,8 +95,19 @@ describe("tus core and extensions", () => {
     res = await patch(url, 6, "world");
     expect(res.status).toBe(201);
     expect(res.headers.get("upload-offset")).toBe("11");
-    const created = (await res.json()) as { resourceURI: string; sha256: string; size: number; author: string; mediaType: string };
-    expect(created).toMatchObject({ size: 11, sha256: sha256("hello world").toString("hex"), author: "Tus", mediaType: "application/octet-stream" });
+    const created = (await res.json()) as {
+      resourceURI: string;
+      sha256: string;
+      size: number;
+      author: string;
+      mediaType: string;
+    };
+    expect(created).toMatchObject({
+      size: 11,
+      sha256: sha256("hello world").toString("hex"),
+      author: "Tus",
+      mediaType: "application/octet-stream",
+    });
     expect(res.headers.get("location")).toBe(`${API}/getData/${created.resourceURI}`);
     const data = await fetch(t.app.url(`${API}/getData/${created.resourceURI}`));
     expect(await data.text()).toBe("hello world");
@@ -94,7 +122,11 @@ describe("tus core and extensions", () => {
   it("creation-with-upload: the POST carries the whole file", async () => {
     const res = await fetch(endpoint(), {
       method: "POST",
-      headers: { ...OCTETS, "upload-length": "5", "upload-metadata": metadata({ ...FIELDS, filename: "w.txt", filetype: "text/plain" }) },
+      headers: {
+        ...OCTETS,
+        "upload-length": "5",
+        "upload-metadata": metadata({ ...FIELDS, filename: "w.txt", filetype: "text/plain" }),
+      },
       body: "whole",
     });
     expect(res.status).toBe(201);
@@ -129,7 +161,12 @@ describe("tus core and extensions", () => {
     expect(bad.status).toBe(460);
     expect(bad.headers.get("tus-resumable")).toBe("1.0.0");
     expect((await head(url)).headers.get("upload-offset")).toBe("0");
-    await expectProblem(await patch(url, 0, "abcd", { "upload-checksum": "md5 AAAA" }), 400, "VALIDATION_FAILED", "/header/upload-checksum");
+    await expectProblem(
+      await patch(url, 0, "abcd", { "upload-checksum": "md5 AAAA" }),
+      400,
+      "VALIDATION_FAILED",
+      "/header/upload-checksum",
+    );
     expect((await patch(url, 0, "abcd", { "upload-checksum": sum("abcd") })).headers.get("upload-offset")).toBe("4");
   });
 
@@ -139,8 +176,16 @@ describe("tus core and extensions", () => {
     const bad = await patch(url, 0, "abcd", { "content-digest": digest("abce") });
     expect(bad.status).toBe(460);
     expect((await head(url)).headers.get("upload-offset")).toBe("0");
-    await expectProblem(await patch(url, 0, "abcd", { "content-digest": "sha-256=:AAAA:" }), 400, "VALIDATION_FAILED", "/header/content-digest");
-    const disagreeing = { "content-digest": digest("abcd"), "upload-checksum": `sha256 ${sha256("abce").toString("base64")}` };
+    await expectProblem(
+      await patch(url, 0, "abcd", { "content-digest": "sha-256=:AAAA:" }),
+      400,
+      "VALIDATION_FAILED",
+      "/header/content-digest",
+    );
+    const disagreeing = {
+      "content-digest": digest("abcd"),
+      "upload-checksum": `sha256 ${sha256("abce").toString("base64")}`,
+    };
     await expectProblem(await patch(url, 0, "abcd", disagreeing), 400, "VALIDATION_FAILED", "/header/content-digest");
     expect((await patch(url, 0, "abcd", { "content-digest": digest("abcd") })).headers.get("upload-offset")).toBe("4");
   });
@@ -168,20 +213,57 @@ describe("tus core and extensions", () => {
 
   it("refusals: protocol version, metadata, lengths, media type — with nothing stored", async () => {
     const counts = await tableCounts(t.app);
-    const noVersion = await fetch(endpoint(), { method: "POST", headers: { "upload-length": "1", "upload-metadata": metadata(FIELDS) } });
+    const noVersion = await fetch(endpoint(), {
+      method: "POST",
+      headers: { "upload-length": "1", "upload-metadata": metadata(FIELDS) },
+    });
     expect(noVersion.status).toBe(412);
     expect(noVersion.headers.get("tus-version")).toBe("1.0.0");
-    const post = (headers: Record<string, string>) => fetch(endpoint(), { method: "POST", headers: { ...TUS, ...headers } });
-    await expectProblem(await post({ "upload-metadata": metadata(FIELDS) }), 400, "VALIDATION_FAILED", "/header/upload-length");
-    await expectProblem(await post({ "upload-length": "1", "upload-metadata": metadata({ ...FIELDS, filename: "../x" }) }), 400, "VALIDATION_FAILED", "/header/upload-metadata/resourceName");
-    await expectProblem(await post({ "upload-length": "1", "upload-metadata": metadata({ filename: "a" }) }), 400, "VALIDATION_FAILED", "/header/upload-metadata/resourceTenantId");
-    await expectProblem(await post({ "upload-length": "1", "upload-metadata": "filename !!!" }), 400, "VALIDATION_FAILED", "/header/upload-metadata");
-    await expectProblem(await post({ "upload-length": String(LIMIT + 1), "upload-metadata": metadata(FIELDS) }), 413, "PAYLOAD_TOO_LARGE", "/header/upload-length");
+    const post = (headers: Record<string, string>) =>
+      fetch(endpoint(), { method: "POST", headers: { ...TUS, ...headers } });
+    await expectProblem(
+      await post({ "upload-metadata": metadata(FIELDS) }),
+      400,
+      "VALIDATION_FAILED",
+      "/header/upload-length",
+    );
+    await expectProblem(
+      await post({ "upload-length": "1", "upload-metadata": metadata({ ...FIELDS, filename: "../x" }) }),
+      400,
+      "VALIDATION_FAILED",
+      "/header/upload-metadata/resourceName",
+    );
+    await expectProblem(
+      await post({ "upload-length": "1", "upload-metadata": metadata({ filename: "a" }) }),
+      400,
+      "VALIDATION_FAILED",
+      "/header/upload-metadata/resourceTenantId",
+    );
+    await expectProblem(
+      await post({ "upload-length": "1", "upload-metadata": "filename !!!" }),
+      400,
+      "VALIDATION_FAILED",
+      "/header/upload-metadata",
+    );
+    await expectProblem(
+      await post({ "upload-length": String(LIMIT + 1), "upload-metadata": metadata(FIELDS) }),
+      413,
+      "PAYLOAD_TOO_LARGE",
+      "/header/upload-length",
+    );
 
     const url = await create(4);
     await expectProblem(await patch(url, 0, "abcde"), 413, "PAYLOAD_TOO_LARGE");
     expect((await head(url)).headers.get("upload-offset")).toBe("0");
-    await expectProblem(await fetch(url, { method: "PATCH", headers: { ...TUS, "upload-offset": "0", "content-type": "text/plain" }, body: "ab" }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    await expectProblem(
+      await fetch(url, {
+        method: "PATCH",
+        headers: { ...TUS, "upload-offset": "0", "content-type": "text/plain" },
+        body: "ab",
+      }),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    );
     await expectProblem(await head(`${endpoint()}/${"0".repeat(32)}`), 404, "NOT_FOUND").catch(() => {}); // HEAD has no body
     expect((await head(`${endpoint()}/${"0".repeat(32)}`)).status).toBe(404);
     expect(await tableCounts(t.app)).toEqual(counts);

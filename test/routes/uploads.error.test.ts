@@ -11,7 +11,13 @@ const t = useCmsApp("uperr", { CMS_MAX_RESOURCE_BYTES: String(LIMIT) });
 const fields = { resourceAuthor: "Uploader", resourceTenantId: "uperr", resourceName: "f.bin" };
 const small = { bytes: new Uint8Array([1, 2, 3]) };
 
-async function refuses(body: FormData | string, status: number, code: string, pointer?: string, headers?: Record<string, string>) {
+async function refuses(
+  body: FormData | string,
+  status: number,
+  code: string,
+  pointer?: string,
+  headers?: Record<string, string>,
+) {
   const [files, counts] = [await volumeFiles(t.app), await tableCounts(t.app)];
   const p = await expectProblem(await upload(t.app, body, headers), status, code, pointer);
   expect(await volumeFiles(t.app)).toEqual(files);
@@ -65,12 +71,22 @@ describe("uploadResource refusals", () => {
   });
 
   it("a body that is not multipart/form-data → 415; a truncated one → 400", async () => {
-    await refuses(JSON.stringify(fields), 415, "UNSUPPORTED_MEDIA_TYPE", undefined, { "content-type": "application/json" });
-    const truncated = '--b\r\nContent-Disposition: form-data; name="resourceAuthor"\r\n\r\nA\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\npartial';
-    await refuses(truncated, 400, "VALIDATION_FAILED", undefined, { "content-type": "multipart/form-data; boundary=b" });
+    await refuses(JSON.stringify(fields), 415, "UNSUPPORTED_MEDIA_TYPE", undefined, {
+      "content-type": "application/json",
+    });
+    const truncated =
+      '--b\r\nContent-Disposition: form-data; name="resourceAuthor"\r\n\r\nA\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="x"\r\n\r\npartial';
+    await refuses(truncated, 400, "VALIDATION_FAILED", undefined, {
+      "content-type": "multipart/form-data; boundary=b",
+    });
   });
 
   it("a zip package without a start page → 400 naming the file part", async () => {
-    await refuses(form({ ...fields, resourceName: "p.zip", resourceMediaType: "application/zip" }, { bytes: await plainZip() }), 400, "VALIDATION_FAILED", "/body/file");
+    await refuses(
+      form({ ...fields, resourceName: "p.zip", resourceMediaType: "application/zip" }, { bytes: await plainZip() }),
+      400,
+      "VALIDATION_FAILED",
+      "/body/file",
+    );
   });
 });

@@ -16,17 +16,31 @@ const fields = { resourceAuthor: "Uploader", resourceTenantId: "uploads" };
 describe("uploadResource", () => {
   it("stores a file part with explicit fields and answers like createResource", async () => {
     const bytes = patternBytes(0, 10_000);
-    const res = await upload(t.app, form({ ...fields, resourceName: "data.bin", resourceMediaType: "application/x-custom" }, { bytes, name: "ignored.bin", type: "text/plain" }));
+    const res = await upload(
+      t.app,
+      form(
+        { ...fields, resourceName: "data.bin", resourceMediaType: "application/x-custom" },
+        { bytes, name: "ignored.bin", type: "text/plain" },
+      ),
+    );
     expect(res.status).toBe(201);
     const body = (await res.json()) as ResourceDto;
-    expect(body).toMatchObject({ author: "Uploader", mediaType: "application/x-custom", size: 10_000, resourcesList: null });
+    expect(body).toMatchObject({
+      author: "Uploader",
+      mediaType: "application/x-custom",
+      size: 10_000,
+      resourcesList: null,
+    });
     expect(body.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
     expect(res.headers.get("location")).toBe(`${API}/getData/${body.resourceURI}`);
     expect(await t.cms.data(body.resourceURI)).toEqual(bytes);
   });
 
   it("takes the name and media type from the file part when the fields are absent", async () => {
-    const res = await upload(t.app, form(fields, { bytes: new TextEncoder().encode("<svg/>"), name: "Ünïcode drawing.svg", type: "image/svg+xml" }));
+    const res = await upload(
+      t.app,
+      form(fields, { bytes: new TextEncoder().encode("<svg/>"), name: "Ünïcode drawing.svg", type: "image/svg+xml" }),
+    );
     expect(res.status).toBe(201);
     const body = (await res.json()) as ResourceDto;
     expect(body.resourceURI.endsWith("/Ünïcode drawing.svg")).toBe(true);
@@ -43,7 +57,13 @@ describe("uploadResource", () => {
   });
 
   it("explodes an uploaded zip package", async () => {
-    const res = await upload(t.app, form({ ...fields, resourceName: "course.zip", resourceMediaType: "application/zip" }, { bytes: await scormZip() }));
+    const res = await upload(
+      t.app,
+      form(
+        { ...fields, resourceName: "course.zip", resourceMediaType: "application/zip" },
+        { bytes: await scormZip() },
+      ),
+    );
     expect(res.status).toBe(201);
     const body = (await res.json()) as ResourceDto;
     expect(body.resourceURI.endsWith("/index.html")).toBe(true);
@@ -51,7 +71,10 @@ describe("uploadResource", () => {
   });
 
   it("ignores parts after the file", async () => {
-    const res = await upload(t.app, form({ ...fields, resourceName: "x.txt" }, { bytes: new Uint8Array([1]) }, { trailing: "ignored" }));
+    const res = await upload(
+      t.app,
+      form({ ...fields, resourceName: "x.txt" }, { bytes: new Uint8Array([1]) }, { trailing: "ignored" }),
+    );
     expect(res.status).toBe(201);
   });
 });
@@ -89,16 +112,28 @@ describe("uploadResource memory", () => {
 
   it("streams a 256 MiB upload to storage with flat server memory", async () => {
     const dir = await mkdtemp(join(tmpdir(), "cms-upload-"));
-    const server = await spawnServer({ CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+    const server = await spawnServer({
+      CMS_VOLUME: join(dir, "volume"),
+      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+    });
     try {
       const size = 256 * MiB;
       const { body, type } = streamedForm(size);
-      const res = await fetch(`${server.url}${API}/uploadResource`, { method: "POST", body, headers: { "content-type": type }, duplex: "half" } as RequestInit);
+      const res = await fetch(`${server.url}${API}/uploadResource`, {
+        method: "POST",
+        body,
+        headers: { "content-type": type },
+        duplex: "half",
+      } as RequestInit);
       expect(res.status).toBe(201);
       const created = (await res.json()) as ResourceDto;
       expect(created.size).toBe(size);
-      const head = await fetch(`${server.url}${API}/getData/${created.resourceURI}`, { headers: { range: "bytes=1000000-1000009" } });
-      expect(new Uint8Array(await head.arrayBuffer())).toEqual(Uint8Array.from({ length: 10 }, (_, i) => patternByte(1_000_000 + i)));
+      const head = await fetch(`${server.url}${API}/getData/${created.resourceURI}`, {
+        headers: { range: "bytes=1000000-1000009" },
+      });
+      expect(new Uint8Array(await head.arrayBuffer())).toEqual(
+        Uint8Array.from({ length: 10 }, (_, i) => patternByte(1_000_000 + i)),
+      );
       // Holding the upload would need > 256 MiB; a streaming server stays near its idle size.
       expect(await server.peakRss()).toBeLessThan(200 * MiB);
     } finally {

@@ -39,7 +39,11 @@ function readThenHangUp(path: string, requestId: string, keep: number): Promise<
 
 describe("access log", () => {
   it("logs an aborted download as aborted, with the bytes actually sent", async () => {
-    const created = await t.cms.create({ resourceExternalURI: t.origin.url(`/gen/${SIZE}`), resourceBinary: undefined, resourceName: "big.bin" });
+    const created = await t.cms.create({
+      resourceExternalURI: t.origin.url(`/gen/${SIZE}`),
+      resourceBinary: undefined,
+      resourceName: "big.bin",
+    });
     const path = `${API}/getData/${created.resourceURI}`;
 
     const received = await readThenHangUp(path, "aborted-1", 256 * 1024);

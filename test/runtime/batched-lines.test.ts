@@ -98,18 +98,39 @@ describe("batchedLines as the logger's sink (lines written piece by piece into t
     const { out, logger, texts } = loggerOver();
     const value = fc.oneof(
       fc.string({ unit: "binary" }),
-      fc.string({ unit: fc.constantFrom("a", '"', "\\", "\n", "\u0000", "\u001f", "\u007f", "\u0080", "\ud800", "\udc00", "é", "日", "😀", "\u2028") }),
+      fc.string({
+        unit: fc.constantFrom(
+          "a",
+          '"',
+          "\\",
+          "\n",
+          "\u0000",
+          "\u001f",
+          "\u007f",
+          "\u0080",
+          "\ud800",
+          "\udc00",
+          "é",
+          "日",
+          "😀",
+          "\u2028",
+        ),
+      }),
       fc.double(),
       fc.integer(),
       fc.boolean(),
       fc.constant(undefined),
     );
     fc.assert(
-      fc.property(fc.string({ unit: "binary" }), fc.dictionary(fc.oneof(fc.stringMatching(/^[a-zA-Zé_"\\]{1,8}$/), fc.constantFrom("time", "msg", "7")), value), (msg, fields) => {
-        logger.info(msg, fields);
-        out.flush();
-        expect(texts.at(-1)).toBe(`${JSON.stringify({ time, level: "info", msg, ...fields })}\n`);
-      }),
+      fc.property(
+        fc.string({ unit: "binary" }),
+        fc.dictionary(fc.oneof(fc.stringMatching(/^[a-zA-Zé_"\\]{1,8}$/), fc.constantFrom("time", "msg", "7")), value),
+        (msg, fields) => {
+          logger.info(msg, fields);
+          out.flush();
+          expect(texts.at(-1)).toBe(`${JSON.stringify({ time, level: "info", msg, ...fields })}\n`);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -117,7 +138,8 @@ describe("batchedLines as the logger's sink (lines written piece by piece into t
   it("keeps whole lines within its limit: a batch is written before a line that might not fit, a line too long for any batch goes alone", () => {
     const { out, logger, chunks, texts } = loggerOver(512);
     const path = "/cms/v1.0/getData/01m8bnkm26v4qmeg5gqv3hz1s7x5d4-t1/f.bin";
-    for (let i = 0; i < 20; i++) logger.info("request", { requestId: `id-${i}`, method: "GET", path, status: 200, durationMs: i / 8 });
+    for (let i = 0; i < 20; i++)
+      logger.info("request", { requestId: `id-${i}`, method: "GET", path, status: 200, durationMs: i / 8 });
     logger.info("request", { path: `/${"ü".repeat(300)}` }); // 600 bytes: more than one batch holds
     logger.info("after", { n: 1 });
     out.flush();

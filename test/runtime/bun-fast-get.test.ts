@@ -26,13 +26,19 @@ const uris: Record<"small" | "large" | "changing", string> = { small: "", large:
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-bun-fast-"));
   server = await spawnServer(
-    { CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`, CMS_BLOB_CACHE_ENTRY_BYTES: String(64 * 1024) },
+    {
+      CMS_VOLUME: join(dir, "volume"),
+      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+      CMS_BLOB_CACHE_ENTRY_BYTES: String(64 * 1024),
+    },
     "bun",
   );
   const client = cmsClient({ url: (path: string) => `${server.url}${path}` } as TestApp, "bunfast");
   const large = new Uint8Array(LARGE).map((_, i) => (i * 7 + (i >> 9)) & 0xff);
   uris.small = (await client.create({ resourceName: "small.txt" }, "hello, small world")).resourceURI;
-  uris.large = (await client.create({ resourceName: "large.bin", resourceMediaType: "application/octet-stream" }, large)).resourceURI;
+  uris.large = (
+    await client.create({ resourceName: "large.bin", resourceMediaType: "application/octet-stream" }, large)
+  ).resourceURI;
   // The first full read through the app fills the small-blob cache.
   await fetch(`${server.url}${API}/getData/${uris.small}?via=app`).then((res) => res.arrayBuffer());
 }, 30_000);
@@ -46,11 +52,19 @@ afterAll(async () => {
 async function answer(url: string, init: RequestInit) {
   const res = await fetch(url, init);
   const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== "date" && name !== "x-request-id"));
-  return { status: res.status, headers, body: Buffer.from(await res.arrayBuffer()).toString("hex"), requestId: res.headers.get("x-request-id") };
+  return {
+    status: res.status,
+    headers,
+    body: Buffer.from(await res.arrayBuffer()).toString("hex"),
+    requestId: res.headers.get("x-request-id"),
+  };
 }
 
 /** The status and head of a GET as the server sent them (node:http: no decoding, no body kept). */
-function rawHead(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+function rawHead(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     httpGet(url, { headers }, (res) => {
       res.resume();
@@ -62,7 +76,9 @@ function rawHead(url: string, headers: Record<string, string>): Promise<{ status
 /** The access-log line of the request with this id. */
 async function logLine(requestId: string | null) {
   for (let i = 0; i < 50; i++) {
-    const line = server.stdout.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === "request" && l.requestId === requestId);
+    const line = server.stdout
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === "request" && l.requestId === requestId);
     if (line) return line;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -107,14 +123,24 @@ describe.each(["small", "large"] as const)("Bun fast path, %s blob: the app's an
       { range: "bytes=1-6", "if-modified-since": "Thu, 01 Jan 1970 00:00:00 GMT" },
       { range: "bytes=1-6", "want-content-digest": "sha-256=5" },
     ]) {
-      expect(await compared(which, { headers }), JSON.stringify(headers)).toMatchObject({ status: 206, fastPath: true });
+      expect(await compared(which, { headers }), JSON.stringify(headers)).toMatchObject({
+        status: 206,
+        fastPath: true,
+      });
     }
   });
 
   it("If-Range: a matching ETag gives the range, another one the whole (200)", async () => {
-    const etag = (await answer(`${server.url}${API}/getData/${uris[which]}`, { method: "HEAD" })).headers.etag as string;
-    expect(await compared(which, { headers: { range: "bytes=0-1", "if-range": etag } })).toMatchObject({ status: 206, fastPath: true });
-    expect(await compared(which, { headers: { range: "bytes=0-1", "if-range": '"other"' } })).toMatchObject({ status: 200, fastPath: true });
+    const etag = (await answer(`${server.url}${API}/getData/${uris[which]}`, { method: "HEAD" })).headers
+      .etag as string;
+    expect(await compared(which, { headers: { range: "bytes=0-1", "if-range": etag } })).toMatchObject({
+      status: 206,
+      fastPath: true,
+    });
+    expect(await compared(which, { headers: { range: "bytes=0-1", "if-range": '"other"' } })).toMatchObject({
+      status: 200,
+      fastPath: true,
+    });
   });
 
   it("HEAD keeps its Content-Length and sends no body", async () => {
@@ -124,12 +150,20 @@ describe.each(["small", "large"] as const)("Bun fast path, %s blob: the app's an
   });
 
   it("If-None-Match gives 304", async () => {
-    const etag = (await answer(`${server.url}${API}/getData/${uris[which]}`, { method: "HEAD" })).headers.etag as string;
-    expect(await compared(which, { headers: { "if-none-match": etag } })).toMatchObject({ status: 304, fastPath: true, body: "" });
+    const etag = (await answer(`${server.url}${API}/getData/${uris[which]}`, { method: "HEAD" })).headers
+      .etag as string;
+    expect(await compared(which, { headers: { "if-none-match": etag } })).toMatchObject({
+      status: 304,
+      fastPath: true,
+      body: "",
+    });
   });
 
   it("416 and multipart ranges are the app's", async () => {
-    expect(await compared(which, { headers: { range: `bytes=${size() + 10}-` } })).toMatchObject({ status: 416, fastPath: false });
+    expect(await compared(which, { headers: { range: `bytes=${size() + 10}-` } })).toMatchObject({
+      status: 416,
+      fastPath: false,
+    });
     const multi = await compared(which, { headers: { range: "bytes=0-1,4-5" } });
     expect(multi).toMatchObject({ status: 206, fastPath: false });
     expect(multi.headers["content-type"]).toMatch(/^multipart\/byteranges/);
@@ -145,16 +179,28 @@ describe("Bun fast path, remembered heads of plain GETs", () => {
     const first = await compared("changing");
     expect(await compared("changing")).toMatchObject({ status: 200, fastPath: true });
     const lock = await client.lock(created.resourceUID);
-    const rename = { ...lock, resourceName: "page.html", resourceMediaType: "text/html", resourceBinary: null, resourceExternalURI: null };
+    const rename = {
+      ...lock,
+      resourceName: "page.html",
+      resourceMediaType: "text/html",
+      resourceBinary: null,
+      resourceExternalURI: null,
+    };
     expect((await client.post("updateResource", rename)).status).toBe(200);
     const renamed = await compared("changing");
     expect(renamed).toMatchObject({ status: 200, fastPath: true });
     expect(renamed.headers["content-disposition"]).toContain('filename="page.html"');
     expect(renamed.headers["content-security-policy"]).toMatch(/^sandbox;/);
-    expect((await client.post("updateResource", { ...lock, resourceBinary: base64("second version") })).status).toBe(200);
+    expect((await client.post("updateResource", { ...lock, resourceBinary: base64("second version") })).status).toBe(
+      200,
+    );
     await fetch(`${server.url}${API}/getData/${created.resourceURI}?via=app`).then((res) => res.arrayBuffer());
     const replaced = await compared("changing");
-    expect(replaced).toMatchObject({ status: 200, fastPath: true, body: Buffer.from("second version").toString("hex") });
+    expect(replaced).toMatchObject({
+      status: 200,
+      fastPath: true,
+      body: Buffer.from("second version").toString("hex"),
+    });
     expect(replaced.headers.etag).not.toBe(first.headers.etag);
   });
 
@@ -166,7 +212,9 @@ describe("Bun fast path, remembered heads of plain GETs", () => {
     const since = { "if-modified-since": get.headers["last-modified"] as string };
     expect(await compared("small", { headers: since })).toMatchObject({ status: 304, fastPath: true });
     expect(await compared("small", { method: "HEAD", headers: since })).toMatchObject({ status: 304, fastPath: true });
-    expect(await compared("small", { headers: { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" } })).toMatchObject({ status: 412, fastPath: false });
+    expect(
+      await compared("small", { headers: { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" } }),
+    ).toMatchObject({ status: 412, fastPath: false });
   });
 });
 
@@ -201,7 +249,9 @@ describe("Bun fast path, edges", () => {
     const volume = join(dir, "volume");
     const files = (await readdir(volume, { recursive: true })).map((name) => join(volume, name));
     const sizes = await Promise.all(files.map(async (file) => ({ file, st: await stat(file) })));
-    const blob = sizes.filter(({ file, st }) => st.isFile() && st.size > size && st.size < size + 200 && !file.includes(".tmp"));
+    const blob = sizes.filter(
+      ({ file, st }) => st.isFile() && st.size > size && st.size < size + 200 && !file.includes(".tmp"),
+    );
     expect(blob).toHaveLength(1);
     await truncate(blob[0]!.file, blob[0]!.st.size - 1000);
     const requestId = "damaged-volume-check";

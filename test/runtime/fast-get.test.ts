@@ -38,7 +38,9 @@ async function serversFor(target: TestApp) {
     result.fallbacks++;
     listener(req, res);
   };
-  const fast = createServer(withFastGet({ services: target.services, logger: target.deps.logger, anonymousRead: true }, counted));
+  const fast = createServer(
+    withFastGet({ services: target.services, logger: target.deps.logger, anonymousRead: true }, counted),
+  );
   const plain = createServer(listener);
   const result = {
     fastUrl: await listen(fast),
@@ -104,15 +106,25 @@ describe("getData fast path", () => {
   it("answers a cached blob itself, exactly as the app does (GET, HEAD, one range, 304)", async () => {
     const get = await decided(`/cms/v1.0/getData/${uri}`);
     expect(get).toMatchObject({ status: 200, body: content, answeredFast: true });
-    expect(get.headers).toMatchObject({ "content-length": "20", "access-control-allow-origin": "*", etag: expect.stringMatching(/^"[0-9a-f]{64}"$/) });
+    expect(get.headers).toMatchObject({
+      "content-length": "20",
+      "access-control-allow-origin": "*",
+      etag: expect.stringMatching(/^"[0-9a-f]{64}"$/),
+    });
 
-    expect(await decided(`/cms/v1.0/getData/${uri}`, { method: "HEAD" })).toMatchObject({ status: 200, body: "", answeredFast: true });
+    expect(await decided(`/cms/v1.0/getData/${uri}`, { method: "HEAD" })).toMatchObject({
+      status: 200,
+      body: "",
+      answeredFast: true,
+    });
     expect(await decided(`/cms/v1.0/getData/${uri}`, { headers: { range: "bytes=2-5" } })).toMatchObject({
       status: 206,
       body: "2345",
       answeredFast: true,
     });
-    expect(await decided(`/cms/v1.0/getData/${uri}`, { headers: { "if-none-match": get.headers.etag as string } })).toMatchObject({
+    expect(
+      await decided(`/cms/v1.0/getData/${uri}`, { headers: { "if-none-match": get.headers.etag as string } }),
+    ).toMatchObject({
       status: 304,
       body: "",
       answeredFast: true,
@@ -126,14 +138,22 @@ describe("getData fast path", () => {
     const first = await decided(path); // its head is remembered from here on (and the blob cached)
     expect(await decided(path)).toMatchObject({ status: 200, body: "first", answeredFast: true });
     const lock = await client.lock(created.resourceUID);
-    const rename = { ...lock, resourceName: "page.html", resourceMediaType: "text/html", resourceBinary: null, resourceExternalURI: null };
+    const rename = {
+      ...lock,
+      resourceName: "page.html",
+      resourceMediaType: "text/html",
+      resourceBinary: null,
+      resourceExternalURI: null,
+    };
     expect((await client.post("updateResource", rename)).status).toBe(200);
     // decided() holds each fast answer to the app's, byte for byte.
     const renamed = await decided(path);
     expect(renamed).toMatchObject({ status: 200, body: "first", answeredFast: true });
     expect(renamed.headers["content-disposition"]).toContain('filename="page.html"');
     expect(renamed.headers["content-security-policy"]).toMatch(/^sandbox;/);
-    expect((await client.post("updateResource", { ...lock, resourceBinary: base64("second version") })).status).toBe(200);
+    expect((await client.post("updateResource", { ...lock, resourceBinary: base64("second version") })).status).toBe(
+      200,
+    );
     await decided(path);
     const replaced = await decided(path);
     expect(replaced).toMatchObject({ status: 200, body: "second version", answeredFast: true });
@@ -146,15 +166,32 @@ describe("getData fast path", () => {
     const digest = await decided(path, { headers: { "want-content-digest": "sha-256=5" } });
     expect(digest).toMatchObject({ status: 200, answeredFast: true });
     expect(digest.headers["content-digest"]).toBe(get.headers["repr-digest"]);
-    expect(await decided(path, { headers: { "if-modified-since": get.headers["last-modified"] as string } })).toMatchObject({ status: 304, answeredFast: true });
-    expect(await decided(path, { headers: { "if-match": get.headers.etag as string } })).toMatchObject({ status: 200, answeredFast: true });
-    expect(await decided(path, { headers: { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" } })).toMatchObject({ status: 412, answeredFast: false });
-    expect(await decided(path, { method: "HEAD", headers: { "if-none-match": get.headers.etag as string } })).toMatchObject({ status: 304, answeredFast: true });
-    expect(await decided(path, { headers: { range: "bytes=-3", "if-range": get.headers.etag as string } })).toMatchObject({ status: 206, body: "hij", answeredFast: true });
+    expect(
+      await decided(path, { headers: { "if-modified-since": get.headers["last-modified"] as string } }),
+    ).toMatchObject({ status: 304, answeredFast: true });
+    expect(await decided(path, { headers: { "if-match": get.headers.etag as string } })).toMatchObject({
+      status: 200,
+      answeredFast: true,
+    });
+    expect(await decided(path, { headers: { "if-unmodified-since": "Thu, 01 Jan 1970 00:00:00 GMT" } })).toMatchObject({
+      status: 412,
+      answeredFast: false,
+    });
+    expect(
+      await decided(path, { method: "HEAD", headers: { "if-none-match": get.headers.etag as string } }),
+    ).toMatchObject({ status: 304, answeredFast: true });
+    expect(
+      await decided(path, { headers: { range: "bytes=-3", "if-range": get.headers.etag as string } }),
+    ).toMatchObject({ status: 206, body: "hij", answeredFast: true });
   });
 
   it("sends stored HTML with the same sandbox policy as the app", async () => {
-    const page = (await cmsClient(app, "fast").create({ resourceName: "page.html", resourceMediaType: "text/html" }, "<script>1</script>")).resourceURI;
+    const page = (
+      await cmsClient(app, "fast").create(
+        { resourceName: "page.html", resourceMediaType: "text/html" },
+        "<script>1</script>",
+      )
+    ).resourceURI;
     await decided(`/cms/v1.0/getData/${page}`); // cached by now
     const got = await decided(`/cms/v1.0/getData/${page}`);
     expect(got).toMatchObject({ status: 200, answeredFast: true });
@@ -163,7 +200,9 @@ describe("getData fast path", () => {
 
   it("keeps the request id (the access line is written around it, test/runtime/access-log.test.ts)", async () => {
     const before = servers.fallbacks;
-    const res = await fetch(`${servers.fastUrl}/cms/v1.0/getData/${uri}`, { headers: { "x-request-id": "fast-trace-1" } });
+    const res = await fetch(`${servers.fastUrl}/cms/v1.0/getData/${uri}`, {
+      headers: { "x-request-id": "fast-trace-1" },
+    });
     expect(res.headers.get("x-request-id")).toBe("fast-trace-1");
     await res.text();
     expect(servers.fallbacks).toBe(before);
@@ -181,7 +220,11 @@ describe("getData fast path", () => {
   });
 
   it("leaves unknown, encoded and malformed paths to the app", async () => {
-    for (const path of [`/cms/v1.0/getData/${uri}x`, `/cms/v1.0/getData/${uri.replace("/", "%2F")}`, "/cms/v1.0/getData/only-a-context"]) {
+    for (const path of [
+      `/cms/v1.0/getData/${uri}x`,
+      `/cms/v1.0/getData/${uri.replace("/", "%2F")}`,
+      "/cms/v1.0/getData/only-a-context",
+    ]) {
       const result = await decided(path);
       expect(result.status).toBe(404);
       expect(result.answeredFast).toBe(false);
@@ -231,7 +274,9 @@ describe("getData fast path with CMS_CONTENT_ORIGIN", () => {
   });
 
   it("decides by the request's host exactly as the app does", async () => {
-    const page = (await cmsClient(split, "split").create({ resourceName: "p.html", resourceMediaType: "text/html" }, "<b>x</b>")).resourceURI;
+    const page = (
+      await cmsClient(split, "split").create({ resourceName: "p.html", resourceMediaType: "text/html" }, "<b>x</b>")
+    ).resourceURI;
     const path = `/cms/v1.0/getData/${page}`;
     await getWithHost(`${splitServers.plainUrl}${path}`, "127.0.0.1"); // cached by now
     // Spelled as clients may: the default port and any case name the same origin.
@@ -280,8 +325,18 @@ describe("getData fast path from blob files (not in memory)", () => {
     ["an open range", { range: "bytes=1500000-" }, 206, text.slice(1500000)],
     ["a range past the end, clipped", { range: "bytes=1572000-9999999" }, 206, text.slice(1572000)],
     ["two overlapping ranges, coalesced into one", { range: "bytes=100-199,150-299" }, 206, text.slice(100, 300)],
-    ["a range with a precondition that holds", { range: "bytes=10-19", "if-none-match": '"other"' }, 206, text.slice(10, 20)],
-    ["a range with Want-Content-Digest", { range: "bytes=10-19", "want-content-digest": "sha-256=5" }, 206, text.slice(10, 20)],
+    [
+      "a range with a precondition that holds",
+      { range: "bytes=10-19", "if-none-match": '"other"' },
+      206,
+      text.slice(10, 20),
+    ],
+    [
+      "a range with Want-Content-Digest",
+      { range: "bytes=10-19", "want-content-digest": "sha-256=5" },
+      206,
+      text.slice(10, 20),
+    ],
   ])("answers %s itself, exactly as the app does", async (_what, headers, status, body) => {
     const got = await decided(path, { headers });
     expect(got).toMatchObject({ status, answeredFast: true });
@@ -290,7 +345,11 @@ describe("getData fast path from blob files (not in memory)", () => {
 
   it("answers HEAD, 304 and If-Range (match: the range; mismatch: the whole) itself", async () => {
     expect(await decided(path, { method: "HEAD" })).toMatchObject({ status: 200, body: "", answeredFast: true });
-    expect(await decided(path, { headers: { "if-none-match": etag } })).toMatchObject({ status: 304, body: "", answeredFast: true });
+    expect(await decided(path, { headers: { "if-none-match": etag } })).toMatchObject({
+      status: 304,
+      body: "",
+      answeredFast: true,
+    });
     const matched = await decided(path, { headers: { range: "bytes=5-9", "if-range": etag } });
     expect(matched).toMatchObject({ status: 206, body: text.slice(5, 10), answeredFast: true });
     const mismatched = await decided(path, { headers: { range: "bytes=5-9", "if-range": '"other"' } });
@@ -310,7 +369,10 @@ describe("getData fast path from blob files (not in memory)", () => {
     (app.deps.blobs as CachedBlobStore).clear();
     expect(await decided(empty)).toMatchObject({ status: 200, body: "", answeredFast: true });
     expect(await decided(empty, { method: "HEAD" })).toMatchObject({ status: 200, body: "", answeredFast: true });
-    expect(await decided(empty, { headers: { range: "bytes=0-" } })).toMatchObject({ status: 416, answeredFast: false });
+    expect(await decided(empty, { headers: { range: "bytes=0-" } })).toMatchObject({
+      status: 416,
+      answeredFast: false,
+    });
   });
 
   it("gives the file back when a client goes away mid-body, and stays paused while the client does not read", async () => {
@@ -323,7 +385,9 @@ describe("getData fast path from blob files (not in memory)", () => {
 
     const before = servers.fallbacks;
     const req = request(`${servers.fastUrl}${bigPath}`);
-    const res = await new Promise<IncomingMessage>((resolve, reject) => req.on("response", resolve).on("error", reject).end());
+    const res = await new Promise<IncomingMessage>((resolve, reject) =>
+      req.on("response", resolve).on("error", reject).end(),
+    );
     expect(res.statusCode).toBe(200);
     res.pause(); // read nothing: the server must wait for 'drain', holding the file
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -345,7 +409,10 @@ describe("a cached row and blob are answered in the request's own call (no promi
 
   it("Node: the head is sent before the request listener returns; a blob not in memory waits for its file", async () => {
     const sentInCall: boolean[] = [];
-    const fast = withFastGet({ services: app.services, logger: app.deps.logger, anonymousRead: true }, getRequestListener(app.app.fetch));
+    const fast = withFastGet(
+      { services: app.services, logger: app.deps.logger, anonymousRead: true },
+      getRequestListener(app.app.fetch),
+    );
     const server = createServer((req, res) => {
       fast(req, res);
       sentInCall.push(res.headersSent);
@@ -399,7 +466,9 @@ describe("getData fast path on S3 (no local files): a blob over the cache's entr
     const deps = { ...target.deps, store: countingStore };
     services = createServices(deps);
     counted = createApp(deps, services);
-    const server = createServer(withFastGet({ services, logger: deps.logger, anonymousRead: true }, getRequestListener(counted.fetch)));
+    const server = createServer(
+      withFastGet({ services, logger: deps.logger, anonymousRead: true }, getRequestListener(counted.fetch)),
+    );
     fastUrl = await listen(server);
     close = async () => {
       server.closeAllConnections();
@@ -416,14 +485,17 @@ describe("getData fast path on S3 (no local files): a blob over the cache's entr
   it.each([
     ["a whole GET", {}, 200, content],
     ["a range", { range: "bytes=70000-70009" }, 206, content.subarray(70000, 70010)],
-  ])("Node: %s looks its row up once (the fast path hands the row it found to the app)", async (_what, headers: Record<string, string>, status, expected) => {
-    lookups = 0;
-    const res = await fetch(`${fastUrl}${path}`, { headers });
-    expect(res.status).toBe(status);
-    expect(Buffer.from(await res.arrayBuffer()).equals(expected)).toBe(true);
-    expect(lookups).toBe(1);
-    expect(target.unhandledErrors()).toEqual([]);
-  });
+  ])(
+    "Node: %s looks its row up once (the fast path hands the row it found to the app)",
+    async (_what, headers: Record<string, string>, status, expected) => {
+      lookups = 0;
+      const res = await fetch(`${fastUrl}${path}`, { headers });
+      expect(res.status).toBe(status);
+      expect(Buffer.from(await res.arrayBuffer()).equals(expected)).toBe(true);
+      expect(lookups).toBe(1);
+      expect(target.unhandledErrors()).toEqual([]);
+    },
+  );
 
   it("Bun: the fast path's null and the app's answer look its row up once", async () => {
     const fast = bunFastGet({ services, anonymousRead: true, cachedUpTo: 64 * 1024 });

@@ -43,7 +43,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("a connection after an early refusal whose body was not read", () => {
   const cases = [
-    { name: "413 on an oversized JSON body", request: post("/cms/v1.0/queryResource", "application/json", `{"queryUID":"${"x".repeat(200 * 1024)}"}`), status: 413 },
+    {
+      name: "413 on an oversized JSON body",
+      request: post("/cms/v1.0/queryResource", "application/json", `{"queryUID":"${"x".repeat(200 * 1024)}"}`),
+      status: 413,
+    },
     { name: "400 on a bad upload field before the file part", request: badUpload(300 * 1024), status: 400 },
     { name: "400 on a bad field of a chunked upload", request: chunked(badUpload(300 * 1024)), status: 400 },
   ];
@@ -161,7 +165,9 @@ describe("the lingering close after an early answer is bounded (unread-body.ts)"
     await once(socket, "connect");
     const closed = new Promise((resolve) => socket.once("close", resolve)); // events.once would reject on the reset
     let answer = "";
-    const answered = new Promise<number>((resolve) => socket.on("data", (d: Buffer) => (answer += d) && answer.includes("\r\n\r\n") && resolve(performance.now())));
+    const answered = new Promise<number>((resolve) =>
+      socket.on("data", (d: Buffer) => (answer += d) && answer.includes("\r\n\r\n") && resolve(performance.now())),
+    );
     socket.write(head);
     const at = await answered;
     expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} .*\\r\\nconnection: close\\r\\n`, "is"));

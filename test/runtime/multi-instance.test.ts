@@ -20,7 +20,10 @@ interface SharedStore {
 }
 
 const stores: [string, (dir: string) => Promise<SharedStore>][] = [
-  ["one fs volume", async (dir) => ({ env: { CMS_STORAGE: "fs", CMS_VOLUME: join(dir, "volume") }, close: async () => {} })],
+  [
+    "one fs volume",
+    async (dir) => ({ env: { CMS_STORAGE: "fs", CMS_VOLUME: join(dir, "volume") }, close: async () => {} }),
+  ],
   [
     "one S3 bucket",
     async (dir) => {
@@ -65,7 +68,11 @@ describe.each(stores)("two Node instances sharing one libSQL database and %s", (
   });
 
   const post = (server: ServerProcess, verb: string, body: unknown) =>
-    fetch(`${server.url}/cms/v1.0/${verb}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    fetch(`${server.url}/cms/v1.0/${verb}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
 
   async function create(server: ServerProcess, name: string, bytes: Uint8Array) {
     const res = await post(server, "createResource", {
@@ -98,7 +105,9 @@ describe.each(stores)("two Node instances sharing one libSQL database and %s", (
 
   it("creates arriving at both instances at once all land, readable everywhere", async () => {
     const created = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => create(i % 2 ? a : b, `c${i}.txt`, new TextEncoder().encode(`content ${i}`))),
+      Array.from({ length: 20 }, (_, i) =>
+        create(i % 2 ? a : b, `c${i}.txt`, new TextEncoder().encode(`content ${i}`)),
+      ),
     );
     expect(new Set(created.map((r) => r.resourceUID)).size).toBe(20);
     for (const [i, r] of created.entries()) {

@@ -84,7 +84,13 @@ describe("a running server", () => {
     const first = await spawnServer(env);
     const created = await fetch(
       `${first.url}/cms/v1.0/createResource`,
-      json({ resourceAuthor: "a", resourceExternalURI: origin.put("persist", "persisted bytes"), resourceMediaType: "text/plain", resourceName: "p.txt", resourceTenantId: "t" }),
+      json({
+        resourceAuthor: "a",
+        resourceExternalURI: origin.put("persist", "persisted bytes"),
+        resourceMediaType: "text/plain",
+        resourceName: "p.txt",
+        resourceTenantId: "t",
+      }),
     );
     expect(created.status).toBe(201);
     const { resourceURI } = (await created.json()) as { resourceURI: string };
@@ -107,7 +113,13 @@ describe("a running server", () => {
       const t0 = performance.now();
       const created = await fetch(
         `${server.url}/cms/v1.0/createResource`,
-        json({ resourceAuthor: "a", resourceExternalURI: origin.url(`/gen/${size}`), resourceMediaType: "application/octet-stream", resourceName: "big.bin", resourceTenantId: "big" }),
+        json({
+          resourceAuthor: "a",
+          resourceExternalURI: origin.url(`/gen/${size}`),
+          resourceMediaType: "application/octet-stream",
+          resourceName: "big.bin",
+          resourceTenantId: "big",
+        }),
       );
       const ingestSeconds = (performance.now() - t0) / 1000;
       expect(created.status).toBe(201);
@@ -154,7 +166,10 @@ describe("a running server", () => {
       let closed = false;
       socket.on("close", () => (closed = true));
       const answers = async (count: number) => {
-        for (const deadline = Date.now() + 5000; (received.match(/HTTP\/1\.1 200/g) ?? []).length < count && !closed && Date.now() < deadline; ) {
+        for (
+          const deadline = Date.now() + 5000;
+          (received.match(/HTTP\/1\.1 200/g) ?? []).length < count && !closed && Date.now() < deadline;
+        ) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         return (received.match(/HTTP\/1\.1 200/g) ?? []).length;
@@ -174,20 +189,33 @@ describe("a running server", () => {
     }
   }, 30_000);
 
-  it.each([["one process", {}], ["CMS_WORKERS=2", { CMS_WORKERS: "2" }]] as const)(
+  it.each([
+    ["one process", {}],
+    ["CMS_WORKERS=2", { CMS_WORKERS: "2" }],
+  ] as const)(
     "a graceful stop leaves no temp folder of its own (%s)",
     async (name, extra) => {
       const env = envFor(`temp-${name.replace(/\W/g, "")}`, extra);
       const server = await spawnServer(env);
       const created = await fetch(
         `${server.url}/cms/v1.0/createResource`,
-        json({ resourceAuthor: "a", resourceBinary: Buffer.from("temp check").toString("base64"), resourceMediaType: "text/plain", resourceName: "t.txt", resourceTenantId: "t" }),
+        json({
+          resourceAuthor: "a",
+          resourceBinary: Buffer.from("temp check").toString("base64"),
+          resourceMediaType: "text/plain",
+          resourceName: "t.txt",
+          resourceTenantId: "t",
+        }),
       );
       expect(created.status).toBe(201);
       // Every worker has started (a worker signalled while still starting dies like a crashed one:
       // its folder goes at the next start-up, as a kill -9's does).
       const workers = Number((extra as { CMS_WORKERS?: string }).CMS_WORKERS ?? 1);
-      for (let i = 0; i < 250 && server.stdout.filter((line) => line.includes('"msg":"listening"')).length < workers; i++) {
+      for (
+        let i = 0;
+        i < 250 && server.stdout.filter((line) => line.includes('"msg":"listening"')).length < workers;
+        i++
+      ) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(server.stdout.filter((line) => line.includes('"msg":"listening"')).length).toBe(workers);
@@ -199,4 +227,3 @@ describe("a running server", () => {
     30_000,
   );
 });
-

@@ -43,8 +43,20 @@ const open = (cacheRows: number) => {
 };
 
 const row = (uid: string, over: Partial<NewResourceRow> = {}): NewResourceRow => ({
-  uid, shortId: uid.split("-")[0] as string, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A",
-  mediaType: "text/plain", size: 1, sha256: "s", blobKey: `k-${uid}`, createdAt: 1000, updatedAt: 1000, ...over,
+  uid,
+  shortId: uid.split("-")[0] as string,
+  tenantId: "t",
+  context: uid,
+  path: "a.txt",
+  name: "a.txt",
+  author: "A",
+  mediaType: "text/plain",
+  size: 1,
+  sha256: "s",
+  blobKey: `k-${uid}`,
+  createdAt: 1000,
+  updatedAt: 1000,
+  ...over,
 });
 
 describe.each([
@@ -110,4 +122,3 @@ describe.each([
     expect(await find("id0005-t", "a.txt")).toBeNull();
   });
 });
-

@@ -11,7 +11,13 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BODY_BYTES, type Refusal, type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
+import {
+  BODY_BYTES,
+  type Refusal,
+  type RefusalStack,
+  startRefusalStack,
+  withServerFigures,
+} from "../helpers/refusal-stack.js";
 
 const run = promisify(execFile);
 const figures: string[] = [];
@@ -27,9 +33,14 @@ async function curlUpload(stack: RefusalStack, refusal: Refusal, headers: string
   args.push("-F", `resourceTenantId=${refusal.tenant}`, "-F", "resourceAuthor=curl", "-F", `file=@${stack.bigFile}`);
   if (refusal.token) args.push("-H", `Authorization: Bearer ${refusal.token}`);
   for (const h of headers) args.push("-H", h);
-  const { stdout } = await run("curl", [...args, `${refusal.baseUrl}/cms/v1.0/uploadResource`], { maxBuffer: 1024 * 1024 });
+  const { stdout } = await run("curl", [...args, `${refusal.baseUrl}/cms/v1.0/uploadResource`], {
+    maxBuffer: 1024 * 1024,
+  });
   const cut = stdout.lastIndexOf("\n");
-  const [status, sent] = stdout.slice(cut + 1).split(" ").map(Number);
+  const [status, sent] = stdout
+    .slice(cut + 1)
+    .split(" ")
+    .map(Number);
   return { body: JSON.parse(stdout.slice(0, cut)) as { code: string; status: number }, status, sent: sent as number };
 }
 
@@ -47,40 +58,77 @@ describe("a 100 MB upload refused before its file is read answers the refusal th
   }, 60_000);
   afterAll(() => stack?.close());
 
-  it.each(kinds)("%i (%s), with curl's Expect: 100-continue: refused instead of 100, so the body is not sent", async (status) => {
-    const refusal = stack.refusals.find((r) => r.status === status)!;
-    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () => curlUpload(stack, refusal, []));
-    expect(result.status).toBe(status);
-    expect(result.body).toMatchObject({ status, code: refusal.code });
-    if (status === 507) {
-      // The quota is the tenant's, named in the body's fields: 100 Continue goes out, the file is cut short.
-      expect(result.sent).toBeLessThan(BODY_BYTES);
-    } else {
-      expect(result.sent).toBe(0);
-    }
-    figures.push(`  node ${status} Expect: 100-continue: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`);
-  });
+  it.each(kinds)(
+    "%i (%s), with curl's Expect: 100-continue: refused instead of 100, so the body is not sent",
+    async (status) => {
+      const refusal = stack.refusals.find((r) => r.status === status)!;
+      const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () =>
+        curlUpload(stack, refusal, []),
+      );
+      expect(result.status).toBe(status);
+      expect(result.body).toMatchObject({ status, code: refusal.code });
+      if (status === 507) {
+        // The quota is the tenant's, named in the body's fields: 100 Continue goes out, the file is cut short.
+        expect(result.sent).toBeLessThan(BODY_BYTES);
+      } else {
+        expect(result.sent).toBe(0);
+      }
+      figures.push(
+        `  node ${status} Expect: 100-continue: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes ?? "?"} B (${server?.outcome ?? "no unread body"}), ${ms} ms`,
+      );
+    },
+  );
 
   it("a 2 MB createResource JSON body without a token, with Expect: 100-continue: 401, nothing sent", async () => {
     const refusal = stack.refusals.find((r) => r.status === 401)!;
     const json = join(stack.dir, "inline.json");
     // Within the JSON body limit (room for CMS_MAX_INLINE_BYTES of base64): only the guard refuses it.
-    await writeFile(json, JSON.stringify({ resourceTenantId: "acme", resourceAuthor: "curl", resourceName: "a.bin", resourceMediaType: "application/octet-stream", resourceBinary: "A".repeat(2_000_000) }));
-    const args = ["-sS", "--max-time", "60", "--expect100-timeout", "30", "-w", "\n%{http_code} %{size_upload}", "-H", "Content-Type: application/json", "-H", "Expect: 100-continue", "--data-binary", `@${json}`];
+    await writeFile(
+      json,
+      JSON.stringify({
+        resourceTenantId: "acme",
+        resourceAuthor: "curl",
+        resourceName: "a.bin",
+        resourceMediaType: "application/octet-stream",
+        resourceBinary: "A".repeat(2_000_000),
+      }),
+    );
+    const args = [
+      "-sS",
+      "--max-time",
+      "60",
+      "--expect100-timeout",
+      "30",
+      "-w",
+      "\n%{http_code} %{size_upload}",
+      "-H",
+      "Content-Type: application/json",
+      "-H",
+      "Expect: 100-continue",
+      "--data-binary",
+      `@${json}`,
+    ];
     const { stdout } = await run("curl", [...args, `${refusal.baseUrl}/cms/v1.0/createResource`]);
-    const [status, sent] = stdout.slice(stdout.lastIndexOf("\n") + 1).split(" ").map(Number);
+    const [status, sent] = stdout
+      .slice(stdout.lastIndexOf("\n") + 1)
+      .split(" ")
+      .map(Number);
     expect({ status, sent }).toEqual({ status: 401, sent: 0 });
   });
 
   it.each(kinds)("%i (%s), with Expect disabled: the answer arrives while curl is still sending", async (status) => {
     const refusal = stack.refusals.find((r) => r.status === status)!;
-    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () => curlUpload(stack, refusal, ["Expect:"]));
+    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () =>
+      curlUpload(stack, refusal, ["Expect:"]),
+    );
     expect(result.status).toBe(status);
     expect(result.body).toMatchObject({ status, code: refusal.code });
     // The server kept reading after its answer until curl, having read it, stopped and closed.
     expect(server).toMatchObject({ outcome: "client closed" });
     expect(server?.receivedBytes).toBeLessThan(BODY_BYTES);
-    figures.push(`  node ${status} no Expect: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes} B (${server?.outcome}, ${server?.lingeredMs} ms after the answer), ${ms} ms`);
+    figures.push(
+      `  node ${status} no Expect: status ${result.status}, curl sent ${result.sent} B, server read ${server?.receivedBytes} B (${server?.outcome}, ${server?.lingeredMs} ms after the answer), ${ms} ms`,
+    );
   });
 });
 
@@ -98,13 +146,18 @@ describe("the same through curl on Bun", () => {
 
   it.each(kinds)("%i (%s), with and without Expect: 100-continue", async (status) => {
     const refusal = stack.refusals.find((r) => r.status === status)!;
-    for (const [label, headers] of [["Expect: 100-continue", []], ["no Expect", ["Expect:"]]] as const) {
+    for (const [label, headers] of [
+      ["Expect: 100-continue", []],
+      ["no Expect", ["Expect:"]],
+    ] as const) {
       const started = performance.now();
       const result = await curlUpload(stack, refusal, [...headers]);
       expect(result.status).toBe(status);
       expect(result.body).toMatchObject({ status, code: refusal.code });
       expect(result.sent).toBeLessThan(BODY_BYTES);
-      figures.push(`  bun ${status} ${label}: status ${result.status}, curl sent ${result.sent} B, ${Math.round(performance.now() - started)} ms`);
+      figures.push(
+        `  bun ${status} ${label}: status ${result.status}, curl sent ${result.sent} B, ${Math.round(performance.now() - started)} ms`,
+      );
     }
   });
 });

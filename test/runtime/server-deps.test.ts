@@ -24,7 +24,10 @@ afterEach(async () => {
 
 it("gives the volume back when the database cannot open: no temp folder stays claimed", async () => {
   await writeFile(join(dir, "not-a-directory"), "x");
-  const config = parseConfig({ CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "not-a-directory", "cms.db")}` });
+  const config = parseConfig({
+    CMS_VOLUME: join(dir, "volume"),
+    CMS_DATABASE_URL: `file:${join(dir, "not-a-directory", "cms.db")}`,
+  });
   await expect(createServerDeps(config, silentLogger)).rejects.toThrow();
   await mkdir(join(dir, "volume", ".tmp"), { recursive: true }); // the volume was opened: its temp root exists
   expect(await readdir(join(dir, "volume", ".tmp"))).toEqual([]);
@@ -44,19 +47,34 @@ it("the scheduled collector reads the app's clock: an upload expires for it when
   const app = await startTestApp({ CMS_TUS_EXPIRY_SECONDS: "60", CMS_GC_INTERVAL_SECONDS: "1" }, { clock: time.clock });
   try {
     const fields = { resourceTenantId: "sched", filename: "s.bin", author: "Tus" };
-    const metadata = Object.entries(fields).map(([k, v]) => `${k} ${Buffer.from(v).toString("base64")}`).join(",");
+    const metadata = Object.entries(fields)
+      .map(([k, v]) => `${k} ${Buffer.from(v).toString("base64")}`)
+      .join(",");
     const created = await fetch(app.url(`${API}/uploads`), {
       method: "POST",
-      headers: { "tus-resumable": "1.0.0", "upload-length": "10", "upload-metadata": metadata, "content-type": "application/offset+octet-stream" },
+      headers: {
+        "tus-resumable": "1.0.0",
+        "upload-length": "10",
+        "upload-metadata": metadata,
+        "content-type": "application/offset+octet-stream",
+      },
       body: "abc",
     });
     expect(created.status).toBe(201);
     const expired = () => app.logs.filter((l) => l.msg === "blobs collected" && Number(l.uploadsExpired) > 0);
     time.advance(61_000); // on the app's clock only: the machine's has not moved a minute
     // Waits for the schedule's next tick (every CMS_GC_INTERVAL_SECONDS), not for the expiry.
-    for (let waited = 0; waited < 5000 && expired().length === 0; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let waited = 0; waited < 5000 && expired().length === 0; waited += 100)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     expect(expired()).toHaveLength(1);
-    expect((await fetch(app.url(created.headers.get("location") as string), { method: "HEAD", headers: { "tus-resumable": "1.0.0" } })).status).toBe(404);
+    expect(
+      (
+        await fetch(app.url(created.headers.get("location") as string), {
+          method: "HEAD",
+          headers: { "tus-resumable": "1.0.0" },
+        })
+      ).status,
+    ).toBe(404);
   } finally {
     await app.close();
   }

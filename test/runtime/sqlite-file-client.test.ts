@@ -64,7 +64,10 @@ describe("waiting for SQLite's write lock held by another process", () => {
     expect(waitedMs).toBeLessThan(1_500);
     expect(stallMs).toBeLessThan(100);
     // Batches too, and the next commits right away (no statement left in progress).
-    await client.batch([{ sql: "insert into t values ('a')", args: [] }, { sql: "insert into t values ('b')", args: [] }]);
+    await client.batch([
+      { sql: "insert into t values ('a')", args: [] },
+      { sql: "insert into t values ('b')", args: [] },
+    ]);
     expect((await client.execute("select count(*) from t")).rows[0]?.[0]).toBe(3);
     close();
   });
@@ -91,7 +94,11 @@ describe("waiting for SQLite's write lock held by another process", () => {
     const before = await openDescriptors(file);
     for (let round = 0; round < 5; round++) {
       const holder = await holdWriteLock(file, 150);
-      await Promise.allSettled(Array.from({ length: 4 }, (_, i) => client.execute({ sql: "insert into t values (?)", args: [`r${round}-${i}`] })));
+      await Promise.allSettled(
+        Array.from({ length: 4 }, (_, i) =>
+          client.execute({ sql: "insert into t values (?)", args: [`r${round}-${i}`] }),
+        ),
+      );
       await holder.released;
       await client.execute({ sql: "insert into t values (?)", args: [`after ${round}`] });
     }
@@ -109,7 +116,10 @@ describe("prepared statements reused by SQL text", () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   const open = async () => {
-    const database = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`, CMS_DB_BUSY_TIMEOUT_MS: 1_000 });
+    const database = await openDatabase({
+      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+      CMS_DB_BUSY_TIMEOUT_MS: 1_000,
+    });
     return { client: database.db.$client, close: database.close };
   };
 
@@ -120,11 +130,21 @@ describe("prepared statements reused by SQL text", () => {
     await client.execute({ sql: insert, args: ["a", 1] });
     await expect(client.execute({ sql: insert, args: ["a", 2] })).rejects.toThrow(/UNIQUE/);
     // The same SQL after its failure, in a batch with another statement: both commit.
-    await client.batch([{ sql: insert, args: ["b", 2] }, { sql: "update u set n = n + 10 where k = ?", args: ["a"] }]);
+    await client.batch([
+      { sql: insert, args: ["b", 2] },
+      { sql: "update u set n = n + 10 where k = ?", args: ["a"] },
+    ]);
     const select = "select k, n from u order by k";
-    expect((await client.execute(select)).rows.map((r) => [r.k, r.n])).toEqual([["a", 11], ["b", 2]]);
+    expect((await client.execute(select)).rows.map((r) => [r.k, r.n])).toEqual([
+      ["a", 11],
+      ["b", 2],
+    ]);
     await client.execute({ sql: insert, args: ["c", 3] });
-    expect((await client.execute(select)).rows.map((r) => [r.k, r.n])).toEqual([["a", 11], ["b", 2], ["c", 3]]);
+    expect((await client.execute(select)).rows.map((r) => [r.k, r.n])).toEqual([
+      ["a", 11],
+      ["b", 2],
+      ["c", 3],
+    ]);
     close();
   });
 
@@ -143,7 +163,8 @@ describe("prepared statements reused by SQL text", () => {
   it("stays correct past the bound on distinct statements (least recently used ones are prepared again)", async () => {
     const { client, close } = await open();
     await client.execute("create table w (n integer)");
-    for (let i = 0; i < 200; i++) await client.execute({ sql: `insert into w (n) values (${i}) -- statement ${i}`, args: [] });
+    for (let i = 0; i < 200; i++)
+      await client.execute({ sql: `insert into w (n) values (${i}) -- statement ${i}`, args: [] });
     await client.execute("insert into w (n) values (1000)");
     const sum = await client.execute("select sum(n) as s, count(*) as c from w");
     expect([sum.rows[0]?.s, sum.rows[0]?.c]).toEqual([(199 * 200) / 2 + 1000, 201]);

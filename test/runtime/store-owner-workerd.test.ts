@@ -15,7 +15,8 @@ const bindings = { CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!", 
 describe("two Workers with their own D1 databases on one R2 bucket", () => {
   let dir: string;
   let bundle: WorkerBundle;
-  const start = (name: string) => startWorkerd(bundle, { bindings, persistDir: join(dir, name), r2PersistDir: join(dir, "shared-r2") });
+  const start = (name: string) =>
+    startWorkerd(bundle, { bindings, persistDir: join(dir, name), r2PersistDir: join(dir, "shared-r2") });
   const blobs: { uri: string; text: string }[] = [];
 
   beforeAll(async () => {
@@ -34,7 +35,9 @@ describe("two Workers with their own D1 databases on one R2 bucket", () => {
     }
   }
 
-  it("the second refuses every request with 503 STORE_OWNED_ELSEWHERE; the first keeps its blobs", { timeout: 120_000 }, async () => {
+  it("the second refuses every request with 503 STORE_OWNED_ELSEWHERE; the first keeps its blobs", {
+    timeout: 120_000,
+  }, async () => {
     const first = await start("first");
     try {
       for (let i = 0; i < 3; i++) {
@@ -42,7 +45,13 @@ describe("two Workers with their own D1 databases on one R2 bucket", () => {
         const res = await fetch(`${first.url}/cms/v1.0/createResource`, {
           method: "POST",
           headers: { "content-type": "application/json" },
-          body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: `b${i}.txt`, resourceTenantId: "first", resourceBinary: btoa(text) }),
+          body: JSON.stringify({
+            resourceAuthor: "A",
+            resourceMediaType: "text/plain",
+            resourceName: `b${i}.txt`,
+            resourceTenantId: "first",
+            resourceBinary: btoa(text),
+          }),
         });
         expect(res.status).toBe(201);
         blobs.push({ uri: ((await res.json()) as { resourceURI: string }).resourceURI, text });

@@ -46,7 +46,14 @@ const stores: [string, (dir: string) => Promise<SharedStore>][] = [
       return {
         env: { ...s3Settings(s3), CMS_S3_PREFIX: prefix, CMS_VOLUME: join(dir, "unused-volume") },
         setting: "CMS_S3_PREFIX",
-        open: async () => createS3BlobStore({ endpoint: s3.endpoint, bucket: s3.bucket, accessKeyId: S3RVER_ACCESS_KEY_ID, secretAccessKey: "S3RVER", prefix }),
+        open: async () =>
+          createS3BlobStore({
+            endpoint: s3.endpoint,
+            bucket: s3.bucket,
+            accessKeyId: S3RVER_ACCESS_KEY_ID,
+            secretAccessKey: "S3RVER",
+            prefix,
+          }),
         close: () => s3.close(),
       };
     },
@@ -78,7 +85,13 @@ describe.each(stores)("two deployments on one %s", (_label, makeStore) => {
       const res = await fetch(`${first.url}/cms/v1.0/createResource`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: `b${i}.txt`, resourceTenantId: "first", resourceBinary: btoa(text) }),
+        body: JSON.stringify({
+          resourceAuthor: "A",
+          resourceMediaType: "text/plain",
+          resourceName: `b${i}.txt`,
+          resourceTenantId: "first",
+          resourceBinary: btoa(text),
+        }),
       });
       expect(res.status).toBe(201);
       blobs.push({ uri: ((await res.json()) as { resourceURI: string }).resourceURI, text });
@@ -90,16 +103,20 @@ describe.each(stores)("two deployments on one %s", (_label, makeStore) => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it.each(["node", "bun"] as ServerRuntime[])("the second deployment refuses to start on %s: exit 1, one line naming the setting", { timeout: 60_000 }, async (runtime) => {
-    const result = await runUntilExit(envOf(`second-${runtime}.db`), 30_000, runtime);
-    expect(result.code).toBe(1);
-    const lines = result.stderr.trim().split("\n");
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^cannot start: .* belongs to another deployment .*give each deployment its own /);
-    expect(lines[0]).toContain(store.setting);
-    expect(result.stdout).not.toContain('"listening"');
-    await expectAllServed(first);
-  });
+  it.each(["node", "bun"] as ServerRuntime[])(
+    "the second deployment refuses to start on %s: exit 1, one line naming the setting",
+    { timeout: 60_000 },
+    async (runtime) => {
+      const result = await runUntilExit(envOf(`second-${runtime}.db`), 30_000, runtime);
+      expect(result.code).toBe(1);
+      const lines = result.stderr.trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^cannot start: .* belongs to another deployment .*give each deployment its own /);
+      expect(lines[0]).toContain(store.setting);
+      expect(result.stdout).not.toContain('"listening"');
+      await expectAllServed(first);
+    },
+  );
 
   it("with CMS_WORKERS=2 the primary refuses before forking any worker: exit 1, one line", async () => {
     const result = await runUntilExit({ ...envOf("second-cluster.db"), CMS_WORKERS: "2" });
@@ -113,7 +130,12 @@ describe.each(stores)("two deployments on one %s", (_label, makeStore) => {
     const database = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "second-collector.db")}` });
     const blobStore = await store.open();
     try {
-      const collector = createBlobCollector({ blobs: blobStore, ledger: createMetadataStore(database.db).ledger, graceMs: 0, now: () => Date.now() + 86_400_000 });
+      const collector = createBlobCollector({
+        blobs: blobStore,
+        ledger: createMetadataStore(database.db).ledger,
+        graceMs: 0,
+        now: () => Date.now() + 86_400_000,
+      });
       expect(await collector.sweep()).toBe(blobs.length);
       const figures = await collector.pass();
       expect(figures.removed + figures.takenOver).toBe(0);
@@ -140,7 +162,9 @@ describe("upgrading: a volume an older release filled (blobs, no owner marker)",
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("another database is refused and leaves it unclaimed; the database that has its blobs claims it", { timeout: 60_000 }, async () => {
+  it("another database is refused and leaves it unclaimed; the database that has its blobs claims it", {
+    timeout: 60_000,
+  }, async () => {
     dir = await mkdtemp(join(tmpdir(), "cms-upgrade-"));
     const volume = join(dir, "volume");
     const envOf = (database: string) => ({ CMS_VOLUME: volume, CMS_DATABASE_URL: `file:${join(dir, database)}` });
@@ -148,7 +172,13 @@ describe("upgrading: a volume an older release filled (blobs, no owner marker)",
     const res = await fetch(`${old.url}/cms/v1.0/createResource`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ resourceAuthor: "A", resourceMediaType: "text/plain", resourceName: "o.txt", resourceTenantId: "old", resourceBinary: btoa("from before the marker") }),
+      body: JSON.stringify({
+        resourceAuthor: "A",
+        resourceMediaType: "text/plain",
+        resourceName: "o.txt",
+        resourceTenantId: "old",
+        resourceBinary: btoa("from before the marker"),
+      }),
     });
     const { resourceURI } = (await res.json()) as { resourceURI: string };
     await old.stop();
@@ -156,13 +186,21 @@ describe("upgrading: a volume an older release filled (blobs, no owner marker)",
 
     const other = await runUntilExit(envOf("other.db"));
     expect(other.code).toBe(1);
-    expect(other.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^cannot start: the volume CMS_VOLUME=.* holds blobs this deployment's database has no record of.*its own CMS_VOLUME/)]);
+    expect(other.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(
+        /^cannot start: the volume CMS_VOLUME=.* holds blobs this deployment's database has no record of.*its own CMS_VOLUME/,
+      ),
+    ]);
     await expect(readFile(join(volume, ".cms-owner"))).rejects.toThrow(/ENOENT/);
 
     const upgraded = await spawnServer(envOf("old.db"));
     try {
-      expect(await (await fetch(`${upgraded.url}/cms/v1.0/getData/${resourceURI}`)).text()).toBe("from before the marker");
-      expect(JSON.parse(await readFile(join(volume, ".cms-owner"), "utf8"))).toEqual({ deployment: expect.any(String) });
+      expect(await (await fetch(`${upgraded.url}/cms/v1.0/getData/${resourceURI}`)).text()).toBe(
+        "from before the marker",
+      );
+      expect(JSON.parse(await readFile(join(volume, ".cms-owner"), "utf8"))).toEqual({
+        deployment: expect.any(String),
+      });
     } finally {
       await upgraded.stop();
     }

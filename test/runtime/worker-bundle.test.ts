@@ -20,7 +20,15 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 
 /** What the Worker's zod leaves out (scripts/lean-zod.mjs says why). */
-const OMITTED = ["locales", "core", "compile", "withParser", "ZodCompileAsyncError", "ZodCompileUnsupportedError", "fromJSONSchema"];
+const OMITTED = [
+  "locales",
+  "core",
+  "compile",
+  "withParser",
+  "ZodCompileAsyncError",
+  "ZodCompileUnsupportedError",
+  "fromJSONSchema",
+];
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
@@ -33,7 +41,11 @@ describe("the Worker's zod", () => {
       .filter((name) => !OMITTED.includes(name))
       .sort();
     expect(Object.keys(lean).sort()).toEqual(expected);
-    expect(Object.keys(lean.z).sort()).toEqual(Object.keys(zod.z).filter((name) => !OMITTED.includes(name)).sort());
+    expect(Object.keys(lean.z).sort()).toEqual(
+      Object.keys(zod.z)
+        .filter((name) => !OMITTED.includes(name))
+        .sort(),
+    );
     // The same classes, not copies: schemas made by either pass the other's instanceof checks.
     expect(lean.ZodType).toBe(zod.ZodType);
   });
@@ -41,12 +53,16 @@ describe("the Worker's zod", () => {
   it("still explains validation failures in English", () => {
     const result = lean.z.object({ limit: lean.z.coerce.number().int() }).safeParse({ limit: "1.5" });
     expect(result.success).toBe(false);
-    expect(result.error?.issues[0]?.message).toBe(zod.z.object({ limit: zod.z.coerce.number().int() }).safeParse({ limit: "1.5" }).error?.issues[0]?.message);
+    expect(result.error?.issues[0]?.message).toBe(
+      zod.z.object({ limit: zod.z.coerce.number().int() }).safeParse({ limit: "1.5" }).error?.issues[0]?.message,
+    );
     expect(result.error?.issues[0]?.message).toMatch(/expected int/i);
   });
 
   it("is enough for src/: no source file uses an omitted name", async () => {
-    const uses = new RegExp(`\\bz\\.(${OMITTED.join("|")})\\b|import\\s*\\{[^}]*\\b(${OMITTED.join("|")})\\b[^}]*\\}\\s*from\\s*"(zod|@hono/zod-openapi)"`);
+    const uses = new RegExp(
+      `\\bz\\.(${OMITTED.join("|")})\\b|import\\s*\\{[^}]*\\b(${OMITTED.join("|")})\\b[^}]*\\}\\s*from\\s*"(zod|@hono/zod-openapi)"`,
+    );
     const offenders: string[] = [];
     for (const file of await sourceFiles(join(ROOT, "src"))) {
       if (uses.test(await readFile(file, "utf8"))) offenders.push(file);

@@ -29,7 +29,11 @@ let sent = 0;
 const lines = () => server.stdout.map((l) => JSON.parse(l) as LogLine);
 const listening = () => lines().filter((l) => l.msg === "listening");
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -58,7 +62,9 @@ async function request(method: string, path: string, body?: unknown): Promise<An
     req.on("error", reject);
     req.end(payload);
   });
-  const line = await until(`the access log line of ${requestId}`, () => lines().find((l) => l.msg === "request" && l.requestId === requestId));
+  const line = await until(`the access log line of ${requestId}`, () =>
+    lines().find((l) => l.msg === "request" && l.requestId === requestId),
+  );
   return { status, body: text, worker: line.worker as number };
 }
 
@@ -96,7 +102,11 @@ async function workerPids(): Promise<number[]> {
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-workers-"));
   // A fresh database: the primary migrates it once before forking.
-  server = await spawnServer({ CMS_WORKERS: String(WORKERS), CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  server = await spawnServer({
+    CMS_WORKERS: String(WORKERS),
+    CMS_VOLUME: join(dir, "volume"),
+    CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+  });
   await until("both workers listening", () => (listening().length >= WORKERS ? true : undefined));
 });
 afterAll(async () => {
@@ -128,7 +138,10 @@ describe("CMS_WORKERS=2 (node:cluster)", () => {
     const { resourceUID } = await create("locked.txt", "locked");
     const taken = await post("lockResourceDTO", { resourceUID, author: "alice" });
     expect(taken.status, taken.body).toBe(200);
-    for (const answer of await throughEveryWorker("POST", "/cms/v1.0/lockResourceDTO", { resourceUID, author: "bob" })) {
+    for (const answer of await throughEveryWorker("POST", "/cms/v1.0/lockResourceDTO", {
+      resourceUID,
+      author: "bob",
+    })) {
       expect(answer.status, `worker ${answer.worker}`).toBe(423);
       expect(JSON.parse(answer.body)).toMatchObject({ code: "LOCKED" });
     }
@@ -139,7 +152,9 @@ describe("CMS_WORKERS=2 (node:cluster)", () => {
     const answers = await Promise.all(Array.from({ length: 200 }, () => request("GET", "/apiversion")));
     expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(new Set(answers.map((a) => a.worker))).toEqual(new Set([1, 2]));
-    const ids = lines().filter((l) => l.msg === "request").map((l) => l.requestId);
+    const ids = lines()
+      .filter((l) => l.msg === "request")
+      .map((l) => l.requestId);
     expect(ids.length).toBe(sent);
     expect(new Set(ids).size).toBe(sent);
     expect(sent - before).toBe(200);
@@ -148,7 +163,9 @@ describe("CMS_WORKERS=2 (node:cluster)", () => {
   it("replaces a worker that dies, logs it, and keeps serving through both slots", async () => {
     const [victim] = await workerPids();
     process.kill(victim as number, "SIGKILL");
-    const exited = await until("the replacement log line", () => lines().find((l) => l.msg === "worker exited; starting a replacement"));
+    const exited = await until("the replacement log line", () =>
+      lines().find((l) => l.msg === "worker exited; starting a replacement"),
+    );
     expect(exited).toMatchObject({ pid: victim, signal: "SIGKILL" });
     await until("the replacement listening", () => (listening().length > WORKERS ? true : undefined));
     const pids = await workerPids();
@@ -171,7 +188,13 @@ describe("CMS_WORKERS on Bun", () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = execFile(join(ROOT, "node_modules", ".bin", "bun"), ["src/bun.ts"], {
         cwd: ROOT,
-        env: { PATH: process.env.PATH ?? "", CMS_WORKERS: "2", CMS_PORT: "0", CMS_VOLUME: join(tmpdir(), "cms-unused"), CMS_DATABASE_URL: ":memory:" },
+        env: {
+          PATH: process.env.PATH ?? "",
+          CMS_WORKERS: "2",
+          CMS_PORT: "0",
+          CMS_VOLUME: join(tmpdir(), "cms-unused"),
+          CMS_DATABASE_URL: ":memory:",
+        },
         timeout: 20_000,
       });
       let stderr = "";

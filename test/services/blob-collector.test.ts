@@ -51,7 +51,21 @@ afterEach(async () => {
 let seq = 0;
 const rowFor = (blobKey: string, text: string): NewResourceRow => {
   const uid = `id${++seq}-t`;
-  return { uid, shortId: `id${seq}`, tenantId: "t", context: uid, path: "a.txt", name: "a.txt", author: "A", mediaType: "text/plain", size: text.length, sha256: sha(text), blobKey, createdAt: clock, updatedAt: clock };
+  return {
+    uid,
+    shortId: `id${seq}`,
+    tenantId: "t",
+    context: uid,
+    path: "a.txt",
+    name: "a.txt",
+    author: "A",
+    mediaType: "text/plain",
+    size: text.length,
+    sha256: sha(text),
+    blobKey,
+    createdAt: clock,
+    updatedAt: clock,
+  };
 };
 
 /** What a create does: store (reserving), then insert the row (consuming the reservation). */
@@ -116,7 +130,9 @@ describe("blob lifetime", () => {
     // The clock stands still: without the fix the put waits STALE_DOOM_MS, i.e. forever here.
     const stored = await Promise.race([
       content.put("t", streamOf(bytes("deleted, not forgotten")), "/body"),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the put waited for a finished deletion")), 2_000)),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("the put waited for a finished deletion")), 2_000),
+      ),
     ]);
     expect(stored.created).toBe(true);
     await store.insert(rowFor(stored.key, "deleted, not forgotten"));
@@ -200,8 +216,27 @@ describe("expired tus uploads", () => {
   const upload = async (id: string, expiresAt: number) => {
     const key = `tus/${id}/0` as BlobKey;
     await blobs.put(key, streamOf(bytes("part")));
-    const reservation = { tenantId: "t", bytes: 10, resources: 0, ingressBytes: 0, day: 0, limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 } };
-    await store.tusUploads.create({ id, tenantId: "t", fields: "{}", length: 10, offset: 4, parts: JSON.stringify([{ key, size: 4 }]), createdAt: clock, expiresAt }, reservation);
+    const reservation = {
+      tenantId: "t",
+      bytes: 10,
+      resources: 0,
+      ingressBytes: 0,
+      day: 0,
+      limits: { bytes: 0, resources: 0, ingressBytesPerDay: 0 },
+    };
+    await store.tusUploads.create(
+      {
+        id,
+        tenantId: "t",
+        fields: "{}",
+        length: 10,
+        offset: 4,
+        parts: JSON.stringify([{ key, size: 4 }]),
+        createdAt: clock,
+        expiresAt,
+      },
+      reservation,
+    );
     return key;
   };
   const keysUnder = async (prefix: string) => {
@@ -211,7 +246,13 @@ describe("expired tus uploads", () => {
   };
 
   it("a pass removes every expired upload (row and parts) with nobody uploading, and keeps live ones", async () => {
-    const sweeping = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock, tusUploads: store.tusUploads });
+    const sweeping = createBlobCollector({
+      blobs,
+      ledger: store.ledger,
+      graceMs: GRACE_MS,
+      now: () => clock,
+      tusUploads: store.tusUploads,
+    });
     const expiring = "a".repeat(32);
     const live = "b".repeat(32);
     await upload(expiring, clock + 1_000);
@@ -229,7 +270,13 @@ describe("expired tus uploads", () => {
   });
 
   it("an upload claimed for finishing outlives its expiry by FINISH_LEASE_MS (its finisher may still run), then goes with its hold", async () => {
-    const sweeping = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock, tusUploads: store.tusUploads });
+    const sweeping = createBlobCollector({
+      blobs,
+      ledger: store.ledger,
+      graceMs: GRACE_MS,
+      now: () => clock,
+      tusUploads: store.tusUploads,
+    });
     const id = "c".repeat(32);
     await upload(id, clock + 1_000);
     expect((await store.usage("t"))?.bytes).toBe(10);

@@ -4,8 +4,15 @@ import { toContentSource } from "../../src/services/content-source.js";
 
 describe("toContentSource", () => {
   it("maps a URI to a download, base64 to decoded bytes, and neither to no new content", () => {
-    expect(toContentSource({ resourceExternalURI: "https://example.org/x" }, 10)).toEqual({ kind: "uri", uri: "https://example.org/x" });
-    expect(toContentSource({ resourceBinary: "AAEC" }, 10)).toEqual({ kind: "bytes", bytes: new Uint8Array([0, 1, 2]), pointer: "/body/resourceBinary" });
+    expect(toContentSource({ resourceExternalURI: "https://example.org/x" }, 10)).toEqual({
+      kind: "uri",
+      uri: "https://example.org/x",
+    });
+    expect(toContentSource({ resourceBinary: "AAEC" }, 10)).toEqual({
+      kind: "bytes",
+      bytes: new Uint8Array([0, 1, 2]),
+      pointer: "/body/resourceBinary",
+    });
     expect(toContentSource({}, 10)).toBeUndefined();
   });
 
@@ -19,6 +26,10 @@ describe("toContentSource", () => {
       }
     })();
     expect(err).toBeInstanceOf(ProblemError);
-    expect(err).toMatchObject({ code: "PAYLOAD_TOO_LARGE", status: 413, errors: [{ pointer: "/body/resourceBinary" }] });
+    expect(err).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      status: 413,
+      errors: [{ pointer: "/body/resourceBinary" }],
+    });
   });
 });

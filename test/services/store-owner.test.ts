@@ -67,7 +67,9 @@ describe("claimBlobStore", () => {
 
   it("another database is refused, with one line naming the setting", async () => {
     await claimBlobStore({ blobs: await store(), store: await database("a"), label });
-    const err = await claimBlobStore({ blobs: await store(), store: await database("b"), label }).catch((e: unknown) => e);
+    const err = await claimBlobStore({ blobs: await store(), store: await database("b"), label }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StoreOwnedElsewhere);
     const message = (err as Error).message;
     expect(message).not.toContain("\n");
@@ -77,7 +79,9 @@ describe("claimBlobStore", () => {
 
   it("two deployments racing for a new store: exactly one wins", async () => {
     const [a, b] = [await database("a"), await database("b")];
-    const results = await Promise.allSettled([a, b, a, b].map(async (s) => claimBlobStore({ blobs: await store(), store: s, label })));
+    const results = await Promise.allSettled(
+      [a, b, a, b].map(async (s) => claimBlobStore({ blobs: await store(), store: s, label })),
+    );
     const won = results.map((r, i) => (r.status === "fulfilled" ? i % 2 : -1)).filter((i) => i >= 0);
     expect(new Set(won).size).toBe(1);
     expect(results.filter((r) => r.status === "rejected")).toHaveLength(2);
@@ -95,7 +99,8 @@ describe("claimBlobStore", () => {
     it("is claimed by its database however many unrecorded blobs are listed before one of its own", async () => {
       const a = await database("a");
       const blobs = createMemoryBlobStore(); // lists in key order: the recorded key comes last
-      for (let i = 0; i < 1200; i++) await blobs.put(`t/${"0".repeat(32)}/${String(i).padStart(4, "0")}` as BlobKey, streamOf());
+      for (let i = 0; i < 1200; i++)
+        await blobs.put(`t/${"0".repeat(32)}/${String(i).padStart(4, "0")}` as BlobKey, streamOf());
       const ours = `t/${"f".repeat(32)}/mine` as BlobKey;
       await a.ledger.reserve(ours, Date.now(), 60_000);
       await blobs.put(ours, streamOf());
@@ -105,9 +110,13 @@ describe("claimBlobStore", () => {
 
     it("is refused to a database that recorded none of its blobs, and stays unclaimed", async () => {
       await storedBy(await database("a"), "a's blob");
-      const err = await claimBlobStore({ blobs: await store(), store: await database("b"), label }).catch((e: unknown) => e);
+      const err = await claimBlobStore({ blobs: await store(), store: await database("b"), label }).catch(
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(StoreOwnedElsewhere);
-      expect((err as Error).message).toMatch(/^the volume CMS_VOLUME=\/srv\/volume holds blobs this deployment's database has no record of.*its own CMS_VOLUME/);
+      expect((err as Error).message).toMatch(
+        /^the volume CMS_VOLUME=\/srv\/volume holds blobs this deployment's database has no record of.*its own CMS_VOLUME/,
+      );
       expect(await (await store()).owner()).toBeNull();
     });
 

@@ -72,21 +72,34 @@ const SCORM_2004 = `
 
 describe("findStartPage: info.json", () => {
   it("uses startpage", async () => {
-    expect(await startPage([{ name: "info.json", data: `{"content_uid":"1","startpage":"start.html","totalpages":"1"}` }, page("start.html")])).toBe(
-      "start.html",
-    );
+    expect(
+      await startPage([
+        { name: "info.json", data: `{"content_uid":"1","startpage":"start.html","totalpages":"1"}` },
+        page("start.html"),
+      ]),
+    ).toBe("start.html");
   });
 
   it("uses startPage, and prefers startpage when both are present", async () => {
-    expect(await startPage([{ name: "info.json", data: `{"startPage":"html/start.html"}` }, page("html/start.html")])).toBe("html/start.html");
-    expect(await startPage([{ name: "info.json", data: `{"startPage":"b.html","startpage":"a.html"}` }, page("a.html"), page("b.html")])).toBe("a.html");
+    expect(
+      await startPage([{ name: "info.json", data: `{"startPage":"html/start.html"}` }, page("html/start.html")]),
+    ).toBe("html/start.html");
+    expect(
+      await startPage([
+        { name: "info.json", data: `{"startPage":"b.html","startpage":"a.html"}` },
+        page("a.html"),
+        page("b.html"),
+      ]),
+    ).toBe("a.html");
   });
 
   it("wins over imsmanifest.xml, even one naming a missing page (the Java demo_content.zip)", async () => {
     const entries = [
       { name: "images/", method: 0 },
       { name: "images/logo.png", data: new Uint8Array(46) },
-      manifest(`<manifest><resources><resource identifier="r" adlcp:scormType="sco" href="index.html"/></resources></manifest>`),
+      manifest(
+        `<manifest><resources><resource identifier="r" adlcp:scormType="sco" href="index.html"/></resources></manifest>`,
+      ),
       { name: "info.json", data: `{"content_uid":"12345qwerty","startpage":"start.html"}` },
       page("start.html"),
     ];
@@ -94,11 +107,15 @@ describe("findStartPage: info.json", () => {
   });
 
   it("strips a query and fragment and returns the path only", async () => {
-    expect(await startPage([{ name: "info.json", data: `{"startpage":"start.html?lang=en#intro"}` }, page("start.html")])).toBe("start.html");
+    expect(
+      await startPage([{ name: "info.json", data: `{"startpage":"start.html?lang=en#intro"}` }, page("start.html")]),
+    ).toBe("start.html");
   });
 
   it("prefers a literal file name containing '?' or '#' over the stripped form", async () => {
-    expect(await startPage([{ name: "info.json", data: `{"startpage":"a#b.html"}` }, page("a#b.html"), page("a")])).toBe("a#b.html");
+    expect(
+      await startPage([{ name: "info.json", data: `{"startpage":"a#b.html"}` }, page("a#b.html"), page("a")]),
+    ).toBe("a#b.html");
   });
 
   it("matches names across Unicode normalisation forms and returns the entry's own path", async () => {
@@ -107,45 +124,80 @@ describe("findStartPage: info.json", () => {
   });
 
   it("refuses a start page that is not in the zip, or is a directory", async () => {
-    await expectStartPageError([{ name: "info.json", data: `{"startpage":"missing.html"}` }, page("start.html")], /"missing.html" is not a file in the zip/);
-    await expectStartPageError([{ name: "info.json", data: `{"startpage":"html"}` }, page("html/index.html")], /not a file in the zip/);
-    await expectStartPageError([{ name: "info.json", data: `{"startpage":"../start.html"}` }, page("start.html")], /not a file in the zip/);
+    await expectStartPageError(
+      [{ name: "info.json", data: `{"startpage":"missing.html"}` }, page("start.html")],
+      /"missing.html" is not a file in the zip/,
+    );
+    await expectStartPageError(
+      [{ name: "info.json", data: `{"startpage":"html"}` }, page("html/index.html")],
+      /not a file in the zip/,
+    );
+    await expectStartPageError(
+      [{ name: "info.json", data: `{"startpage":"../start.html"}` }, page("start.html")],
+      /not a file in the zip/,
+    );
   });
 
   it("refuses invalid info.json and non-string start pages", async () => {
     await expectStartPageError([{ name: "info.json", data: `{"startpage": ` }, page("start.html")], /not valid JSON/);
-    await expectStartPageError([{ name: "info.json", data: `["start.html"]` }, page("start.html")], /not a JSON object/);
-    await expectStartPageError([{ name: "info.json", data: `{"startpage": 42}` }, page("start.html")], /non-empty string/);
-    await expectStartPageError([{ name: "info.json", data: `{"startpage": "  "}` }, page("start.html")], /non-empty string/);
+    await expectStartPageError(
+      [{ name: "info.json", data: `["start.html"]` }, page("start.html")],
+      /not a JSON object/,
+    );
+    await expectStartPageError(
+      [{ name: "info.json", data: `{"startpage": 42}` }, page("start.html")],
+      /non-empty string/,
+    );
+    await expectStartPageError(
+      [{ name: "info.json", data: `{"startpage": "  "}` }, page("start.html")],
+      /non-empty string/,
+    );
   });
 
   it("falls back to imsmanifest.xml when info.json names no start page", async () => {
-    expect(await startPage([{ name: "info.json", data: `{"title":"x"}` }, manifest(SCORM_12), page("lessons/one.html")])).toBe("lessons/one.html");
-    await expectStartPageError([{ name: "info.json", data: `{"title":"x"}` }, page("start.html")], /info.json has no "startpage" or "startPage"/);
+    expect(
+      await startPage([{ name: "info.json", data: `{"title":"x"}` }, manifest(SCORM_12), page("lessons/one.html")]),
+    ).toBe("lessons/one.html");
+    await expectStartPageError(
+      [{ name: "info.json", data: `{"title":"x"}` }, page("start.html")],
+      /info.json has no "startpage" or "startPage"/,
+    );
   });
 
   it("only looks at the root info.json", async () => {
-    await expectStartPageError([{ name: "sub/info.json", data: `{"startpage":"start.html"}` }, page("start.html")], /zip has no info.json start page or imsmanifest.xml/);
+    await expectStartPageError(
+      [{ name: "sub/info.json", data: `{"startpage":"start.html"}` }, page("start.html")],
+      /zip has no info.json start page or imsmanifest.xml/,
+    );
   });
 
   it("refuses a metadata file over 1 MiB without buffering it", async () => {
     const data = `{"startpage":"start.html","pad":"${" ".repeat(1024 * 1024)}"}`;
-    await expectStartPageError([{ name: "info.json", data, method: 0 }, page("start.html")], /larger than 1048576 bytes/);
+    await expectStartPageError(
+      [{ name: "info.json", data, method: 0 }, page("start.html")],
+      /larger than 1048576 bytes/,
+    );
   });
 });
 
 describe("findStartPage: imsmanifest.xml", () => {
   it("SCORM 1.2: the default organization's first item's resource", async () => {
-    expect(await startPage([manifest(SCORM_12), page("lessons/one.html"), page("other.html"), page("shared/style.css")])).toBe("lessons/one.html");
+    expect(
+      await startPage([manifest(SCORM_12), page("lessons/one.html"), page("other.html"), page("shared/style.css")]),
+    ).toBe("lessons/one.html");
   });
 
   it("SCORM 2004: default organization (not the first), nested item, xml:base, query and fragment", async () => {
-    expect(await startPage([manifest(SCORM_2004), page("content/main/index.html"), page("content/alt.html")])).toBe("content/main/index.html");
+    expect(await startPage([manifest(SCORM_2004), page("content/main/index.html"), page("content/alt.html")])).toBe(
+      "content/main/index.html",
+    );
   });
 
   it("uses the first organization when there is no default", async () => {
     const xml = SCORM_2004.replace(` default="MAIN"`, "");
-    expect(await startPage([manifest(xml), page("content/main/index.html"), page("content/alt.html")])).toBe("content/alt.html");
+    expect(await startPage([manifest(xml), page("content/main/index.html"), page("content/alt.html")])).toBe(
+      "content/alt.html",
+    );
   });
 
   it("falls back to the first SCO, then to the first resource with an href", async () => {
@@ -159,7 +211,9 @@ describe("findStartPage: imsmanifest.xml", () => {
       <resource identifier="a" type="webcontent" href="first.html"/>
       <resource identifier="b" type="webcontent" href="second.html"/>
     </resources></manifest>`;
-    expect(await startPage([manifest(noSco), page("first.html"), page("second.html"), page("x.js")])).toBe("first.html");
+    expect(await startPage([manifest(noSco), page("first.html"), page("second.html"), page("x.js")])).toBe(
+      "first.html",
+    );
     const danglingRef = `<manifest><organizations default="o"><organization identifier="o"><item identifierref="nope"/></organization></organizations>
       <resources><resource identifier="r" adlcp:scormtype="sco" href="real.html"/></resources></manifest>`;
     expect(await startPage([manifest(danglingRef), page("real.html")])).toBe("real.html");
@@ -181,13 +235,22 @@ describe("findStartPage: imsmanifest.xml", () => {
 
   it("refuses a manifest whose launch resource is missing, external or absent", async () => {
     const missing = `<manifest><resources><resource identifier="r" href="index.html"/></resources></manifest>`;
-    await expectStartPageError([manifest(missing), page("start.html")], /launch resource "index.html" is not a file in the zip/);
+    await expectStartPageError(
+      [manifest(missing), page("start.html")],
+      /launch resource "index.html" is not a file in the zip/,
+    );
     const external = `<manifest><resources><resource identifier="r" href="https://evil.example/x.html"/></resources></manifest>`;
     await expectStartPageError([manifest(external), page("x.html")], /not a file in the zip/);
     const escaping = `<manifest><resources xml:base="../../"><resource identifier="r" href="/etc/passwd"/></resources></manifest>`;
     await expectStartPageError([manifest(escaping), page("start.html")], /not a file in the zip/);
-    await expectStartPageError([manifest(`<manifest><resources/></manifest>`), page("start.html")], /names no resource with an href/);
-    await expectStartPageError([manifest(`this is not xml at all <<<>>> &&&`), page("start.html")], /names no resource with an href/);
+    await expectStartPageError(
+      [manifest(`<manifest><resources/></manifest>`), page("start.html")],
+      /names no resource with an href/,
+    );
+    await expectStartPageError(
+      [manifest(`this is not xml at all <<<>>> &&&`), page("start.html")],
+      /names no resource with an href/,
+    );
   });
 
   it("ignores the DOCTYPE: no entity is defined or expanded, and markup inside it is not read", async () => {
@@ -215,18 +278,26 @@ describe("findStartPage: imsmanifest.xml", () => {
     const xml = `<manifest><!-- <resource identifier="c" href="comment.html"/> -->
       <![CDATA[ <resource identifier="d" href="cdata.html"/> ]]><?pi <resource href="pi.html"/> ?>
       <resources><resource identifier="r" href="real.html"/></resources></manifest>`;
-    expect(await startPage([manifest(xml), page("comment.html"), page("cdata.html"), page("pi.html"), page("real.html")])).toBe("real.html");
+    expect(
+      await startPage([manifest(xml), page("comment.html"), page("cdata.html"), page("pi.html"), page("real.html")]),
+    ).toBe("real.html");
   });
 
   it("finds the manifest only at the root", async () => {
     const xml = `<manifest><resources><resource identifier="r" href="index.html"/></resources></manifest>`;
-    await expectStartPageError([{ name: "course/imsmanifest.xml", data: xml }, page("index.html")], /zip has no info.json start page or imsmanifest.xml/);
+    await expectStartPageError(
+      [{ name: "course/imsmanifest.xml", data: xml }, page("index.html")],
+      /zip has no info.json start page or imsmanifest.xml/,
+    );
   });
 });
 
 describe("findStartPage: neither", () => {
   it("refuses a zip with neither info.json nor imsmanifest.xml", async () => {
-    await expectStartPageError([page("index.html"), page("start.html")], /zip has no info.json start page or imsmanifest.xml/);
+    await expectStartPageError(
+      [page("index.html"), page("start.html")],
+      /zip has no info.json start page or imsmanifest.xml/,
+    );
     await expectStartPageError([], /zip has no info.json start page or imsmanifest.xml/);
   });
 });

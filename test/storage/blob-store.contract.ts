@@ -221,9 +221,9 @@ export function describeBlobStore(name: string, setup: () => Promise<BlobStoreFi
       it("an upload whose stream errors midway rejects with that same error", async () => {
         const k = key("aborted");
         const boom = new Error("connection reset by origin");
-        const err = await store.put(k, failingAfter(boom, pattern(0, 64 * KiB), pattern(64 * KiB, 64 * KiB))).catch(
-          (e: unknown) => e,
-        );
+        const err = await store
+          .put(k, failingAfter(boom, pattern(0, 64 * KiB), pattern(64 * KiB, 64 * KiB)))
+          .catch((e: unknown) => e);
         expect(err).toBe(boom);
         expect(await store.head(k)).toBeNull();
         expect(await collect(store.list(""))).toEqual([]);
@@ -282,9 +282,13 @@ export function describeBlobStore(name: string, setup: () => Promise<BlobStoreFi
 
       it("maxBytes applies to content-addressed puts", async () => {
         const prefix = await tenantPrefix("tenant-big");
-        const upload = store.putContentAddressed(generated(MiB, 64 * KiB), ({ sha256 }) => contentKeyUnder(prefix, sha256), {
-          maxBytes: MiB - 1,
-        });
+        const upload = store.putContentAddressed(
+          generated(MiB, 64 * KiB),
+          ({ sha256 }) => contentKeyUnder(prefix, sha256),
+          {
+            maxBytes: MiB - 1,
+          },
+        );
         await expectStorageError(upload, "TOO_LARGE");
         expect(await collect(store.list(""))).toEqual([]);
       });

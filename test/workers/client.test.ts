@@ -17,14 +17,21 @@ declare global {
 // The pool does not migrate D1; Vite inlines drizzle/'s SQL here, applied in file order.
 const MIGRATIONS = import.meta.glob<string>("../../drizzle/*.sql", { query: "?raw", import: "default", eager: true });
 beforeAll(async () => {
-  const db = (env as unknown as { DB: { prepare(sql: string): unknown; batch(statements: unknown[]): Promise<unknown> } }).DB;
+  const db = (
+    env as unknown as { DB: { prepare(sql: string): unknown; batch(statements: unknown[]): Promise<unknown> } }
+  ).DB;
   for (const file of Object.keys(MIGRATIONS).sort()) {
-    const statements = MIGRATIONS[file]!.split("--> statement-breakpoint").map((sql) => sql.trim()).filter(Boolean);
+    const statements = MIGRATIONS[file]!.split("--> statement-breakpoint")
+      .map((sql) => sql.trim())
+      .filter(Boolean);
     await db.batch(statements.map((sql) => db.prepare(sql)));
   }
 });
 
-const cms = createCmsClient({ baseUrl: "http://worker.test", fetch: (input) => exports.default.fetch(input as Request) as Promise<Response> });
+const cms = createCmsClient({
+  baseUrl: "http://worker.test",
+  fetch: (input) => exports.default.fetch(input as Request) as Promise<Response>,
+});
 const bytes = new Uint8Array(100_000).map((_, i) => (i * 31) % 251);
 
 describe("the typed client in workerd", () => {
@@ -35,10 +42,22 @@ describe("the typed client in workerd", () => {
         c.close();
       },
     });
-    const created = await cms.upload({ resourceTenantId: "wk", resourceAuthor: "w", resourceName: "w.bin", resourceMediaType: "application/octet-stream" }, body);
+    const created = await cms.upload(
+      {
+        resourceTenantId: "wk",
+        resourceAuthor: "w",
+        resourceName: "w.bin",
+        resourceMediaType: "application/octet-stream",
+      },
+      body,
+    );
     expect(created.size).toBe(bytes.length);
     const held = 40_000;
-    const dl = await cms.download(created.resourceURI, { offset: held, hash: new Sha256().update(bytes.subarray(0, held)), etag: `"${created.sha256}"` });
+    const dl = await cms.download(created.resourceURI, {
+      offset: held,
+      hash: new Sha256().update(bytes.subarray(0, held)),
+      etag: `"${created.sha256}"`,
+    });
     expect(dl.start).toBe(held);
     expect(new Uint8Array(await new Response(dl.body).arrayBuffer())).toEqual(bytes.subarray(held));
   }, 90_000); // workerd under load: 22 s seen with the 30 s default

@@ -51,7 +51,10 @@ function recordingBucket(calls: string[], onPart: (n: number) => void = () => {}
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (prop !== "createMultipartUpload") return typeof value === "function" ? value.bind(target) : value;
-      return async (key: string, options?: Parameters<R2BucketLike["createMultipartUpload"]>[1]): Promise<R2MultipartUploadLike> => {
+      return async (
+        key: string,
+        options?: Parameters<R2BucketLike["createMultipartUpload"]>[1],
+      ): Promise<R2MultipartUploadLike> => {
         calls.push(`create ${key.startsWith(".tmp/") ? "temp" : key}`);
         const upload = await target.createMultipartUpload(key, options);
         return {

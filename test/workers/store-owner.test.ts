@@ -50,7 +50,9 @@ describe("the Worker's blob store owner", () => {
     }
     await app.collect({ ...env, CMS_GC_GRACE_SECONDS: "0" }, { sweep: true });
     expect(await env.BLOBS.head(stranger)).not.toBeNull();
-    const refusals = logged.map((l) => JSON.parse(l) as { msg: string; error?: string }).filter((l) => l.msg === "cannot start");
+    const refusals = logged
+      .map((l) => JSON.parse(l) as { msg: string; error?: string })
+      .filter((l) => l.msg === "cannot start");
     expect(refusals).toHaveLength(1);
     expect(refusals[0]?.error).toMatch(/^the R2 bucket bound as BLOBS belongs to another deployment .*BLOBS bucket/);
   });

@@ -68,7 +68,9 @@ describe("the Worker entry", () => {
       expect(res.headers.get("content-type")).toBe("application/problem+json");
       expect(await res.json()).toMatchObject({ code: "INTERNAL", status: 500 });
     }
-    const errors = logged.map((l) => JSON.parse(l) as { msg: string; settings?: string[] }).filter((l) => l.msg === "invalid configuration");
+    const errors = logged
+      .map((l) => JSON.parse(l) as { msg: string; settings?: string[] })
+      .filter((l) => l.msg === "invalid configuration");
     expect(errors).toHaveLength(1);
     expect(errors[0]?.settings?.sort()).toEqual(["CMS_LINK_SECRET", "CMS_MAX_RESOURCE_BYTES"]);
     expect(logged.join("\n")).not.toContain("short-secret-value");
@@ -92,7 +94,12 @@ describe("the Worker entry", () => {
     const time = fakeClock();
     const app = createWorkerApp({ clock: time.clock });
     const settings = { ...env, CMS_GC_GRACE_SECONDS: "1", CMS_TUS_EXPIRY_SECONDS: "1" };
-    const body = { resourceAuthor: "a", resourceMediaType: "text/plain", resourceName: "gc.txt", resourceTenantId: "gc" };
+    const body = {
+      resourceAuthor: "a",
+      resourceMediaType: "text/plain",
+      resourceName: "gc.txt",
+      resourceTenantId: "gc",
+    };
     const created = await app.fetch(
       new Request("http://worker.test/cms/v1.0/createResource", {
         method: "POST",

@@ -1,9 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { crc32 } from "../../src/zip/crc32.js";
-import { openZip, ZIP_ERROR_CODES, ZipError, type ZipArchive, type ZipErrorReason, type ZipLimits } from "../../src/zip/reader.js";
+import {
+  openZip,
+  ZIP_ERROR_CODES,
+  ZipError,
+  type ZipArchive,
+  type ZipErrorReason,
+  type ZipLimits,
+} from "../../src/zip/reader.js";
 import { domainProblem } from "../../src/http/domain-problems.js";
 import type { ByteRange } from "../../src/storage/blob-store.js";
-import { buildZip, crc32Update, drain, memorySource, type WriterEntry, type WriterOptions } from "../helpers/zip-writer.js";
+import {
+  buildZip,
+  crc32Update,
+  drain,
+  memorySource,
+  type WriterEntry,
+  type WriterOptions,
+} from "../helpers/zip-writer.js";
 
 const MiB = 1024 * 1024;
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -56,7 +70,13 @@ async function expectZipError(promise: Promise<unknown>, reason: ZipErrorReason,
   return zipError;
 }
 
-const rejectsOpen = (entries: WriterEntry[], reason: ZipErrorReason, message?: RegExp, limits?: Partial<ZipLimits>, options?: WriterOptions) =>
+const rejectsOpen = (
+  entries: WriterEntry[],
+  reason: ZipErrorReason,
+  message?: RegExp,
+  limits?: Partial<ZipLimits>,
+  options?: WriterOptions,
+) =>
   expectZipError(
     buildZip(entries, options).then((bytes) => openZip(memorySource(bytes), limits)),
     reason,
@@ -87,7 +107,10 @@ describe("openZip: reading", () => {
     files.set("empty-stored.txt", new Uint8Array(0));
     files.set("empty-deflated.txt", new Uint8Array(0));
     files.set("binary.bin", noise(300_000));
-    const entries: WriterEntry[] = [{ name: "dir0/", method: 0 }, { name: "dir0/sub0/", method: 0 }];
+    const entries: WriterEntry[] = [
+      { name: "dir0/", method: 0 },
+      { name: "dir0/sub0/", method: 0 },
+    ];
     let i = 0;
     for (const [name, data] of files) entries.push({ name, data, method: name.includes("stored") || i++ % 2 ? 0 : 8 });
     const { zip } = await zipOf(entries);
@@ -181,13 +204,19 @@ describe("openZip: damaged and unsupported archives", () => {
   });
 
   it("refuses trailing garbage after the end record", async () => {
-    await rejectsOpen([{ name: "a.txt", data: "a" }], "corrupt", /end of central directory/, undefined, { trailing: utf8("garbage") });
+    await rejectsOpen([{ name: "a.txt", data: "a" }], "corrupt", /end of central directory/, undefined, {
+      trailing: utf8("garbage"),
+    });
   });
 
   it("refuses data before the archive (self-extractors) and split archives", async () => {
     const bytes = await buildZip([{ name: "a.txt", data: "a" }]);
     const prefixed = new Uint8Array([...utf8("MZ stub"), ...bytes]);
-    await expectZipError(openZip(memorySource(prefixed)), "corrupt", /central directory is not where the end record says/);
+    await expectZipError(
+      openZip(memorySource(prefixed)),
+      "corrupt",
+      /central directory is not where the end record says/,
+    );
     const split = bytes.slice();
     new DataView(split.buffer).setUint16(split.length - 22 + 4, 1, true); // "number of this disk"
     await expectZipError(openZip(memorySource(split)), "unsupported", /split/);
@@ -211,7 +240,9 @@ describe("openZip: damaged and unsupported archives", () => {
   });
 
   it("reports invalid deflate data as corrupt", async () => {
-    const { zip } = await zipOf([{ name: "bad.txt", method: 8, rawData: noise(100), lie: { uncompressedSize: 1000, crc32: 0 } }]);
+    const { zip } = await zipOf([
+      { name: "bad.txt", method: 8, rawData: noise(100), lie: { uncompressedSize: 1000, crc32: 0 } },
+    ]);
     await rejectsRead(zip, "bad.txt", "corrupt", /compressed data is invalid/);
   });
 
@@ -238,7 +269,10 @@ describe("openZip: damaged and unsupported archives", () => {
       };
       const zip = await openZip(failingStream);
       expect((await drain(zip.open(zip.entries[0]!))).error).toBe(ioError);
-      const failingRead = { size: bytes.length, read: async (range: ByteRange) => (range.start === 0 ? Promise.reject(ioError) : honest.read(range)) };
+      const failingRead = {
+        size: bytes.length,
+        read: async (range: ByteRange) => (range.start === 0 ? Promise.reject(ioError) : honest.read(range)),
+      };
       const zip2 = await openZip(failingRead);
       expect((await drain(zip2.open(zip2.entries[0]!))).error).toBe(ioError);
     }
@@ -269,7 +303,11 @@ describe("openZip: damaged and unsupported archives", () => {
   });
 
   it("refuses a stored entry whose sizes differ and a directory with content", async () => {
-    await rejectsOpen([{ name: "a.txt", data: "abc", method: 0, lie: { uncompressedSize: 4 } }], "corrupt", /stored with differing sizes/);
+    await rejectsOpen(
+      [{ name: "a.txt", data: "abc", method: 0, lie: { uncompressedSize: 4 } }],
+      "corrupt",
+      /stored with differing sizes/,
+    );
     await rejectsOpen([{ name: "d/", data: "abc" }], "corrupt", /directory with content/);
   });
 });
@@ -302,9 +340,19 @@ describe("openZip: path safety", () => {
     [`${"x".repeat(256)}.txt`, /longer than 255 bytes/],
   ];
   for (const [name, message] of slips) {
-    const shown = (typeof name === "string" ? name : text(name)).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    const shown = (typeof name === "string" ? name : text(name)).replace(
+      /[^\x20-\x7e]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+    );
     it(`refuses "${shown}"`, async () => {
-      await rejectsOpen([{ name: "fine.txt", data: "ok" }, { name, data: "evil" }], "unsafe-path", message);
+      await rejectsOpen(
+        [
+          { name: "fine.txt", data: "ok" },
+          { name, data: "evil" },
+        ],
+        "unsafe-path",
+        message,
+      );
     });
   }
 
@@ -314,7 +362,11 @@ describe("openZip: path safety", () => {
   });
 
   it("refuses symlinks and special files from Unix hosts", async () => {
-    await rejectsOpen([{ name: "link", data: "/etc/passwd", method: 0, unixMode: 0o120777 }], "unsafe-path", /symbolic link/);
+    await rejectsOpen(
+      [{ name: "link", data: "/etc/passwd", method: 0, unixMode: 0o120777 }],
+      "unsafe-path",
+      /symbolic link/,
+    );
     await rejectsOpen([{ name: "fifo", unixMode: 0o010644 }], "unsafe-path", /special file/);
     const { zip } = await zipOf([
       { name: "file.txt", data: "ok", unixMode: 0o100644 },
@@ -324,7 +376,14 @@ describe("openZip: path safety", () => {
   });
 
   it("refuses exact duplicates", async () => {
-    await rejectsOpen([{ name: "a.txt", data: "1" }, { name: "a.txt", data: "2" }], "unsafe-path", /listed twice/);
+    await rejectsOpen(
+      [
+        { name: "a.txt", data: "1" },
+        { name: "a.txt", data: "2" },
+      ],
+      "unsafe-path",
+      /listed twice/,
+    );
     await rejectsOpen([{ name: "d/" }, { name: "d/" }], "unsafe-path", /listed twice/);
   });
 
@@ -332,25 +391,62 @@ describe("openZip: path safety", () => {
     const nfc = "caf\u00e9.txt";
     const nfd = "cafe\u0301.txt";
     expect(nfc).not.toBe(nfd);
-    await rejectsOpen([{ name: nfc, data: "1" }, { name: nfd, data: "2" }], "unsafe-path", /after Unicode normalisation/);
-    await rejectsOpen([{ name: `${nfd}/x`, data: "1" }, { name: `${nfc}/x`, data: "2" }], "unsafe-path", /after Unicode normalisation/);
+    await rejectsOpen(
+      [
+        { name: nfc, data: "1" },
+        { name: nfd, data: "2" },
+      ],
+      "unsafe-path",
+      /after Unicode normalisation/,
+    );
+    await rejectsOpen(
+      [
+        { name: `${nfd}/x`, data: "1" },
+        { name: `${nfc}/x`, data: "2" },
+      ],
+      "unsafe-path",
+      /after Unicode normalisation/,
+    );
   });
 
   it("allows names differing only in case (resource URIs are case-sensitive)", async () => {
-    const { zip } = await zipOf([{ name: "A.txt", data: "upper" }, { name: "a.txt", data: "lower" }]);
+    const { zip } = await zipOf([
+      { name: "A.txt", data: "upper" },
+      { name: "a.txt", data: "lower" },
+    ]);
     expect(text(await read(zip, "A.txt"))).toBe("upper");
   });
 
   it("refuses an entry that is both a file and a directory", async () => {
-    await rejectsOpen([{ name: "a", data: "file" }, { name: "a/b.txt", data: "x" }], "unsafe-path", /also used as a directory/);
-    await rejectsOpen([{ name: "a/b/c.txt", data: "x" }, { name: "a/b", data: "file" }], "unsafe-path", /also used as a directory/);
-    await rejectsOpen([{ name: "a/" }, { name: "a", data: "file" }], "unsafe-path", /one as a file, one as a directory/);
+    await rejectsOpen(
+      [
+        { name: "a", data: "file" },
+        { name: "a/b.txt", data: "x" },
+      ],
+      "unsafe-path",
+      /also used as a directory/,
+    );
+    await rejectsOpen(
+      [
+        { name: "a/b/c.txt", data: "x" },
+        { name: "a/b", data: "file" },
+      ],
+      "unsafe-path",
+      /also used as a directory/,
+    );
+    await rejectsOpen(
+      [{ name: "a/" }, { name: "a", data: "file" }],
+      "unsafe-path",
+      /one as a file, one as a directory/,
+    );
   });
 
   it("enforces the path length and depth limits", async () => {
     await rejectsOpen([{ name: `${"d/".repeat(20)}f` }], "limit", /nested 21 deep/, { maxDepth: 20 });
     expect((await zipOf([{ name: `${"d/".repeat(19)}f` }], undefined, { maxDepth: 20 })).zip.entries).toHaveLength(1);
-    await rejectsOpen([{ name: `${"a".repeat(100)}/${"b".repeat(100)}` }], "limit", /201-byte name; at most 150/, { maxPathLength: 150 });
+    await rejectsOpen([{ name: `${"a".repeat(100)}/${"b".repeat(100)}` }], "limit", /201-byte name; at most 150/, {
+      maxPathLength: 150,
+    });
   });
 });
 
@@ -372,7 +468,9 @@ describe("openZip: limits", () => {
   it("refuses archives whose total uncompressed size is over the limit", async () => {
     const entries = [0, 1, 2].map((i): WriterEntry => ({ name: `f${i}.bin`, data: noise(400_000, i + 1), method: 0 }));
     await rejectsOpen(entries, "limit", /expands to more than 1000000 bytes/, { maxTotalUncompressed: 1_000_000 });
-    await rejectsOpen(entries, "limit", /400000 bytes; at most 300000 are allowed per entry/, { maxEntryUncompressed: 300_000 });
+    await rejectsOpen(entries, "limit", /400000 bytes; at most 300000 are allowed per entry/, {
+      maxEntryUncompressed: 300_000,
+    });
   });
 
   it("refuses an honest bomb from the directory alone, without inflating anything", async () => {
@@ -387,7 +485,10 @@ describe("openZip: limits", () => {
 
   it("refuses an archive that is over the ratio only overall", async () => {
     // Each 1 MiB entry is within the ratio grace; together they expand ~1000:1.
-    const entries = Array.from({ length: 12 }, (_, i): WriterEntry => ({ name: `z${i}`, fill: { byte: 0, length: MiB } }));
+    const entries = Array.from(
+      { length: 12 },
+      (_, i): WriterEntry => ({ name: `z${i}`, fill: { byte: 0, length: MiB } }),
+    );
     await rejectsOpen(entries, "limit", /expands more than 100:1 overall/);
   });
 
@@ -398,7 +499,9 @@ describe("openZip: limits", () => {
   });
 
   it("stops inflating a bomb that lies about its size soon after the declared size", async () => {
-    const bytes = await buildZip([{ name: "bomb.bin", fill: { byte: 0, length: 200 * MiB }, lie: { uncompressedSize: MiB } }]);
+    const bytes = await buildZip([
+      { name: "bomb.bin", fill: { byte: 0, length: 200 * MiB }, lie: { uncompressedSize: MiB } },
+    ]);
     const source = memorySource(bytes, 1024);
     const zip = await openZip(source);
     const bomb = zip.entries[0]!;
@@ -435,7 +538,11 @@ describe("openZip: limits", () => {
 
 describe("openZip: random access", () => {
   it("reads only the end record and central directory to open, and one entry's bytes to read it", async () => {
-    const entries: WriterEntry[] = [0, 1, 2, 3].map((i) => ({ name: `part${i}.bin`, data: noise(200_000, i + 1), method: i % 2 ? 0 : 8 }));
+    const entries: WriterEntry[] = [0, 1, 2, 3].map((i) => ({
+      name: `part${i}.bin`,
+      data: noise(200_000, i + 1),
+      method: i % 2 ? 0 : 8,
+    }));
     const bytes = await buildZip(entries);
     const source = memorySource(bytes);
     const zip = await openZip(source);

@@ -30,4 +30,5 @@ export function boundedBody(maxSize: number, what: string): MiddlewareHandler {
 export const jsonBody = boundedBody(MAX_JSON_BODY_BYTES, "JSON request bodies");
 
 /** Room for `maxInlineBytes` of content as base64, plus the metadata beside it (create/update). */
-export const inlineBody = (maxInlineBytes: number, what: string) => boundedBody(Math.ceil(maxInlineBytes / 3) * 4 + MAX_JSON_BODY_BYTES, what);
+export const inlineBody = (maxInlineBytes: number, what: string) =>
+  boundedBody(Math.ceil(maxInlineBytes / 3) * 4 + MAX_JSON_BODY_BYTES, what);

@@ -21,15 +21,45 @@ export const API_CORS: CorsOptions = {
   allowMethods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
   // Every request header the API reads, the five RFC 9110 conditionals included (412 needs If-Unmodified-Since).
   allowHeaders: [
-    "Authorization", "Content-Type", "Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "X-Request-Id",
-    "Want-Repr-Digest", "Want-Content-Digest", // RFC 9530
-    "Tus-Resumable", "Upload-Length", "Upload-Offset", "Upload-Metadata", "Upload-Checksum", // tus 1.0
+    "Authorization",
+    "Content-Type",
+    "Range",
+    "If-None-Match",
+    "If-Modified-Since",
+    "If-Match",
+    "If-Unmodified-Since",
+    "If-Range",
+    "X-Request-Id",
+    "Want-Repr-Digest",
+    "Want-Content-Digest", // RFC 9530
+    "Tus-Resumable",
+    "Upload-Length",
+    "Upload-Offset",
+    "Upload-Metadata",
+    "Upload-Checksum", // tus 1.0
   ],
   // Beyond the CORS-safelisted ones: what a script needs to act on an answer (Retry-After of 423/503, Allow of 405).
   exposeHeaders: [
-    "Location", "Link", "ETag", "Content-Range", "Content-Disposition", "Accept-Ranges",
-    "WWW-Authenticate", "Retry-After", "Allow", "X-Request-Id", "Repr-Digest", "Content-Digest",
-    "Tus-Resumable", "Tus-Version", "Tus-Extension", "Tus-Max-Size", "Tus-Checksum-Algorithm", "Upload-Offset", "Upload-Length", "Upload-Expires",
+    "Location",
+    "Link",
+    "ETag",
+    "Content-Range",
+    "Content-Disposition",
+    "Accept-Ranges",
+    "WWW-Authenticate",
+    "Retry-After",
+    "Allow",
+    "X-Request-Id",
+    "Repr-Digest",
+    "Content-Digest",
+    "Tus-Resumable",
+    "Tus-Version",
+    "Tus-Extension",
+    "Tus-Max-Size",
+    "Tus-Checksum-Algorithm",
+    "Upload-Offset",
+    "Upload-Length",
+    "Upload-Expires",
   ],
   maxAge: 600,
 };
@@ -40,7 +70,15 @@ export const API_CORS: CorsOptions = {
  * every answer of the hottest path: a bare node:http server sending the app's head answered 4 KiB
  * 9 % faster with the short list (44.2k → 48.3k req/s, every round faster).
  */
-export const CONTENT_EXPOSE_HEADERS = ["ETag", "Content-Range", "Content-Disposition", "Accept-Ranges", "X-Request-Id", "Repr-Digest", "Content-Digest"];
+export const CONTENT_EXPOSE_HEADERS = [
+  "ETag",
+  "Content-Range",
+  "Content-Disposition",
+  "Accept-Ranges",
+  "X-Request-Id",
+  "Repr-Digest",
+  "Content-Digest",
+];
 
 const EXPOSE = "access-control-expose-headers";
 

@@ -9,12 +9,19 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { ProblemError } from "../../problems.js";
-import { ALL_REQUEST_DIGEST_ALGORITHMS, type RequestDigest, requestDigestChecker, requestDigestMismatch, requestDigests } from "../request-digests.js";
+import {
+  ALL_REQUEST_DIGEST_ALGORITHMS,
+  type RequestDigest,
+  requestDigestChecker,
+  requestDigestMismatch,
+  requestDigests,
+} from "../request-digests.js";
 
 const header = (c: Context) => (name: string) => c.req.header(name);
 
 /** The digests a request announces for its content, in every algorithm we can check; 400 if malformed. */
-export const announcedDigests = (c: Context): RequestDigest[] => requestDigests(header(c), ALL_REQUEST_DIGEST_ALGORITHMS);
+export const announcedDigests = (c: Context): RequestDigest[] =>
+  requestDigests(header(c), ALL_REQUEST_DIGEST_ALGORITHMS);
 
 /** Hashes the whole (bounded) body and refuses the request if an announced digest does not match. */
 export const verifyRequestDigests: MiddlewareHandler = async (c, next) => {

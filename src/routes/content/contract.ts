@@ -6,21 +6,36 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { problemResponses } from "../../http/problem-handlers.js";
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY } from "../router.js";
-import { ContentRequestHeadersSchema, DataRequestSchema, SignedLinkQuerySchema, UidParamsSchema, UriParamsSchema } from "./schemas.js";
+import {
+  ContentRequestHeadersSchema,
+  DataRequestSchema,
+  SignedLinkQuerySchema,
+  UidParamsSchema,
+  UriParamsSchema,
+} from "./schemas.js";
 
 const binary = { schema: z.string().openapi({ format: "binary" }) };
 const readSecurity = [...BEARER_SECURITY, { signedLink: [] }];
 
 const text = (description: string, example: string) => ({ description, schema: { type: "string" as const, example } });
 const VALIDATORS = {
-  ETag: text("Strong validator: the quoted SHA-256 of the content.", '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'),
+  ETag: text(
+    "Strong validator: the quoted SHA-256 of the content.",
+    '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+  ),
   "Last-Modified": text("When this content was stored.", "Mon, 23 Nov 2026 10:00:00 GMT"),
 };
 const CONTENT_HEADERS = {
   ...VALIDATORS,
   "Accept-Ranges": text("Always `bytes`.", "bytes"),
-  "Content-Length": { description: "Bytes in this response's body.", schema: { type: "integer" as const, example: 6789 } },
-  "Content-Disposition": text("Inline, with the resource's name (RFC 6266, RFC 8187 for UTF-8).", "inline; filename=\"logo.png\""),
+  "Content-Length": {
+    description: "Bytes in this response's body.",
+    schema: { type: "integer" as const, example: 6789 },
+  },
+  "Content-Disposition": text(
+    "Inline, with the resource's name (RFC 6266, RFC 8187 for UTF-8).",
+    'inline; filename="logo.png"',
+  ),
 };
 
 /** GET/HEAD of content: the request headers, the signed link's query and what each answer carries. */
@@ -30,7 +45,10 @@ export const contentResponses = {
   200: { description: "The content", headers: CONTENT_HEADERS, content: { "*/*": binary } },
   206: {
     description: "Partial content (one range, or multipart/byteranges)",
-    headers: { ...CONTENT_HEADERS, "Content-Range": text("The range sent, of the whole (single range only).", "bytes 0-99/6789") },
+    headers: {
+      ...CONTENT_HEADERS,
+      "Content-Range": text("The range sent, of the whole (single range only).", "bytes 0-99/6789"),
+    },
     content: { "*/*": binary },
   },
   304: { description: "Not modified", headers: VALIDATORS },

@@ -40,14 +40,27 @@ async function uidFromBody(c: Context<AppEnv>): Promise<string> {
   return uid;
 }
 
-export function createContentRouter({ resources, content, guards }: { resources: ResourceService; content: ContentService; guards: Guards }): RouteGroup {
+export function createContentRouter({
+  resources,
+  content,
+  guards,
+}: {
+  resources: ResourceService;
+  content: ContentService;
+  guards: Guards;
+}): RouteGroup {
   const router = createRouter();
   const consumer = guards.role("consumer");
   const entities = contentEntities(content);
 
   const byUri = async (c: Context<AppEnv>) => {
     const found = takeHandedOverRow(c.env, c.req.raw);
-    const row = await resources.findByUri(c.req.param("context") ?? "", c.req.param("path") ?? "", c.get("principal"), found);
+    const row = await resources.findByUri(
+      c.req.param("context") ?? "",
+      c.req.param("path") ?? "",
+      c.get("principal"),
+      found,
+    );
     const { entity, open } = entities.serve(row, requestHost(c));
     return serveBlob(c.req.raw, entity, open);
   };

@@ -15,26 +15,69 @@ export const UriParamsSchema = z.object({
 });
 
 const header = (name: string, description: string, example: string) =>
-  z.string().optional().openapi({ param: { name, in: "header" }, description, example });
+  z
+    .string()
+    .optional()
+    .openapi({ param: { name, in: "header" }, description, example });
 
 /** The RFC 9110 request headers getData honours; documented so generated clients can send them. */
 export const ContentRequestHeadersSchema = z.object({
-  Range: header("Range", "One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.", "bytes=0-99"),
-  "If-Range": header("If-Range", "Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.", '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'),
-  "If-None-Match": header("If-None-Match", "304 when the ETag matches (a cached copy is current).", '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'),
-  "If-Modified-Since": header("If-Modified-Since", "304 when not modified since this date (ignored with If-None-Match).", "Mon, 23 Nov 2026 10:00:00 GMT"),
-  "If-Match": header("If-Match", "412 unless the ETag matches.", '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"'),
-  "If-Unmodified-Since": header("If-Unmodified-Since", "412 when modified since this date (ignored with If-Match).", "Mon, 23 Nov 2026 10:00:00 GMT"),
+  Range: header(
+    "Range",
+    "One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.",
+    "bytes=0-99",
+  ),
+  "If-Range": header(
+    "If-Range",
+    "Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.",
+    '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+  ),
+  "If-None-Match": header(
+    "If-None-Match",
+    "304 when the ETag matches (a cached copy is current).",
+    '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+  ),
+  "If-Modified-Since": header(
+    "If-Modified-Since",
+    "304 when not modified since this date (ignored with If-None-Match).",
+    "Mon, 23 Nov 2026 10:00:00 GMT",
+  ),
+  "If-Match": header(
+    "If-Match",
+    "412 unless the ETag matches.",
+    '"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+  ),
+  "If-Unmodified-Since": header(
+    "If-Unmodified-Since",
+    "412 when modified since this date (ignored with If-Match).",
+    "Mon, 23 Nov 2026 10:00:00 GMT",
+  ),
 });
 
 /** A signed link's query (createDataLink): both or neither; checked before anything else. */
 export const SignedLinkQuerySchema = z.object({
-  expires: z.string().optional().openapi({ param: { name: "expires", in: "query" }, description: "Signed link: expiry, epoch seconds.", example: "1795000000" }),
-  signature: z.string().optional().openapi({ param: { name: "signature", in: "query" }, description: "Signed link: HMAC of method, path and expires (base64url).", example: "q1X0…" }),
+  expires: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "expires", in: "query" },
+      description: "Signed link: expiry, epoch seconds.",
+      example: "1795000000",
+    }),
+  signature: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "signature", in: "query" },
+      description: "Signed link: HMAC of method, path and expires (base64url).",
+      example: "q1X0…",
+    }),
 });
 
 export const UidParamsSchema = z.object({
-  resourceUID: z.string().openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
+  resourceUID: z
+    .string()
+    .openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
 });
 
 export const DataRequestSchema = z
@@ -44,7 +87,8 @@ export const DataRequestSchema = z
   })
   .superRefine((value, ctx) => {
     if (!value.resourceUID && !value.resourceURI) {
-      for (const path of ["resourceUID", "resourceURI"]) ctx.addIssue({ code: "custom", path: [path], message: "one of resourceUID or resourceURI is required" });
+      for (const path of ["resourceUID", "resourceURI"])
+        ctx.addIssue({ code: "custom", path: [path], message: "one of resourceUID or resourceURI is required" });
     }
   })
   .openapi("DataDTO", { description: "resourceUID wins when both are given." });

@@ -47,7 +47,8 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     type: "http",
     scheme: "bearer",
     bearerFormat: "JWT",
-    description: "An access token from the identity provider (required only when the server runs with CMS_AUTH_ENABLED=true).",
+    description:
+      "An access token from the identity provider (required only when the server runs with CMS_AUTH_ENABLED=true).",
   });
   app.openAPIRegistry.registerComponent("securitySchemes", "signedLink", {
     type: "apiKey",
@@ -58,7 +59,13 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
   if (auth) {
     app.openAPIRegistry.registerComponent("securitySchemes", "oauth2", {
       type: "oauth2",
-      flows: { authorizationCode: { authorizationUrl: auth.authorizationUrl, tokenUrl: auth.tokenUrl, scopes: { openid: "OpenID Connect" } } },
+      flows: {
+        authorizationCode: {
+          authorizationUrl: auth.authorizationUrl,
+          tokenUrl: auth.tokenUrl,
+          scopes: { openid: "OpenID Connect" },
+        },
+      },
     });
   }
   const document = openApiDocument(app, {
@@ -87,7 +94,12 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     const asset = type ? await vendor(file) : null;
     if (!type || !asset) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
     // swagger-ui-dist is pinned by exact version, so its files can be cached for a day.
-    const headers = { "content-type": type, "cache-control": "public, max-age=86400", etag: asset.etag, vary: "accept-encoding" };
+    const headers = {
+      "content-type": type,
+      "cache-control": "public, max-age=86400",
+      etag: asset.etag,
+      vary: "accept-encoding",
+    };
     if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
     if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
       return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });

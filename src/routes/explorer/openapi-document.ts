@@ -10,11 +10,19 @@ import { problemResponses } from "../../http/problem-handlers.js";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 type Info = Document["info"];
-type Operation = { operationId?: string; summary?: string; security?: Record<string, string[]>[]; responses?: Record<string, Record<string, unknown>> };
+type Operation = {
+  operationId?: string;
+  summary?: string;
+  security?: Record<string, string[]>[];
+  responses?: Record<string, Record<string, unknown>>;
+};
 
 const TAGS = [
   { name: "meta", description: "The API version, liveness and readiness." },
-  { name: "resources", description: "Register resources (by URI, inline or streamed), query and list them, mint signed links." },
+  {
+    name: "resources",
+    description: "Register resources (by URI, inline or streamed), query and list them, mint signed links.",
+  },
   { name: "content", description: "Fetch content with ranges and conditional requests." },
   { name: "lifecycle", description: "Update, delete and purge resources; their revisions." },
   { name: "locks", description: "Resource locks, and generic named locks in the same namespace." },
@@ -32,7 +40,15 @@ function documented(responses: ReturnType<typeof problemResponses>) {
   return Object.fromEntries(
     Object.entries(responses).map(([status, { content, ...rest }]) => [
       status,
-      { ...rest, content: { "application/problem+json": { ...content["application/problem+json"], schema: { $ref: "#/components/schemas/Problem" } } } },
+      {
+        ...rest,
+        content: {
+          "application/problem+json": {
+            ...content["application/problem+json"],
+            schema: { $ref: "#/components/schemas/Problem" },
+          },
+        },
+      },
     ]),
   );
 }
@@ -41,7 +57,9 @@ const isContentGet = (op: Operation) => "*/*" in ((op.responses?.["200"]?.conten
 
 /** HEAD answers what GET answers, without a body. */
 function headTwin(get: Operation): Operation {
-  const responses = Object.fromEntries(Object.entries(get.responses ?? {}).map(([status, { content: _, ...rest }]) => [status, rest]));
+  const responses = Object.fromEntries(
+    Object.entries(get.responses ?? {}).map(([status, { content: _, ...rest }]) => [status, rest]),
+  );
   return { ...get, operationId: `${get.operationId}Head`, summary: `Headers only: ${get.summary}`, responses };
 }
 

@@ -7,7 +7,13 @@ import { LockedResourceRequestSchema, LockedResourceSchema } from "../locks/sche
 import { API_PREFIX } from "../meta.js";
 import { BEARER_SECURITY, jsonPost } from "../router.js";
 import { ResourceSchema } from "../resources/schemas.js";
-import { PurgeRequestSchema, PurgeResultSchema, RevisionListSchema, RevisionParamsSchema, UpdateResourceRequestSchema } from "./schemas.js";
+import {
+  PurgeRequestSchema,
+  PurgeResultSchema,
+  RevisionListSchema,
+  RevisionParamsSchema,
+  UpdateResourceRequestSchema,
+} from "./schemas.js";
 
 export const updateResource = jsonPost({
   verb: "updateResource",
@@ -33,7 +39,8 @@ export const purgeResource = jsonPost({
   verb: "purgeResource",
   tag: "lifecycle",
   summary: "Admin: remove a resource (deleted or not), its files, revisions and locks for good",
-  description: "Stored content is deleted once no resource or revision references it (content is deduplicated per tenant).",
+  description:
+    "Stored content is deleted once no resource or revision references it (content is deduplicated per tenant).",
   body: PurgeRequestSchema,
   ok: { status: 200, description: "Purged", schema: PurgeResultSchema },
   errors: [401, 403, 404, 503],

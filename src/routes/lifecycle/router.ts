@@ -34,35 +34,47 @@ const toRevisionView = (row: RevisionRow) => ({
   dataURI: `${API_PREFIX}/getRevisionData/${row.resourceUid}/${row.revision}`,
 });
 
-export function createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }: LifecycleRouterDeps): RouteGroup {
+export function createLifecycleRouter({
+  lifecycle,
+  revisions,
+  content,
+  guards,
+  maxInlineBytes,
+}: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
   const entities = contentEntities(content);
   const creator = guards.role("creator");
 
   return router
-    .openapi(guarded(contract.updateResource, creator, [inlineBody(maxInlineBytes, "updateResource bodies")]), async (c) => {
-      const body = c.req.valid("json");
-      const claim = { name: body.resourceUID, owner: body.author, lockId: body.lockID };
-      const update = {
-        author: body.resourceAuthor,
-        name: body.resourceName,
-        mediaType: body.resourceMediaType,
-        source: toContentSource(body, maxInlineBytes),
-      };
-      const { row, lock } = await lifecycle.update(claim, update, { principal: c.get("principal"), signal: c.req.raw.signal });
-      return c.json(
-        {
-          resourceUID: row.uid,
-          author: row.author,
-          resourceURI: toUri(row),
-          resourcesList: null,
-          lockID: lock.lockId,
-          lockExpirationDate: new Date(lock.expiresAt).toISOString(),
-          resourceName: row.name,
-        },
-        200,
-      );
-    })
+    .openapi(
+      guarded(contract.updateResource, creator, [inlineBody(maxInlineBytes, "updateResource bodies")]),
+      async (c) => {
+        const body = c.req.valid("json");
+        const claim = { name: body.resourceUID, owner: body.author, lockId: body.lockID };
+        const update = {
+          author: body.resourceAuthor,
+          name: body.resourceName,
+          mediaType: body.resourceMediaType,
+          source: toContentSource(body, maxInlineBytes),
+        };
+        const { row, lock } = await lifecycle.update(claim, update, {
+          principal: c.get("principal"),
+          signal: c.req.raw.signal,
+        });
+        return c.json(
+          {
+            resourceUID: row.uid,
+            author: row.author,
+            resourceURI: toUri(row),
+            resourcesList: null,
+            lockID: lock.lockId,
+            lockExpirationDate: new Date(lock.expiresAt).toISOString(),
+            resourceName: row.name,
+          },
+          200,
+        );
+      },
+    )
     .openapi(guarded(contract.deleteResource, creator), async (c) => {
       const { resourceUID, author, lockID } = c.req.valid("json");
       const row = await lifecycle.remove({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"));
@@ -79,7 +91,10 @@ export function createLifecycleRouter({ lifecycle, revisions, content, guards, m
     })
     .openapi(guarded(contract.getRevisionData, guards.read), async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
-      const { entity, open } = entities.serve(await revisions.content(resourceUID, revision, c.get("principal")), requestHost(c));
+      const { entity, open } = entities.serve(
+        await revisions.content(resourceUID, revision, c.get("principal")),
+        requestHost(c),
+      );
       return (await serveBlob(c.req.raw, entity, open)) as never;
     });
 }

@@ -21,7 +21,8 @@ const UpdateNameSchema = z
   .string()
   .max(1024, { message: "must be at most 1024 characters" })
   .refine((s) => s.split("/").every((segment) => ResourceNameSchema.safeParse(segment).success), {
-    message: "must be a file name (no '/' or '\\', control characters, '.' or '..'), or the resource's current path unchanged",
+    message:
+      "must be a file name (no '/' or '\\', control characters, '.' or '..'), or the resource's current path unchanged",
   })
   .openapi({ example: "logo.png" });
 
@@ -32,9 +33,12 @@ const UpdateNameSchema = z
 export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
   resourceAuthor: optional(AuthorSchema).openapi({ description: "New author; unchanged when absent." }),
   resourceName: optional(UpdateNameSchema).openapi({
-    description: "New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.",
+    description:
+      "New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.",
   }),
-  resourceMediaType: optional(MediaTypeSchema).openapi({ description: "New media type. When absent: detected from new content by its signature, else unchanged." }),
+  resourceMediaType: optional(MediaTypeSchema).openapi({
+    description: "New media type. When absent: detected from new content by its signature, else unchanged.",
+  }),
   resourceBinary: optional(BinarySchema),
   resourceExternalURI: optional(ExternalUriSchema),
 })
@@ -46,12 +50,17 @@ export const PurgeRequestSchema = z.object({ resourceUID: ResourceUidSchema }).o
 export const PurgeResultSchema = z
   .object({
     purged: z.array(z.string()).openapi({ description: "UIDs removed: the resource and, for a package, its files." }),
-    blobsRemoved: z.number().int().openapi({ description: "Stored contents no longer referenced by anything, now deleted." }),
+    blobsRemoved: z
+      .number()
+      .int()
+      .openapi({ description: "Stored contents no longer referenced by anything, now deleted." }),
   })
   .openapi("PurgeResult");
 
 export const RevisionParamsSchema = z.object({
-  resourceUID: z.string().openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
+  resourceUID: z
+    .string()
+    .openapi({ param: { name: "resourceUID", in: "path" }, example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
   revision: z.coerce
     .number()
     .int({ message: "must be an integer" })
@@ -69,7 +78,9 @@ export const RevisionSchema = z
     size: z.number().int(),
     sha256: z.string(),
     createdAt: z.string().openapi({ format: "date-time" }),
-    dataURI: z.string().openapi({ description: "Stable URL of this revision's content (while the resource is not deleted)." }),
+    dataURI: z
+      .string()
+      .openapi({ description: "Stable URL of this revision's content (while the resource is not deleted)." }),
   })
   .openapi("Revision");
 

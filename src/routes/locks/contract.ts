@@ -20,7 +20,11 @@ export const lockResourceDto = jsonPost({
   tag,
   summary: "Lock a resource for updateResource/deleteResource (CMS_LOCK_TTL, default 30 minutes)",
   body: LockResourceRequestSchema,
-  ok: { status: 200, description: "Locked: keep lockID and author for update, renew, unlock and delete", schema: LockedResourceSchema },
+  ok: {
+    status: 200,
+    description: "Locked: keep lockID and author for update, renew, unlock and delete",
+    schema: LockedResourceSchema,
+  },
   errors: [401, 403, 404, 423, 503, 507],
 });
 

@@ -43,7 +43,12 @@ export function createLockRouter({ locks, guards }: { locks: LockService; guards
     })
     .openapi(guarded(contract.renewResourceDtoLock, creator), async (c) => {
       const { resourceUID, author, lockID } = c.req.valid("json");
-      return c.json(toLockedResource(await locks.renewResource({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"))), 200);
+      return c.json(
+        toLockedResource(
+          await locks.renewResource({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal")),
+        ),
+        200,
+      );
     })
     .openapi(guarded(contract.lockName, creator), async (c) => {
       const { uid, lockOwner, lockExpiration } = c.req.valid("json");

@@ -12,7 +12,11 @@ export const InstantSchema = z
   .openapi({ type: "string", format: "date-time", example: "2025-01-31T12:30:00.000Z" });
 
 const LockIdSchema = z.string().min(1, { message: "must not be empty" }).max(200).openapi({ example: "0b1c8f0e-…" });
-const LockNameSchema = z.string().min(1, { message: "must not be empty" }).max(400).openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" });
+const LockNameSchema = z
+  .string()
+  .min(1, { message: "must not be empty" })
+  .max(400)
+  .openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" });
 
 /** Fields of a ResourceDTO a client may echo back; the server reads its own copy instead. */
 const EchoedFields = {
@@ -23,7 +27,9 @@ const EchoedFields = {
 export const LockResourceRequestSchema = z
   .object({
     resourceUID: ResourceUidSchema,
-    author: AuthorSchema.openapi({ description: "Name of the lock owner (a label; the holder is the token's subject)." }),
+    author: AuthorSchema.openapi({
+      description: "Name of the lock owner (a label; the holder is the token's subject).",
+    }),
     ...EchoedFields,
   })
   .openapi("ResourceDTO");
@@ -55,7 +61,9 @@ export const NewLockRequestSchema = z
   .object({
     uid: LockNameSchema,
     lockOwner: AuthorSchema,
-    lockExpiration: InstantSchema.nullish().openapi({ description: "Default now + CMS_LOCK_TTL; at most CMS_LOCK_MAX_TTL ahead." }),
+    lockExpiration: InstantSchema.nullish().openapi({
+      description: "Default now + CMS_LOCK_TTL; at most CMS_LOCK_MAX_TTL ahead.",
+    }),
   })
   .openapi("NewLockDTO");
 
@@ -65,7 +73,8 @@ export const LockRequestSchema = z
     lockID: LockIdSchema,
     lockOwner: AuthorSchema,
     lockExpiration: InstantSchema.nullish().openapi({
-      description: "renewResourceLock: the wanted expiry; the lock is extended to this or now + CMS_LOCK_TTL, whichever is later.",
+      description:
+        "renewResourceLock: the wanted expiry; the lock is extended to this or now + CMS_LOCK_TTL, whichever is later.",
     }),
   })
   .openapi("LockDTO");
@@ -74,7 +83,10 @@ export const QueryLockRequestSchema = z.object({ uid: LockNameSchema }).openapi(
 
 export const LockSchema = z
   .object({
-    lockID: z.string().nullable().openapi({ description: "null in queryResourceLock unless the caller holds the lock." }),
+    lockID: z
+      .string()
+      .nullable()
+      .openapi({ description: "null in queryResourceLock unless the caller holds the lock." }),
     lockOwner: z.string(),
     lockExpiration: z.string().openapi({ format: "date-time" }),
     uid: z.string(),

@@ -50,7 +50,8 @@ export const listResources = createRoute({
   operationId: "listResources",
   tags: ["resources"],
   summary: "A tenant's live resources, oldest first, filtered, one page at a time",
-  description: "Order is (createdAt, resourceUID): stable, so cursors never skip or repeat a resource while others are added.",
+  description:
+    "Order is (createdAt, resourceUID): stable, so cursors never skip or repeat a resource while others are added.",
   security,
   request: { query: ListResourcesQuerySchema },
   responses: {

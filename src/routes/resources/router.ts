@@ -23,18 +23,31 @@ export interface ResourceRouterDeps {
   maxInlineBytes: number;
 }
 
-export function createResourceRouter({ resources, guards, links, clock, publicUrl, maxInlineBytes }: ResourceRouterDeps) {
+export function createResourceRouter({
+  resources,
+  guards,
+  links,
+  clock,
+  publicUrl,
+  maxInlineBytes,
+}: ResourceRouterDeps) {
   const router = createRouter();
   const creator = guards.role("creator");
   const consumer = guards.role("consumer");
   return router
-    .openapi(guarded(contract.createResource, creator, [inlineBody(maxInlineBytes, "createResource bodies")]), async (c) => {
-      const body = c.req.valid("json");
-      // The schema guarantees exactly one of resourceBinary and resourceExternalURI.
-      const source = toContentSource(body, maxInlineBytes) as ContentSource;
-      const created = await resources.create(body, source, { principal: c.get("principal"), signal: c.req.raw.signal });
-      return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
-    })
+    .openapi(
+      guarded(contract.createResource, creator, [inlineBody(maxInlineBytes, "createResource bodies")]),
+      async (c) => {
+        const body = c.req.valid("json");
+        // The schema guarantees exactly one of resourceBinary and resourceExternalURI.
+        const source = toContentSource(body, maxInlineBytes) as ContentSource;
+        const created = await resources.create(body, source, {
+          principal: c.get("principal"),
+          signal: c.req.raw.signal,
+        });
+        return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
+      },
+    )
     .openapi(guarded(contract.queryResource, consumer), async (c) => {
       const { row, files } = await resources.query(c.req.valid("json").queryUID, c.get("principal"));
       return c.json(toResourceView(row, files), 200);
@@ -57,18 +70,28 @@ export function createResourceRouter({ resources, guards, links, clock, publicUr
       );
       const page = rows.slice(0, q.limit);
       const last = page.at(-1);
-      return c.json({ resources: page.map(toResourceItem), nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null }, 200);
+      return c.json(
+        { resources: page.map(toResourceItem), nextCursor: rows.length > q.limit && last ? encodeCursor(last) : null },
+        200,
+      );
     })
     .openapi(guarded(contract.createDataLink, consumer), async (c) => {
       // The Host header is the caller's to choose: a link built on it would send a third party's
       // browser, with a valid signature, wherever the caller liked.
-      if (!publicUrl) throw new ProblemError("UNAVAILABLE", "createDataLink needs CMS_PUBLIC_URL, the origin signed links are built on");
+      if (!publicUrl)
+        throw new ProblemError(
+          "UNAVAILABLE",
+          "createDataLink needs CMS_PUBLIC_URL, the origin signed links are built on",
+        );
       const { resourceURI, expiresIn } = c.req.valid("json");
       const uri = parseUri(resourceURI);
       const row = await resources.findByUri(uri?.context ?? "", uri?.path ?? "", c.get("principal"));
       const expires = Math.floor(clock().getTime() / 1000) + expiresIn;
       const path = dataPath(row);
       const query = await links.sign(path, expires);
-      return c.json({ url: `${new URL(path, publicUrl).href}?${query}`, expires: new Date(expires * 1000).toISOString() }, 200);
+      return c.json(
+        { url: `${new URL(path, publicUrl).href}?${query}`, expires: new Date(expires * 1000).toISOString() },
+        200,
+      );
     });
 }

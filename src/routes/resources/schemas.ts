@@ -31,7 +31,8 @@ export const ResourceNameSchema = z
   .refine((s) => !hasLineSeparator(s), { message: "must not contain line or paragraph separators (U+2028, U+2029)" })
   // A name must display as what it is: "invoice\u202Efdp.exe" would show as "invoiceexe.pdf".
   .refine((s) => !hasBidiControl(s), {
-    message: "must not contain bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)",
+    message:
+      "must not contain bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C)",
   })
   .openapi({ example: "logo.png", description: "A file name (no path separators), at most 255 bytes of UTF-8." });
 
@@ -60,7 +61,8 @@ export const BinarySchema = z
   .refine(isBase64, { message: "must be standard base64" })
   .openapi({
     format: "byte",
-    description: "The content itself, base64-encoded (at most CMS_MAX_INLINE_BYTES decoded; use uploadResource for large files).",
+    description:
+      "The content itself, base64-encoded (at most CMS_MAX_INLINE_BYTES decoded; use uploadResource for large files).",
   });
 
 /** A SHA-256 in hex, as `sha256` in answers; either case. */
@@ -87,10 +89,18 @@ const contentFieldsRule =
   (value: ContentFields, ctx: z.RefinementCtx): void => {
     const given = (["resourceBinary", "resourceExternalURI"] as const).filter((k) => value[k] != null);
     if (given.length === 2) {
-      ctx.addIssue({ code: "custom", path: ["resourceBinary"], message: "give resourceBinary or resourceExternalURI, not both" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["resourceBinary"],
+        message: "give resourceBinary or resourceExternalURI, not both",
+      });
     } else if (given.length === 0 && required) {
       for (const path of ["resourceBinary", "resourceExternalURI"]) {
-        ctx.addIssue({ code: "custom", path: [path], message: "one of resourceBinary or resourceExternalURI is required" });
+        ctx.addIssue({
+          code: "custom",
+          path: [path],
+          message: "one of resourceBinary or resourceExternalURI is required",
+        });
       }
     }
   };
@@ -108,7 +118,8 @@ export const CreateResourceRequestSchema = z
     resourceExternalURI: optional(ExternalUriSchema),
     resourceBinary: optional(BinarySchema),
     resourceMediaType: MediaTypeSchema.openapi({
-      description: "Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode).",
+      description:
+        "Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode).",
     }),
     resourceName: ResourceNameSchema,
     resourceTenantId: TenantIdSchema,
@@ -129,9 +140,7 @@ const ResourceFields = {
   createdAt: z.string().openapi({ format: "date-time" }),
 };
 
-export const ResourceItemSchema = z
-  .object({ ...ResourceFields, resourcesList: z.null() })
-  .openapi("ResourceItem");
+export const ResourceItemSchema = z.object({ ...ResourceFields, resourcesList: z.null() }).openapi("ResourceItem");
 
 export const ResourceSchema = z
   .object({
@@ -149,10 +158,10 @@ export const MAX_LINK_SECONDS = 7 * 24 * 3600;
 
 export const CreateDataLinkRequestSchema = z
   .object({
-    resourceURI: z
-      .string()
-      .max(400)
-      .openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png", description: "As returned by createResource." }),
+    resourceURI: z.string().max(400).openapi({
+      example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png",
+      description: "As returned by createResource.",
+    }),
     expiresIn: z
       .number()
       .int({ message: "must be an integer number of seconds" })
@@ -165,7 +174,9 @@ export const CreateDataLinkRequestSchema = z
 
 export const DataLinkSchema = z
   .object({
-    url: z.string().openapi({ description: "Absolute getData URL carrying `expires` and `signature`; needs no token." }),
+    url: z
+      .string()
+      .openapi({ description: "Absolute getData URL carrying `expires` and `signature`; needs no token." }),
     expires: z.string().openapi({ format: "date-time" }),
   })
   .openapi("DataLink");
@@ -187,10 +198,15 @@ export const ResourceQueryRequestSchema = z
   .openapi("ResourceQuery");
 
 const utf8 = new TextEncoder();
-const base64url = (text: string) => btoa(String.fromCharCode(...utf8.encode(text))).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+const base64url = (text: string) =>
+  btoa(String.fromCharCode(...utf8.encode(text)))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 
 /** Opaque keyset cursor: the (createdAt, uid) of the last row of a page. */
-export const encodeCursor = (row: { createdAt: number; uid: string }) => base64url(JSON.stringify([row.createdAt, row.uid]));
+export const encodeCursor = (row: { createdAt: number; uid: string }) =>
+  base64url(JSON.stringify([row.createdAt, row.uid]));
 
 const CursorSchema = z
   .string()
@@ -217,15 +233,20 @@ export const MAX_PAGE_SIZE = 200;
 
 export const ListResourcesQuerySchema = z
   .object({
-    resourceTenantId: TenantIdSchema.optional().openapi({ description: "The tenant to list (required, or its alias `tenant`)." }),
+    resourceTenantId: TenantIdSchema.optional().openapi({
+      description: "The tenant to list (required, or its alias `tenant`).",
+    }),
     tenant: TenantIdSchema.optional().openapi({ description: "Short alias of `resourceTenantId`." }),
     author: z.string().max(256).optional().openapi({ description: "Exact author." }),
-    mediaType: z
+    mediaType: z.string().max(255).optional().openapi({
+      description: "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`).",
+    }),
+    namePrefix: z
       .string()
-      .max(255)
+      .min(1)
+      .max(1024)
       .optional()
-      .openapi({ description: "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`)." }),
-    namePrefix: z.string().min(1).max(1024).optional().openapi({ description: "Case-sensitive prefix of the resource name." }),
+      .openapi({ description: "Case-sensitive prefix of the resource name." }),
     parentUID: z.string().max(400).optional().openapi({ description: "Only the files of this package." }),
     createdFrom: DateTimeSchema.optional().openapi({ description: "Created at or after (inclusive)." }),
     createdBefore: DateTimeSchema.optional().openapi({ description: "Created before (exclusive)." }),
@@ -247,11 +268,15 @@ export const ListResourcesQuerySchema = z
   });
 
 /** The tenant a valid listResources query names (the refinement above guarantees one). */
-export const listedTenant = (q: z.infer<typeof ListResourcesQuerySchema>): string => (q.resourceTenantId ?? q.tenant) as string;
+export const listedTenant = (q: z.infer<typeof ListResourcesQuerySchema>): string =>
+  (q.resourceTenantId ?? q.tenant) as string;
 
 export const ResourcePageSchema = z
   .object({
     resources: z.array(ResourceItemSchema),
-    nextCursor: z.string().nullable().openapi({ description: "Pass as `cursor` for the next page; null on the last page." }),
+    nextCursor: z
+      .string()
+      .nullable()
+      .openapi({ description: "Pass as `cursor` for the next page; null on the last page." }),
   })
   .openapi("ResourcePage");

@@ -12,10 +12,21 @@ import { BEARER_SECURITY } from "../router.js";
 
 export const TUS_PATH = `${API_PREFIX}/uploads`;
 
-const TusResumable = z.literal("1.0.0").openapi({ description: "tus protocol version; required on every request but OPTIONS" });
-const UploadId = z.object({ id: z.string().regex(/^[0-9a-f]{32}$/).openapi({ description: "The upload's id (from Location)" }) });
+const TusResumable = z
+  .literal("1.0.0")
+  .openapi({ description: "tus protocol version; required on every request but OPTIONS" });
+const UploadId = z.object({
+  id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .openapi({ description: "The upload's id (from Location)" }),
+});
 const tag = "resources";
-const offsetHeaders = z.object({ "Upload-Offset": z.string(), "Upload-Expires": z.string(), "Tus-Resumable": z.string() });
+const offsetHeaders = z.object({
+  "Upload-Offset": z.string(),
+  "Upload-Expires": z.string(),
+  "Tus-Resumable": z.string(),
+});
 
 export const tusOptions = createRoute({
   method: "options",
@@ -24,7 +35,8 @@ export const tusOptions = createRoute({
   tags: [tag],
   // Capability discovery is open by the protocol.
   security: [],
-  summary: "tus capabilities: Tus-Version, Tus-Extension, Tus-Max-Size (CMS_MAX_RESOURCE_BYTES), Tus-Checksum-Algorithm",
+  summary:
+    "tus capabilities: Tus-Version, Tus-Extension, Tus-Max-Size (CMS_MAX_RESOURCE_BYTES), Tus-Checksum-Algorithm",
   responses: { 204: { description: "Capabilities in the header fields" } },
 });
 
@@ -45,7 +57,10 @@ export const tusCreate = createRoute({
     }),
   },
   responses: {
-    201: { description: "Created; `Location` is the upload's URL", headers: offsetHeaders.extend({ Location: z.string() }) },
+    201: {
+      description: "Created; `Location` is the upload's URL",
+      headers: offsetHeaders.extend({ Location: z.string() }),
+    },
     ...problemResponses(400, 401, 403, 412, 413, 507),
   },
 });
@@ -59,7 +74,11 @@ export const tusHead = createRoute({
   security: BEARER_SECURITY,
   request: { params: UploadId, headers: z.object({ "tus-resumable": TusResumable }) },
   responses: {
-    200: { description: "Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store. A finished upload also names the resource it became: Location and Link (rel related) are its getData URL", headers: offsetHeaders },
+    200: {
+      description:
+        "Upload-Offset, Upload-Length, Upload-Metadata, Upload-Expires; Cache-Control: no-store. A finished upload also names the resource it became: Location and Link (rel related) are its getData URL",
+      headers: offsetHeaders,
+    },
     ...problemResponses(401, 403, 404, 412),
   },
 });
@@ -75,11 +94,22 @@ export const tusPatch = createRoute({
   security: BEARER_SECURITY,
   request: {
     params: UploadId,
-    headers: z.object({ "tus-resumable": TusResumable, "upload-offset": z.string().regex(/^\d+$/), "upload-checksum": z.string().optional() }),
-    body: { required: true, content: { "application/offset+octet-stream": { schema: z.string().openapi({ format: "binary" }) } } },
+    headers: z.object({
+      "tus-resumable": TusResumable,
+      "upload-offset": z.string().regex(/^\d+$/),
+      "upload-checksum": z.string().optional(),
+    }),
+    body: {
+      required: true,
+      content: { "application/offset+octet-stream": { schema: z.string().openapi({ format: "binary" }) } },
+    },
   },
   responses: {
-    201: { description: "The upload is complete and became this resource", headers: offsetHeaders.extend({ Location: z.string() }), content: { "application/json": { schema: ResourceSchema } } },
+    201: {
+      description: "The upload is complete and became this resource",
+      headers: offsetHeaders.extend({ Location: z.string() }),
+      content: { "application/json": { schema: ResourceSchema } },
+    },
     204: { description: "Stored; Upload-Offset is the new offset", headers: offsetHeaders },
     ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 507),
     460: { description: "Checksum mismatch (tus checksum extension)" },

@@ -50,8 +50,15 @@ function metadataFields(header: string | undefined): TusFields {
   const parsed = UploadFieldsSchema.safeParse(fields);
   if (!parsed.success) {
     // Pointers name the metadata key under the header (toFieldErrors would escape the header's "/").
-    const errors = toFieldErrors(parsed.error, "metadata").map((e) => ({ ...e, pointer: e.pointer.replace(/^\/metadata/, METADATA_POINTER) }));
-    throw new ProblemError("VALIDATION_FAILED", `invalid Upload-Metadata: ${errors.map((e) => e.pointer.split("/").at(-1)).join(", ")}`, { errors });
+    const errors = toFieldErrors(parsed.error, "metadata").map((e) => ({
+      ...e,
+      pointer: e.pointer.replace(/^\/metadata/, METADATA_POINTER),
+    }));
+    throw new ProblemError(
+      "VALIDATION_FAILED",
+      `invalid Upload-Metadata: ${errors.map((e) => e.pointer.split("/").at(-1)).join(", ")}`,
+      { errors },
+    );
   }
   return parsed.data;
 }
@@ -65,7 +72,8 @@ const uploadHeaders = (row: TusUploadRow): Record<string, string> => ({
 
 function requireOffsetType(c: Context<AppEnv>): void {
   const type = (c.req.header("content-type") ?? "").split(";")[0]?.trim().toLowerCase();
-  if (type !== TUS_CONTENT_TYPE) throw new ProblemError("UNSUPPORTED_MEDIA_TYPE", `upload bytes as ${TUS_CONTENT_TYPE}`);
+  if (type !== TUS_CONTENT_TYPE)
+    throw new ProblemError("UNSUPPORTED_MEDIA_TYPE", `upload bytes as ${TUS_CONTENT_TYPE}`);
 }
 
 function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
@@ -80,17 +88,30 @@ function requireOffsetStream(c: Context<AppEnv>): ReadableStream<Uint8Array> {
  */
 function patchChecksum(c: Context<AppEnv>): Uint8Array | undefined {
   const checksum = parseUploadChecksum(c.req.header("upload-checksum"));
-  const announced = [...(checksum ? [{ header: "upload-checksum", hex: toHex(checksum) }] : []), ...requestDigests((name) => c.req.header(name))];
+  const announced = [
+    ...(checksum ? [{ header: "upload-checksum", hex: toHex(checksum) }] : []),
+    ...requestDigests((name) => c.req.header(name)),
+  ];
   const [first, ...others] = announced;
   const disagreeing = others.find((other) => other.hex !== first?.hex);
   if (disagreeing) {
     const detail = "announces another sha-256 than the other digest fields of this PATCH";
-    throw new ProblemError("VALIDATION_FAILED", `invalid ${disagreeing.header}: ${detail}`, { errors: [{ pointer: `/header/${disagreeing.header}`, detail }] });
+    throw new ProblemError("VALIDATION_FAILED", `invalid ${disagreeing.header}: ${detail}`, {
+      errors: [{ pointer: `/header/${disagreeing.header}`, detail }],
+    });
   }
   return first && fromHex(first.hex);
 }
 
-export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadService; guards: Guards; maxBytes: number }): RouteGroup {
+export function createTusRouter({
+  tus,
+  guards,
+  maxBytes,
+}: {
+  tus: TusUploadService;
+  guards: Guards;
+  maxBytes: number;
+}): RouteGroup {
   const router = createRouter();
   for (const route of TUS_ROUTES) router.openAPIRegistry.registerPath(route);
   const creator = guards.role("creator");
@@ -123,7 +144,13 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
   router.options(`${TUS_PATH}/:id`, capabilities);
 
   /** Appends, and answers 201 with the resource once the upload is complete, else 204 with the offset. */
-  async function appendAndAnswer(c: Context<AppEnv>, row: TusUploadRow, offset: number, status: 201 | 204, extra: Record<string, string> = {}) {
+  async function appendAndAnswer(
+    c: Context<AppEnv>,
+    row: TusUploadRow,
+    offset: number,
+    status: 201 | 204,
+    extra: Record<string, string> = {},
+  ) {
     const checksum = patchChecksum(c);
     let current = await tus.append(row, offset, requireOffsetStream(c), checksum);
     if (current.offset === current.length && current.state === "pending") {
@@ -133,7 +160,9 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
         ...uploadHeaders(current),
         ...extra,
         // A finished upload's own URL no longer matters; the resource's does (as createResource).
-        ...(status === 204 ? { location: dataPath(created.primary) } : { "content-location": dataPath(created.primary) }),
+        ...(status === 204
+          ? { location: dataPath(created.primary) }
+          : { "content-location": dataPath(created.primary) }),
       });
     }
     return c.body(null, status, { ...uploadHeaders(current), ...extra });
@@ -147,7 +176,9 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
     }
     const length = integerHeader("upload-length", c.req.header("upload-length"));
     if (length === undefined) {
-      throw new ProblemError("VALIDATION_FAILED", "Upload-Length is required", { errors: [{ pointer: "/header/upload-length", detail: "required" }] });
+      throw new ProblemError("VALIDATION_FAILED", "Upload-Length is required", {
+        errors: [{ pointer: "/header/upload-length", detail: "required" }],
+      });
     }
     const fields = metadataFields(c.req.header("upload-metadata"));
     // creation-with-upload: the same request may carry the first bytes.
@@ -174,7 +205,9 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
   router.get(`${TUS_PATH}/:id`, async (c) => {
     const row = await tus.get(c.req.param("id"), c.get("principal"));
     const resource = await tus.outcome(row);
-    const named: Record<string, string> = resource ? { location: dataPath(resource), link: `<${dataPath(resource)}>; rel="related"` } : {};
+    const named: Record<string, string> = resource
+      ? { location: dataPath(resource), link: `<${dataPath(resource)}>; rel="related"` }
+      : {};
     return c.body(null, 200, { ...uploadHeaders(row), ...named });
   });
 
@@ -182,7 +215,9 @@ export function createTusRouter({ tus, guards, maxBytes }: { tus: TusUploadServi
     const row = await tus.get(c.req.param("id"), c.get("principal"));
     const offset = integerHeader("upload-offset", c.req.header("upload-offset"));
     if (offset === undefined) {
-      throw new ProblemError("VALIDATION_FAILED", "Upload-Offset is required", { errors: [{ pointer: "/header/upload-offset", detail: "required" }] });
+      throw new ProblemError("VALIDATION_FAILED", "Upload-Offset is required", {
+        errors: [{ pointer: "/header/upload-offset", detail: "required" }],
+      });
     }
     return appendAndAnswer(c, row, offset, 204);
   });

@@ -44,7 +44,8 @@ function expectedDigest(part: MultipartPart, field: string | undefined): Expecte
   const announced: ExpectedDigest[] = field ? [{ sha256: field.toLowerCase(), pointer: EXPECTED_SHA256_POINTER }] : [];
   for (const header of ["repr-digest", "content-digest"]) {
     const parsed = parseSha256Digest(part.headers.get(header));
-    if (parsed.kind === "malformed") throw badPart(part, `its ${header} header is not a valid sha-256 digest field (RFC 9530)`);
+    if (parsed.kind === "malformed")
+      throw badPart(part, `its ${header} header is not a valid sha-256 digest field (RFC 9530)`);
     if (parsed.kind === "sha256") announced.push({ sha256: parsed.hex, pointer: `/body/${FILE_FIELD}/${header}` });
   }
   const [first, ...others] = announced;
@@ -58,7 +59,11 @@ function expectedDigest(part: MultipartPart, field: string | undefined): Expecte
  * delimiter) is read and `verify` passes: a request-level digest that does not match errors the
  * stream, so storage keeps nothing (a failed put leaves nothing behind) and no row is written.
  */
-function heldUntilVerified(file: ReadableStream<Uint8Array>, parts: AsyncIterableIterator<MultipartPart>, verify: () => void): ReadableStream<Uint8Array> {
+function heldUntilVerified(
+  file: ReadableStream<Uint8Array>,
+  parts: AsyncIterableIterator<MultipartPart>,
+  verify: () => void,
+): ReadableStream<Uint8Array> {
   const reader = file.getReader();
   return new ReadableStream<Uint8Array>(
     {
@@ -76,7 +81,15 @@ function heldUntilVerified(file: ReadableStream<Uint8Array>, parts: AsyncIterabl
   );
 }
 
-export function createUploadRouter({ resources, guards, maxBytes }: { resources: ResourceService; guards: Guards; maxBytes: number }): RouteGroup {
+export function createUploadRouter({
+  resources,
+  guards,
+  maxBytes,
+}: {
+  resources: ResourceService;
+  guards: Guards;
+  maxBytes: number;
+}): RouteGroup {
   const router = createRouter();
   router.openAPIRegistry.registerPath(uploadResource);
 
@@ -99,7 +112,8 @@ export function createUploadRouter({ resources, guards, maxBytes }: { resources:
     try {
       for await (const part of parts) {
         if (part.filename === null) {
-          if (!UPLOAD_FIELDS.includes(part.name)) throw badPart(part, `unknown field; expected ${UPLOAD_FIELDS.join(", ")} and ${FILE_FIELD}`);
+          if (!UPLOAD_FIELDS.includes(part.name))
+            throw badPart(part, `unknown field; expected ${UPLOAD_FIELDS.join(", ")} and ${FILE_FIELD}`);
           if (Object.hasOwn(fields, part.name)) throw badPart(part, "given twice");
           fields[part.name] = await readText(part, MAX_FIELD_BYTES);
           continue;
@@ -112,7 +126,11 @@ export function createUploadRouter({ resources, guards, maxBytes }: { resources:
         });
         if (!parsed.success) {
           const errors = toFieldErrors(parsed.error, "body");
-          throw new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${errors.map((e) => e.pointer.slice(6)).join(", ")}`, { errors });
+          throw new ProblemError(
+            "VALIDATION_FAILED",
+            `invalid upload fields: ${errors.map((e) => e.pointer.slice(6)).join(", ")}`,
+            { errors },
+          );
         }
         const digest = expectedDigest(part, parsed.data.expectedSha256);
         const body = request ? heldUntilVerified(part.body, parts, request.verify) : part.body;

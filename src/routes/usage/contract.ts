@@ -10,8 +10,14 @@ const Limit = z.number().int().nullable().openapi({ description: "null: no limit
 export const UsageSchema = z
   .object({
     resourceTenantId: z.string(),
-    bytes: z.number().int().openapi({ description: "Sum of the sizes of the content the tenant's resources and package files keep, earlier revisions included (content shared by several resources counts for each)" }),
-    resources: z.number().int().openapi({ description: "Top-level resources (a package counts once), deleted ones included until purged" }),
+    bytes: z.number().int().openapi({
+      description:
+        "Sum of the sizes of the content the tenant's resources and package files keep, earlier revisions included (content shared by several resources counts for each)",
+    }),
+    resources: z
+      .number()
+      .int()
+      .openapi({ description: "Top-level resources (a package counts once), deleted ones included until purged" }),
     revisions: z.number().int(),
     ingressToday: z.number().int().openapi({ description: "Bytes taken in today (UTC) by creations" }),
     limits: z.object({ bytes: Limit, resources: Limit, ingressBytesPerDay: Limit }),

@@ -6,5 +6,7 @@ import { getUsage } from "./contract.js";
 
 export function createUsageRouter({ quotas, guards }: { quotas: QuotaService; guards: Guards }): RouteGroup {
   const router = createRouter();
-  return router.openapi(guarded(getUsage, guards.role("consumer")), async (c) => c.json(await quotas.usage(c.req.valid("query").resourceTenantId, c.get("principal")), 200));
+  return router.openapi(guarded(getUsage, guards.role("consumer")), async (c) =>
+    c.json(await quotas.usage(c.req.valid("query").resourceTenantId, c.get("principal")), 200),
+  );
 }

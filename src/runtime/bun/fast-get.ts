@@ -92,7 +92,11 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     }
     const result = answerBlob(req.method, header, entities.serve(row, req.headers.get("host") ?? undefined).entity);
     if (result.multipart) return null;
-    return { status: result.status, headers: { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId }, range: result.range };
+    return {
+      status: result.status,
+      headers: { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId },
+      range: result.range,
+    };
   }
 
   /** The answer for `row`: in the same call when nothing needs reading (bytes cached, HEAD, 304, empty). */
@@ -111,13 +115,25 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   }
 
   /** The answer with a slice of the blob's file: in this call when the file is known already, as most reads find it. */
-  function fileSlice(row: ResourceRow, start: number, end: number, status: number, headers: HeadersInit): Response | Promise<Response | null> {
+  function fileSlice(
+    row: ResourceRow,
+    start: number,
+    end: number,
+    status: number,
+    headers: HeadersInit,
+  ): Response | Promise<Response | null> {
     const known = knownFile(row);
     if (known) return sliceAnswer(known, start, end, status, headers);
     return localFile(row).then((file) => file && sliceAnswer(file, start, end, status, headers));
   }
 
-  function sliceAnswer(file: LocalBlobFile, start: number, end: number, status: number, headers: HeadersInit): Response {
+  function sliceAnswer(
+    file: LocalBlobFile,
+    start: number,
+    end: number,
+    status: number,
+    headers: HeadersInit,
+  ): Response {
     const body = bunApi()
       .file(file.path)
       .slice(file.offset + start, file.offset + end + 1);
@@ -148,13 +164,17 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);
       if (row) {
         const answered = answer(req, row, requestId);
-        return answered instanceof Promise ? orNull(answered.then((res) => res ?? toApp(req, row))) : (answered ?? toApp(req, row));
+        return answered instanceof Promise
+          ? orNull(answered.then((res) => res ?? toApp(req, row)))
+          : (answered ?? toApp(req, row));
       }
     } catch {
       return null;
     }
     return orNull(
-      resources.findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL).then(async (row) => (await answer(req, row, requestId)) ?? toApp(req, row)),
+      resources
+        .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
+        .then(async (row) => (await answer(req, row, requestId)) ?? toApp(req, row)),
     );
   };
 }

@@ -63,7 +63,11 @@ export function serveBun(started: Bootstrapped): void {
   };
 
   /** The fast path's answer once it settles, else the app's (`fastPath` in the access log says which). */
-  async function answerLater(req: Request, fastAnswer: Promise<Response | null> | null, start: number): Promise<Response> {
+  async function answerLater(
+    req: Request,
+    fastAnswer: Promise<Response | null> | null,
+    start: number,
+  ): Promise<Response> {
     let res: Response | null;
     let fastPath: true | undefined;
     try {
@@ -104,7 +108,9 @@ export function serveBun(started: Bootstrapped): void {
         const start = performance.now();
         try {
           const fastAnswer = fast(req, requestIdFrom(req.headers.get("x-request-id")));
-          return fastAnswer instanceof Response ? logged(req, fastAnswer, start, true) : answerLater(req, fastAnswer, start);
+          return fastAnswer instanceof Response
+            ? logged(req, fastAnswer, start, true)
+            : answerLater(req, fastAnswer, start);
         } catch (err) {
           return logged(req, failed(err), start, undefined);
         }
@@ -112,7 +118,9 @@ export function serveBun(started: Bootstrapped): void {
       error: failed,
     });
   } catch (err) {
-    fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${(err as { code?: string }).code ?? (err as Error).message}`));
+    fail(
+      new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${(err as { code?: string }).code ?? (err as Error).message}`),
+    );
   }
   const host = config.CMS_HOST.includes(":") ? `[${config.CMS_HOST}]` : config.CMS_HOST;
   logListening(started, `http://${host}:${server.port}`, "bun");

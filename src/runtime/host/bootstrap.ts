@@ -36,7 +36,12 @@ export async function start(
 export async function bootstrap(env: Record<string, string | undefined>) {
   const config = withLoopbackPublicUrl(parseConfig(env));
   const slot = workerSlot(env);
-  const logger = createJsonLogger(stdout, config.CMS_LOG_LEVEL, undefined, slot === undefined ? undefined : { worker: slot });
+  const logger = createJsonLogger(
+    stdout,
+    config.CMS_LOG_LEVEL,
+    undefined,
+    slot === undefined ? undefined : { worker: slot },
+  );
   const deps = await createServerDeps(config, logger, { collectBlobs: slot === undefined || slot === 1 });
   const services = createServices(deps);
   return { config, logger, deps, services, app: createApp(deps, services) };
@@ -47,7 +52,10 @@ export type Bootstrapped = Awaited<ReturnType<typeof bootstrap>>;
 export function fail(err: unknown): never {
   // An unreachable database says what failed, not which start-up statement met it (a multi-line CREATE).
   const cause = unavailableCause(err) ?? err;
-  const message = err instanceof ConfigError ? err.message : `cannot start: ${cause instanceof Error ? cause.message : String(cause)}`;
+  const message =
+    err instanceof ConfigError
+      ? err.message
+      : `cannot start: ${cause instanceof Error ? cause.message : String(cause)}`;
   process.stderr.write(`${message}\n`);
   process.exit(1);
 }

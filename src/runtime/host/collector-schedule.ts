@@ -27,7 +27,8 @@ export function scheduleCollector(
       await collector.sweep(); // logs blobs this database has no record of; never deletes them
     }
     const figures = await collector.pass();
-    if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0) logger.info("blobs collected", { ...figures });
+    if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0)
+      logger.info("blobs collected", { ...figures });
   };
   const tick = () => {
     if (running || stopped) return;

@@ -16,7 +16,8 @@ import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { migrateShared } from "./migrations.js";
 import { createSqliteFileClient } from "./sqlite-file-client.js";
 
-type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN"> & Partial<Pick<Config, "CMS_DB_BUSY_TIMEOUT_MS">>;
+type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN"> &
+  Partial<Pick<Config, "CMS_DB_BUSY_TIMEOUT_MS">>;
 
 export async function openDatabase(config: DatabaseSettings, health?: DatabaseHealth) {
   const url = config.CMS_DATABASE_URL;
@@ -28,7 +29,10 @@ export async function openDatabase(config: DatabaseSettings, health?: DatabaseHe
   }
   const file = resolve(url.slice("file:".length));
   await mkdir(dirname(file), { recursive: true });
-  const client = createSqliteFileClient({ file, maxWaitMs: config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS });
+  const client = createSqliteFileClient({
+    file,
+    maxWaitMs: config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS,
+  });
   // WAL lets readers proceed during writes (switching to it takes the write lock, so it may wait).
   const { rows } = await client.execute("PRAGMA journal_mode = WAL");
   if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client, health);
@@ -43,7 +47,9 @@ export async function openDatabase(config: DatabaseSettings, health?: DatabaseHe
  * (for `drizzle(url)`) even when given a client. `construct` is what that entry calls with one; the
  * package exports the module, its typings leave the function out (drizzle-orm is pinned exactly).
  */
-export const drizzle = (drizzleCore as unknown as { construct: (client: Client) => LibSQLDatabase & { $client: Client } }).construct;
+export const drizzle = (
+  drizzleCore as unknown as { construct: (client: Client) => LibSQLDatabase & { $client: Client } }
+).construct;
 
 /** Watched outermost: a failed WAL sync (EIO) is the database's failure too. */
 async function migrated(client: Client, health: DatabaseHealth | undefined, closeAlso?: () => Promise<void>) {

@@ -36,7 +36,9 @@ export async function createServerDeps(
   }
   const resourceStore = createMetadataStore(database.db);
   const url = config.CMS_DATABASE_URL;
-  const store = url.startsWith("file:") ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS, health) : null;
+  const store = url.startsWith("file:")
+    ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS, health)
+    : null;
   // A store of another deployment (or any other failure here) gives the volume and database back.
   const deps = await createAppDeps(config, logger, {
     blobs,
@@ -53,7 +55,9 @@ export async function createServerDeps(
     throw err;
   });
   // On the app's one clock, as tus expiry and lock expiry are (createAppDeps builds it; tests move it).
-  const collector = !collectBlobs ? null : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
+  const collector = !collectBlobs
+    ? null
+    : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
   return {
     ...deps,
     close: async () => {

@@ -35,7 +35,6 @@ export function groupCommit(sync: SyncWal): SyncWal {
   };
 }
 
-
 /** The client, with every write (execute of a non-read, batch, migrate, transaction commit) awaiting `syncWal`. */
 export function withDurableCommits(client: Client, syncWal: SyncWal): Client {
   const afterWrite = async <T>(result: Promise<T>): Promise<T> => {
@@ -64,7 +63,8 @@ export function withDurableCommits(client: Client, syncWal: SyncWal): Client {
         case "executeMultiple":
           return (...args: unknown[]) => afterWrite((target[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
         case "transaction":
-          return async (...args: unknown[]) => durableTransaction(await (target.transaction as (...a: unknown[]) => Promise<Transaction>)(...args));
+          return async (...args: unknown[]) =>
+            durableTransaction(await (target.transaction as (...a: unknown[]) => Promise<Transaction>)(...args));
       }
       const value = Reflect.get(target, prop, receiver);
       return typeof value === "function" ? value.bind(target) : value;

@@ -9,7 +9,10 @@ import { migrate } from "drizzle-orm/libsql/migrator";
  * The project's drizzle/ folder, found upwards from this module: it runs from src/runtime/host/
  * (tsx, tests) and from the bundle in dist/node/ (scripts/build.mjs), at different depths.
  */
-export const MIGRATIONS_FOLDER = findUp(dirname(fileURLToPath(import.meta.url)), join("drizzle", "meta", "_journal.json"));
+export const MIGRATIONS_FOLDER = findUp(
+  dirname(fileURLToPath(import.meta.url)),
+  join("drizzle", "meta", "_journal.json"),
+);
 
 function findUp(from: string, marker: string): string {
   for (let dir = from; ; dir = dirname(dir)) {

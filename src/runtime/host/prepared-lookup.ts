@@ -81,9 +81,15 @@ function openReadConnection(databaseFile: string, health?: DatabaseHealth) {
  * `cacheRows`: rows kept (URIs looked up, found or not), least recently used evicted first; 0 = none.
  * `health`: told each lookup's outcome, as the database's client tells it (metadata/database-health.ts).
  */
-export function withPreparedUriLookup(store: MetadataStore, databaseFile: string, cacheRows: number, health?: DatabaseHealth): MetadataStore & { close(): void } {
+export function withPreparedUriLookup(
+  store: MetadataStore,
+  databaseFile: string,
+  cacheRows: number,
+  health?: DatabaseHealth,
+): MetadataStore & { close(): void } {
   const { db, lookup, close } = openReadConnection(databaseFile, health);
-  if (cacheRows === 0) return { ...store, findByUri: async (context, path) => lookup(context, path), findByUriNow: lookup, close };
+  if (cacheRows === 0)
+    return { ...store, findByUri: async (context, path) => lookup(context, path), findByUriNow: lookup, close };
 
   const commits = commitSignal(db, databaseFile);
   // lru-cache keeps no `null`/`undefined` values, so a missing row is cached as NOT_FOUND.

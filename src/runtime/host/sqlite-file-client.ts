@@ -88,11 +88,15 @@ class SqliteFileClient implements Client {
       const reader = stmt.reader;
       if (reader) stmt.raw(true);
       const described = reader ? (stmt.columns() as { name: string; type: string | null }[]) : [];
-      prepared = { stmt, shape: { reader, columns: described.map((c) => c.name), columnTypes: described.map((c) => c.type ?? "") } };
+      prepared = {
+        stmt,
+        shape: { reader, columns: described.map((c) => c.name), columnTypes: described.map((c) => c.type ?? "") },
+      };
       // A reused `select *` keeps the columns it was prepared with across a schema change (tested):
       // only statements that name their columns (all of drizzle's) are kept. `count(*)` names none.
       if (MAY_SELECT_ALL_COLUMNS.test(sql)) return prepared;
-      if (this.#prepared.size >= PREPARED_STATEMENTS) this.#prepared.delete(this.#prepared.keys().next().value as string);
+      if (this.#prepared.size >= PREPARED_STATEMENTS)
+        this.#prepared.delete(this.#prepared.keys().next().value as string);
     }
     this.#prepared.set(sql, prepared);
     return prepared;
@@ -238,13 +242,16 @@ function toRow(values: unknown[], columns: string[]): Row {
     const value = fromSqlValue(raw);
     Object.defineProperty(row, i, { value });
     const column = columns[i] as string;
-    if (!Object.hasOwn(row, column)) Object.defineProperty(row, column, { value, enumerable: true, configurable: true, writable: true });
+    if (!Object.hasOwn(row, column))
+      Object.defineProperty(row, column, { value, enumerable: true, configurable: true, writable: true });
   });
   return row;
 }
 
 function runStatement(stmt: Prepared, shape: Shape, args: InArgs): ResultSet {
-  const bound = Array.isArray(args) ? args.map(toSqlValue) : Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/^[:@$]/, ""), toSqlValue(v)]));
+  const bound = Array.isArray(args)
+    ? args.map(toSqlValue)
+    : Object.fromEntries(Object.entries(args).map(([k, v]) => [k.replace(/^[:@$]/, ""), toSqlValue(v)]));
   if (!shape.reader) {
     const info = stmt.run(bound) as { changes: number; lastInsertRowid: number | bigint };
     return resultSet([], [], [], info.changes, BigInt(info.lastInsertRowid));
@@ -254,13 +261,25 @@ function runStatement(stmt: Prepared, shape: Shape, args: InArgs): ResultSet {
   return resultSet(columns, columnTypes, rows, 0, undefined);
 }
 
-function resultSet(columns: string[], columnTypes: string[], rows: Row[], rowsAffected: number, lastInsertRowid: bigint | undefined): ResultSet {
+function resultSet(
+  columns: string[],
+  columnTypes: string[],
+  rows: Row[],
+  rowsAffected: number,
+  lastInsertRowid: bigint | undefined,
+): ResultSet {
   return {
     columns,
     columnTypes,
     rows,
     rowsAffected,
     lastInsertRowid,
-    toJSON: () => ({ columns, columnTypes, rows: rows.map((r) => Array.from(r as ArrayLike<unknown>)), rowsAffected, lastInsertRowid: lastInsertRowid?.toString() ?? null }),
+    toJSON: () => ({
+      columns,
+      columnTypes,
+      rows: rows.map((r) => Array.from(r as ArrayLike<unknown>)),
+      rowsAffected,
+      lastInsertRowid: lastInsertRowid?.toString() ?? null,
+    }),
   };
 }

@@ -34,7 +34,9 @@ const STOP_TIMEOUT_MS = 7000;
 /** The number of processes to serve with; Bun (whose node:cluster is partial) refuses more than one. */
 export function workerCount(setting: Config["CMS_WORKERS"], runtime: string): number {
   if (runtime === "bun" && setting !== 1) {
-    throw new ConfigError([`CMS_WORKERS must be 1 on Bun (got "${setting}"): run several instances on one database instead`]);
+    throw new ConfigError([
+      `CMS_WORKERS must be 1 on Bun (got "${setting}"): run several instances on one database instead`,
+    ]);
   }
   return setting === "auto" ? availableParallelism() : setting;
 }
@@ -54,7 +56,11 @@ export async function runPrimary(config: Config, count: number, logger: Logger):
   try {
     const database = await openDatabase(config, createDatabaseHealth(logger));
     try {
-      await claimBlobStore({ blobs: storage.blobs, store: createMetadataStore(database.db), label: storeLabelOf(config) });
+      await claimBlobStore({
+        blobs: storage.blobs,
+        store: createMetadataStore(database.db),
+        label: storeLabelOf(config),
+      });
     } finally {
       database.close();
     }

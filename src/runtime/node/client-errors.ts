@@ -19,7 +19,10 @@ function problemFor(code: string | undefined): ProblemError {
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return as("REQUEST_TIMEOUT", "the request line and headers did not arrive in time");
     default:
-      return as("VALIDATION_FAILED", `malformed HTTP request (${code ?? "unparseable"}): check the request line and headers`);
+      return as(
+        "VALIDATION_FAILED",
+        `malformed HTTP request (${code ?? "unparseable"}): check the request line and headers`,
+      );
   }
 }
 

@@ -119,7 +119,11 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     const { method, url } = req;
     // Only plain paths: Hono decodes %-escapes and the guards read the query (signed links).
     const uri =
-      anonymousRead && (method === "GET" || method === "HEAD") && url?.startsWith(PREFIX) && !url.includes("%") && !url.includes("?")
+      anonymousRead &&
+      (method === "GET" || method === "HEAD") &&
+      url?.startsWith(PREFIX) &&
+      !url.includes("%") &&
+      !url.includes("?")
         ? parseUri(url.slice(PREFIX.length))
         : null;
     if (!uri) return next(req, res);

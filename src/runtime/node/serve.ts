@@ -7,10 +7,16 @@ import { createNodeServer } from "./server.js";
 export function serveNode(started: Bootstrapped, runtime: string) {
   const { config } = started;
   const server = createNodeServer(started);
-  server.on("error", (err: NodeJS.ErrnoException) => fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${err.code ?? err.message}`)));
+  server.on("error", (err: NodeJS.ErrnoException) =>
+    fail(new Error(`${config.CMS_HOST}:${config.CMS_PORT}: ${err.code ?? err.message}`)),
+  );
   server.listen(config.CMS_PORT, config.CMS_HOST, () => {
     const info = server.address() as AddressInfo;
-    logListening(started, `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`, runtime);
+    logListening(
+      started,
+      `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`,
+      runtime,
+    );
   });
   stopOnSignals(started, () => new Promise((resolve) => server.close(() => resolve())));
 }

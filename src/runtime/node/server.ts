@@ -30,7 +30,9 @@ export interface NodeServerParts {
  */
 const adapterError = (logger: Logger) => (err: unknown) => {
   if (err instanceof RequestError) {
-    return problemResponse(new ProblemError("VALIDATION_FAILED", `the request target or Host header is not valid: ${err.message}`));
+    return problemResponse(
+      new ProblemError("VALIDATION_FAILED", `the request target or Host header is not valid: ${err.message}`),
+    );
   }
   logger.error("unhandled error", { err });
   return problemResponse(new ProblemError("INTERNAL", "The server failed to handle this request."));
@@ -55,7 +57,10 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
     autoCleanupIncoming: true,
     errorHandler: adapterError(logger),
   });
-  const listener = settleUnreadBodies(logger, withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener)));
+  const listener = settleUnreadBodies(
+    logger,
+    withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener)),
+  );
   const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, listener);
   // `Expect: 100-continue`: 100 goes out once the app reads the body, never before a refusal.
   server.on("checkContinue", continueOnFirstRead(listener));

@@ -35,20 +35,30 @@ const REMOTE_DATABASE_URL = /^(libsql|https?|wss?):\/\//;
 
 /** Only string values are settings: bindings are objects. */
 function settingsOf(env: object): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
+  );
 }
 
 /** Per-isolate logger: one JSON object per line on the Workers console (Workers Logs / `wrangler tail`). */
 const consoleLogger = (config?: Pick<Config, "CMS_LOG_LEVEL">) =>
   createJsonLogger((line) => console.log(line), config?.CMS_LOG_LEVEL ?? "info");
 
-async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string | undefined, logger: Logger): Promise<BatchSQLiteDatabase> {
+async function openDatabase(
+  env: WorkerBindings,
+  config: Config,
+  rawUrl: string | undefined,
+  logger: Logger,
+): Promise<BatchSQLiteDatabase> {
   if (rawUrl !== undefined && rawUrl !== "") {
     if (!REMOTE_DATABASE_URL.test(rawUrl)) {
       throw new ConfigError([`CMS_DATABASE_URL must be a remote libSQL URL (libsql://, https://, wss://) on Workers`]);
     }
     // Migrations are applied out of band (a Node instance at start-up, or drizzle-kit migrate): a Worker cannot read drizzle/.
-    const [{ drizzle }, { createClient }] = await Promise.all([import("drizzle-orm/libsql/web"), import("@libsql/client/web")]);
+    const [{ drizzle }, { createClient }] = await Promise.all([
+      import("drizzle-orm/libsql/web"),
+      import("@libsql/client/web"),
+    ]);
     const client = createClient({ url: config.CMS_DATABASE_URL, authToken: config.CMS_DATABASE_AUTH_TOKEN });
     // An unreachable server answers 503 DATABASE_UNAVAILABLE, logged once per outage per isolate.
     return drizzle({ client: withDatabaseHealth(client, createDatabaseHealth(logger)) });
@@ -60,11 +70,18 @@ async function openDatabase(env: WorkerBindings, config: Config, rawUrl: string 
 }
 
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
-export async function createWorkerDeps(env: WorkerBindings, config: Config, logger: Logger, clock?: AppDeps["clock"]): Promise<AppDeps> {
+export async function createWorkerDeps(
+  env: WorkerBindings,
+  config: Config,
+  logger: Logger,
+  clock?: AppDeps["clock"],
+): Promise<AppDeps> {
   if (!env.BLOBS) throw new ConfigError(["BLOBS binding is missing (R2)"]);
   const db = await openDatabase(env, config, settingsOf(env).CMS_DATABASE_URL, logger);
   if (!config.CMS_LINK_SECRET) {
-    logger.warn("CMS_LINK_SECRET is not set: signed links work only on the isolate that made them (wrangler secret put CMS_LINK_SECRET)");
+    logger.warn(
+      "CMS_LINK_SECRET is not set: signed links work only on the isolate that made them (wrangler secret put CMS_LINK_SECRET)",
+    );
   }
   const assets = env.ASSETS;
   return createAppDeps(config, logger, {
@@ -74,7 +91,9 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
     readAsset: async (file) => {
       if (!assets) return null;
       // The explorer route allow-lists `file`; the host is irrelevant to the assets binding.
-      const res = await assets.fetch(new Request(`https://assets.invalid/vendor/swagger-ui-dist/${encodeURIComponent(file)}`));
+      const res = await assets.fetch(
+        new Request(`https://assets.invalid/vendor/swagger-ui-dist/${encodeURIComponent(file)}`),
+      );
       if (res.ok && res.body) return res.body;
       await res.body?.cancel();
       return null;
@@ -82,7 +101,10 @@ export async function createWorkerDeps(env: WorkerBindings, config: Config, logg
     // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
     platformCompresses: true,
     clock,
-    storeLabel: { store: "the R2 bucket bound as BLOBS", setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)" },
+    storeLabel: {
+      store: "the R2 bucket bound as BLOBS",
+      setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)",
+    },
   });
 }
 
@@ -108,7 +130,12 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       if (err instanceof StoreOwnedElsewhere) {
         // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
         consoleLogger().error("cannot start", { error: err.message });
-        return { misconfigured: new ProblemError("STORE_OWNED_ELSEWHERE", "this deployment's blob store belongs to another deployment; see the log") };
+        return {
+          misconfigured: new ProblemError(
+            "STORE_OWNED_ELSEWHERE",
+            "this deployment's blob store belongs to another deployment; see the log",
+          ),
+        };
       }
       if (!(err instanceof ConfigError)) throw err;
       const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
@@ -144,7 +171,10 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
         result = await pending;
       } catch (err) {
         consoleLogger().error("start-up failed", { error: err });
-        return problemResponse(new ProblemError("INTERNAL", "the service could not start; see the log"), new URL(request.url).pathname);
+        return problemResponse(
+          new ProblemError("INTERNAL", "the service could not start; see the log"),
+          new URL(request.url).pathname,
+        );
       }
       if ("misconfigured" in result) return problemResponse(result.misconfigured, new URL(request.url).pathname);
       const started = performance.now();

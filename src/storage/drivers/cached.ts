@@ -195,7 +195,11 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
   }
 
   /** Runs a write, invalidating `key` before and after it (also when it fails). */
-  async function writing<T>(key: BlobKey | undefined, write: () => Promise<T>, keyOf?: (result: T) => BlobKey): Promise<T> {
+  async function writing<T>(
+    key: BlobKey | undefined,
+    write: () => Promise<T>,
+    keyOf?: (result: T) => BlobKey,
+  ): Promise<T> {
     if (key !== undefined) invalidate(key);
     try {
       const result = await write();
@@ -214,7 +218,11 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       writing(key, () => inner.put(key, body, putOptions)),
 
     putContentAddressed: (body, keyFor, putOptions) =>
-      writing(undefined, () => inner.putContentAddressed(body, keyFor, putOptions), (result) => result.key),
+      writing(
+        undefined,
+        () => inner.putContentAddressed(body, keyFor, putOptions),
+        (result) => result.key,
+      ),
 
     delete: (key) => writing(key, () => inner.delete(key)),
 

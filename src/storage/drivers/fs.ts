@@ -5,7 +5,22 @@
  */
 import { randomUUID } from "node:crypto";
 import { constants, read as readAt, readSync } from "node:fs";
-import { access, link, lstat, mkdir, open, opendir, readFile, realpath, rename, rm, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
+import {
+  access,
+  link,
+  lstat,
+  mkdir,
+  open,
+  opendir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  type FileHandle,
+} from "node:fs/promises";
 import path from "node:path";
 import {
   StorageError,
@@ -20,7 +35,18 @@ import {
 } from "../blob-store.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
 import { HEADER_LENGTH, HEADER_PREFIX } from "./fs/blob-format.js";
-import { DRIVER, describe, errorCode, fsyncDir, io, ioError, isMissing, noop, readFully, writeFully } from "./fs/file-io.js";
+import {
+  DRIVER,
+  describe,
+  errorCode,
+  fsyncDir,
+  io,
+  ioError,
+  isMissing,
+  noop,
+  readFully,
+  writeFully,
+} from "./fs/file-io.js";
 import { createOpenFiles } from "./fs/open-files.js";
 import { fileStream, streamFiles, writeTempFile } from "./fs/streams.js";
 import { claimTempDir, sweepTempRoot } from "./fs/temp.js";
@@ -172,7 +198,9 @@ class FsStore implements FsBlobStore {
           done(ioError("read blob", err), 0);
         };
         if (length > this.#syncReadBytes) {
-          return readAt(handle.fd, into, offset, length, HEADER_LENGTH + position, (err, bytesRead) => (err ? failed(err) : done(null, bytesRead)));
+          return readAt(handle.fd, into, offset, length, HEADER_LENGTH + position, (err, bytesRead) =>
+            err ? failed(err) : done(null, bytesRead),
+          );
         }
         let bytesRead: number;
         try {
@@ -244,7 +272,9 @@ class FsStore implements FsBlobStore {
       // One stat-like call: also fails on a read-only remount (EROFS), without writing.
       await access(this.root, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (err) {
-      throw new StorageError(DRIVER, "IO", `blob store root ${this.root} is not usable: ${describe(err)}`, { cause: err });
+      throw new StorageError(DRIVER, "IO", `blob store root ${this.root} is not usable: ${describe(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -284,12 +314,15 @@ class FsStore implements FsBlobStore {
       await rm(temp, { force: true }).catch(noop);
     }
     const owner = await this.owner();
-    if (owner === null) throw new StorageError(DRIVER, "IO", `the owner marker ${OWNER_MARKER} vanished while it was claimed`);
+    if (owner === null)
+      throw new StorageError(DRIVER, "IO", `the owner marker ${OWNER_MARKER} vanished while it was claimed`);
     return owner;
   }
 
   sweepTemp(options: { olderThanMs?: number } = {}): Promise<number> {
-    return io("sweep temp files", () => sweepTempRoot(path.join(this.root, TMP_DIR), options.olderThanMs ?? this.#tempMaxAgeMs, this.#tmpDir));
+    return io("sweep temp files", () =>
+      sweepTempRoot(path.join(this.root, TMP_DIR), options.olderThanMs ?? this.#tempMaxAgeMs, this.#tmpDir),
+    );
   }
 
   async close(): Promise<void> {
@@ -336,7 +369,8 @@ class FsStore implements FsBlobStore {
       let step = "create directory";
       try {
         const created = await mkdir(dir, { recursive: true });
-        if (created !== undefined && (firstCreated === undefined || created.length < firstCreated.length)) firstCreated = created;
+        if (created !== undefined && (firstCreated === undefined || created.length < firstCreated.length))
+          firstCreated = created;
         step = "rename into place";
         await rename(tempPath, target);
         break;

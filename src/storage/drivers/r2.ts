@@ -48,7 +48,10 @@ export interface R2BucketLike {
     truncated: boolean;
     cursor?: string;
   }>;
-  createMultipartUpload(key: string, options?: { customMetadata?: Record<string, string> }): Promise<R2MultipartUploadLike>;
+  createMultipartUpload(
+    key: string,
+    options?: { customMetadata?: Record<string, string> },
+  ): Promise<R2MultipartUploadLike>;
 }
 
 export interface R2ObjectLike {
@@ -114,7 +117,11 @@ class R2Store implements BlobStore {
     if (!Number.isSafeInteger(this.#partSize) || this.#partSize < MIN_PART_SIZE) {
       throw new RangeError(`partSize must be an integer of at least ${MIN_PART_SIZE} bytes`);
     }
-    if (!Number.isSafeInteger(this.#maxSinglePut) || this.#maxSinglePut < MIN_PART_SIZE || this.#maxSinglePut > MAX_SINGLE_PUT) {
+    if (
+      !Number.isSafeInteger(this.#maxSinglePut) ||
+      this.#maxSinglePut < MIN_PART_SIZE ||
+      this.#maxSinglePut > MAX_SINGLE_PUT
+    ) {
       throw new RangeError(`maxSinglePut must be an integer from ${MIN_PART_SIZE} to ${MAX_SINGLE_PUT}`);
     }
   }
@@ -151,7 +158,10 @@ class R2Store implements BlobStore {
     if (range) checkRangeShape(range);
     let object: R2ObjectBodyLike | null;
     try {
-      object = await this.#bucket.get(valid, range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : undefined);
+      object = await this.#bucket.get(
+        valid,
+        range ? { range: { offset: range.start, length: range.end - range.start + 1 } } : undefined,
+      );
     } catch (err) {
       // R2 refuses a range that starts past the end; tell that apart from a real failure.
       const current = range ? await this.head(valid).catch(() => undefined) : undefined;
@@ -222,17 +232,24 @@ class R2Store implements BlobStore {
   /** A conditional put (`If-None-Match: *`): R2 stores it only if the key is absent, else answers null. */
   async claimOwner(id: string): Promise<string> {
     const bytes = encodeOwner(id);
-    const written = await io("record owner marker", () => this.#bucket.put(OWNER_MARKER, bytes, { onlyIf: new Headers({ "If-None-Match": "*" }) }));
+    const written = await io("record owner marker", () =>
+      this.#bucket.put(OWNER_MARKER, bytes, { onlyIf: new Headers({ "If-None-Match": "*" }) }),
+    );
     if (written) return id;
     const owner = await this.owner();
-    if (owner === null) throw new StorageError(DRIVER, "IO", `the owner marker ${OWNER_MARKER} vanished while it was claimed`);
+    if (owner === null)
+      throw new StorageError(DRIVER, "IO", `the owner marker ${OWNER_MARKER} vanished while it was claimed`);
     return owner;
   }
 
   #info(object: R2ObjectLike): BlobInfo {
     const sha256 = object.customMetadata?.[SHA256_METADATA];
     if (sha256 === undefined || !isSha256Hex(sha256)) {
-      throw new StorageError(DRIVER, "IO", `object ${object.key} has no valid sha256 metadata (not written by this driver?)`);
+      throw new StorageError(
+        DRIVER,
+        "IO",
+        `object ${object.key} has no valid sha256 metadata (not written by this driver?)`,
+      );
     }
     return { size: object.size, sha256 };
   }
@@ -259,7 +276,9 @@ class R2Store implements BlobStore {
       return;
     }
     const partSize = Math.max(MIN_PART_SIZE, Math.min(this.#maxSinglePut, MAX_COPY_PART));
-    const upload = await io("create multipart upload", () => this.#bucket.createMultipartUpload(key, { customMetadata }));
+    const upload = await io("create multipart upload", () =>
+      this.#bucket.createMultipartUpload(key, { customMetadata }),
+    );
     try {
       const parts: R2UploadedPartLike[] = [];
       for (let offset = 0; offset < size; offset += partSize) {

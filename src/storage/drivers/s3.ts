@@ -65,7 +65,8 @@ const invalidOption = (message: string) => new StorageError(DRIVER, "IO", `inval
 
 function intOption(name: string, value: number | undefined, fallback: number, min: number, max: number): number {
   const n = value ?? fallback;
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw invalidOption(`${name} must be an integer in [${min}, ${max}]`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw invalidOption(`${name} must be an integer in [${min}, ${max}]`);
   return n;
 }
 
@@ -84,7 +85,8 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
   if (endpoint.username || endpoint.password) throw invalidOption("endpoint must not contain credentials");
   if (endpoint.search || endpoint.hash) throw invalidOption("endpoint must not have a query or fragment");
   if (!options.bucket) throw invalidOption("bucket is required");
-  if (!options.accessKeyId || !options.secretAccessKey) throw invalidOption("accessKeyId and secretAccessKey are required");
+  if (!options.accessKeyId || !options.secretAccessKey)
+    throw invalidOption("accessKeyId and secretAccessKey are required");
   const prefix = options.prefix ?? "";
   if (prefix !== "" && (!prefix.endsWith("/") || !isValidPrefix(prefix))) {
     throw invalidOption("prefix must be empty or a valid key prefix ending in '/'");

@@ -353,7 +353,10 @@ describe("cached blob store over files (openFile)", () => {
   it("passes openFile through, caching a small blob in the background and never a large one", async () => {
     const root = await mkdtemp(path.join(tmpdir(), "cached-blobs-"));
     try {
-      const cache = createCachedBlobStore(await createFsBlobStore({ root }), { maxBytes: MiB, maxEntryBytes: 64 * KiB });
+      const cache = createCachedBlobStore(await createFsBlobStore({ root }), {
+        maxBytes: MiB,
+        maxEntryBytes: 64 * KiB,
+      });
       const small = parseBlobKey("small");
       const large = parseBlobKey("large");
       await cache.put(small, new Response("tiny").body!);
@@ -375,6 +378,8 @@ describe("cached blob store over files (openFile)", () => {
   });
 
   it("has no openFile over a store without files", () => {
-    expect(createCachedBlobStore(createMemoryBlobStore(), { maxBytes: MiB, maxEntryBytes: KiB }).openFile).toBeUndefined();
+    expect(
+      createCachedBlobStore(createMemoryBlobStore(), { maxBytes: MiB, maxEntryBytes: KiB }).openFile,
+    ).toBeUndefined();
   });
 });

@@ -144,7 +144,10 @@ describe("fs driver extras", () => {
     const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
     try {
       const livePid = live.pid as number;
-      for (const [name, pid, start] of [["crashed", deadPid, deadStart ?? "0"], ["running", livePid, await procStart(livePid)]] as const) {
+      for (const [name, pid, start] of [
+        ["crashed", deadPid, deadStart ?? "0"],
+        ["running", livePid, await procStart(livePid)],
+      ] as const) {
         await mkdir(path.join(tmp, name));
         await writeFile(path.join(tmp, name, "owner"), JSON.stringify({ host: hostname(), pid, start }));
         await writeFile(path.join(tmp, name, "upload.part"), "half an upload");
@@ -172,7 +175,9 @@ describe("fs driver extras", () => {
     const tenant = "acme-corp";
     const bytes = bytesOf("laid out");
     const prefix = await tenantPrefix(tenant);
-    const { key, sha256 } = await store.putContentAddressed(streamOf(bytes), (info) => contentKeyUnder(prefix, info.sha256));
+    const { key, sha256 } = await store.putContentAddressed(streamOf(bytes), (info) =>
+      contentKeyUnder(prefix, info.sha256),
+    );
     expect(key).toBe(await contentKey(tenant, sha256));
     const relative = path.join(...key.split("/"));
     expect((await filesUnder(store.root)).filter((f) => !f.startsWith(".tmp"))).toEqual([relative]);
@@ -387,7 +392,9 @@ describe.each([
   const readAt = (file: BlobFile, position: number, length: number) =>
     new Promise<string>((resolve, reject) => {
       const into = new Uint8Array(length);
-      file.read(into, 0, length, position, (err, got) => (err ? reject(err) : resolve(new TextDecoder().decode(into.subarray(0, got)))));
+      file.read(into, 0, length, position, (err, got) =>
+        err ? reject(err) : resolve(new TextDecoder().decode(into.subarray(0, got))),
+      );
     });
 
   it("reads content at any position, keeps one file open for many readers, and counts them", async () => {

@@ -7,7 +7,12 @@ import { inspect } from "node:util";
 import { AwsClient } from "aws4fetch";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type BlobKey, type BlobStore, type StorageErrorCode } from "../../../src/storage/blob-store.js";
-import { createS3BlobStore, S3ResponseError, type FetchLike, type S3BlobStoreOptions } from "../../../src/storage/drivers/s3.js";
+import {
+  createS3BlobStore,
+  S3ResponseError,
+  type FetchLike,
+  type S3BlobStoreOptions,
+} from "../../../src/storage/drivers/s3.js";
 import { contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { startS3Server, S3RVER_ACCESS_KEY_ID, type S3TestServer } from "../../helpers/s3-server.js";
 import { pattern, patternByte, streamOf } from "../../helpers/streams.js";
@@ -34,7 +39,13 @@ async function freshBucket(): Promise<{ s3: S3TestServer; bucket: string }> {
 }
 
 function storeFor(s3: S3TestServer, bucket: string, options: Partial<S3BlobStoreOptions> = {}): BlobStore {
-  return createS3BlobStore({ endpoint: s3.endpoint, bucket, accessKeyId: S3RVER_ACCESS_KEY_ID, secretAccessKey: SECRET, ...options });
+  return createS3BlobStore({
+    endpoint: s3.endpoint,
+    bucket,
+    accessKeyId: S3RVER_ACCESS_KEY_ID,
+    secretAccessKey: SECRET,
+    ...options,
+  });
 }
 
 describeBlobStore("s3", async () => {
@@ -119,7 +130,10 @@ function lazySource(total: number, chunk = 256 * KiB, onPull?: (pulled: number) 
 }
 
 /** Index of the first byte of `stream` that differs from the pattern at `offset` (-1: none) and the length. */
-async function comparePattern(stream: ReadableStream<Uint8Array>, offset: number): Promise<{ mismatch: number; length: number }> {
+async function comparePattern(
+  stream: ReadableStream<Uint8Array>,
+  offset: number,
+): Promise<{ mismatch: number; length: number }> {
   let length = 0;
   let mismatch = -1;
   const reader = stream.getReader();
@@ -247,7 +261,10 @@ describe("s3 driver: multipart streaming", () => {
   it("a failing UploadPart aborts the upload and cancels the body; a transient 503 is retried", async () => {
     const failPart2 = (request: Request) =>
       new URL(request.url).searchParams.get("partNumber") === "2"
-        ? xmlResponse(500, "<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>")
+        ? xmlResponse(
+            500,
+            "<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>",
+          )
         : undefined;
     const failing = recordingFetch(failPart2);
     const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch: failing.fetch, retries: 0 });
@@ -274,11 +291,16 @@ describe("s3 driver: multipart streaming", () => {
 
   it("a bucket that fills up mid-upload (507, or a quota error) is NO_SPACE: upload aborted, nothing left", async () => {
     const refusals = [
-      xmlResponse(507, "<Error><Code>XMinioStorageFull</Code><Message>Storage backend has reached its minimum free drive threshold.</Message></Error>"),
+      xmlResponse(
+        507,
+        "<Error><Code>XMinioStorageFull</Code><Message>Storage backend has reached its minimum free drive threshold.</Message></Error>",
+      ),
       xmlResponse(403, "<Error><Code>QuotaExceeded</Code><Message>The bucket quota was exceeded.</Message></Error>"),
     ];
     for (const refusal of refusals) {
-      const refusing = recordingFetch((request) => (new URL(request.url).searchParams.get("partNumber") === "2" ? refusal.clone() : undefined));
+      const refusing = recordingFetch((request) =>
+        new URL(request.url).searchParams.get("partNumber") === "2" ? refusal.clone() : undefined,
+      );
       const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch: refusing.fetch, retries: 2 });
       const source = lazySource(30 * MiB);
       const err = await storageError(store.put(parseBlobKey("bucket-full"), source.stream), "NO_SPACE");
@@ -294,7 +316,10 @@ describe("s3 driver: multipart streaming", () => {
   it("a CopyObject error embedded in a 200 response fails the put and removes the temp object", async () => {
     const { fetch } = recordingFetch((request) =>
       request.headers.has("x-amz-copy-source")
-        ? xmlResponse(200, "<?xml version=\"1.0\"?>\n<Error><Code>InternalError</Code><Message>copy failed</Message></Error>")
+        ? xmlResponse(
+            200,
+            '<?xml version="1.0"?>\n<Error><Code>InternalError</Code><Message>copy failed</Message></Error>',
+          )
         : undefined,
     );
     const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch, retries: 0 });
@@ -346,9 +371,14 @@ describe("s3 driver: bounded memory", () => {
     });
     const store = storeFor(s3, bucket, { partSizeBytes: PART, maxConcurrentParts: 3, fetch });
     const total = 32 * MiB;
-    expect((await store.put(parseBlobKey("parallel.bin"), lazySource(total, MiB).stream)).sha256).toBe(patternSha256(total));
+    expect((await store.put(parseBlobKey("parallel.bin"), lazySource(total, MiB).stream)).sha256).toBe(
+      patternSha256(total),
+    );
     expect(peak).toBe(3);
-    expect(await comparePattern((await store.get(parseBlobKey("parallel.bin")))!.body, 0)).toEqual({ mismatch: -1, length: total });
+    expect(await comparePattern((await store.get(parseBlobKey("parallel.bin")))!.body, 0)).toEqual({
+      mismatch: -1,
+      length: total,
+    });
     await s3.deleteBucket(bucket);
   });
 });
@@ -478,7 +508,12 @@ describe("s3 driver: reads, listing and layout", () => {
 
   it("reports an object without sha256 metadata (not written by the driver) as an IO error", async () => {
     const { s3, bucket } = await freshBucket();
-    const raw = new AwsClient({ accessKeyId: S3RVER_ACCESS_KEY_ID, secretAccessKey: SECRET, service: "s3", region: "us-east-1" });
+    const raw = new AwsClient({
+      accessKeyId: S3RVER_ACCESS_KEY_ID,
+      secretAccessKey: SECRET,
+      service: "s3",
+      region: "us-east-1",
+    });
     const put = await raw.fetch(`${s3.endpoint}/${bucket}/foreign`, { method: "PUT", body: "not ours" });
     expect(put.status).toBe(200);
     const store = storeFor(s3, bucket);
@@ -525,7 +560,13 @@ describe("s3 driver: errors and credentials", () => {
 
   it("check() against an unreachable endpoint names endpoint and bucket, not the secret", async () => {
     const endpoint = `http://127.0.0.1:${await closedPort()}`;
-    const store = createS3BlobStore({ endpoint, bucket: "blobs", accessKeyId: "AKIDEXAMPLE", secretAccessKey: SECRET, retries: 0 });
+    const store = createS3BlobStore({
+      endpoint,
+      bucket: "blobs",
+      accessKeyId: "AKIDEXAMPLE",
+      secretAccessKey: SECRET,
+      retries: 0,
+    });
     const err = await storageError(store.check(), "IO");
     expect(err.message).toContain(`bucket "blobs" at ${endpoint} is not writable`);
     expect(err.message).toContain("ECONNREFUSED");
@@ -542,9 +583,18 @@ describe("s3 driver: errors and credentials", () => {
       const authorization = request.headers.get("authorization") ?? "";
       signature = /Signature=([0-9a-f]+)/.exec(authorization)?.[1] ?? "";
       const message = `denied for ${authorization} secret=${SECRET} url=https://x/?X-Amz-Signature=${signature}`;
-      return xmlResponse(403, `<Error><Code>AccessDenied</Code><Message>${message}</Message><StringToSign>${SECRET}</StringToSign></Error>`);
+      return xmlResponse(
+        403,
+        `<Error><Code>AccessDenied</Code><Message>${message}</Message><StringToSign>${SECRET}</StringToSign></Error>`,
+      );
     };
-    const store = createS3BlobStore({ endpoint: "http://127.0.0.1:9", bucket: "b", accessKeyId: "id", secretAccessKey: SECRET, fetch: echo });
+    const store = createS3BlobStore({
+      endpoint: "http://127.0.0.1:9",
+      bucket: "b",
+      accessKeyId: "id",
+      secretAccessKey: SECRET,
+      fetch: echo,
+    });
     const err = await storageError(store.put(parseBlobKey("k"), streamOf(text("x"))), "IO");
     expect(err.message).toMatch(/^\[s3\] PutObject failed: HTTP 403 AccessDenied: denied for AWS4-HMAC-SHA256/);
     expect(signature).toHaveLength(64);

@@ -83,7 +83,11 @@ export interface TempFile {
  * each write is awaited before the next read (backpressure). On any failure the temp file is
  * removed and the body cancelled; an error from the body itself is rethrown unchanged.
  */
-export async function writeTempFile(tmpDir: string, body: ReadableStream<Uint8Array>, options: PutOptions): Promise<TempFile> {
+export async function writeTempFile(
+  tmpDir: string,
+  body: ReadableStream<Uint8Array>,
+  options: PutOptions,
+): Promise<TempFile> {
   const { maxBytes, expectedSha256 } = options;
   // Same filesystem as the blobs, so the final rename is atomic (rename across devices is not).
   const tempPath = path.join(tmpDir, `${randomUUID()}.part`);

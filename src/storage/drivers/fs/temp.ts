@@ -49,7 +49,8 @@ function isAlive(owner: Owner): boolean {
 function parseOwner(text: string): Owner | null {
   try {
     const o = JSON.parse(text) as Partial<Owner>;
-    if (typeof o.host !== "string" || !Number.isSafeInteger(o.pid) || (o.start !== null && typeof o.start !== "string")) return null;
+    if (typeof o.host !== "string" || !Number.isSafeInteger(o.pid) || (o.start !== null && typeof o.start !== "string"))
+      return null;
     return o as Owner;
   } catch {
     return null;

@@ -72,20 +72,33 @@ export function responseError(
 ): StorageError {
   const code = xmlText(body, "Code") ?? `HTTP ${status}`;
   const rawMessage = xmlText(body, "Message") ?? "";
-  const message = redact(rawMessage.length > MAX_MESSAGE_CHARS ? `${rawMessage.slice(0, MAX_MESSAGE_CHARS)}…` : rawMessage, secrets);
+  const message = redact(
+    rawMessage.length > MAX_MESSAGE_CHARS ? `${rawMessage.slice(0, MAX_MESSAGE_CHARS)}…` : rawMessage,
+    secrets,
+  );
   const safeCode = redact(code.slice(0, 64), secrets);
   const cause = new S3ResponseError(status, safeCode, message);
   const full = status === 507 || NO_SPACE_CODES.has(code);
-  return new StorageError(DRIVER, full ? "NO_SPACE" : "IO", `${operation} failed: HTTP ${status} ${safeCode}${message ? `: ${message}` : ""}`, {
-    cause,
-  });
+  return new StorageError(
+    DRIVER,
+    full ? "NO_SPACE" : "IO",
+    `${operation} failed: HTTP ${status} ${safeCode}${message ? `: ${message}` : ""}`,
+    {
+      cause,
+    },
+  );
 }
 
 /**
  * A failure to talk to the endpoint at all (DNS, refused, reset), naming it but nothing secret. The
  * fetch error is not attached as `cause`: an injected fetch may put anything (a Request) in it.
  */
-export function networkError(operation: string, endpoint: string, err: unknown, secrets: readonly string[]): StorageError {
+export function networkError(
+  operation: string,
+  endpoint: string,
+  err: unknown,
+  secrets: readonly string[],
+): StorageError {
   const cause = err instanceof Error ? err.cause : undefined;
   const code = cause instanceof Error ? (cause as Error & { code?: unknown }).code : undefined;
   const detail = typeof code === "string" ? code : err instanceof Error ? err.message : String(err);

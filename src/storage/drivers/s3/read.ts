@@ -15,7 +15,8 @@ const noop = () => {};
 function contentLength(headers: Headers): number {
   const raw = headers.get("Content-Length");
   const size = raw === null ? NaN : Number(raw);
-  if (!Number.isSafeInteger(size) || size < 0) throw new StorageError(DRIVER, "IO", "S3 response has no valid Content-Length");
+  if (!Number.isSafeInteger(size) || size < 0)
+    throw new StorageError(DRIVER, "IO", "S3 response has no valid Content-Length");
   return size;
 }
 
@@ -80,7 +81,11 @@ export function objectFromGet(response: Response, range?: ByteRange): BlobInfo &
 }
 
 /** Pull-based view of `length` bytes of `source` after skipping `skip`; cancels the rest. */
-export function sliceStream(source: ReadableStream<Uint8Array>, skip: number, length: number): ReadableStream<Uint8Array> {
+export function sliceStream(
+  source: ReadableStream<Uint8Array>,
+  skip: number,
+  length: number,
+): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let toSkip = skip;
   let remaining = length;

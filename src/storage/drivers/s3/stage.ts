@@ -30,7 +30,11 @@ function tooLarge(maxBytes: number | undefined): () => StorageError {
   return () =>
     maxBytes !== undefined && maxBytes <= MAX_OBJECT_BYTES
       ? new StorageError(DRIVER, "TOO_LARGE", `upload exceeds the limit of ${maxBytes} bytes`)
-      : new StorageError(DRIVER, "TOO_LARGE", `upload exceeds the S3 driver's object limit of ${MAX_OBJECT_BYTES} bytes (5 GiB)`);
+      : new StorageError(
+          DRIVER,
+          "TOO_LARGE",
+          `upload exceeds the S3 driver's object limit of ${MAX_OBJECT_BYTES} bytes (5 GiB)`,
+        );
 }
 
 /** DeleteObject, ignoring failures: used only to clean up after an error already being thrown. */
@@ -46,7 +50,11 @@ export async function deleteQuietly(client: S3Client, key: string): Promise<void
  * bounded by (maxConcurrentParts + 1) parts. On any failure the multipart upload is aborted and
  * the body cancelled; an error raised by the body itself is rethrown as is.
  */
-export async function stageBody(client: S3Client, body: ReadableStream<Uint8Array>, options: StageOptions): Promise<Staged> {
+export async function stageBody(
+  client: S3Client,
+  body: ReadableStream<Uint8Array>,
+  options: StageOptions,
+): Promise<Staged> {
   const { partSizeBytes, maxConcurrentParts, maxBytes, expectedSha256 } = options;
   const source = new MeteredBody(body, Math.min(maxBytes ?? Infinity, MAX_OBJECT_BYTES), tooLarge(maxBytes));
   try {

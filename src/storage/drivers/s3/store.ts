@@ -97,7 +97,11 @@ export class S3Store implements BlobStore {
 
   async delete(key: BlobKey): Promise<void> {
     // DeleteObject answers 204 for a missing key too; 404 would only come from other servers.
-    const response = await this.#client.send("DeleteObject", { method: "DELETE", key: this.#objectKey(key), allow: [404] });
+    const response = await this.#client.send("DeleteObject", {
+      method: "DELETE",
+      key: this.#objectKey(key),
+      allow: [404],
+    });
     await response.body?.cancel();
   }
 
@@ -145,18 +149,30 @@ export class S3Store implements BlobStore {
   /** One ListObjectsV2 of at most one key under the prefix: a read that also fails for a missing bucket (a HEAD would not). */
   async probe(): Promise<void> {
     try {
-      const response = await this.#client.send("ListObjectsV2", { method: "GET", query: { "list-type": "2", prefix: this.#prefix, "max-keys": "1" } });
+      const response = await this.#client.send("ListObjectsV2", {
+        method: "GET",
+        query: { "list-type": "2", prefix: this.#prefix, "max-keys": "1" },
+      });
       await response.body?.cancel();
     } catch (err) {
       const detail = err instanceof Error ? err.message.replace(/^\[s3\] /, "") : String(err);
-      throw new StorageError(DRIVER, "IO", `bucket "${this.#client.bucket}" at ${this.#client.endpointLabel} does not answer: ${this.#client.redact(detail)}`, {
-        cause: err,
-      });
+      throw new StorageError(
+        DRIVER,
+        "IO",
+        `bucket "${this.#client.bucket}" at ${this.#client.endpointLabel} does not answer: ${this.#client.redact(detail)}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
   async owner(): Promise<string | null> {
-    const response = await this.#client.send("GetObject", { method: "GET", key: this.#prefix + OWNER_MARKER, allow: [404] });
+    const response = await this.#client.send("GetObject", {
+      method: "GET",
+      key: this.#prefix + OWNER_MARKER,
+      allow: [404],
+    });
     const body = await response.text();
     if (response.status !== 404) return decodeOwner(DRIVER, body);
     // As in `get`: NoSuchBucket is a misconfiguration, not a store without an owner.
@@ -178,7 +194,11 @@ export class S3Store implements BlobStore {
       const response = await this.#client.send("PutObject", {
         method: "PUT",
         key: this.#prefix + OWNER_MARKER,
-        headers: { "Content-Type": "application/json", "If-None-Match": "*", "X-Amz-Content-Sha256": new Sha256().update(bytes).hex() },
+        headers: {
+          "Content-Type": "application/json",
+          "If-None-Match": "*",
+          "X-Amz-Content-Sha256": new Sha256().update(bytes).hex(),
+        },
         body: bytes,
         // 409 ConditionalRequestConflict: another conditional write of the key is in flight; look again.
         allow: [409, 412],
@@ -187,7 +207,12 @@ export class S3Store implements BlobStore {
       if (response.ok) return id;
       const owner = await this.owner();
       if (owner !== null) return owner;
-      if (attempt >= 5) throw new StorageError(DRIVER, "IO", `PutObject of ${OWNER_MARKER} failed: HTTP ${response.status} and no owner recorded`);
+      if (attempt >= 5)
+        throw new StorageError(
+          DRIVER,
+          "IO",
+          `PutObject of ${OWNER_MARKER} failed: HTTP ${response.status} and no owner recorded`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     }
   }

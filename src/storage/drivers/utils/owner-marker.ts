@@ -13,7 +13,8 @@ const OWNER_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Throws RangeError unless `id` is a plain token (letters, digits, `_`, `-`; at most 64). */
 export function checkOwnerId(id: string): void {
-  if (!OWNER_ID.test(id)) throw new RangeError(`an owner id is 1 to 64 of A-Z a-z 0-9 _ -, not ${JSON.stringify(id.slice(0, 80))}`);
+  if (!OWNER_ID.test(id))
+    throw new RangeError(`an owner id is 1 to 64 of A-Z a-z 0-9 _ -, not ${JSON.stringify(id.slice(0, 80))}`);
 }
 
 /** The marker's bytes: one JSON line, readable by an operator looking at the store. */
