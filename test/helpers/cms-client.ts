@@ -115,6 +115,31 @@ export async function volumeFiles(app: TestApp): Promise<string[]> {
     .sort();
 }
 
+/** One text/plain resource per text for `tenant` (inline createResource at `baseUrl`): their URIs, each beside its text. */
+export async function createTexts(
+  baseUrl: string,
+  tenant: string,
+  texts: string[],
+): Promise<{ uri: string; text: string }[]> {
+  const created: { uri: string; text: string }[] = [];
+  for (const [i, text] of texts.entries()) {
+    const res = await fetch(`${baseUrl}${API}/createResource`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        resourceAuthor: "A",
+        resourceMediaType: "text/plain",
+        resourceName: `b${i}.txt`,
+        resourceTenantId: tenant,
+        resourceBinary: btoa(text),
+      }),
+    });
+    expect(res.status).toBe(201);
+    created.push({ uri: ((await res.json()) as ResourceDto).resourceURI, text });
+  }
+  return created;
+}
+
 /** Row counts of every table, read through a separate connection. */
 export async function tableCounts(app: TestApp): Promise<Record<string, number>> {
   const client = createClient({ url: app.databaseUrl });

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTexts } from "../helpers/cms-client.js";
 import { bundleWorker, startWorkerd, type WorkerBundle, type WorkerdServer } from "../helpers/workerd.js";
 
 const bindings = { CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!", CMS_LOG_LEVEL: "error" };
@@ -40,22 +41,13 @@ describe("two Workers with their own D1 databases on one R2 bucket", () => {
   }, async () => {
     const first = await start("first");
     try {
-      for (let i = 0; i < 3; i++) {
-        const text = `the first Worker's blob ${i}`;
-        const res = await fetch(`${first.url}/cms/v1.0/createResource`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            resourceAuthor: "A",
-            resourceMediaType: "text/plain",
-            resourceName: `b${i}.txt`,
-            resourceTenantId: "first",
-            resourceBinary: btoa(text),
-          }),
-        });
-        expect(res.status).toBe(201);
-        blobs.push({ uri: ((await res.json()) as { resourceURI: string }).resourceURI, text });
-      }
+      blobs.push(
+        ...(await createTexts(
+          first.url,
+          "first",
+          Array.from({ length: 3 }, (_, i) => `the first Worker's blob ${i}`),
+        )),
+      );
     } finally {
       await first.close();
     }

@@ -16,6 +16,7 @@ import { createBlobCollector } from "../../src/services/blob-collector.js";
 import type { BlobStore } from "../../src/storage/blob-store.js";
 import { createFsBlobStore } from "../../src/storage/drivers/fs.js";
 import { createS3BlobStore } from "../../src/storage/drivers/s3.js";
+import { createTexts } from "../helpers/cms-client.js";
 import { S3RVER_ACCESS_KEY_ID, type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { runUntilExit, type ServerProcess, type ServerRuntime, spawnServer } from "../helpers/spawn-server.js";
 
@@ -80,22 +81,13 @@ describe.each(stores)("two deployments on one %s", (_label, makeStore) => {
     dir = await mkdtemp(join(tmpdir(), "cms-two-deployments-"));
     store = await makeStore(dir);
     first = await spawnServer(envOf("first.db"));
-    for (let i = 0; i < 5; i++) {
-      const text = `the first deployment's blob ${i}`;
-      const res = await fetch(`${first.url}/cms/v1.0/createResource`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          resourceAuthor: "A",
-          resourceMediaType: "text/plain",
-          resourceName: `b${i}.txt`,
-          resourceTenantId: "first",
-          resourceBinary: btoa(text),
-        }),
-      });
-      expect(res.status).toBe(201);
-      blobs.push({ uri: ((await res.json()) as { resourceURI: string }).resourceURI, text });
-    }
+    blobs.push(
+      ...(await createTexts(
+        first.url,
+        "first",
+        Array.from({ length: 5 }, (_, i) => `the first deployment's blob ${i}`),
+      )),
+    );
   });
   afterAll(async () => {
     await first?.stop();
