@@ -55,21 +55,7 @@ export async function startAuthStack(
     idp,
     app,
     trustedPrivateJwk,
-    async passwordToken(username, password = username) {
-      const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
-        method: "POST",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          client_id: "cms-server",
-          client_secret: CLIENT_SECRET,
-          username,
-          password,
-          grant_type: "password",
-        }),
-      });
-      if (!res.ok) throw new Error(`password grant for ${username} failed: ${res.status} ${await res.text()}`);
-      return ((await res.json()) as { access_token: string }).access_token;
-    },
+    passwordToken: (username, password = username) => passwordGrant(idp, CLIENT_SECRET, username, password),
     async forge(claims, header = {}) {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({
@@ -89,6 +75,28 @@ export async function startAuthStack(
       await idp.close();
     },
   };
+}
+
+/** An access token from the dev IdP's password grant (client `cms-server`); throws with the IdP's answer if refused. */
+export async function passwordGrant(
+  idp: { issuer: string },
+  clientSecret: string,
+  username: string,
+  password = username,
+): Promise<string> {
+  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      client_id: "cms-server",
+      client_secret: clientSecret,
+      username,
+      password,
+      grant_type: "password",
+    }),
+  });
+  if (!res.ok) throw new Error(`password grant for ${username} failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
 }
 
 export const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });

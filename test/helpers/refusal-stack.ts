@@ -9,7 +9,8 @@
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { startIdp } from "../../scripts/idp/server.js";
+import { passwordGrant } from "./auth-stack.js";
 import { type ServerProcess, type ServerRuntime, spawnServer } from "./spawn-server.js";
 
 /** The body every refusal is tested with: 100 MB, made as a stream or a sparse file, never held. */
@@ -34,22 +35,6 @@ export interface RefusalStack {
   /** The log lines (JSON) of the server at `baseUrl` so far, e.g. its `request body left unread` lines. */
   logsOf(baseUrl: string): Record<string, unknown>[];
   close(): Promise<void>;
-}
-
-async function passwordToken(idp: RunningIdp, username: string): Promise<string> {
-  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      client_id: "cms-server",
-      client_secret: SECRET,
-      username,
-      password: username,
-      grant_type: "password",
-    }),
-  });
-  if (!res.ok) throw new Error(`password grant for ${username} failed: ${res.status}`);
-  return ((await res.json()) as { access_token: string }).access_token;
 }
 
 export async function startRefusalStack(runtime: ServerRuntime = "node"): Promise<RefusalStack> {
@@ -81,7 +66,7 @@ export async function startRefusalStack(runtime: ServerRuntime = "node"): Promis
     ]);
     servers.push(main, limited);
     const [creator, fullCreator, noRoles] = await Promise.all(
-      ["creator", "full-creator", "no-roles"].map((u) => passwordToken(idp, u)),
+      ["creator", "full-creator", "no-roles"].map((u) => passwordGrant(idp, SECRET, u)),
     );
     const bigFile = join(dir, "big.bin");
     const file = await open(bigFile, "w");
