@@ -9,7 +9,7 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, open, readdir, rm, statfs } from "node:fs/promises";
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +22,7 @@ import { createServerDeps } from "../../src/runtime/host/deps.js";
 import { createServices } from "../../src/services/index.js";
 import { type BlobStore, StorageError } from "../../src/storage/blob-store.js";
 import { API, base64, type Client, cmsClient, expectProblem } from "../helpers/cms-client.js";
+import { forwardTo } from "../helpers/forward.js";
 import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { report, scaled } from "./scale.js";
@@ -299,15 +300,7 @@ async function startRefusingProxy(
       });
       return;
     }
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on("error", () => res.destroy());
-    req.pipe(forward);
+    forwardTo(upstream, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {

@@ -1,12 +1,13 @@
 /** /apiversion, health, the explorer, unknown routes and wrong methods. */
 import { createHash } from "node:crypto";
-import { createServer, request as httpRequest } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { gunzipSync } from "node:zlib";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { cmsClient } from "../helpers/cms-client.js";
 import { fakeClock } from "../helpers/fake-clock.js";
 import { getRaw } from "../helpers/host-request.js";
+import { forwardTo } from "../helpers/forward.js";
 import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
@@ -199,15 +200,7 @@ async function startCountingProxy(target: string) {
     if (down) return void req.socket.destroy();
     if (req.method === "GET" || req.method === "HEAD") counts.reads++;
     else counts.writes++;
-    const forward = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    forward.on("error", () => res.destroy());
-    req.pipe(forward);
+    forwardTo(upstream, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
