@@ -1,6 +1,6 @@
 // Generates the typed client's types (src/client/openapi.d.ts) from a served /openapi.json with
 // openapi-typescript, which needs TypeScript 5's compiler API; it lives in the pinned tool project
-// tools/openapi-gen (installed here on first use, like ensure-chromium.mjs provisions Chromium).
+// tools/openapi-gen (installed here on first use, like ensure-system-packages.mjs provisions Chromium).
 //   node scripts/openapi-types.mjs [http://127.0.0.1:9082/openapi.json] [src/client/openapi.d.ts]
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
