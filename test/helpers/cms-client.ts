@@ -67,7 +67,7 @@ export interface Client {
 }
 
 /** `token` (when given) goes into every request's Authorization header. */
-export function cmsClient(app: TestApp, tenant: string, token?: string): Client {
+export function cmsClient(app: Pick<TestApp, "url">, tenant: string, token?: string): Client {
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const client: Client = {
     post: (verb, body) =>
