@@ -108,12 +108,6 @@ rgw frontends = beast endpoint=127.0.0.1:${rgwPort}
 `;
 }
 
-/** Every daemon this process started: killed if it exits without stopping them. */
-const live = new Set<ChildProcess>();
-process.once("exit", () => {
-  for (const child of live) child.kill("SIGKILL");
-});
-
 /**
  * Starts a cluster in `dir` (created; left for the caller to remove). Daemons run in the foreground
  * of their own process group (`detached`), so they outlive the test worker that started them:
@@ -133,9 +127,8 @@ export async function startRgwCluster(dir: string): Promise<RgwCluster> {
   const pids: number[] = [];
   const children: ChildProcess[] = [];
   const daemon = (command: string, args: string[]) => {
+    // Not killed when this process exits: the run's cluster outlives the test file that started it.
     const child = spawn(command, ["-f", "-c", cfg, ...args], { env, detached: true, stdio: "ignore" });
-    live.add(child);
-    child.once("exit", () => live.delete(child));
     child.unref();
     if (child.pid) pids.push(child.pid);
     children.push(child);
