@@ -1,7 +1,8 @@
 /**
  * Issue 27 §1: two service processes (the shipped bundle) on one real libSQL server (sqld, over
  * ws://) and one bucket of a real S3 (Ceph RGW, test/helpers/rgw.ts), started with the commands of
- * docs/scale-out.md, behind a round-robin proxy: the lifecycle across instances, a lock race, a
+ * docs/scale-out.md (B also reads from a sqld replica, where CMS_DATABASE_READ_URL is supported),
+ * behind a round-robin proxy: the lifecycle across instances, a lock race, a
  * quota race, tus with every request on the other instance, purge, and both collectors at once.
  */
 import type { ChildProcess } from "node:child_process";
@@ -136,9 +137,13 @@ describe("two instances on one sqld (ws://) and one Ceph RGW bucket, started as 
       CMS_GC_INTERVAL_SECONDS: "1",
       CMS_GC_GRACE_SECONDS: "5",
     };
-    const instance = { command: "sh", args: ["-c", blocks.get("instance")!] };
+    const instance = blocks.get("instance")!;
+    const readingTheReplica = `${blocks.get("replica-reads")!}${instance}`;
     // Started together on a fresh database: both migrate it and claim the prefix at the same moment.
-    [a, b] = await Promise.all([spawnServer(vars, instance), spawnServer(vars, instance)]);
+    [a, b] = await Promise.all([
+      spawnServer(vars, { command: "sh", args: ["-c", instance] }),
+      spawnServer({ ...vars, DB_READ_URL: replicaUrl }, { command: "sh", args: ["-c", readingTheReplica] }),
+    ]);
   }, 240_000);
 
   afterAll(async () => {
