@@ -1,7 +1,9 @@
 // Starts the tests' one-node Ceph RGW cluster (test/helpers/rgw.ts) on 127.0.0.1 by hand, prints
 // its endpoint and keys, and keeps it up until Ctrl-C, which kills every daemon and removes its
-// folder. Needs the Debian packages of scripts/ensure-system-packages.mjs.
+// folder. The Debian packages come from scripts/ensure-system-packages.mjs, imported first: it
+// installs what is missing when run as root, and otherwise prints the one apt line and exits.
 //   node --import tsx scripts/rgw-cluster.mjs [bucket]
+import "./ensure-system-packages.mjs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

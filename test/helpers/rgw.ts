@@ -247,6 +247,7 @@ export async function sharedRgw(): Promise<RgwCluster> {
   if (won) {
     try {
       const cluster = await startRgwCluster(join(runDir, "ceph"));
+      console.log(`Ceph RGW (mon, memstore OSD, radosgw) up on ${cluster.endpoint} in ${cluster.startupMs} ms`);
       await writeFile(join(runDir, "pids"), cluster.pids.join(" "));
       await writeFile(join(runDir, `${CLUSTER_FILE}.tmp`), JSON.stringify(cluster));
       await rename(join(runDir, `${CLUSTER_FILE}.tmp`), join(runDir, CLUSTER_FILE)); // readers see all or nothing
