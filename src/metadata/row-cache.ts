@@ -51,6 +51,8 @@ export function withRowCache(store: MetadataStore, options: RowCacheOptions): Me
   const rows = new LRUCache<string, Entry>({ max: options.rows });
   /** Bumped by every own write: a lookup begun under an older generation is not cached. */
   let generation = 0;
+  /** Lookups under way, by key: at most one per row at a time (64 connections on a row that expired). */
+  const inFlight = new Map<string, { generation: number; row: Promise<ResourceRow | null> }>();
   const keyOf = (context: string, path: string) => `${context}\n${path}`;
 
   /** Drops every cached row of the resource `uid`: its own, and its package's files (same context). */
@@ -82,12 +84,24 @@ export function withRowCache(store: MetadataStore, options: RowCacheOptions): Me
 
   return {
     ...store,
-    async findByUri(context, path, version) {
+    findByUri(context, path, version) {
       const cached = fresh(context, path, version);
-      if (cached) return cached;
+      if (cached) return Promise.resolve(cached);
+      const key = keyOf(context, path);
+      // Requests for a row that just expired share one lookup, unless it began before an own write.
+      const joined = inFlight.get(key);
+      if (joined && joined.generation === generation) return joined.row;
       const began = { at: now(), generation };
-      const row = await store.findByUri(context, path, version);
-      if (row && began.generation === generation) rows.set(keyOf(context, path), { row, fetchedAt: began.at });
+      const row = store.findByUri(context, path, version).then((found) => {
+        if (found && began.generation === generation) rows.set(key, { row: Object.freeze(found), fetchedAt: began.at });
+        return found;
+      });
+      const lookup = { generation: began.generation, row };
+      inFlight.set(key, lookup);
+      const settled = () => {
+        if (inFlight.get(key) === lookup) inFlight.delete(key);
+      };
+      row.then(settled, settled);
       return row;
     },
     // Answered in the same call only from memory; undefined sends the caller to findByUri.

@@ -94,6 +94,13 @@ describe("the row cache of a remote database", () => {
     expect(lookups).toBe(1);
   });
 
+  it("shares one database lookup among concurrent requests for a row it does not hold", async () => {
+    const r = await other.insert(row());
+    const found = await Promise.all(Array.from({ length: 10 }, () => here.findByUri(r.context, r.path)));
+    expect(found.map((f) => f?.uid)).toEqual(Array(10).fill(r.uid));
+    expect(lookups).toBe(1);
+  });
+
   it("never caches a miss: a resource created on another instance is found at once", async () => {
     const r = row();
     expect(await here.findByUri(r.context, r.path)).toBeNull();
@@ -165,8 +172,10 @@ describe("the row cache of a remote database", () => {
     const inFlight = slow.findByUri(r.context, r.path);
     await new Promise((resolve) => setTimeout(resolve, 20));
     await slow.update(change(r.uid), { author: "B" });
+    const afterWrite = slow.findByUri(r.context, r.path); // must not join the older lookup
     release();
     expect((await inFlight)?.author).toBe("A");
+    expect((await afterWrite)?.author).toBe("B");
     expect((await slow.findByUri(r.context, r.path))?.author).toBe("B");
   });
 
