@@ -15,6 +15,7 @@ import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
 import { openDatabase, openReadReplica } from "./database.js";
+import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 
@@ -36,9 +37,12 @@ export async function createServerDeps(
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
   }
-  const replica = config.CMS_DATABASE_READ_URL
-    ? await openReadReplica(config.CMS_DATABASE_READ_URL, config.CMS_DATABASE_AUTH_TOKEN)
-    : null;
+  const remote = await remoteParts(config, database.db.$client, clock, logger).catch(async (err: unknown) => {
+    database.close();
+    await closeBlobs();
+    throw err;
+  });
+  const { replica } = remote;
   const resourceStore = servingStore(config, createMetadataStore(database.db), replica, logger);
   const url = config.CMS_DATABASE_URL;
   const store = url.startsWith("file:")
@@ -51,11 +55,11 @@ export async function createServerDeps(
     createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
     platformCompresses: false,
-    clock,
+    clock: clock ?? remote.databaseClock?.clock,
     storeLabel: storeLabelOf(config),
   }).catch(async (err: unknown) => {
     store?.close();
-    replica?.close();
+    remote.close();
     database.close();
     await closeBlobs();
     throw err;
@@ -69,9 +73,43 @@ export async function createServerDeps(
     close: async () => {
       await collector?.stop();
       store?.close();
-      replica?.close();
+      remote.close();
       database.close();
       await closeBlobs();
+    },
+  };
+}
+
+/**
+ * What a remote database adds: its read replica (CMS_DATABASE_READ_URL), and its server's clock for
+ * every expiry unless a test gives the clock (database-clock.ts; a `file:` database is on this machine).
+ */
+async function remoteParts(
+  config: Config,
+  client: Parameters<typeof databaseClock>[0],
+  clock: AppDeps["clock"] | undefined,
+  logger: Logger,
+) {
+  const onServer = !clock && !config.CMS_DATABASE_URL.startsWith("file:");
+  const serverClock = onServer
+    ? await databaseClock(client, {
+        onOffset: (offsetMs) => {
+          if (Math.abs(offsetMs) > 1000) logger.warn("this machine's clock is off the database's", { offsetMs });
+        },
+      })
+    : null;
+  const replica = config.CMS_DATABASE_READ_URL
+    ? await openReadReplica(config.CMS_DATABASE_READ_URL, config.CMS_DATABASE_AUTH_TOKEN).catch((err: unknown) => {
+        serverClock?.stop();
+        throw err;
+      })
+    : null;
+  return {
+    replica,
+    databaseClock: serverClock,
+    close() {
+      serverClock?.stop();
+      replica?.close();
     },
   };
 }
