@@ -6,10 +6,12 @@ import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
 import { serveBlob } from "../../http/answer-blob.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
 import { contentEntities } from "../../http/content-entity.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
+import { type RevisionService, VERSION_PATTERN } from "../../services/revisions.js";
 import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
@@ -17,6 +19,16 @@ import * as contract from "./contract.js";
 const honoPath = (route: RouteConfig) => route.path.replace("{context}", ":context").replace("{path}", ":path{.+}");
 
 const MAX_UID_TEXT = 400;
+
+/** The `v` of a versioned URL (undefined: a mutable URL); 400 naming it when malformed. */
+function versionParam(c: Context<AppEnv>): string | undefined {
+  const version = c.req.query("v");
+  if (version === undefined || VERSION_PATTERN.test(version)) return version;
+  const detail = "must be the content's SHA-256 in hex, or a prefix of it of at least 16 digits";
+  throw new ProblemError("VALIDATION_FAILED", `invalid query: v ${detail}`, {
+    errors: [{ pointer: "/query/v", detail }],
+  });
+}
 
 /** getParentUuid's body: the UID as plain text, or as a JSON string. */
 async function uidFromBody(c: Context<AppEnv>): Promise<string> {
@@ -42,10 +54,12 @@ async function uidFromBody(c: Context<AppEnv>): Promise<string> {
 
 export function createContentRouter({
   resources,
+  revisions,
   content,
   guards,
 }: {
   resources: ResourceService;
+  revisions: RevisionService;
   content: ContentService;
   guards: Guards;
 }): RouteGroup {
@@ -54,6 +68,7 @@ export function createContentRouter({
   const entities = contentEntities(content);
 
   const byUri = async (c: Context<AppEnv>) => {
+    const version = versionParam(c);
     const found = takeHandedOverRow(c.env, c.req.raw);
     const row = await resources.findByUri(
       c.req.param("context") ?? "",
@@ -61,8 +76,10 @@ export function createContentRouter({
       c.get("principal"),
       found,
     );
-    const { entity, open } = entities.serve(row, requestHost(c));
-    return serveBlob(c.req.raw, entity, open);
+    const facts = version === undefined ? row : await revisions.byVersion(row, version);
+    const { entity, open } = entities.serve(facts, requestHost(c));
+    const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
+    return serveBlob(c.req.raw, entity, open, cache);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);
@@ -73,7 +90,8 @@ export function createContentRouter({
     .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
       const { entity, open } = entities.serve(row, requestHost(c));
-      return (await serveBlob(c.req.raw, entity, open)) as never;
+      const cache = answerCacheHeaders(content.cache, false, c.get("signedLinkSeconds"));
+      return (await serveBlob(c.req.raw, entity, open, cache)) as never;
     })
     .openapi(guarded(contract.postData, consumer), async (c) => {
       const { resourceUID, resourceURI } = c.req.valid("json");

@@ -1,13 +1,14 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
 import { serveBlob } from "../../http/answer-blob.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
 import { contentEntities } from "../../http/content-entity.js";
 import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
 import type { LifecycleService } from "../../services/lifecycle.js";
 import { toUri } from "../../services/resource-ids.js";
-import type { RevisionService } from "../../services/revisions.js";
+import { type RevisionService, versionedUri } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
 import { toResourceView } from "../resources/views.js";
 import { inlineBody } from "../../http/middleware/body-limit.js";
@@ -66,6 +67,7 @@ export function createLifecycleRouter({
             resourceUID: row.uid,
             author: row.author,
             resourceURI: toUri(row),
+            versionedURI: versionedUri(row),
             resourcesList: null,
             lockID: lock.lockId,
             lockExpirationDate: new Date(lock.expiresAt).toISOString(),
@@ -95,6 +97,8 @@ export function createLifecycleRouter({
         await revisions.content(resourceUID, revision, c.get("principal")),
         requestHost(c),
       );
-      return (await serveBlob(c.req.raw, entity, open)) as never;
+      // A revision's content never changes: immutable, unless a signed link's lifetime bounds it.
+      const cache = answerCacheHeaders(content.cache, true, c.get("signedLinkSeconds"));
+      return (await serveBlob(c.req.raw, entity, open, cache)) as never;
     });
 }
