@@ -33,9 +33,13 @@ function versionLink(facts: ContentFacts): string | undefined {
   return `<${dataPath(row)}?v=${versionOf(facts.sha256)}>; rel="duplicate"`;
 }
 
-function createContentEntities(content: Pick<ContentService, "read" | "contentOrigin" | "cache">): ContentEntities {
+/** What the entities need of the content service; without `cache`, reads count as private. */
+type EntitySource = Pick<ContentService, "read" | "contentOrigin"> & Partial<Pick<ContentService, "cache">>;
+const PRIVATE = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 };
+
+function createContentEntities(content: EntitySource): ContentEntities {
   // The mutable URL's policy is fixed per process; versioned URLs, revisions and signed links override it per answer.
-  const mutable = cacheControl(content.cache, { kind: "mutable" });
+  const mutable = cacheControl(content.cache ?? PRIVATE, { kind: "mutable" });
   const contentHost = content.contentOrigin ? new URL(content.contentOrigin).host : undefined;
   // A Host header spelled as a URL would (case, default port), so raw node:http headers and
   // Hono's request URL reach the same decision.
@@ -85,7 +89,7 @@ function createContentEntities(content: Pick<ContentService, "read" | "contentOr
 const entitiesOf = new WeakMap<object, ContentEntities>();
 
 /** The representations of `content`'s blobs (built once per service; call it once, not per request). */
-export function contentEntities(content: Pick<ContentService, "read" | "contentOrigin" | "cache">): ContentEntities {
+export function contentEntities(content: EntitySource): ContentEntities {
   let entities = entitiesOf.get(content);
   if (!entities) {
     entities = createContentEntities(content);

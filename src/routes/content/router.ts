@@ -1,13 +1,12 @@
-/** Content endpoints: resolve a live resource (tenant-checked) and stream it with serveBlob. */
+/** Content endpoints: resolve a live resource (tenant-checked) and send it as the content core decides (http/content-answer/). */
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
-import { serveBlob } from "../../http/answer-blob.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { contentEntities } from "../../http/content-entity.js";
+import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
@@ -65,7 +64,8 @@ export function createContentRouter({
 }): RouteGroup {
   const router = createRouter();
   const consumer = guards.role("consumer");
-  const entities = contentEntities(content);
+  const send = webContentSender(content);
+  const fields = (c: Context<AppEnv>) => (name: string) => c.req.raw.headers.get(name);
 
   const byUri = async (c: Context<AppEnv>) => {
     const version = versionParam(c);
@@ -77,9 +77,8 @@ export function createContentRouter({
       found,
     );
     const facts = version === undefined ? row : await revisions.byVersion(row, version);
-    const { entity, open } = entities.serve(facts, requestHost(c));
     const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
-    return serveBlob(c.req.raw, entity, open, cache);
+    return send(facts, c.req.method, fields(c), requestHost(c), cache);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);
@@ -89,9 +88,8 @@ export function createContentRouter({
   return router
     .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
-      const { entity, open } = entities.serve(row, requestHost(c));
       const cache = answerCacheHeaders(content.cache, false, c.get("signedLinkSeconds"));
-      return (await serveBlob(c.req.raw, entity, open, cache)) as never;
+      return (await send(row, c.req.method, fields(c), requestHost(c), cache)) as never;
     })
     .openapi(guarded(contract.postData, consumer), async (c) => {
       const { resourceUID, resourceURI } = c.req.valid("json");
@@ -100,9 +98,8 @@ export function createContentRouter({
       const row = resourceUID
         ? await resources.findByUid(resourceUID, principal)
         : await resources.findByUri(uri?.context ?? "", uri?.path ?? "", principal);
-      const { entity, open } = entities.serve(row, requestHost(c));
       // The whole representation: a POST carries no range or validators (RFC 9110 §14.2).
-      return (await serveBlob(new Request(c.req.url, { method: "GET" }), entity, open)) as never;
+      return (await send(row, "GET", undefined, requestHost(c))) as never;
     })
     .openapi(guarded(contract.getParentUuid, consumer), async (c) => {
       const parent = await resources.parentOf(await uidFromBody(c), c.get("principal"));

@@ -1,8 +1,7 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
-import { serveBlob } from "../../http/answer-blob.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { contentEntities } from "../../http/content-entity.js";
+import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
@@ -43,7 +42,7 @@ export function createLifecycleRouter({
   maxInlineBytes,
 }: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
-  const entities = contentEntities(content);
+  const send = webContentSender(content);
   const creator = guards.role("creator");
 
   return router
@@ -93,12 +92,10 @@ export function createLifecycleRouter({
     })
     .openapi(guarded(contract.getRevisionData, guards.read), async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
-      const { entity, open } = entities.serve(
-        await revisions.content(resourceUID, revision, c.get("principal")),
-        requestHost(c),
-      );
+      const row = await revisions.content(resourceUID, revision, c.get("principal"));
       // A revision's content never changes: immutable, unless a signed link's lifetime bounds it.
       const cache = answerCacheHeaders(content.cache, true, c.get("signedLinkSeconds"));
-      return (await serveBlob(c.req.raw, entity, open, cache)) as never;
+      const header = (name: string) => c.req.raw.headers.get(name);
+      return (await send(row, c.req.method, header, requestHost(c), cache)) as never;
     });
 }
