@@ -76,4 +76,48 @@ describe("the Workers Cache API in front of the app", () => {
     expect(counts.d1 ?? 0).toBe(0);
     expect(counts.r2 ?? 0).toBe(0);
   });
+
+  it("keeps a mutable URL within CMS_CACHE_MAX_AGE, and an update evicts the colo's copy", async () => {
+    const counts: Record<string, number> = {};
+    const bindings = { ...env, CMS_CACHE_MAX_AGE: "60", DB: counting(env.DB, "d1", counts) };
+    const app = createWorkerApp();
+    const pending: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
+    const call = async (request: Request) => {
+      const res = await app.fetch(request, bindings, ctx);
+      await Promise.all(pending.splice(0));
+      return res;
+    };
+    const post = (verb: string, body: unknown) =>
+      call(
+        new Request(`${API}/${verb}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+    const created = await post("createResource", {
+      resourceAuthor: "a",
+      resourceBinary: btoa("first"),
+      resourceMediaType: "text/plain",
+      resourceName: "m.txt",
+      resourceTenantId: "edge",
+    });
+    const { resourceURI, resourceUID } = (await created.json()) as { resourceURI: string; resourceUID: string };
+    const url = `${API}/getData/${resourceURI}`;
+    expect(await (await call(new Request(url))).text()).toBe("first");
+    counts.d1 = 0;
+    const hit = await call(new Request(url));
+    expect(hit.headers.get("cache-control")).toBe("public, max-age=60");
+    expect(await hit.text()).toBe("first");
+    expect(counts.d1).toBe(0);
+
+    const lock = (await (await post("lockResourceDTO", { resourceUID, author: "a" })).json()) as Record<
+      string,
+      unknown
+    >;
+    const updated = await post("updateResource", { ...lock, resourceBinary: btoa("second") });
+    expect(updated.status).toBe(200);
+    expect(await (await call(new Request(url))).text()).toBe("second");
+  });
 });
