@@ -58,6 +58,8 @@ export interface AppOptions {
   publicUrl?: string;
   /** The second origin that renders active content, when set. */
   contentOrigin?: string;
+  /** How long caches may keep public mutable content (seconds; 0 = revalidate each time). */
+  cache: { maxAge: number; staleWhileRevalidate: number };
 }
 
 export interface AppDeps {

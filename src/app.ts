@@ -59,9 +59,17 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createMetaRouter(readiness, guards, { now: () => clock().getTime() }));
   app.route(
     "/",
-    createResourceRouter({ resources, guards, links: deps.links, clock, publicUrl: linkOrigin, maxInlineBytes }),
+    createResourceRouter({
+      resources,
+      revisions,
+      guards,
+      links: deps.links,
+      clock,
+      publicUrl: linkOrigin,
+      maxInlineBytes,
+    }),
   );
-  app.route("/", createContentRouter({ resources, content, guards }));
+  app.route("/", createContentRouter({ resources, revisions, content, guards }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));

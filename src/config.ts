@@ -191,6 +191,10 @@ export const ConfigSchema = z
     CMS_LINK_SECRET: z.string().min(32, { message: "must be at least 32 characters" }).optional(),
     /** With auth on, leave getData readable without a token (content URLs are unguessable). */
     CMS_PUBLIC_READ: boolean(false),
+    /** Seconds a public mutable getData URL stays fresh in caches (0: revalidate with the ETag each time). */
+    CMS_CACHE_MAX_AGE: integer(0, 0, 31_536_000),
+    /** Seconds a cache may serve a stale public mutable URL while it refetches (with CMS_CACHE_MAX_AGE). */
+    CMS_CACHE_STALE_WHILE_REVALIDATE: integer(0, 0, 31_536_000),
     /**
      * Origin used in absolute URLs the service hands out (signed links); never the request's Host.
      * Node/Bun on a loopback address with a fixed port default to their own URL (withLoopbackPublicUrl).
@@ -323,5 +327,6 @@ export function appOptions(config: Config): AppOptions {
     fetch: { allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE, totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS },
     publicUrl: config.CMS_PUBLIC_URL,
     contentOrigin: config.CMS_CONTENT_ORIGIN,
+    cache: { maxAge: config.CMS_CACHE_MAX_AGE, staleWhileRevalidate: config.CMS_CACHE_STALE_WHILE_REVALIDATE },
   };
 }

@@ -8,6 +8,8 @@ export const PROBLEMS = {
   UNAUTHENTICATED: { status: 401, title: "Authentication required" },
   FORBIDDEN: { status: 403, title: "Forbidden" },
   NOT_FOUND: { status: 404, title: "Not found" },
+  /** getData `?v=` names no revision of the resource (issue 28). */
+  VERSION_NOT_FOUND: { status: 404, title: "Version not found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed" },
   CONFLICT: { status: 409, title: "Conflict" },
   /**

@@ -35,6 +35,15 @@ export interface Guards {
 export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) =>
   verifier === null || publicRead;
 
+/**
+ * What a signed link signs: the path, and the version of a versioned URL (`?v=`), so a link made for
+ * one version reads that version only.
+ */
+export function signedTarget(url: URL): string {
+  const version = url.searchParams.get("v");
+  return version === null ? url.pathname : `${url.pathname}?v=${version}`;
+}
+
 export function createGuards(options: GuardOptions): Guards {
   const authenticated = authenticate(options.verifier, {
     tenantClaim: options.tenantClaim,
@@ -56,11 +65,12 @@ export function createGuards(options: GuardOptions): Guards {
     const signature = url.searchParams.get("signature") ?? undefined;
     if (expires !== undefined || signature !== undefined) {
       const now = Math.floor(options.clock().getTime() / 1000);
-      if (!(await options.links.verify(url.pathname, expires, signature, now))) {
+      if (!(await options.links.verify(signedTarget(url), expires, signature, now))) {
         throw new ProblemError("FORBIDDEN", "the signed link is invalid, for another resource, or expired");
       }
       // The signature binds this exact path, so the link reader may read it whatever its tenant.
       c.set("principal", ANONYMOUS_PRINCIPAL);
+      c.set("signedLinkSeconds", Number(expires) - now); // the answer's Cache-Control may not outlive the link
       return next();
     }
     if (open) {

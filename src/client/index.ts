@@ -53,10 +53,20 @@ async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Respon
   return Promise.reject(CmsProblem.ofStatus(response, retry > 0 ? retry : undefined));
 }
 
-/** `<uid>/<name>` (package files may have folders) as a getData path; a bare UID uses getDataUuid. */
+/**
+ * `<uid>/<name>` (package files may have folders) as a getData path, keeping a versionedURI's
+ * `?v=<hex>`; a bare UID uses getDataUuid.
+ */
 export function dataPath(resource: string): string {
-  const segments = resource.split("/").filter(Boolean).map(encodeURIComponent);
-  return segments.length > 1 ? `${PREFIX}/getData/${segments.join("/")}` : `${PREFIX}/getDataUuid/${segments[0] ?? ""}`;
+  const version = /\?v=[0-9a-fA-F]{16,64}$/.exec(resource)?.[0] ?? "";
+  const segments = resource
+    .slice(0, resource.length - version.length)
+    .split("/")
+    .filter(Boolean)
+    .map(encodeURIComponent);
+  return segments.length > 1
+    ? `${PREFIX}/getData/${segments.join("/")}${version}`
+    : `${PREFIX}/getDataUuid/${segments[0] ?? ""}`;
 }
 
 export function createCmsClient(options: CmsClientOptions) {
@@ -96,7 +106,7 @@ export function createCmsClient(options: CmsClientOptions) {
       await unlock(locked).catch(() => undefined); // a deleted resource's lock may already be gone
       return deleted;
     },
-    /** A signed, expiring URL that needs no token (for <img>, <video>, curl…). */
+    /** A signed, expiring URL that needs no token (for <img>, <video>, curl…); of a versionedURI, for that version. */
     signedLink: (resourceURI: string, expiresIn = 3600) =>
       ok(api.POST("/cms/v1.0/createDataLink", { body: { resourceURI, expiresIn } })),
 

@@ -562,7 +562,7 @@ export interface components {
             detail: string;
             instance?: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "STORE_OWNED_ELSEWHERE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
+            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "VERSION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "STORE_OWNED_ELSEWHERE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
             requestId?: string;
             errors?: {
                 pointer: string;
@@ -575,6 +575,11 @@ export interface components {
             author: string;
             /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png */
             resourceURI: string;
+            /**
+             * @description The resourceURI with `?v=` and 16 hex digits of the content's SHA-256: getData of it answers these bytes for good (`immutable`), also after updates.
+             * @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png?v=9f86d081884c7d65
+             */
+            versionedURI: string;
             mediaType: string;
             size: number;
             sha256: string;
@@ -589,6 +594,11 @@ export interface components {
             author: string;
             /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png */
             resourceURI: string;
+            /**
+             * @description The resourceURI with `?v=` and 16 hex digits of the content's SHA-256: getData of it answers these bytes for good (`immutable`), also after updates.
+             * @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png?v=9f86d081884c7d65
+             */
+            versionedURI: string;
             mediaType: string;
             size: number;
             sha256: string;
@@ -652,7 +662,7 @@ export interface components {
         };
         CreateDataLinkRequest: {
             /**
-             * @description As returned by createResource.
+             * @description As returned by createResource; a versionedURI (`…?v=<hex>`) makes a link to that version.
              * @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png
              */
             resourceURI: string;
@@ -689,6 +699,8 @@ export interface components {
             resourceUID: string;
             author: string;
             resourceURI: string;
+            /** @description updateResource: the resourceURI with `?v=` naming the new content (see Resource). */
+            versionedURI?: string;
             resourcesList: components["schemas"]["ResourceItem"][] | null;
             lockID: string;
             /** Format: date-time */
@@ -1854,6 +1866,8 @@ export interface operations {
                 expires?: string;
                 /** @description Signed link: HMAC of method, path and expires (base64url). */
                 signature?: string;
+                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                v?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -1886,6 +1900,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -1905,6 +1925,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -1926,9 +1952,31 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/validation-failed",
+                     *       "title": "Request validation failed",
+                     *       "status": 400,
+                     *       "detail": "Request validation failed",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Authentication required */
             401: {
@@ -2091,6 +2139,8 @@ export interface operations {
                 expires?: string;
                 /** @description Signed link: HMAC of method, path and expires (base64url). */
                 signature?: string;
+                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                v?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2123,6 +2173,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2140,6 +2196,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2159,6 +2221,17 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2236,6 +2309,8 @@ export interface operations {
                 expires?: string;
                 /** @description Signed link: HMAC of method, path and expires (base64url). */
                 signature?: string;
+                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                v?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2268,6 +2343,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2287,6 +2368,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2308,9 +2395,31 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/validation-failed",
+                     *       "title": "Request validation failed",
+                     *       "status": 400,
+                     *       "detail": "Request validation failed",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Authentication required */
             401: {
@@ -2473,6 +2582,8 @@ export interface operations {
                 expires?: string;
                 /** @description Signed link: HMAC of method, path and expires (base64url). */
                 signature?: string;
+                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                v?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2505,6 +2616,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2522,6 +2639,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2541,6 +2664,17 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2647,6 +2781,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2666,6 +2806,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2687,6 +2833,10 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2881,6 +3031,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2898,6 +3054,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -2917,6 +3079,10 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5477,6 +5643,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -5496,6 +5668,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -5517,6 +5695,10 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5730,6 +5912,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -5747,6 +5935,12 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
+                    /** @description On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249). */
+                    Link?: string;
                     /** @description Always `bytes`. */
                     "Accept-Ranges"?: string;
                     /** @description Bytes in this response's body. */
@@ -5766,6 +5960,10 @@ export interface operations {
                     ETag?: string;
                     /** @description When this content was stored. */
                     "Last-Modified"?: string;
+                    /** @description `public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime. */
+                    "Cache-Control"?: string;
+                    /** @description What the answer varies on besides the URL. */
+                    Vary?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

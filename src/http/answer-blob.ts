@@ -12,12 +12,14 @@ import { sha256DigestField, wantsSha256 } from "../lib/digest-fields.js";
 import { parseETag } from "./etag.js";
 import { formatHttpDate } from "./http-date.js";
 import { evaluatePreconditions, ifRangeAllows } from "./preconditions.js";
+import { CONTENT_VARY } from "./cache-policy.js";
 import { CONTENT_CORS_HEADERS } from "./middleware/cors.js";
 import { contentRange, parseRange, unsatisfiedRange, type RangeResult } from "./range.js";
 
 /**
- * Used unless `extraHeaders` sets Cache-Control: any cache may keep only a private copy and must
- * revalidate each use, which is cheap (304 via ETag) and never serves content after access changes.
+ * Used unless the entity or `extraHeaders` sets Cache-Control (cache-policy.ts): any cache may keep
+ * only a private copy and must revalidate each use, which is cheap (304 via ETag) and never serves
+ * content after access changes.
  */
 export const DEFAULT_CACHE_CONTROL = "private, no-cache";
 
@@ -154,8 +156,10 @@ function representationHeaders(
     "content-type": safeMediaType(entity.contentType),
     "content-disposition": contentDisposition(entity.filename, entity.disposition ?? "inline"),
     "x-content-type-options": "nosniff",
-    "cache-control": DEFAULT_CACHE_CONTROL,
+    "cache-control": entity.cacheControl ?? DEFAULT_CACHE_CONTROL,
+    vary: CONTENT_VARY,
   };
+  if (entity.link) headers.link = entity.link;
   if (entity.contentSecurityPolicy) headers["content-security-policy"] = entity.contentSecurityPolicy;
   if (lastModified !== undefined) headers["last-modified"] = formatHttpDate(new Date(lastModified));
   // Always sent (we store SHA-256), so Want-Repr-Digest needs no answer of its own.

@@ -8,5 +8,7 @@ export interface AppEnv {
     logger: Logger;
     /** Set by the auth guards; the anonymous principal when auth is off. */
     principal: Principal;
+    /** Set by the read guard for a request authorised by a signed link: the seconds the link has left. */
+    signedLinkSeconds?: number;
   };
 }

@@ -15,6 +15,10 @@ export interface BlobEntity {
   disposition?: DispositionType;
   /** Sent as Content-Security-Policy, on every answer that carries the representation's headers. */
   contentSecurityPolicy?: string;
+  /** Cache-Control (cache-policy.ts); DEFAULT_CACHE_CONTROL when unset. */
+  cacheControl?: string;
+  /** Sent as Link: the versioned URL of this content, from a mutable one. */
+  link?: string;
 }
 
 /** Opens the blob, or just `range` of it: a stream, or bytes already in memory. Only called when content is sent. */

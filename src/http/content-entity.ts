@@ -3,8 +3,11 @@
  * Content-Type, disposition and CSP per origin: content-policy.ts) and how to open its bytes. The
  * content service only stores and reads bytes; deciding how a browser may show them is HTTP's.
  */
+import { dataPath } from "../routes/resources/views.js";
 import type { ContentFacts, ContentService } from "../services/content.js";
+import { versionOf } from "../services/revisions.js";
 import type { BlobEntity, OpenBlob } from "./blob-entity.js";
+import { cacheControl } from "./cache-policy.js";
 import { contentPolicy } from "./content-policy.js";
 
 export type Served = { entity: BlobEntity; open: OpenBlob };
@@ -18,7 +21,25 @@ export interface ContentEntities {
   serve(facts: ContentFacts, requestHost: string | undefined): Served;
 }
 
-function createContentEntities(content: Pick<ContentService, "read" | "contentOrigin">): ContentEntities {
+/**
+ * From a resource's mutable URL to the versioned URL of the same bytes. `duplicate` (RFC 6249: the
+ * target is an identical copy of this representation) is what holds: `canonical` would tell crawlers
+ * and caches to prefer a URL that stops being current at the next update. A client (or a CDN worker)
+ * can fetch the target and keep it for good.
+ */
+function versionLink(facts: ContentFacts): string | undefined {
+  if (!("context" in facts && "path" in facts)) return undefined; // a revision's content: already fixed
+  const row = facts as ContentFacts & { context: string; path: string };
+  return `<${dataPath(row)}?v=${versionOf(facts.sha256)}>; rel="duplicate"`;
+}
+
+/** What the entities need of the content service; without `cache`, reads count as private. */
+type EntitySource = Pick<ContentService, "read" | "contentOrigin"> & Partial<Pick<ContentService, "cache">>;
+const PRIVATE = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 };
+
+function createContentEntities(content: EntitySource): ContentEntities {
+  // The mutable URL's policy is fixed per process; versioned URLs, revisions and signed links override it per answer.
+  const mutable = cacheControl(content.cache ?? PRIVATE, { kind: "mutable" });
   const contentHost = content.contentOrigin ? new URL(content.contentOrigin).host : undefined;
   // A Host header spelled as a URL would (case, default port), so raw node:http headers and
   // Hono's request URL reach the same decision.
@@ -38,6 +59,8 @@ function createContentEntities(content: Pick<ContentService, "read" | "contentOr
         filename: facts.name.slice(facts.name.lastIndexOf("/") + 1),
         disposition: policy.disposition,
         contentSecurityPolicy: policy.csp,
+        cacheControl: mutable,
+        link: versionLink(facts),
       },
       open: (range) => content.read(facts, range),
     };
@@ -66,7 +89,7 @@ function createContentEntities(content: Pick<ContentService, "read" | "contentOr
 const entitiesOf = new WeakMap<object, ContentEntities>();
 
 /** The representations of `content`'s blobs (built once per service; call it once, not per request). */
-export function contentEntities(content: Pick<ContentService, "read" | "contentOrigin">): ContentEntities {
+export function contentEntities(content: EntitySource): ContentEntities {
   let entities = entitiesOf.get(content);
   if (!entities) {
     entities = createContentEntities(content);

@@ -123,6 +123,8 @@ export interface MetadataStore {
   purge(uid: string, now: number): Promise<{ uids: string[]; blobKeys: string[] } | null>;
   revisions(uid: string): Promise<RevisionRow[]>;
   revision(uid: string, revision: number): Promise<RevisionRow | null>;
+  /** The latest revision of `uid` whose SHA-256 starts with `prefix` (lowercase hex), or null (versioned URLs). */
+  revisionBySha256Prefix(uid: string, prefix: string): Promise<RevisionRow | null>;
   /** How many rows (current or past revisions) point at a blob, so a blob is removed only when nothing does. */
   countByBlobKey(blobKey: string): Promise<number>;
   locks: LockStore;
@@ -318,6 +320,17 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
 
     async findByUid(uid) {
       const [row] = await db.select().from(resources).where(eq(resources.uid, uid)).limit(1);
+      return row ?? null;
+    },
+
+    async revisionBySha256Prefix(uid, prefix) {
+      // Found through the primary key (uid, revision): a resource has few revisions to compare.
+      const [row] = await db
+        .select()
+        .from(revisions)
+        .where(and(eq(revisions.resourceUid, uid), sql`substr(${revisions.sha256}, 1, ${prefix.length}) = ${prefix}`))
+        .orderBy(sql`${revisions.revision} desc`)
+        .limit(1);
       return row ?? null;
     },
 

@@ -45,11 +45,19 @@ export interface ContentServiceDeps {
   maxResourceBytes: number;
   /** CMS_CONTENT_ORIGIN: the only origin that renders active content, when set. */
   contentOrigin?: string;
+  /** Whether reads are public and how long caches may keep mutable content (src/http/cache-policy.ts). */
+  cache?: { publicRead: boolean; maxAge: number; staleWhileRevalidate: number };
 }
 
 export type ContentService = ReturnType<typeof createContentService>;
 
-export function createContentService({ blobs, collector, maxResourceBytes, contentOrigin }: ContentServiceDeps) {
+export function createContentService({
+  blobs,
+  collector,
+  maxResourceBytes,
+  contentOrigin,
+  cache = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 },
+}: ContentServiceDeps) {
   return {
     /**
      * Streams `body` into the tenant's content-addressed area and reserves the blob for a row insert
@@ -147,6 +155,9 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
 
     /** CMS_CONTENT_ORIGIN, for the HTTP layer's per-origin representations (src/http/content-entity.ts). */
     contentOrigin,
+
+    /** The cache settings, for the HTTP layer's Cache-Control (src/http/cache-policy.ts). */
+    cache,
 
     /** The content's bytes (or `range` of them): from memory when the driver holds them, else a stream. */
     async read(facts: ContentFacts, range?: ByteRange): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>> {

@@ -24,6 +24,8 @@ export function createServices(
     collector,
     maxResourceBytes: limits.maxResourceBytes,
     contentOrigin: options.contentOrigin,
+    // Reads are public with auth off or CMS_PUBLIC_READ (auth/guards.ts readsAreOpen).
+    cache: { publicRead: options.auth === null || options.auth.publicRead, ...options.cache },
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });

@@ -123,6 +123,7 @@ describe("serveBlob: full responses", () => {
       "content-type": "application/octet-stream",
       "content-length": "100",
       "cache-control": DEFAULT_CACHE_CONTROL,
+      vary: "Want-Content-Digest",
       "access-control-expose-headers": CONTENT_EXPOSE,
     });
     expect(await bodyBytes(res)).toEqual(DATA);

@@ -67,6 +67,7 @@ describe("updateResource", () => {
       resourceUID: created.resourceUID,
       author: "Second",
       resourceURI: created.resourceURI,
+      versionedURI: `${created.resourceURI}?v=${sha256("version two!").slice(0, 16)}`,
       resourcesList: null,
       lockID: lock.lockID,
       lockExpirationDate: lock.lockExpirationDate,

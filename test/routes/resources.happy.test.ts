@@ -52,6 +52,7 @@ describe("createResource", () => {
       resourceUID: uid,
       author: "Test Author",
       resourceURI: `${uid}/logo.png`,
+      versionedURI: `${uid}/logo.png?v=${sha256(bytes).slice(0, 16)}`,
       resourcesList: null,
       mediaType: "image/png",
       size: 5000,

@@ -5,6 +5,7 @@
  * streamed bodies) can send the same bytes from the blob's local file (`ContentService.localFile`).
  */
 import type { ContentFacts, ContentService } from "../../services/content.js";
+import type { ResponseHeaders } from "../answer-blob.js";
 import { contentAnswers, type ContentBody, type RequestField } from "./decide.js";
 
 /** The row and the bytes of its blob a streamed body holds. */
@@ -28,18 +29,20 @@ export function webContentSender(content: Pick<ContentService, "read" | "content
   /**
    * The answer to `method` with `header` on `host` for `row`; 405/412/416 are thrown as
    * ProblemErrors for the app's problem renderer. Without `header`: the request carries no field
-   * that changes the answer (postData: the whole representation).
+   * that changes the answer (postData: the whole representation). `policy` (Cache-Control of a
+   * versioned URL, a revision or a signed link: http/cache-policy.ts) is set over the row's own.
    */
   return async (
     row: ContentFacts,
     method: string,
     header: RequestField = NO_FIELD,
     host: string | undefined = undefined,
+    policy: ResponseHeaders | undefined = undefined,
   ): Promise<Response> => {
     const answer = answers.decide(row, method, header, host);
     if (answer.problem) throw answer.problem;
     const { status, head, fields, body, multipart } = answer;
-    const headers = fields ? { ...head, ...fields } : head;
+    const headers = fields || policy ? { ...head, ...fields, ...policy } : head;
     if (multipart) {
       const stream = method === "GET" ? multipart.stream((range) => content.read(row, range)) : null;
       return new Response(stream, { status, headers });

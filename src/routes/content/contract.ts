@@ -12,6 +12,7 @@ import {
   SignedLinkQuerySchema,
   UidParamsSchema,
   UriParamsSchema,
+  VersionedQuerySchema,
 } from "./schemas.js";
 
 const binary = { schema: z.string().openapi({ format: "binary" }) };
@@ -25,8 +26,20 @@ const VALIDATORS = {
   ),
   "Last-Modified": text("When this content was stored.", "Mon, 23 Nov 2026 10:00:00 GMT"),
 };
+const CACHING = {
+  "Cache-Control": text(
+    "`public` when reads need no token, else `private`: a versioned URL (`?v=`) or a revision `max-age=31536000, immutable`; a mutable URL `no-cache` (or, public, `max-age=CMS_CACHE_MAX_AGE, stale-while-revalidate=…`); a signed link `private, max-age=` its remaining lifetime.",
+    "public, max-age=31536000, immutable",
+  ),
+  Vary: text("What the answer varies on besides the URL.", "Want-Content-Digest"),
+};
 const CONTENT_HEADERS = {
   ...VALIDATORS,
+  ...CACHING,
+  Link: text(
+    'On a mutable URL: the versioned URL of the same bytes, `rel="duplicate"` (RFC 6249).',
+    '</cms/v1.0/getData/01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png?v=9f86d081884c7d65>; rel="duplicate"',
+  ),
   "Accept-Ranges": text("Always `bytes`.", "bytes"),
   "Content-Length": {
     description: "Bytes in this response's body.",
@@ -51,7 +64,7 @@ export const contentResponses = {
     },
     content: { "*/*": binary },
   },
-  304: { description: "Not modified", headers: VALIDATORS },
+  304: { description: "Not modified", headers: { ...VALIDATORS, ...CACHING } },
   ...problemResponses(401, 403, 404, 412, 416),
 };
 
@@ -67,8 +80,8 @@ export const getData = createRoute({
   summary: "Fetch a resource's content by its resourceURI",
   description: SERVING,
   security: readSecurity,
-  request: { params: UriParamsSchema, ...contentRequest },
-  responses: contentResponses,
+  request: { params: UriParamsSchema, ...contentRequest, query: VersionedQuerySchema },
+  responses: { ...contentResponses, ...problemResponses(400, 401, 403, 404, 412, 416) },
 });
 
 export const getMultiPartData = createRoute({

@@ -5,10 +5,12 @@ import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
 import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
+import { type RevisionService, VERSION_PATTERN } from "../../services/revisions.js";
 import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
@@ -16,6 +18,16 @@ import * as contract from "./contract.js";
 const honoPath = (route: RouteConfig) => route.path.replace("{context}", ":context").replace("{path}", ":path{.+}");
 
 const MAX_UID_TEXT = 400;
+
+/** The `v` of a versioned URL (undefined: a mutable URL); 400 naming it when malformed. */
+function versionParam(c: Context<AppEnv>): string | undefined {
+  const version = c.req.query("v");
+  if (version === undefined || VERSION_PATTERN.test(version)) return version;
+  const detail = "must be the content's SHA-256 in hex, or a prefix of it of at least 16 digits";
+  throw new ProblemError("VALIDATION_FAILED", `invalid query: v ${detail}`, {
+    errors: [{ pointer: "/query/v", detail }],
+  });
+}
 
 /** getParentUuid's body: the UID as plain text, or as a JSON string. */
 async function uidFromBody(c: Context<AppEnv>): Promise<string> {
@@ -41,10 +53,12 @@ async function uidFromBody(c: Context<AppEnv>): Promise<string> {
 
 export function createContentRouter({
   resources,
+  revisions,
   content,
   guards,
 }: {
   resources: ResourceService;
+  revisions: RevisionService;
   content: ContentService;
   guards: Guards;
 }): RouteGroup {
@@ -54,6 +68,7 @@ export function createContentRouter({
   const fields = (c: Context<AppEnv>) => (name: string) => c.req.raw.headers.get(name);
 
   const byUri = async (c: Context<AppEnv>) => {
+    const version = versionParam(c);
     const found = takeHandedOverRow(c.env, c.req.raw);
     const row = await resources.findByUri(
       c.req.param("context") ?? "",
@@ -61,7 +76,9 @@ export function createContentRouter({
       c.get("principal"),
       found,
     );
-    return send(row, c.req.method, fields(c), requestHost(c));
+    const facts = version === undefined ? row : await revisions.byVersion(row, version);
+    const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
+    return send(facts, c.req.method, fields(c), requestHost(c), cache);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);
@@ -71,7 +88,8 @@ export function createContentRouter({
   return router
     .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
-      return (await send(row, c.req.method, fields(c), requestHost(c))) as never;
+      const cache = answerCacheHeaders(content.cache, false, c.get("signedLinkSeconds"));
+      return (await send(row, c.req.method, fields(c), requestHost(c), cache)) as never;
     })
     .openapi(guarded(contract.postData, consumer), async (c) => {
       const { resourceUID, resourceURI } = c.req.valid("json");

@@ -74,6 +74,20 @@ export const SignedLinkQuerySchema = z.object({
     }),
 });
 
+/** getData's query: a signed link's fields, and `v` for a content-versioned (immutable) URL. */
+export const VersionedQuerySchema = SignedLinkQuerySchema.extend({
+  v: z
+    .string()
+    .regex(/^[0-9a-fA-F]{16,64}$/)
+    .optional()
+    .openapi({
+      param: { name: "v", in: "query" },
+      description:
+        "Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too.",
+      example: "9f86d081884c7d65",
+    }),
+});
+
 export const UidParamsSchema = z.object({
   resourceUID: z
     .string()

@@ -1,12 +1,13 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
 import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
 import type { LifecycleService } from "../../services/lifecycle.js";
 import { toUri } from "../../services/resource-ids.js";
-import type { RevisionService } from "../../services/revisions.js";
+import { type RevisionService, versionedUri } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
 import { toResourceView } from "../resources/views.js";
 import { inlineBody } from "../../http/middleware/body-limit.js";
@@ -65,6 +66,7 @@ export function createLifecycleRouter({
             resourceUID: row.uid,
             author: row.author,
             resourceURI: toUri(row),
+            versionedURI: versionedUri(row),
             resourcesList: null,
             lockID: lock.lockId,
             lockExpirationDate: new Date(lock.expiresAt).toISOString(),
@@ -91,6 +93,9 @@ export function createLifecycleRouter({
     .openapi(guarded(contract.getRevisionData, guards.read), async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
       const row = await revisions.content(resourceUID, revision, c.get("principal"));
-      return (await send(row, c.req.method, (name) => c.req.raw.headers.get(name), requestHost(c))) as never;
+      // A revision's content never changes: immutable, unless a signed link's lifetime bounds it.
+      const cache = answerCacheHeaders(content.cache, true, c.get("signedLinkSeconds"));
+      const header = (name: string) => c.req.raw.headers.get(name);
+      return (await send(row, c.req.method, header, requestHost(c), cache)) as never;
     });
 }

@@ -50,6 +50,10 @@ export const LockedResourceSchema = z
     resourceUID: z.string(),
     author: z.string(),
     resourceURI: z.string(),
+    versionedURI: z
+      .string()
+      .optional()
+      .openapi({ description: "updateResource: the resourceURI with `?v=` naming the new content (see Resource)." }),
     resourcesList: z.array(ResourceItemSchema).nullable(),
     lockID: z.string(),
     lockExpirationDate: z.string().openapi({ format: "date-time" }),

@@ -6,6 +6,7 @@ import type { ContentSource } from "../../services/content-source.js";
 import { toContentSource } from "../../services/content-source.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
+import { type RevisionService, splitVersion } from "../../services/revisions.js";
 import { inlineBody } from "../../http/middleware/body-limit.js";
 import { createRouter, guarded } from "../router.js";
 import * as contract from "./contract.js";
@@ -14,6 +15,7 @@ import { dataPath, toResourceItem, toResourceView } from "./views.js";
 
 export interface ResourceRouterDeps {
   resources: ResourceService;
+  revisions: RevisionService;
   guards: Guards;
   links: LinkSigner;
   clock: () => Date;
@@ -25,6 +27,7 @@ export interface ResourceRouterDeps {
 
 export function createResourceRouter({
   resources,
+  revisions,
   guards,
   links,
   clock,
@@ -84,13 +87,19 @@ export function createResourceRouter({
           "createDataLink needs CMS_PUBLIC_URL, the origin signed links are built on",
         );
       const { resourceURI, expiresIn } = c.req.valid("json");
-      const uri = parseUri(resourceURI);
+      // A versionedURI (`…?v=<hex>`) gets a link to that version, which must be one of the resource's.
+      const { uri: plainUri, version } = splitVersion(resourceURI);
+      const uri = parseUri(plainUri);
       const row = await resources.findByUri(uri?.context ?? "", uri?.path ?? "", c.get("principal"));
+      if (version) await revisions.byVersion(row, version);
       const expires = Math.floor(clock().getTime() / 1000) + expiresIn;
-      const path = dataPath(row);
+      const path = version ? `${dataPath(row)}?v=${version}` : dataPath(row);
       const query = await links.sign(path, expires);
       return c.json(
-        { url: `${new URL(path, publicUrl).href}?${query}`, expires: new Date(expires * 1000).toISOString() },
+        {
+          url: `${new URL(path, publicUrl).href}${version ? "&" : "?"}${query}`,
+          expires: new Date(expires * 1000).toISOString(),
+        },
         200,
       );
     });

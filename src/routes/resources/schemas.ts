@@ -134,6 +134,11 @@ const ResourceFields = {
   resourceUID: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
   author: z.string(),
   resourceURI: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png" }),
+  versionedURI: z.string().openapi({
+    description:
+      "The resourceURI with `?v=` and 16 hex digits of the content's SHA-256: getData of it answers these bytes for good (`immutable`), also after updates.",
+    example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png?v=9f86d081884c7d65",
+  }),
   mediaType: z.string(),
   size: z.number().int(),
   sha256: z.string(),
@@ -160,7 +165,7 @@ export const CreateDataLinkRequestSchema = z
   .object({
     resourceURI: z.string().max(400).openapi({
       example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png",
-      description: "As returned by createResource.",
+      description: "As returned by createResource; a versionedURI (`…?v=<hex>`) makes a link to that version.",
     }),
     expiresIn: z
       .number()

@@ -1,6 +1,7 @@
 /** Rows → the DTO shapes of the API, and the getData path of a row. */
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toUri } from "../../services/resource-ids.js";
+import { versionedUri } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
 import type { ResourceView } from "./schemas.js";
 
@@ -10,6 +11,7 @@ export const toResourceItem = (row: ResourceRow): ResourceItem => ({
   resourceUID: row.uid,
   author: row.author,
   resourceURI: toUri(row),
+  versionedURI: versionedUri(row),
   resourcesList: null,
   mediaType: row.mediaType,
   size: row.size,

@@ -10,6 +10,8 @@ import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
+import { API_PREFIX } from "../../routes/api-version.js";
+import { evictFromEdge, throughEdgeCache } from "./edge-cache.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
@@ -117,6 +119,16 @@ type Built = { app: App; deps: AppDeps; logger: Logger } | { misconfigured: Prob
  * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
  * Other start-up failures are not cached, so the next request retries. `clock` is for tests.
  */
+const CHANGES = ["updateResource", "deleteResource"].map((verb) => `${API_PREFIX}/${verb}`);
+
+/** After a successful update or delete, this colo's cached copies of the mutable URL go (edge-cache.ts). */
+async function evictChanged(request: Request, response: Response): Promise<void> {
+  const url = new URL(request.url);
+  if (request.method !== "POST" || response.status !== 200 || !CHANGES.includes(url.pathname)) return;
+  const body = (await response.clone().json()) as { resourceURI?: string; resourceUID?: string };
+  await evictFromEdge(url.origin, body);
+}
+
 export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): WorkerApp {
   const built = new WeakMap<object, Promise<Built>>();
 
@@ -178,7 +190,14 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       }
       if ("misconfigured" in result) return problemResponse(result.misconfigured, new URL(request.url).pathname);
       const started = performance.now();
-      const response = await result.app.fetch(request, env, ctx as never);
+      const waitUntil = (work: Promise<unknown>) =>
+        (ctx as { waitUntil?: (p: Promise<unknown>) => void } | undefined)?.waitUntil?.(work.catch(() => {}));
+      const response = await throughEdgeCache(
+        request,
+        async () => result.app.fetch(request, env, ctx as never),
+        waitUntil,
+      );
+      await evictChanged(request, response);
       // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
       result.logger.info("request", {
         requestId: response.headers.get("x-request-id"),

@@ -1,0 +1,109 @@
+/**
+ * A stock nginx `proxy_cache` in front of an origin on 127.0.0.1, as a CDN would stand there: the
+ * cache honours the origin's headers (Cache-Control, Vary, ETag) and nothing is overridden — no
+ * proxy_cache_valid, no proxy_ignore_headers, no proxy_cache_lock, no proxy_force_ranges. Debian's
+ * /usr/sbin/nginx (scripts/ensure-system-packages.mjs), as an unprivileged-port foreground process
+ * whose pid file, logs, temp files and cache all live in a temp dir. Every request nginx handles
+ * is logged with its $upstream_cache_status and $upstream_addr, so a test counts the requests that
+ * reached the origin (`originRequests`).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort } from "./test-app.js";
+
+export const NGINX = "/usr/sbin/nginx";
+
+export interface NginxCache {
+  /** http://127.0.0.1:<port> of the cache. */
+  baseUrl: string;
+  url(path: string): string;
+  /** One line per request nginx has logged: cache status (HIT, MISS, EXPIRED, UPDATING, STALE, -) and upstream. */
+  log(): Promise<{ cache: string; upstream: string; status: number; request: string }[]>;
+  /** How many logged requests (for URLs containing `path`, when given) nginx passed to the origin. */
+  originRequests(path?: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startNginxCache(origin: string): Promise<NginxCache> {
+  const dir = await mkdtemp(join(tmpdir(), "cms-nginx-"));
+  const port = await freePort();
+  const upstream = new URL(origin).host;
+  // nginx started by root runs its workers as `nobody`, who could not write into our 0700 temp dir.
+  const user = process.getuid?.() === 0 ? "user root root;" : "";
+  const conf = `
+${user}
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  log_format cache '$upstream_cache_status $upstream_addr $status "$request"';
+  access_log ${dir}/access.log cache;
+  proxy_cache_path ${dir}/cache keys_zone=cms:10m;
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://${upstream};
+      proxy_cache cms;
+    }
+  }
+}
+`;
+  const confPath = join(dir, "nginx.conf");
+  await writeFile(confPath, conf);
+  const child: ChildProcess = spawn(NGINX, ["-p", dir, "-c", confPath, "-g", "daemon off;"], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr?.on("data", (d) => (stderr += d));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitForListener(baseUrl, child, () => stderr);
+
+  const log = async () => {
+    const text = await readFile(join(dir, "access.log"), "utf8").catch(() => "");
+    return text
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [cache = "", upstream = "", status = "0", ...rest] = line.split(" ");
+        return { cache, upstream, status: Number(status), request: rest.join(" ") };
+      });
+  };
+  return {
+    baseUrl,
+    url: (path) => `${baseUrl}${path}`,
+    log,
+    async originRequests(path) {
+      return (await log()).filter((l) => l.upstream !== "-" && (path === undefined || l.request.includes(path))).length;
+    },
+    async close() {
+      child.kill("SIGQUIT");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(timer);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Until nginx accepts connections (any answer will do), or it exits. */
+async function waitForListener(baseUrl: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`nginx exited: ${stderr()}`);
+    const up = await fetch(`${baseUrl}/__nginx_probe__`, { method: "HEAD" }).then(
+      () => true,
+      () => false,
+    );
+    if (up) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nginx did not listen: ${stderr()}`);
+}

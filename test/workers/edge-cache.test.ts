@@ -1,0 +1,123 @@
+/**
+ * Issue 28 §4 inside workerd: caches.default answers public versioned URLs with no D1 query and no
+ * R2 read (the bindings are wrapped to count them), and an update evicts the colo's mutable copy.
+ * Auth is off (wrangler.toml), so reads are public.
+ */
+import { applyD1Migrations } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeEach, describe, expect, it } from "vitest";
+import { createWorkerApp } from "../../src/runtime/worker/deps.js";
+
+const API = "http://edge.test/cms/v1.0";
+beforeEach(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
+
+/** `target` with every method call counted in `counts[label]`. */
+function counting<T extends object>(target: T, label: string, counts: Record<string, number>): T {
+  return new Proxy(target, {
+    get(t, prop) {
+      const value = Reflect.get(t, prop, t);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        counts[label] = (counts[label] ?? 0) + 1;
+        return value.apply(t, args);
+      };
+    },
+  });
+}
+
+describe("the Workers Cache API in front of the app", () => {
+  it("answers a public versioned URL from the colo's cache: no D1 query, no R2 read, Range and 304 too", async () => {
+    const counts: Record<string, number> = {};
+    const bindings = { ...env, DB: counting(env.DB, "d1", counts), BLOBS: counting(env.BLOBS, "r2", counts) };
+    const app = createWorkerApp();
+    const pending: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
+    const call = async (request: Request) => {
+      const res = await app.fetch(request, bindings, ctx);
+      await Promise.all(pending.splice(0));
+      return res;
+    };
+    const created = await call(
+      new Request(`${API}/createResource`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          resourceAuthor: "a",
+          resourceBinary: btoa("edge bytes"),
+          resourceMediaType: "text/plain",
+          resourceName: "e.txt",
+          resourceTenantId: "edge",
+        }),
+      }),
+    );
+    expect(created.status).toBe(201);
+    const { versionedURI } = (await created.json()) as { versionedURI: string };
+    const url = `${API}/getData/${versionedURI}`;
+
+    const miss = await call(new Request(url));
+    expect(miss.status).toBe(200);
+    expect(await miss.text()).toBe("edge bytes");
+    expect(miss.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+
+    for (const key of Object.keys(counts)) counts[key] = 0;
+    const hit = await call(new Request(url));
+    expect(hit.status).toBe(200);
+    expect(await hit.text()).toBe("edge bytes");
+    expect(counts.d1 ?? 0).toBe(0);
+    expect(counts.r2 ?? 0).toBe(0);
+
+    // Ranges and revalidations on a hit, as on a miss.
+    const range = await call(new Request(url, { headers: { range: "bytes=0-3" } }));
+    expect(range.status).toBe(206);
+    expect(await range.text()).toBe("edge");
+    const etag = hit.headers.get("etag") as string;
+    const again = await call(new Request(url, { headers: { "if-none-match": etag } }));
+    expect(again.status).toBe(304);
+    expect(counts.d1 ?? 0).toBe(0);
+    expect(counts.r2 ?? 0).toBe(0);
+  });
+
+  it("keeps a mutable URL within CMS_CACHE_MAX_AGE, and an update evicts the colo's copy", async () => {
+    const counts: Record<string, number> = {};
+    const bindings = { ...env, CMS_CACHE_MAX_AGE: "60", DB: counting(env.DB, "d1", counts) };
+    const app = createWorkerApp();
+    const pending: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
+    const call = async (request: Request) => {
+      const res = await app.fetch(request, bindings, ctx);
+      await Promise.all(pending.splice(0));
+      return res;
+    };
+    const post = (verb: string, body: unknown) =>
+      call(
+        new Request(`${API}/${verb}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+    const created = await post("createResource", {
+      resourceAuthor: "a",
+      resourceBinary: btoa("first"),
+      resourceMediaType: "text/plain",
+      resourceName: "m.txt",
+      resourceTenantId: "edge",
+    });
+    const { resourceURI, resourceUID } = (await created.json()) as { resourceURI: string; resourceUID: string };
+    const url = `${API}/getData/${resourceURI}`;
+    expect(await (await call(new Request(url))).text()).toBe("first");
+    counts.d1 = 0;
+    const hit = await call(new Request(url));
+    expect(hit.headers.get("cache-control")).toBe("public, max-age=60");
+    expect(await hit.text()).toBe("first");
+    expect(counts.d1).toBe(0);
+
+    const lock = (await (await post("lockResourceDTO", { resourceUID, author: "a" })).json()) as Record<
+      string,
+      unknown
+    >;
+    const updated = await post("updateResource", { ...lock, resourceBinary: btoa("second") });
+    expect(updated.status).toBe(200);
+    expect(await (await call(new Request(url))).text()).toBe("second");
+  });
+});
