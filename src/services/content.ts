@@ -6,6 +6,7 @@
  */
 import { ProblemError } from "../problems.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
+import type { Metrics } from "../metrics/metrics.js";
 import {
   type BlobFile,
   type BlobInfo,
@@ -45,11 +46,19 @@ export interface ContentServiceDeps {
   maxResourceBytes: number;
   /** CMS_CONTENT_ORIGIN: the only origin that renders active content, when set. */
   contentOrigin?: string;
+  /** Counts what was stored (metrics/metrics.ts); none when absent. */
+  metrics?: Pick<Metrics, "ingest">;
 }
 
 export type ContentService = ReturnType<typeof createContentService>;
 
-export function createContentService({ blobs, collector, maxResourceBytes, contentOrigin }: ContentServiceDeps) {
+export function createContentService({
+  blobs,
+  collector,
+  maxResourceBytes,
+  contentOrigin,
+  metrics,
+}: ContentServiceDeps) {
   return {
     /**
      * Streams `body` into the tenant's content-addressed area and reserves the blob for a row insert
@@ -65,7 +74,7 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
       const prefix = await tenantPrefix(tenantId);
       let reserved: BlobKey | undefined;
       try {
-        return await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
+        const stored = await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
           maxBytes: maxResourceBytes,
           expectedSha256: expected?.sha256,
           reserve: async (key) => {
@@ -73,6 +82,8 @@ export function createContentService({ blobs, collector, maxResourceBytes, conte
             reserved = key;
           },
         });
+        metrics?.ingest(stored.size);
+        return stored;
       } catch (err) {
         if (reserved) await collector.release(reserved).catch(() => {}); // what matters is the error below
         if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected)
