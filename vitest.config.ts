@@ -21,8 +21,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/workers/**"],
           pool: "forks",
-          // Process tests start the server as shipped: the esbuild bundle.
-          globalSetup: ["test/global-setup.ts"],
+          // Process tests start the server as shipped: the esbuild bundle. rgw-global: the run's one
+          // Ceph cluster (started only if a test asks for it), torn down at the end.
+          globalSetup: ["test/global-setup.ts", "test/helpers/rgw-global.ts"],
         },
       },
       "./vitest.workers.config.ts",

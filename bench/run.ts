@@ -7,7 +7,7 @@
  *   npm run bench -- --only=small,cold --runs=5 --duration=8 --keep
  *   npm run bench -- --only=cold,ingest --baseline=<git ref>   today's build against that commit's
  *
- * Scenarios: small, large, ingest, scale, cold, workers (Bun rows are part of small, large and cold).
+ * Scenarios: small, large, ingest, scale, cold, workers, remote (Bun rows are part of small, large and cold).
  * The Node service runs as shipped: `node dist/node/server.mjs`, built first by scripts/build.mjs.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -24,10 +24,11 @@ import { coldStart } from "./scenarios/cold-start.js";
 import { ingest } from "./scenarios/ingest.js";
 import { scale } from "./scenarios/scale.js";
 import { largeFile, smallFiles } from "./scenarios/serving.js";
+import { remoteDatabase } from "./scenarios/remote-database.js";
 import { workers } from "./scenarios/workers.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers"] as const;
+const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers", "remote"] as const;
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -73,6 +74,7 @@ async function main() {
     ["scale", scale],
     ["cold", coldStart],
     ["workers", workers],
+    ["remote", remoteDatabase],
   ];
   const failures: string[] = [];
   try {

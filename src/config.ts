@@ -55,6 +55,16 @@ export const ConfigSchema = z
       .default("file:./data/cms.db"),
     CMS_DATABASE_AUTH_TOKEN: z.string().optional(),
     /**
+     * A read replica of CMS_DATABASE_URL (same token): getData's lookups and revision reads go to it,
+     * falling back to the primary on a miss or an error; everything else uses the primary.
+     */
+    CMS_DATABASE_READ_URL: z
+      .string()
+      .regex(/^(file:|libsql:|https?:|wss?:)/, {
+        message: "must be a libSQL URL (file:, libsql://, http(s)://, ws(s)://)",
+      })
+      .optional(),
+    /**
      * How long a write to a local database file waits for SQLite's write lock (held by another process
      * or instance sharing the file) before answering 503 DATABASE_BUSY. The wait never blocks reads.
      */
@@ -128,6 +138,11 @@ export const ConfigSchema = z
       .default(1),
     /** getData rows (found or not) kept in memory on Node/Bun with a local database file (0 = off); dropped on any commit. */
     CMS_ROW_CACHE_ROWS: integer(10_000, 0, 10_000_000),
+    /**
+     * Remote databases only: how long (ms) a cached getData row may be served without asking the
+     * database again — the bound on seeing another instance's change or delete (0 = no row cache).
+     */
+    CMS_ROW_CACHE_TTL_MS: integer(1_000, 0, 60_000),
     /**
      * Node/Bun fast path, fs volume: reads of an open blob file up to this size run on the event loop
      * (one pread, as nginx does) instead of the thread pool; 0 = always the thread pool.

@@ -49,6 +49,26 @@ describe("CMS_ROW_CACHE_ROWS", () => {
   refusesNamingIt("CMS_ROW_CACHE_ROWS", ["-1", "1.5", "many"]);
 });
 
+describe("CMS_ROW_CACHE_TTL_MS", () => {
+  it("defaults to 1 s; 0 switches the remote database's row cache off", () => {
+    expect(parseConfig({}).CMS_ROW_CACHE_TTL_MS).toBe(1_000);
+    expect(parseConfig({ CMS_ROW_CACHE_TTL_MS: "0" }).CMS_ROW_CACHE_TTL_MS).toBe(0);
+  });
+
+  refusesNamingIt("CMS_ROW_CACHE_TTL_MS", ["-1", "60001", "soon"]);
+});
+
+describe("CMS_DATABASE_READ_URL", () => {
+  it("is optional; takes a libSQL URL", () => {
+    expect(parseConfig({}).CMS_DATABASE_READ_URL).toBeUndefined();
+    expect(parseConfig({ CMS_DATABASE_READ_URL: "libsql://replica.example.org" }).CMS_DATABASE_READ_URL).toBe(
+      "libsql://replica.example.org",
+    );
+  });
+
+  refusesNamingIt("CMS_DATABASE_READ_URL", ["postgres://db", ":memory:", "replica.example.org"]);
+});
+
 describe("CMS_WORKERS", () => {
   it("defaults to 1; takes a count or auto", () => {
     expect(parseConfig({}).CMS_WORKERS).toBe(1);

@@ -93,6 +93,36 @@ function appVariants(ctx: Context, variants: AppVariant[]): AppVariant[] {
   return variants.filter((v) => v.runtime === "node" || ctx.bun !== null);
 }
 
+/** With `--baseline`: the shipped Node and Bun service of that commit, measured in the same rounds (`app@base`, `bun-app@base`). */
+function baselineVariants(ctx: Context): AppVariant[] {
+  return ctx.baseline
+    ? appVariants(ctx, [
+        { runtime: "node", baseline: true },
+        { runtime: "bun", baseline: true },
+      ])
+    : [];
+}
+
+/** Today's build against the baseline's, per round, for each runtime measured (`--baseline`). */
+function baselineDeltas(
+  ctx: Context,
+  report: Report,
+  samples: Map<string, Sample[]>,
+  what: string,
+  pick: (s: Sample) => number,
+) {
+  if (!ctx.baseline) return;
+  for (const name of ["app", "bun-app"]) {
+    if (!samples.has(name) || !samples.has(`${name}@base`)) continue;
+    report.delta(
+      `${what}: \`${name}\` / \`${name}@base\``,
+      ratio(samples.get(name), samples.get(`${name}@base`), pick),
+      `today's build against ${ctx.baseline.ref}'s (${ctx.baseline.commit}), per round`,
+      fmtRatio,
+    );
+  }
+}
+
 /**
  * Starts each server once, one at a time (start-up is CPU-heavy and the machine has 2 cores), and
  * keeps how: `restart(name)` is what starts another process of it, for a fresh process per round
@@ -155,6 +185,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     { runtime: "bun", logLevel: "warn" },
     { runtime: "bun", noCache: true },
     { runtime: "bun", metrics: true },
+    ...baselineVariants(ctx),
   ]);
   log("scenario 1/6: small files (4 KiB) — starting servers");
   const { servers, has, target } = await startAll([
@@ -201,9 +232,14 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     });
     report.raw.smallFiles = Object.fromEntries(samples);
 
+    baselineDeltas(ctx, report, samples, "small files req/s", pickRps);
     const pairs: [string, string][] = [];
     for (const v of variants) {
       const name = appName(v);
+      if (v.baseline) {
+        pairs.push([name.replace("@base", ""), name]);
+        continue;
+      }
       if (v.runtime === "node")
         pairs.push([name, "node-mem"], [name, "node-mem+head"], [name, "hono-static"], [name, "nginx"]);
       else pairs.push([name, "nginx"], [name, "bun-mem"], [name, "bun-mem+head"]);
@@ -373,7 +409,7 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
 export async function largeFile(ctx: Context, report: Report): Promise<void> {
   const data = await prepareServeData(ctx);
   const { large } = ctx.fixtures;
-  const variants = appVariants(ctx, [{ runtime: "node" }, { runtime: "bun" }]);
+  const variants = [...appVariants(ctx, [{ runtime: "node" }, { runtime: "bun" }]), ...baselineVariants(ctx)];
   // Ranges only: the service without its access log, against the bare servers, which log nothing either.
   const quiet = appVariants(ctx, [
     { runtime: "node", logLevel: "warn" },
@@ -439,6 +475,8 @@ export async function largeFile(ctx: Context, report: Report): Promise<void> {
       workDir: ctx.work,
     });
     report.raw.ranges = Object.fromEntries(ranges);
+    baselineDeltas(ctx, report, downloads, "256 MiB download MB/s", pickMbps);
+    baselineDeltas(ctx, report, ranges, "random 64 KiB ranges req/s", pickRps);
 
     report.check(
       "2 large file",

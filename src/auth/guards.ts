@@ -29,7 +29,8 @@ export interface Guards {
 
 /**
  * Whether content may be read with no credentials at all: auth off, or CMS_PUBLIC_READ. The one
- * statement of the rule: the read guard and the Node fast path (runtime/node/fast-get.ts) both use it.
+ * statement of the rule: the read guard and the Node and Bun servers (for their getData fast paths,
+ * http/content-answer/runtime-reads.ts) all use it.
  */
 export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) =>
   verifier === null || publicRead;

@@ -97,12 +97,17 @@ export interface MetadataStore {
   revisionCount(tenantId: string): Promise<number>;
   /** Deleted rows included: callers decide what a deleted resource means for them. */
   findByUid(uid: string): Promise<ResourceRow | null>;
-  findByUri(context: string, path: string): Promise<ResourceRow | null>;
+  /**
+   * `version`: the content version the URL names (a sha256 prefix, issue 28's `?v=`), when it names
+   * one; a row cache may serve a row that matches it longer (metadata/row-cache.ts). Stores ignore it.
+   */
+  findByUri(context: string, path: string, version?: string): Promise<ResourceRow | null>;
   /**
    * findByUri without a promise, where the store can look up synchronously (the prepared read
-   * connection of Node and Bun): the fast paths then answer a cached blob in the same call.
+   * connection of Node and Bun) or has the row in memory (metadata/row-cache.ts): the fast paths then
+   * answer a cached blob in the same call. Undefined: not known without a round trip (use findByUri).
    */
-  findByUriNow?(context: string, path: string): ResourceRow | null;
+  findByUriNow?(context: string, path: string, version?: string): ResourceRow | null | undefined;
   /** Live files of a package, by path. */
   children(parentUid: string): Promise<ResourceRow[]>;
   /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */

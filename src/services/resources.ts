@@ -210,7 +210,10 @@ export function createResourceService(deps: ResourceServiceDeps) {
     findByUriNow(context: string, path: string, principal: Principal): ResourceRow | undefined {
       const { findByUriNow } = store;
       if (!findByUriNow) return undefined;
-      return live(mayLookUp(context, principal) ? findByUriNow(context, path) : null, `${context}/${path}`);
+      const row = mayLookUp(context, principal) ? findByUriNow(context, path) : null;
+      // Not known in this call (a remote database's row cache missed): the caller asks findByUri.
+      if (row === undefined) return undefined;
+      return live(row, `${context}/${path}`);
     },
 
     /** The live resource with this UID. */

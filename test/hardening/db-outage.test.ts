@@ -101,6 +101,9 @@ async function untilStatus(attempt: () => Promise<Response>, status: number): Pr
   }
 }
 
+/** The remote row cache's bound (the default, named so the wait below follows it). */
+const ROW_CACHE_TTL_MS = 1_000;
+
 describe.each(["http", "ws"] as const)(
   "a remote database (sqld over %s) that goes down while the service runs",
   (protocol) => {
@@ -114,6 +117,7 @@ describe.each(["http", "ws"] as const)(
       server = await spawnServer({
         CMS_DATABASE_URL: protocol === "http" ? sqld.url : sqld.wsUrl,
         CMS_VOLUME: join(dir, "volume"),
+        CMS_ROW_CACHE_TTL_MS: String(ROW_CACHE_TTL_MS),
       });
     });
     afterAll(async () => {
@@ -131,6 +135,8 @@ describe.each(["http", "ws"] as const)(
       expect((await cms.getData(resourceURI)).status).toBe(200);
 
       await sqld.stop();
+      // A row read within CMS_ROW_CACHE_TTL_MS is served from memory; past that bound, only the database answers.
+      await sleep(ROW_CACHE_TTL_MS + 100);
       const statuses: Record<string, number[]> = {
         getData: [],
         createResource: [],

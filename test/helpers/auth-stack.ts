@@ -5,6 +5,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { IN_PROCESS_ORIGIN } from "./in-process-fetch.js";
 import { freePort, startTestApp, type TestApp, type TestAppOptions } from "./test-app.js";
 
 export const CLIENT_SECRET = "test-client-secret";
@@ -38,12 +39,13 @@ export async function startAuthStack(
       { username: "no-roles", password: "no-roles", roles: [] },
     ],
   });
-  // A known port, so signed links (built on CMS_PUBLIC_URL) point at this very server.
-  const port = await freePort();
+  // Signed links (built on CMS_PUBLIC_URL) must point at this very app: over a socket, a port known
+  // up front; in-process, the in-process origin.
+  const port = options.transport === "in-process" ? undefined : await freePort();
   const app = await startTestApp(
     {
-      CMS_PORT: String(port),
-      CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ...(port ? { CMS_PORT: String(port) } : {}),
+      CMS_PUBLIC_URL: port ? `http://127.0.0.1:${port}` : IN_PROCESS_ORIGIN,
       CMS_AUTH_ENABLED: "true",
       CMS_AUTH_ISSUER: idp.issuer,
       CMS_LINK_SECRET: LINK_SECRET,

@@ -66,9 +66,16 @@ export interface Client {
   data(resourceURI: string): Promise<Uint8Array>;
 }
 
+/**
+ * Where a client sends: a TestApp (either transport), or a server known only by URL (a spawned
+ * process), which the global fetch reaches.
+ */
+export type ClientTarget = Pick<TestApp, "url"> & Partial<Pick<TestApp, "fetch">>;
+
 /** `token` (when given) goes into every request's Authorization header. */
-export function cmsClient(app: TestApp, tenant: string, token?: string): Client {
+export function cmsClient(app: ClientTarget, tenant: string, token?: string): Client {
   const auth: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const fetch = app.fetch ?? globalThis.fetch;
   const client: Client = {
     post: (verb, body) =>
       fetch(app.url(`${API}/${verb}`), {
@@ -175,9 +182,9 @@ export function form(
 
 /** POST uploadResource with a form (or any raw body). */
 export const upload = (target: TestApp, body: FormData | string, headers: Record<string, string> = {}) =>
-  fetch(target.url(`${API}/uploadResource`), { method: "POST", body, headers });
+  target.fetch(target.url(`${API}/uploadResource`), { method: "POST", body, headers });
 
-/** What a route test file shares: a loopback origin, the real app on a socket, and a client for one tenant. */
+/** What a route test file shares: a loopback origin, the real app (options.transport: socket by default), and a client for one tenant. */
 export interface CmsHarness {
   readonly app: TestApp;
   readonly origin: Origin;

@@ -26,15 +26,18 @@ export interface ExitResult {
   stdout: string;
 }
 
-/** The server under test: the built Node server, or `bun src/bun.ts` with the pinned devDependency bun. */
-export type ServerRuntime = "node" | "bun";
-const COMMANDS: Record<ServerRuntime, [string, string[]]> = {
+/**
+ * The server under test: the built Node server, or `bun src/bun.ts` with the pinned devDependency bun,
+ * or a command of its own that starts one (a documented shell command, run from the repository root).
+ */
+export type ServerRuntime = "node" | "bun" | { command: string; args: string[] };
+const COMMANDS: Record<"node" | "bun", [string, string[]]> = {
   node: [process.execPath, ["dist/node/server.mjs"]],
   bun: [join(ROOT, "node_modules", ".bin", "bun"), ["src/bun.ts"]],
 };
 
 function start(env: Record<string, string>, runtime: ServerRuntime = "node") {
-  const [command, args] = COMMANDS[runtime];
+  const [command, args] = typeof runtime === "string" ? COMMANDS[runtime] : [runtime.command, runtime.args];
   return spawn(command, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", CMS_HOST: "127.0.0.1", CMS_PORT: "0", ...env },

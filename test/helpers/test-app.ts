@@ -1,9 +1,13 @@
 /**
- * Starts the real app over a real socket on 127.0.0.1 with a temp volume and a temp libSQL file,
- * wired and served as the Node entry does (createServerDeps, createNodeServer with its fast path). Captures log lines so a test can assert
- * that no request ended in an unhandled error.
+ * Starts the real app with a temp volume and a temp libSQL file, wired as the Node entry wires it
+ * (createServerDeps, createServices, createApp). Two transports, as h3's test matrix has: "socket"
+ * serves it as the Node entry does (createNodeServer with its fast path, on 127.0.0.1); "in-process"
+ * hands each request to `app.fetch`, for specifications of what the routes answer, which need no
+ * socket. Specs send through `t.fetch(t.url(path), init)` and read the same on both. Captures log
+ * lines so a test can assert that no request ended in an unhandled error.
  */
 import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,8 +18,14 @@ import { createJsonLogger } from "../../src/lib/logger.js";
 import { createNodeServer } from "../../src/runtime/node/server.js";
 import { createServerDeps } from "../../src/runtime/host/deps.js";
 import { createServices, type Services } from "../../src/services/index.js";
+import { IN_PROCESS_ORIGIN, inProcessFetch } from "./in-process-fetch.js";
+
+/** How requests reach the app: over a socket on 127.0.0.1, or straight to `app.fetch`. */
+export type Transport = "socket" | "in-process";
 
 export interface TestApp {
+  transport: Transport;
+  /** Over a socket, the server's URL; in-process, IN_PROCESS_ORIGIN (nothing listens there). */
   baseUrl: string;
   dir: string;
   volume: string;
@@ -25,6 +35,12 @@ export interface TestApp {
   services: Services;
   app: App;
   url(path: string): string;
+  /**
+   * fetch for this app (a path or one of its url()s): over the socket, or through `app.fetch` with
+   * what a client adds on the wire (in-process-fetch.ts). Other URLs go to the global fetch over the
+   * socket and are refused in-process.
+   */
+  fetch(input: string | URL, init?: RequestInit): Promise<Response>;
   unhandledErrors(): Record<string, unknown>[];
   /** Rows in the resources table, read through a separate connection. */
   rowCount(): Promise<number>;
@@ -34,6 +50,12 @@ export interface TestApp {
 export interface TestAppOptions {
   /** The app's clock (AppDeps["clock"]): a test/helpers/fake-clock.ts clock lets a test move time itself. */
   clock?: () => Date;
+  /**
+   * "socket" (the default, what every test had before there was a choice) or "in-process". Keep the
+   * socket for what only a socket shows: raw HTTP framing, Expect: 100-continue, connection close,
+   * the Node fast path, streaming timing, and URLs a process outside this one must reach.
+   */
+  transport?: Transport;
 }
 
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -55,17 +77,15 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const deps = await createServerDeps(config, logger, { clock: options.clock });
   const services = createServices(deps);
   const app = createApp(deps, services);
-  const server = createNodeServer({ config, deps, services, logger, app });
-  // CMS_PORT only when a test needs a known port up front (e.g. for an IdP redirect URI).
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject); // a taken CMS_PORT fails the caller at once, not after a hook timeout
-    server.listen(env.CMS_PORT ? config.CMS_PORT : 0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const transport = options.transport ?? "socket";
+  const served =
+    transport === "socket"
+      ? await serve(createNodeServer({ config, deps, services, logger, app }), env.CMS_PORT ? config.CMS_PORT : 0)
+      : undefined;
+  const baseUrl = served?.baseUrl ?? IN_PROCESS_ORIGIN;
+  const send = served ? fetch : inProcessFetch(app);
   return {
+    transport,
     baseUrl,
     dir,
     volume,
@@ -75,6 +95,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     services,
     app,
     url: (path) => `${baseUrl}${path}`,
+    fetch: (input, init) =>
+      send(typeof input === "string" && input.startsWith("/") ? `${baseUrl}${input}` : input, init),
     unhandledErrors: () => logs.filter((l) => l.msg === "unhandled error"),
     async rowCount() {
       const client = createClient({ url: databaseUrl });
@@ -86,13 +108,29 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
       }
     },
     async close() {
-      await new Promise<void>((resolve) => {
-        if ("closeAllConnections" in server) server.closeAllConnections();
-        server.close(() => resolve());
-      });
+      await served?.close();
       await deps.close();
       await rm(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Listens on 127.0.0.1 (`port` 0: any free port); the server's URL and how to close it with its connections. */
+async function serve(server: Server, port: number) {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject); // a taken CMS_PORT fails the caller at once, not after a hook timeout
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

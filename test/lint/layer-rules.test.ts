@@ -98,6 +98,24 @@ const PLANTS: Plant[] = [
     diagnostic: restricted,
   },
   {
+    rule: "bun runtime → node runtime",
+    file: "src/runtime/bun/planted-node.ts",
+    source: `import { sendFile } from "../node/send-file.js";\nexport const x = sendFile;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "node runtime → bun runtime",
+    file: "src/runtime/node/planted-bun.ts",
+    source: `import { bunApi } from "../bun/bun-api.js";\nexport const x = bunApi;\n`,
+    diagnostic: restricted,
+  },
+  {
+    rule: "node runtime → bun runtime (from the root)",
+    file: "src/runtime/node/planted-bun-deep.ts",
+    source: `import { bunApi } from "../../runtime/bun/bun-api.js";\nexport const x = bunApi;\n`,
+    diagnostic: restricted,
+  },
+  {
     rule: "worker runtime → driver kit",
     file: "src/runtime/worker/planted.ts",
     source: `import { checkRange } from "../../storage/drivers/utils/driver-kit.js";\nexport const x = checkRange;\n`,

@@ -18,7 +18,7 @@ type User = (typeof USERS)[number];
 
 beforeAll(async () => {
   origin = await startOrigin();
-  stack = await startAuthStack();
+  stack = await startAuthStack({}, { transport: "in-process" });
   for (const user of [...USERS, "acme-creator"]) tokens[user] = await stack.passwordToken(user);
 });
 afterAll(async () => {
@@ -34,7 +34,7 @@ const send = (
   path: string,
   body?: BodyInit,
   headers: Record<string, string> = {},
-) => fetch(stack.app.url(path), { method, headers: { ...(token ? bearer(token) : {}), ...headers }, body });
+) => stack.app.fetch(stack.app.url(path), { method, headers: { ...(token ? bearer(token) : {}), ...headers }, body });
 
 const call = (token: string | null, method: string, path: string, body?: unknown) =>
   send(
@@ -574,7 +574,7 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
   }
 
   it("covers every protected operation in /openapi.json (and only /healthz, /readyz, tus OPTIONS are public)", async () => {
-    const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as {
+    const doc = (await (await stack.app.fetch(stack.app.url("/openapi.json"))).json()) as {
       paths: Record<string, Record<string, { security?: unknown[] }>>;
     };
     const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
@@ -659,19 +659,19 @@ describe("signed links", () => {
   it("works without any header, for GET and HEAD, until it expires", async () => {
     const link = await mint(target.resourceURI, 600);
     expect(new Date(link.expires).getTime() - Date.now()).toBeGreaterThan(590_000);
-    const res = await fetch(link.url);
+    const res = await stack.app.fetch(link.url);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("content of t1/linked.txt");
-    expect((await fetch(link.url, { method: "HEAD" })).status).toBe(200);
+    expect((await stack.app.fetch(link.url, { method: "HEAD" })).status).toBe(200);
     // Without the link's query the same path still needs a token.
-    expect((await fetch(link.url.split("?")[0] as string)).status).toBe(401);
+    expect((await stack.app.fetch(link.url.split("?")[0] as string)).status).toBe(401);
   });
 
   it("refuses an expired link", async () => {
     const signer = await createLinkSigner(LINK_SECRET);
     const path = `/cms/v1.0/getData/${target.resourceURI}`;
     const expired = await signer.sign(path, Math.floor(Date.now() / 1000) - 1);
-    const res = await fetch(stack.app.url(`${path}?${expired}`));
+    const res = await stack.app.fetch(stack.app.url(`${path}?${expired}`));
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ code: "FORBIDDEN" });
   });
@@ -681,14 +681,14 @@ describe("signed links", () => {
     const tampered = new URL(link);
     const sig = tampered.searchParams.get("signature") as string;
     tampered.searchParams.set("signature", `${sig[0] === "A" ? "B" : "A"}${sig.slice(1)}`);
-    expect((await fetch(tampered)).status).toBe(403);
+    expect((await stack.app.fetch(tampered)).status).toBe(403);
 
     const extended = new URL(link);
     extended.searchParams.set("expires", String(Number(link.searchParams.get("expires")) + 3600));
-    expect((await fetch(extended)).status).toBe(403);
+    expect((await stack.app.fetch(extended)).status).toBe(403);
 
     const otherPath = new URL(`/cms/v1.0/getData/${other.resourceURI}${link.search}`, link);
-    expect((await fetch(otherPath)).status).toBe(403);
+    expect((await stack.app.fetch(otherPath)).status).toBe(403);
   });
 
   it("refuses link lifetimes over 7 days", async () => {
@@ -703,18 +703,18 @@ describe("signed links", () => {
 
 describe("CMS_PUBLIC_READ=true", () => {
   it("serves getData without a token while writes still need one", async () => {
-    const open = await startAuthStack({ CMS_PUBLIC_READ: "true" });
+    const open = await startAuthStack({ CMS_PUBLIC_READ: "true" }, { transport: "in-process" });
     try {
       const token = await open.passwordToken("cms-creator");
-      const created = await fetch(open.app.url("/cms/v1.0/createResource"), {
+      const created = await open.app.fetch(open.app.url("/cms/v1.0/createResource"), {
         method: "POST",
         headers: { "content-type": "application/json", ...bearer(token) },
         body: JSON.stringify(createBody("pub", "p.txt")),
       });
       expect(created.status).toBe(201);
       const { resourceURI } = (await created.json()) as { resourceURI: string };
-      expect((await fetch(open.app.url(`/cms/v1.0/getData/${resourceURI}`))).status).toBe(200);
-      const anonymous = await fetch(open.app.url("/cms/v1.0/createResource"), {
+      expect((await open.app.fetch(open.app.url(`/cms/v1.0/getData/${resourceURI}`))).status).toBe(200);
+      const anonymous = await open.app.fetch(open.app.url("/cms/v1.0/createResource"), {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify(createBody("pub", "q.txt")),

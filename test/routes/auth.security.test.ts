@@ -15,9 +15,9 @@ let resourcePath: string;
 
 beforeAll(async () => {
   origin = await startOrigin();
-  stack = await startAuthStack();
+  stack = await startAuthStack({}, { transport: "in-process" });
   const token = await stack.passwordToken("cms-creator");
-  const res = await fetch(stack.app.url("/cms/v1.0/createResource"), {
+  const res = await stack.app.fetch(stack.app.url("/cms/v1.0/createResource"), {
     ...json({
       resourceAuthor: "a",
       resourceExternalURI: origin.put("secret", "secret content"),
@@ -40,7 +40,7 @@ const now = () => Math.floor(Date.now() / 1000);
 
 async function expect401(headers: Record<string, string>, errorCode: "invalid_token" | null = "invalid_token") {
   for (const path of [resourcePath, "/apiversion"]) {
-    const res = await fetch(stack.app.url(path), { headers });
+    const res = await stack.app.fetch(stack.app.url(path), { headers });
     expect(res.status, path).toBe(401);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     const challenge = res.headers.get("www-authenticate") ?? "";
@@ -141,18 +141,21 @@ describe("attack matrix: each → 401", () => {
     // enough that real time never passes it here: only moving the clock lets the new kid be fetched.
     // The default 30 s cool-down stays: only the refetch floor has to pass for a new kid.
     const time = fakeClock();
-    const rotating = await startAuthStack({ CMS_AUTH_JWKS_REFETCH_FLOOR_MS: "20000" }, { clock: time.clock });
+    const rotating = await startAuthStack(
+      { CMS_AUTH_JWKS_REFETCH_FLOOR_MS: "20000" },
+      { clock: time.clock, transport: "in-process" },
+    );
     try {
       const old = await rotating.passwordToken("cms-admin");
-      const ok = await fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
+      const ok = await rotating.app.fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
       expect(ok.status).toBe(200);
       await rotating.idp.rotateKey();
       time.advance(20_000); // past the JWKS refetch floor
       const fresh = await rotating.passwordToken("cms-admin");
       // The server learns the new key without a restart …
-      expect((await fetch(rotating.app.url("/apiversion"), { headers: bearer(fresh) })).status).toBe(200);
+      expect((await rotating.app.fetch(rotating.app.url("/apiversion"), { headers: bearer(fresh) })).status).toBe(200);
       // … and the old key is gone from the JWKS, so its tokens no longer verify.
-      const res = await fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
+      const res = await rotating.app.fetch(rotating.app.url("/apiversion"), { headers: bearer(old) });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
     } finally {
@@ -203,11 +206,13 @@ describe("attack matrix: each → 401", () => {
   });
 
   it("a malformed header is a 400 invalid_request, and a token in the query string is refused", async () => {
-    const res = await fetch(stack.app.url("/apiversion"), { headers: { authorization: "Bearer two tokens" } });
+    const res = await stack.app.fetch(stack.app.url("/apiversion"), {
+      headers: { authorization: "Bearer two tokens" },
+    });
     expect(res.status).toBe(400);
     expect(res.headers.get("www-authenticate")).toContain('error="invalid_request"');
     const token = await stack.passwordToken("cms-admin");
-    const query = await fetch(stack.app.url(`/apiversion?access_token=${token}`));
+    const query = await stack.app.fetch(stack.app.url(`/apiversion?access_token=${token}`));
     expect(query.status).toBe(400);
   });
 });
@@ -215,7 +220,7 @@ describe("attack matrix: each → 401", () => {
 describe("genuine tokens", () => {
   it("accepts the password-grant token of each user (seed §5.3)", async () => {
     for (const user of ["cms-admin", "cms-creator", "cms-consumer"]) {
-      const res = await fetch(stack.app.url("/apiversion"), {
+      const res = await stack.app.fetch(stack.app.url("/apiversion"), {
         headers: { accept: "application/json", ...bearer(await stack.passwordToken(user)) },
       });
       expect(res.status, user).toBe(200);
@@ -228,22 +233,22 @@ describe("genuine tokens", () => {
       azp: "cms-explorer",
       resource_access: { "cms-server": { roles: ["consumer"] } },
     });
-    expect((await fetch(stack.app.url("/apiversion"), { headers: bearer(clientRoles) })).status).toBe(200);
+    expect((await stack.app.fetch(stack.app.url("/apiversion"), { headers: bearer(clientRoles) })).status).toBe(200);
     const realmRoles = await stack.forge({
       azp: "cms-explorer",
       realm_access: { roles: ["admin"] },
       resource_access: { "other-app": { roles: ["admin"] } },
     });
-    const res = await fetch(stack.app.url("/apiversion"), { headers: bearer(realmRoles) });
+    const res = await stack.app.fetch(stack.app.url("/apiversion"), { headers: bearer(realmRoles) });
     expect(res.status).toBe(403);
     expect(res.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
   });
 
   it("honours realm roles when CMS_AUTH_REALM_ROLES=true", async () => {
-    const realm = await startAuthStack({ CMS_AUTH_REALM_ROLES: "true" });
+    const realm = await startAuthStack({ CMS_AUTH_REALM_ROLES: "true" }, { transport: "in-process" });
     try {
       const token = await realm.forge({ azp: "cms-explorer", realm_access: { roles: ["consumer"] } });
-      expect((await fetch(realm.app.url("/apiversion"), { headers: bearer(token) })).status).toBe(200);
+      expect((await realm.app.fetch(realm.app.url("/apiversion"), { headers: bearer(token) })).status).toBe(200);
     } finally {
       await realm.close();
     }
@@ -255,7 +260,7 @@ describe("genuine tokens", () => {
 
   it("leaves health, the OpenAPI document and the explorer open", async () => {
     for (const path of ["/healthz", "/readyz", "/openapi.json", "/swagger-ui.html", "/docs", "/explorer.js"]) {
-      expect((await fetch(stack.app.url(path))).status, path).toBe(200);
+      expect((await stack.app.fetch(stack.app.url(path))).status, path).toBe(200);
     }
   });
 });

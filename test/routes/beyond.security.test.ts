@@ -10,7 +10,7 @@ import { API } from "../helpers/cms-client.js";
 let stack: AuthStack;
 const tokens: Record<string, string> = {};
 beforeAll(async () => {
-  stack = await startAuthStack();
+  stack = await startAuthStack({}, { transport: "in-process" });
   for (const user of ["cms-admin", "cms-creator", "cms-consumer", "acme-creator"])
     tokens[user] = await stack.passwordToken(user);
 });
@@ -30,14 +30,14 @@ describe("usage", () => {
     ["cms-consumer", "acme", 403],
     [null, "acme", 401],
   ] as const)("%s reading %s's usage → %i", async (user, tenant, status) => {
-    const res = await fetch(stack.app.url(`${API}/usage?resourceTenantId=${tenant}`), { headers: as(user) });
+    const res = await stack.app.fetch(stack.app.url(`${API}/usage?resourceTenantId=${tenant}`), { headers: as(user) });
     expect(res.status).toBe(status);
   });
 });
 
 describe("tus uploads", () => {
   const post = (user: string | null, tenant: string) =>
-    fetch(stack.app.url(`${API}/uploads`), {
+    stack.app.fetch(stack.app.url(`${API}/uploads`), {
       method: "POST",
       headers: { ...TUS, ...as(user), "upload-length": "3", "upload-metadata": meta(tenant) },
     });
@@ -52,11 +52,11 @@ describe("tus uploads", () => {
   it("only its creator (or an admin) sees and continues an upload; the resource is the creator's", async () => {
     const start = await post("cms-creator", "acme");
     const upload = stack.app.url(start.headers.get("location") as string);
-    const head = (user: string) => fetch(upload, { method: "HEAD", headers: { ...TUS, ...as(user) } });
+    const head = (user: string) => stack.app.fetch(upload, { method: "HEAD", headers: { ...TUS, ...as(user) } });
     expect((await head("acme-creator")).status).toBe(403);
     expect((await head("cms-admin")).status).toBe(200);
     const patch = (user: string) =>
-      fetch(upload, {
+      stack.app.fetch(upload, {
         method: "PATCH",
         headers: { ...TUS, ...as(user), "upload-offset": "0", "content-type": "application/offset+octet-stream" },
         body: "abc",
@@ -67,7 +67,7 @@ describe("tus uploads", () => {
     const { resourceUID } = (await done.json()) as { resourceUID: string };
     // The owner may lock it (modify); another creator may not.
     const lock = (user: string) =>
-      fetch(stack.app.url(`${API}/lockResourceDTO`), {
+      stack.app.fetch(stack.app.url(`${API}/lockResourceDTO`), {
         method: "POST",
         headers: { ...as(user), "content-type": "application/json" },
         body: JSON.stringify({ resourceUID, author: "S" }),

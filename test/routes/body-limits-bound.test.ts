@@ -12,7 +12,7 @@ let stack: AuthStack;
 let token: string;
 
 beforeAll(async () => {
-  stack = await startAuthStack();
+  stack = await startAuthStack({}, { transport: "in-process" });
   token = await stack.passwordToken("acme-creator");
 });
 afterAll(() => stack.close());
@@ -20,7 +20,7 @@ afterAll(() => stack.close());
 /** A JSON body of `bytes` bytes, well-formed, so only its size can refuse it. */
 const bigJson = (bytes: number) => JSON.stringify({ pad: "x".repeat(bytes - 10) });
 const post = (verb: string, body: string, headers: Record<string, string> = {}) =>
-  fetch(stack.app.url(`/cms/v1.0/${verb}`), {
+  stack.app.fetch(stack.app.url(`/cms/v1.0/${verb}`), {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body,

@@ -51,7 +51,7 @@ describe("content isolation on every serving path", async () => {
 
   const paths = (r: ResourceDto): [string, () => Promise<Response>][] => [
     ["GET getData", () => t.cms.get(`getData/${r.resourceURI}`)],
-    ["HEAD getData", () => fetch(t.app.url(`${API}/getData/${r.resourceURI}`), { method: "HEAD" })],
+    ["HEAD getData", () => t.app.fetch(t.app.url(`${API}/getData/${r.resourceURI}`), { method: "HEAD" })],
     ["GET getData, one range", () => t.cms.get(`getData/${r.resourceURI}`, { range: "bytes=0-9" })],
     ["POST getData by UID", () => t.cms.post("getData", { resourceUID: r.resourceUID })],
     ["POST getData by URI", () => t.cms.post("getData", { resourceURI: r.resourceURI })],

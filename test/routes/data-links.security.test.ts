@@ -32,7 +32,7 @@ function postWithHost(
 }
 
 async function createText(app: TestApp, name: string): Promise<string> {
-  const res = await fetch(
+  const res = await app.fetch(
     app.url("/cms/v1.0/createResource"),
     json({
       resourceAuthor: "a",
@@ -82,7 +82,7 @@ describe("createDataLink with CMS_PUBLIC_URL", () => {
     const link = new URL((JSON.parse(res.text) as { url: string }).url);
     expect(link.origin).toBe(PUBLIC_URL);
     expect(link.pathname).toBe(`/cms/v1.0/getData/${resourceURI}`);
-    const served = await fetch(app.url(`${link.pathname}${link.search}`));
+    const served = await app.fetch(app.url(`${link.pathname}${link.search}`));
     expect(served.status).toBe(200);
     expect(await served.text()).toBe("linked");
   });
@@ -92,12 +92,12 @@ describe("signed link expiry", () => {
   it("a link is signed and refused by the app's clock: it works until that clock reaches its expiry, whatever the real time", async () => {
     const app = configured;
     const resourceURI = await createText(app, "c.txt");
-    const minted = await fetch(app.url("/cms/v1.0/createDataLink"), json({ resourceURI, expiresIn: 60 }));
+    const minted = await app.fetch(app.url("/cms/v1.0/createDataLink"), json({ resourceURI, expiresIn: 60 }));
     expect(minted.status).toBe(200);
     const { url, expires } = (await minted.json()) as { url: string; expires: string };
     expect(Date.parse(expires)).toBe(Math.floor(time.nowMs() / 1000) * 1000 + 60_000);
     const link = new URL(url);
-    const get = () => fetch(app.url(`${link.pathname}${link.search}`));
+    const get = () => app.fetch(app.url(`${link.pathname}${link.search}`));
     expect((await get()).status).toBe(200);
     time.advance(59_000 - (time.nowMs() % 1000)); // one second before expiry by the app's clock
     expect((await get()).status).toBe(200);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API, expectProblem, form, tableCounts, upload, useCmsApp } from "../helpers/cms-client.js";
 import { infoJsonZip } from "../helpers/packages.js";
 
-const t = useCmsApp("dig", { CMS_PUBLIC_URL: "http://127.0.0.1:1" });
+const t = useCmsApp("dig", { CMS_PUBLIC_URL: "http://127.0.0.1:1" }, { transport: "in-process" });
 
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest();
 const hex = (bytes: Uint8Array | string) => sha(bytes).toString("hex");
@@ -60,7 +60,7 @@ describe("Repr-Digest on every way content is served", () => {
     const created = await t.cms.create({ resourceName: "d.txt" }, body);
     const expected = field(body);
     const get = (path: string, init: RequestInit = {}) =>
-      fetch(t.app.url(path.startsWith("/") ? path : `${API}/${path}`), init);
+      t.app.fetch(t.app.url(path.startsWith("/") ? path : `${API}/${path}`), init);
     const answers = [
       await get(`getData/${created.resourceURI}`),
       await get(`getData/${created.resourceURI}`), // the second read is answered by the Node fast path (cached)
@@ -127,7 +127,7 @@ describe("announced digests on every way content arrives", () => {
         ...fields,
       });
     const post = (body: string, headers: Record<string, string>) =>
-      fetch(t.app.url(`${API}/createResource`), {
+      t.app.fetch(t.app.url(`${API}/createResource`), {
         method: "POST",
         headers: { "content-type": "application/json", ...headers },
         body,
@@ -162,7 +162,7 @@ describe("announced digests on every way content arrives", () => {
     // Any JSON endpoint, not only creations: a lock request whose digest does not match is not acted on.
     const lock = JSON.stringify({ resourceUID: "nope", author: "A" });
     await expectProblem(
-      await fetch(t.app.url(`${API}/lockResourceDTO`), {
+      await t.app.fetch(t.app.url(`${API}/lockResourceDTO`), {
         method: "POST",
         headers: { "content-type": "application/json", "content-digest": field("{}") },
         body: lock,
@@ -184,7 +184,7 @@ describe("announced digests on every way content arrives", () => {
       return { body: Buffer.from(await request.arrayBuffer()), type: request.headers.get("content-type") as string };
     };
     const post = ({ body, type }: { body: Buffer; type: string }, headers: Record<string, string>) =>
-      fetch(t.app.url(`${API}/uploadResource`), {
+      t.app.fetch(t.app.url(`${API}/uploadResource`), {
         method: "POST",
         headers: { "content-type": type, ...headers },
         body: new Uint8Array(body),
@@ -201,7 +201,7 @@ describe("announced digests on every way content arrives", () => {
     });
     expect(both.status).toBe(201);
     // The digest describes the request's content; the stored file is still just the file.
-    const stored = await fetch(
+    const stored = await t.app.fetch(
       t.app.url(`${API}/getData/${((await both.json()) as { resourceURI: string }).resourceURI}`),
     );
     expect(Buffer.from(await stored.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
@@ -233,7 +233,7 @@ describe("announced digests on every way content arrives", () => {
     });
     const body = new Uint8Array(await request.arrayBuffer());
     const post = (digest: string) =>
-      fetch(t.app.url(`${API}/uploadResource`), {
+      t.app.fetch(t.app.url(`${API}/uploadResource`), {
         method: "POST",
         headers: { "content-type": request.headers.get("content-type") as string, "content-digest": digest },
         body,
@@ -295,7 +295,7 @@ describe("announced digests on every way content arrives", () => {
       const text = `${head}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="u.bin"\r\n${partHeader}\r\n\r\n`;
       const body = Buffer.concat([Buffer.from(text), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]);
       return () =>
-        fetch(t.app.url(`${API}/uploadResource`), {
+        t.app.fetch(t.app.url(`${API}/uploadResource`), {
           method: "POST",
           body,
           headers: { "content-type": `multipart/form-data; boundary=${boundary}` },

@@ -16,8 +16,8 @@ let stack: AuthStack;
 let operations: { method: string; path: string; op: Operation }[] = [];
 
 beforeAll(async () => {
-  stack = await startAuthStack();
-  const doc = (await (await fetch(stack.app.url("/openapi.json"))).json()) as {
+  stack = await startAuthStack({}, { transport: "in-process" });
+  const doc = (await (await stack.app.fetch(stack.app.url("/openapi.json"))).json()) as {
     paths: Record<string, Record<string, Operation>>;
   };
   operations = Object.entries(doc.paths).flatMap(([path, methods]) =>
@@ -42,7 +42,7 @@ describe("guards bound to routes, seen through the OpenAPI document", () => {
     for (const { method, path } of operations.filter((o) => o.op.security?.length)) {
       if (method === "OPTIONS") continue; // tus capability discovery is open by protocol
       const headers: Record<string, string> = { "content-type": "application/json", "tus-resumable": "1.0.0" };
-      const res = await fetch(stack.app.url(concrete(path)), {
+      const res = await stack.app.fetch(stack.app.url(concrete(path)), {
         method,
         headers,
         body: method === "GET" || method === "HEAD" ? undefined : "{",
@@ -58,7 +58,7 @@ describe("guards bound to routes, seen through the OpenAPI document", () => {
     for (const { method, path } of operations.filter(
       (o) => !o.op.security?.length && ["GET", "HEAD"].includes(o.method),
     )) {
-      const res = await fetch(stack.app.url(concrete(path)), { method });
+      const res = await stack.app.fetch(stack.app.url(concrete(path)), { method });
       await res.body?.cancel();
       expect([path, res.status]).not.toEqual([path, 401]);
       expect(res.status).not.toBe(403);

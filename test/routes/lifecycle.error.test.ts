@@ -18,11 +18,15 @@ import { startTestApp } from "../helpers/test-app.js";
 
 const LIMIT = 64 * 1024;
 
-const t = useCmsApp("lifeerr", {
-  CMS_MAX_RESOURCE_BYTES: String(LIMIT),
-  CMS_MAX_INLINE_BYTES: "1024",
-  CMS_FETCH_TIMEOUT_MS: "1500",
-});
+const t = useCmsApp(
+  "lifeerr",
+  {
+    CMS_MAX_RESOURCE_BYTES: String(LIMIT),
+    CMS_MAX_INLINE_BYTES: "1024",
+    CMS_FETCH_TIMEOUT_MS: "1500",
+  },
+  { transport: "in-process" },
+);
 
 const UNKNOWN = "0000000000aaaaaaaaaaaaaaaaaaaa-lifeerr";
 
@@ -161,7 +165,7 @@ describe("a failed update changes nothing", () => {
   it("a lock lost during the download (expired and taken) refuses the update and discards the new content", async () => {
     // The lock expires when the test moves the app's clock, not after a real wait.
     const time = fakeClock();
-    const slow = await startTestApp({ CMS_LOCK_TTL: "60" }, { clock: time.clock });
+    const slow = await startTestApp({ CMS_LOCK_TTL: "60" }, { clock: time.clock, transport: "in-process" });
     try {
       const c = cmsClient(slow, "slowlock");
       const created = await c.create({}, "kept");
@@ -228,7 +232,7 @@ describe("reads", () => {
 
   it("getParentUuid: 404 unknown, 400 empty, 415 for another content type, JSON strings accepted", async () => {
     const post = (body: string, type: string) =>
-      fetch(t.app.url(`${API}/getParentUuid`), { method: "POST", headers: { "content-type": type }, body });
+      t.app.fetch(t.app.url(`${API}/getParentUuid`), { method: "POST", headers: { "content-type": type }, body });
     await expectProblem(await post(UNKNOWN, "text/plain"), 404, "NOT_FOUND");
     await expectProblem(await post(JSON.stringify(UNKNOWN), "application/json"), 404, "NOT_FOUND");
     await expectProblem(await post("", "text/plain"), 400, "VALIDATION_FAILED", "/body");

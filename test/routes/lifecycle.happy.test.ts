@@ -15,7 +15,7 @@ import {
   useCmsApp,
 } from "../helpers/cms-client.js";
 
-const t = useCmsApp("life");
+const t = useCmsApp("life", {}, { transport: "in-process" });
 
 const text = async (res: Response) => {
   expect(res.status).toBe(200);
@@ -310,7 +310,7 @@ describe("the anchor's other ways to read content", () => {
   });
 
   it("getParentUuid takes the UID as plain text and answers 404 for a resource outside any package", async () => {
-    const res = await fetch(t.app.url(`${API}/getParentUuid`), {
+    const res = await t.app.fetch(t.app.url(`${API}/getParentUuid`), {
       method: "POST",
       headers: { "content-type": "text/plain" },
       body: created.resourceUID,
@@ -321,7 +321,7 @@ describe("the anchor's other ways to read content", () => {
 
 describe("the OpenAPI document", () => {
   it("lists every lifecycle, lock, package and upload endpoint with its problem statuses", async () => {
-    const doc = (await (await fetch(t.app.url("/openapi.json"))).json()) as {
+    const doc = (await (await t.app.fetch(t.app.url("/openapi.json"))).json()) as {
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
     };
     const statuses = (path: string, method = "post") =>

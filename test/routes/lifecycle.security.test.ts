@@ -11,7 +11,7 @@ const as: Record<string, Client> = {};
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  stack = await startAuthStack();
+  stack = await startAuthStack({}, { transport: "in-process" });
   for (const user of ["cms-admin", "cms-creator", "cms-consumer", "acme-creator", "no-roles"]) {
     tokens[user] = await stack.passwordToken(user);
     as[user] = cmsClient(stack.app, "acme", tokens[user]);

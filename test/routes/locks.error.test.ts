@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { expectProblem, useCmsApp } from "../helpers/cms-client.js";
 
-const t = useCmsApp("lockerr");
+const t = useCmsApp("lockerr", {}, { transport: "in-process" });
 
 const UNKNOWN = "0000000000aaaaaaaaaaaaaaaaaaaa-lockerr";
 
@@ -121,7 +121,7 @@ describe("validation", () => {
   });
 
   it("answers 415 to a body that is not JSON", async () => {
-    const res = await fetch(t.app.url("/cms/v1.0/lockResource"), {
+    const res = await t.app.fetch(t.app.url("/cms/v1.0/lockResource"), {
       method: "POST",
       headers: { "content-type": "text/plain" },
       body: "{}",

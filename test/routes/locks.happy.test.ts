@@ -9,7 +9,7 @@ import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 // Lock expiry is the app's clock (AppDeps["clock"]): the tests move it instead of sleeping.
 const time = fakeClock();
-const t = useCmsApp("locks", {}, { clock: time.clock });
+const t = useCmsApp("locks", {}, { clock: time.clock, transport: "in-process" });
 
 const MINUTE = 60_000;
 
@@ -118,7 +118,7 @@ describe("expiry", () => {
   let shortLived: TestApp;
   let short: Client;
   beforeAll(async () => {
-    shortLived = await startTestApp({ CMS_LOCK_TTL: "60" }, { clock: expiryTime.clock });
+    shortLived = await startTestApp({ CMS_LOCK_TTL: "60" }, { clock: expiryTime.clock, transport: "in-process" });
     short = cmsClient(shortLived, "expiry");
   });
   afterAll(() => shortLived.close());
@@ -151,8 +151,8 @@ describe("locks live in the metadata store", () => {
   it("hold across processes sharing the database, and survive one of them stopping", async () => {
     const shared = await mkdtemp(join(tmpdir(), "cms-shared-"));
     const env = { CMS_VOLUME: join(shared, "volume"), CMS_DATABASE_URL: `file:${join(shared, "cms.db")}` };
-    const first = await startTestApp(env);
-    const second = await startTestApp(env);
+    const first = await startTestApp(env, { transport: "in-process" });
+    const second = await startTestApp(env, { transport: "in-process" });
     try {
       const a = cmsClient(first, "shared");
       const b = cmsClient(second, "shared");

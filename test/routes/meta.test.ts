@@ -20,23 +20,23 @@ afterEach(() => expect(app.unhandledErrors()).toEqual([]));
 
 describe("meta endpoints", () => {
   it("answers /apiversion with exactly the anchor's text", async () => {
-    const res = await fetch(app.url("/apiversion"), { headers: { accept: "application/json" } });
+    const res = await app.fetch(app.url("/apiversion"), { headers: { accept: "application/json" } });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await res.text()).toBe('{"minVersion":1.0,"maxVersion":1.0,"versionContexts":{"1.0":"/cms/v1.0"}}');
   });
 
   it("is alive and ready", async () => {
-    expect(await (await fetch(app.url("/healthz"))).json()).toEqual({ status: "ok" });
-    const ready = await fetch(app.url("/readyz"));
+    expect(await (await app.fetch(app.url("/healthz"))).json()).toEqual({ status: "ok" });
+    const ready = await app.fetch(app.url("/readyz"));
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: "ok", checks: { database: "ok", storage: "ok" } });
   });
 
   it("honours a sane X-Request-Id and replaces an unsafe one", async () => {
-    const kept = await fetch(app.url("/healthz"), { headers: { "x-request-id": "trace-123" } });
+    const kept = await app.fetch(app.url("/healthz"), { headers: { "x-request-id": "trace-123" } });
     expect(kept.headers.get("x-request-id")).toBe("trace-123");
-    const replaced = await fetch(app.url("/healthz"), { headers: { "x-request-id": "bad id with spaces" } });
+    const replaced = await app.fetch(app.url("/healthz"), { headers: { "x-request-id": "bad id with spaces" } });
     expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     const line = app.logs.find((l) => l.msg === "request" && l.requestId === "trace-123");
     expect(line).toMatchObject({ method: "GET", path: "/healthz", status: 200 });
@@ -44,7 +44,7 @@ describe("meta endpoints", () => {
   });
 
   it("answers a CORS preflight for any origin, with the headers browsers need", async () => {
-    const res = await fetch(app.url("/cms/v1.0/createResource"), {
+    const res = await app.fetch(app.url("/cms/v1.0/createResource"), {
       method: "OPTIONS",
       headers: {
         origin: "https://app.example",
@@ -64,7 +64,7 @@ describe("meta endpoints", () => {
   });
 
   it("lets a preflight send every conditional header the API honours, and only the methods routes have", async () => {
-    const res = await fetch(app.url("/cms/v1.0/getData/x/y"), {
+    const res = await app.fetch(app.url("/cms/v1.0/getData/x/y"), {
       method: "OPTIONS",
       headers: {
         origin: "https://app.example",
@@ -87,7 +87,10 @@ describe("meta endpoints", () => {
   });
 
   it("exposes Retry-After (423, 503) and Allow (405) to scripts", async () => {
-    const res = await fetch(app.url("/apiversion"), { method: "DELETE", headers: { origin: "https://app.example" } });
+    const res = await app.fetch(app.url("/apiversion"), {
+      method: "DELETE",
+      headers: { origin: "https://app.example" },
+    });
     expect(res.status).toBe(405);
     expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["retry-after", "allow"]),
@@ -95,10 +98,10 @@ describe("meta endpoints", () => {
   });
 
   it.each(["/apiversion", "/openapi.json"])("answers HEAD %s with the Content-Length GET sends", async (path) => {
-    const get = await fetch(app.url(path));
+    const get = await app.fetch(app.url(path));
     const length = (await get.arrayBuffer()).byteLength;
     expect(get.headers.get("content-length")).toBe(String(length));
-    const head = await fetch(app.url(path), { method: "HEAD" });
+    const head = await app.fetch(app.url(path), { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-type")).toBe(get.headers.get("content-type"));
     expect(head.headers.get("content-length")).toBe(String(length));
@@ -106,7 +109,7 @@ describe("meta endpoints", () => {
 
   it("exposes the headers scripts read on every response, errors included", async () => {
     for (const path of ["/healthz", "/nope"]) {
-      const res = await fetch(app.url(path), { headers: { origin: "https://app.example" } });
+      const res = await app.fetch(app.url(path), { headers: { origin: "https://app.example" } });
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
       expect(res.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
         expect.arrayContaining(["etag", "content-range", "location", "x-request-id", "repr-digest", "content-digest"]),
@@ -132,7 +135,7 @@ describe("meta endpoints", () => {
       string,
       string
     >[]) {
-      const res = await fetch(app.url(`/cms/v1.0/getData/${resourceURI}`), {
+      const res = await app.fetch(app.url(`/cms/v1.0/getData/${resourceURI}`), {
         headers: { origin: "https://app.example", ...headers },
       });
       expect(res.ok).toBe(true);
@@ -160,13 +163,13 @@ describe("meta endpoints", () => {
       }
     }
     // A refused content request is the API's problem answer: the full list.
-    const missing = await fetch(app.url("/cms/v1.0/getData/nope-t/a.txt"));
+    const missing = await app.fetch(app.url("/cms/v1.0/getData/nope-t/a.txt"));
     expect(missing.status).toBe(404);
     expect(missing.headers.get("access-control-expose-headers")?.toLowerCase()).toContain("retry-after");
   });
 
   it("answers unknown routes with a 404 problem", async () => {
-    const res = await fetch(app.url("/nope"));
+    const res = await app.fetch(app.url("/nope"));
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(await res.json()).toMatchObject({
@@ -178,11 +181,11 @@ describe("meta endpoints", () => {
   });
 
   it("answers a wrong method with 405 and Allow", async () => {
-    const res = await fetch(app.url("/cms/v1.0/createResource"));
+    const res = await app.fetch(app.url("/cms/v1.0/createResource"));
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");
     expect(res.headers.get("content-type")).toBe("application/problem+json");
-    const del = await fetch(app.url("/apiversion"), { method: "DELETE" });
+    const del = await app.fetch(app.url("/apiversion"), { method: "DELETE" });
     expect(del.status).toBe(405);
     expect(del.headers.get("allow")).toContain("GET");
   });
@@ -225,7 +228,7 @@ describe("/readyz on S3: one read per short window, never a write", () => {
   beforeAll(async () => {
     s3 = await startS3Server();
     proxy = await startCountingProxy(s3.endpoint);
-    target = await startTestApp(s3Settings(s3, proxy.endpoint), { clock: time.clock });
+    target = await startTestApp(s3Settings(s3, proxy.endpoint), { clock: time.clock, transport: "in-process" });
   });
   afterAll(async () => {
     await target?.close();
@@ -244,29 +247,29 @@ describe("/readyz on S3: one read per short window, never a write", () => {
     proxy.counts.writes = 0;
     // Several load balancers at once, then one more: all inside the window.
     const statuses = await Promise.all(
-      Array.from({ length: 20 }, async () => (await fetch(target.url("/readyz"))).status),
+      Array.from({ length: 20 }, async () => (await target.fetch(target.url("/readyz"))).status),
     );
-    statuses.push((await fetch(target.url("/readyz"))).status);
+    statuses.push((await target.fetch(target.url("/readyz"))).status);
     expect(statuses.every((status) => status === 200)).toBe(true);
     expect(proxy.counts).toEqual({ reads: 1, writes: 0 });
 
     proxy.setDown(true);
-    expect((await fetch(target.url("/readyz"))).status).toBe(200); // the window's answer stands
+    expect((await target.fetch(target.url("/readyz"))).status).toBe(200); // the window's answer stands
     time.advance(2100);
-    expect((await fetch(target.url("/readyz"))).status).toBe(503);
-    const problem = await (await fetch(target.url("/readyz"))).json();
+    expect((await target.fetch(target.url("/readyz"))).status).toBe(503);
+    const problem = await (await target.fetch(target.url("/readyz"))).json();
     expect(problem).toMatchObject({ status: 503, code: "UNAVAILABLE" });
     expect(problem.detail).toMatch(/storage/);
     proxy.setDown(false);
     time.advance(2100);
-    expect((await fetch(target.url("/readyz"))).status).toBe(200);
+    expect((await target.fetch(target.url("/readyz"))).status).toBe(200);
     expect(proxy.counts.writes).toBe(0);
   });
 });
 
 describe("explorer", () => {
   it("serves an OpenAPI 3.1 document generated from the routes", async () => {
-    const doc = (await (await fetch(app.url("/openapi.json"))).json()) as {
+    const doc = (await (await app.fetch(app.url("/openapi.json"))).json()) as {
       openapi: string;
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
       components: { schemas: Record<string, { required?: string[] }> };
@@ -284,7 +287,7 @@ describe("explorer", () => {
   });
 
   it.each(["/swagger-ui.html", "/docs"])("serves Swagger UI at %s with self-hosted assets only", async (path) => {
-    const res = await fetch(app.url(path));
+    const res = await app.fetch(app.url(path));
     expect(res.status).toBe(200);
     const html = await res.text();
     const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1] as string);
@@ -297,7 +300,7 @@ describe("explorer", () => {
       ].sort(),
     );
     for (const asset of assets) {
-      const a = await fetch(app.url(asset));
+      const a = await app.fetch(app.url(asset));
       expect(a.status).toBe(200);
       expect((await a.arrayBuffer()).byteLength).toBeGreaterThan(500);
     }
@@ -307,7 +310,7 @@ describe("explorer", () => {
   it.each(["/swagger-ui.html", "/docs"])(
     "sends %s with a CSP: own scripts and Swagger UI's one hashed inline script, never framed",
     async (path) => {
-      const res = await fetch(app.url(path));
+      const res = await app.fetch(app.url(path));
       const csp = (res.headers.get("content-security-policy") ?? "").split(";").map((d) => d.trim());
       expect(csp).toEqual(expect.arrayContaining(["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"]));
       expect(res.headers.get("x-frame-options")).toBe("DENY");
@@ -350,7 +353,7 @@ describe("explorer", () => {
   });
 
   it("serves only allow-listed vendor files", async () => {
-    expect((await fetch(app.url("/vendor/swagger-ui-dist/package.json"))).status).toBe(404);
-    expect((await fetch(app.url("/vendor/swagger-ui-dist/..%2F..%2Fpackage.json"))).status).toBe(404);
+    expect((await app.fetch(app.url("/vendor/swagger-ui-dist/package.json"))).status).toBe(404);
+    expect((await app.fetch(app.url("/vendor/swagger-ui-dist/..%2F..%2Fpackage.json"))).status).toBe(404);
   });
 });

@@ -36,12 +36,15 @@ afterAll(async () => {
 
 /** A server trusting `idp`, on the shared database and volume. */
 const serverFor = (idp: RunningIdp) =>
-  startTestApp({
-    CMS_AUTH_ENABLED: "true",
-    CMS_AUTH_ISSUER: idp.issuer,
-    CMS_DATABASE_URL: databaseUrl,
-    CMS_VOLUME: join(dir, "volume"),
-  });
+  startTestApp(
+    {
+      CMS_AUTH_ENABLED: "true",
+      CMS_AUTH_ISSUER: idp.issuer,
+      CMS_DATABASE_URL: databaseUrl,
+      CMS_VOLUME: join(dir, "volume"),
+    },
+    { transport: "in-process" },
+  );
 
 async function token(idp: RunningIdp, username: string): Promise<string> {
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
@@ -61,7 +64,7 @@ async function token(idp: RunningIdp, username: string): Promise<string> {
 
 const call = (app: TestApp, bearerToken: string, path: string, body: unknown) => {
   const init = json(body);
-  return fetch(app.url(`/cms/v1.0/${path}`), {
+  return app.fetch(app.url(`/cms/v1.0/${path}`), {
     ...init,
     headers: { ...(init.headers as Record<string, string>), ...bearer(bearerToken) },
   });

@@ -11,11 +11,15 @@ import { buildZip, type WriterEntry } from "../helpers/zip-writer.js";
 const MiB = 1024 * 1024;
 const LIMIT = 256 * 1024;
 
-const t = useCmsApp("badzip", {
-  CMS_MAX_RESOURCE_BYTES: String(LIMIT),
-  CMS_ZIP_MAX_ENTRIES: "8",
-  CMS_MAX_INLINE_BYTES: String(LIMIT),
-});
+const t = useCmsApp(
+  "badzip",
+  {
+    CMS_MAX_RESOURCE_BYTES: String(LIMIT),
+    CMS_ZIP_MAX_ENTRIES: "8",
+    CMS_MAX_INLINE_BYTES: String(LIMIT),
+  },
+  { transport: "in-process" },
+);
 
 const START = { name: "info.json", data: JSON.stringify({ startPage: "index.html" }) };
 const INDEX = { name: "index.html", data: "<html></html>" };

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { API, base64, expectProblem, type ResourceDto, utf8, useCmsApp } from "../helpers/cms-client.js";
 import { infoJsonZip, PNG, scormZip } from "../helpers/packages.js";
 
-const t = useCmsApp("elearn");
+const t = useCmsApp("elearn", {}, { transport: "in-process" });
 
 const createZip = async (bytes: Uint8Array, fields: Record<string, unknown> = {}) =>
   t.cms.create(
@@ -18,7 +18,7 @@ const names = (list: ResourceDto[] | null) =>
   (list ?? []).map((r) => r.resourceURI.slice(r.resourceURI.indexOf("/") + 1)).sort();
 
 async function parentOf(uid: string) {
-  const res = await fetch(t.app.url(`${API}/getParentUuid`), {
+  const res = await t.app.fetch(t.app.url(`${API}/getParentUuid`), {
     method: "POST",
     headers: { "content-type": "text/plain" },
     body: uid,
@@ -48,14 +48,14 @@ describe("a SCORM package", () => {
 
   it("serves every file, and relative links from the start page resolve to its siblings", async () => {
     const page = t.app.url(`${API}/getData/${start.resourceURI}`);
-    const html = await fetch(page);
+    const html = await t.app.fetch(page);
     expect(html.headers.get("content-type")).toBe("text/html");
     expect(await html.text()).toContain('src="images/logo.png"');
-    const logo = await fetch(new URL("images/logo.png", page));
+    const logo = await t.app.fetch(new URL("images/logo.png", page));
     expect(logo.status).toBe(200);
     expect(logo.headers.get("content-type")).toBe("image/png");
     expect(new Uint8Array(await logo.arrayBuffer())).toEqual(PNG);
-    const script = await fetch(new URL("js/app.js", page));
+    const script = await t.app.fetch(new URL("js/app.js", page));
     expect(script.headers.get("content-type")).toBe("text/javascript");
     expect(await script.text()).toBe("console.log('lesson');");
   });

@@ -21,11 +21,15 @@ const OVERRIDES = {
   pending: { bytes: 1_000_000 },
   update: { bytes: 500 },
 };
-const t = useCmsApp("quota", {
-  CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES),
-  CMS_QUOTA_RESOURCES: "1000",
-  CMS_TUS_MAX_PENDING_PER_TENANT: "3",
-});
+const t = useCmsApp(
+  "quota",
+  {
+    CMS_QUOTA_OVERRIDES: JSON.stringify(OVERRIDES),
+    CMS_QUOTA_RESOURCES: "1000",
+    CMS_TUS_MAX_PENDING_PER_TENANT: "3",
+  },
+  { transport: "in-process" },
+);
 
 interface Usage {
   resourceTenantId: string;
@@ -35,14 +39,15 @@ interface Usage {
   ingressToday: number;
   limits: { bytes: number | null; resources: number | null; ingressBytesPerDay: number | null };
 }
-const usage = async (tenant: string, base = t.app.baseUrl): Promise<Usage> => {
-  const res = await fetch(`${base}${API}/usage?resourceTenantId=${tenant}`);
+/** The tenant's usage, from this file's app or (`send`) another server. */
+const usage = async (tenant: string, send: (path: string) => Promise<Response> = t.app.fetch): Promise<Usage> => {
+  const res = await send(`${API}/usage?resourceTenantId=${tenant}`);
   expect(res.status, await res.clone().text()).toBe(200);
   return (await res.json()) as Usage;
 };
 const TUS = { "tus-resumable": "1.0.0" };
 const tusCreate = (tenant: string, length: number, name: string) =>
-  fetch(t.app.url(`${API}/uploads`), {
+  t.app.fetch(t.app.url(`${API}/uploads`), {
     method: "POST",
     headers: {
       ...TUS,
@@ -51,7 +56,7 @@ const tusCreate = (tenant: string, length: number, name: string) =>
     },
   });
 const tusPatch = (created: Response, offset: number, body: string | Uint8Array) =>
-  fetch(t.app.url(created.headers.get("location") as string), {
+  t.app.fetch(t.app.url(created.headers.get("location") as string), {
     method: "PATCH",
     headers: { ...TUS, "upload-offset": String(offset), "content-type": "application/offset+octet-stream" },
     body: body as BodyInit,
@@ -78,7 +83,7 @@ describe("quotas", () => {
     expect(await usage("quota")).toMatchObject({ bytes: 10, resources: 2, revisions: 2, ingressToday: 10 });
     expect((await usage("race")).limits).toEqual({ bytes: null, resources: 10, ingressBytesPerDay: null });
     await expectProblem(
-      await fetch(t.app.url(`${API}/usage?resourceTenantId=bad tenant`)),
+      await t.app.fetch(t.app.url(`${API}/usage?resourceTenantId=bad tenant`)),
       400,
       "VALIDATION_FAILED",
       "/query/resourceTenantId",
@@ -185,7 +190,7 @@ describe("quotas", () => {
 
   it("a tus upload that cannot fit is refused at creation, from its Upload-Length", async () => {
     const meta = `tenant ${btoa("tus")},filename ${btoa("huge.bin")},author ${btoa("T")}`;
-    const start = await fetch(t.app.url(`${API}/uploads`), {
+    const start = await t.app.fetch(t.app.url(`${API}/uploads`), {
       method: "POST",
       headers: { "tus-resumable": "1.0.0", "upload-length": "101", "upload-metadata": meta },
     });
@@ -219,9 +224,9 @@ describe("quotas", () => {
     expect(await tableCounts(t.app)).toEqual(counts);
     expect(await usage("tusres")).toMatchObject({ bytes: 11, resources: 1 });
     expect(
-      (await fetch(t.app.url(start.headers.get("location") as string), { method: "HEAD", headers: TUS })).headers.get(
-        "upload-offset",
-      ),
+      (
+        await t.app.fetch(t.app.url(start.headers.get("location") as string), { method: "HEAD", headers: TUS })
+      ).headers.get("upload-offset"),
     ).toBe("10");
     expect((await cms.post("purgeResource", { resourceUID: other.resourceUID })).status).toBe(200);
     expect((await tusPatch(start, 10, "")).status).toBe(201);
@@ -239,7 +244,8 @@ describe("quotas", () => {
     expect(await usage("pending")).toMatchObject({ bytes: 900_000, resources: 0 });
     // Terminated: its room is free again.
     expect(
-      (await fetch(t.app.url(first.headers.get("location") as string), { method: "DELETE", headers: TUS })).status,
+      (await t.app.fetch(t.app.url(first.headers.get("location") as string), { method: "DELETE", headers: TUS }))
+        .status,
     ).toBe(204);
     expect(await usage("pending")).toMatchObject({ bytes: 0 });
     // Expired and collected: likewise.
@@ -274,7 +280,8 @@ describe("quotas", () => {
     expect(problem.detail).toMatch(/3 unfinished uploads/);
     expect(await usage("many")).toMatchObject({ bytes: 1 + 30 });
     expect(
-      (await fetch(t.app.url(open[0]?.headers.get("location") as string), { method: "DELETE", headers: TUS })).status,
+      (await t.app.fetch(t.app.url(open[0]?.headers.get("location") as string), { method: "DELETE", headers: TUS }))
+        .status,
     ).toBe(204);
     expect((await tusCreate("many", 10, "m4.bin")).status).toBe(201);
   });
@@ -313,8 +320,11 @@ describe("quotas across instances", () => {
       const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i % 2 ? a.url : b.url, i)));
       expect(answers.filter((r) => r.status === 201)).toHaveLength(7);
       expect(answers.filter((r) => r.status === 507)).toHaveLength(23);
-      expect(await usage("multi", a.url)).toMatchObject({ resources: 7, limits: { resources: 7 } });
-      expect(await usage("multi", b.url)).toMatchObject({ resources: 7 });
+      expect(await usage("multi", (path) => fetch(`${a.url}${path}`))).toMatchObject({
+        resources: 7,
+        limits: { resources: 7 },
+      });
+      expect(await usage("multi", (path) => fetch(`${b.url}${path}`))).toMatchObject({ resources: 7 });
     } finally {
       await a.stop();
       await b.stop();

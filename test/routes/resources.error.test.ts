@@ -9,11 +9,14 @@ let app: TestApp;
 
 beforeAll(async () => {
   origin = await startOrigin();
-  app = await startTestApp({
-    CMS_MAX_RESOURCE_BYTES: String(64 * 1024),
-    CMS_FETCH_TIMEOUT_MS: "1500",
-    CMS_MAX_INLINE_BYTES: "16384",
-  });
+  app = await startTestApp(
+    {
+      CMS_MAX_RESOURCE_BYTES: String(64 * 1024),
+      CMS_FETCH_TIMEOUT_MS: "1500",
+      CMS_MAX_INLINE_BYTES: "16384",
+    },
+    { transport: "in-process" },
+  );
 });
 afterAll(async () => {
   await app.close();
@@ -37,7 +40,7 @@ async function problem(res: Response) {
   return body;
 }
 
-const post = (body: unknown) => fetch(app.url("/cms/v1.0/createResource"), json(body));
+const post = (body: unknown) => app.fetch(app.url("/cms/v1.0/createResource"), json(body));
 
 async function volumeFiles() {
   const entries = await readdir(app.volume, { recursive: true, withFileTypes: true });
@@ -120,7 +123,7 @@ describe("createResource validation", () => {
   });
 
   it("answers 400 for malformed JSON and 415 for another content type", async () => {
-    const malformed = await fetch(app.url("/cms/v1.0/createResource"), {
+    const malformed = await app.fetch(app.url("/cms/v1.0/createResource"), {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{not json",
@@ -128,7 +131,7 @@ describe("createResource validation", () => {
     expect(malformed.status).toBe(400);
     expect((await problem(malformed)).code).toBe("VALIDATION_FAILED");
 
-    const form = await fetch(app.url("/cms/v1.0/createResource"), {
+    const form = await app.fetch(app.url("/cms/v1.0/createResource"), {
       method: "POST",
       headers: { "content-type": "text/plain" },
       body: JSON.stringify(valid()),
@@ -183,7 +186,7 @@ describe("createResource origin failures leave neither row nor blob", () => {
 describe("createResource SSRF policy (CMS_FETCH_ALLOW_PRIVATE=false)", () => {
   let strict: TestApp;
   beforeAll(async () => {
-    strict = await startTestApp({ CMS_FETCH_ALLOW_PRIVATE: "false" });
+    strict = await startTestApp({ CMS_FETCH_ALLOW_PRIVATE: "false" }, { transport: "in-process" });
   });
   afterAll(() => strict.close());
 
@@ -200,7 +203,7 @@ describe("createResource SSRF policy (CMS_FETCH_ALLOW_PRIVATE=false)", () => {
       "[::ffff:127.0.0.1]",
       "0.0.0.0",
     ]) {
-      const res = await fetch(
+      const res = await strict.fetch(
         strict.url("/cms/v1.0/createResource"),
         json({ ...valid(), resourceExternalURI: `http://${host}:${port}/bytes/ok` }),
       );
@@ -228,13 +231,13 @@ describe("getData not found", () => {
     ["an encoded traversal", () => `${uid}/..%2F..%2Fpackage.json`],
     ["an encoded slash in the name", () => `${uid}/ok.txt%2Fx`],
   ])("answers 404 problem for %s", async (_label, tail) => {
-    const res = await fetch(app.url(`/cms/v1.0/getData/${tail()}`));
+    const res = await app.fetch(app.url(`/cms/v1.0/getData/${tail()}`));
     expect(res.status).toBe(404);
     expect((await problem(res)).code).toBe("NOT_FOUND");
   });
 
   it("answers 404 problem for a path with extra segments", async () => {
-    const res = await fetch(app.url(`/cms/v1.0/getData/${uid}/ok.txt/more`));
+    const res = await app.fetch(app.url(`/cms/v1.0/getData/${uid}/ok.txt/more`));
     expect(res.status).toBe(404);
   });
 });

@@ -11,7 +11,7 @@ let app: TestApp;
 
 beforeAll(async () => {
   origin = await startOrigin();
-  app = await startTestApp();
+  app = await startTestApp({}, { transport: "in-process" });
 });
 afterAll(async () => {
   await app.close();
@@ -22,7 +22,7 @@ afterEach(() => expect(app.unhandledErrors()).toEqual([]));
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 async function create(fields: Partial<Record<string, string>> & { resourceExternalURI: string }) {
-  const res = await fetch(
+  const res = await app.fetch(
     app.url("/cms/v1.0/createResource"),
     json({
       resourceAuthor: "Test Author",
@@ -90,13 +90,13 @@ describe("createResource", () => {
       resourceMediaType: "text/plain",
     });
     expect(res.status).toBe(201);
-    const data = await fetch(app.url(`/cms/v1.0/getData/${body.resourceURI}`));
+    const data = await app.fetch(app.url(`/cms/v1.0/getData/${body.resourceURI}`));
     expect(await data.text()).toBe("redirected content");
   });
 
   it("sends the origin no credentials or cookies", async () => {
     const url = origin.put("creds", "x");
-    const res = await fetch(app.url("/cms/v1.0/createResource"), {
+    const res = await app.fetch(app.url("/cms/v1.0/createResource"), {
       ...json({
         resourceAuthor: "a",
         resourceMediaType: "text/plain",
@@ -128,7 +128,7 @@ describe("createResource", () => {
     expect(results.map((r) => r.res.status)).toEqual(Array(100).fill(201));
     expect(new Set(results.map((r) => r.body.resourceUID)).size).toBe(100);
     const texts = await Promise.all(
-      results.map(async (r) => (await fetch(app.url(`/cms/v1.0/getData/${r.body.resourceURI}`))).text()),
+      results.map(async (r) => (await app.fetch(app.url(`/cms/v1.0/getData/${r.body.resourceURI}`))).text()),
     );
     expect(texts).toEqual(Array.from({ length: 100 }, (_, i) => `content number ${i}`));
   });
@@ -154,7 +154,7 @@ describe("getData", () => {
   };
 
   it("streams the content with its headers", async () => {
-    const res = await fetch(app.url(path()));
+    const res = await app.fetch(app.url(path()));
     expect(res.status).toBe(200);
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
     expect(res.headers.get("content-type")).toBe("application/pdf");
@@ -170,19 +170,19 @@ describe("getData", () => {
   });
 
   it("answers HEAD with the same headers and no body", async () => {
-    const res = await fetch(app.url(path()), { method: "HEAD" });
+    const res = await app.fetch(app.url(path()), { method: "HEAD" });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-length")).toBe("10000");
     expect((await res.arrayBuffer()).byteLength).toBe(0);
   });
 
   it("serves a byte range and multiple ranges", async () => {
-    const one = await fetch(app.url(path()), { headers: { range: "bytes=100-199" } });
+    const one = await app.fetch(app.url(path()), { headers: { range: "bytes=100-199" } });
     expect(one.status).toBe(206);
     expect(one.headers.get("content-range")).toBe("bytes 100-199/10000");
     expect(new Uint8Array(await one.arrayBuffer())).toEqual(bytes.slice(100, 200));
 
-    const many = await fetch(app.url(path()), { headers: { range: "bytes=0-9,-10" } });
+    const many = await app.fetch(app.url(path()), { headers: { range: "bytes=0-9,-10" } });
     expect(many.status).toBe(206);
     expect(many.headers.get("content-type")).toMatch(/^multipart\/byteranges; boundary=/);
     const text = Buffer.from(await many.arrayBuffer()).toString("latin1");
@@ -191,15 +191,15 @@ describe("getData", () => {
   });
 
   it("answers 416 with bytes */size past the end, and 304 for a matching ETag", async () => {
-    const bad = await fetch(app.url(path()), { headers: { range: "bytes=20000-" } });
+    const bad = await app.fetch(app.url(path()), { headers: { range: "bytes=20000-" } });
     expect(bad.status).toBe(416);
     expect(bad.headers.get("content-range")).toBe("bytes */10000");
     expect(bad.headers.get("content-type")).toBe("application/problem+json");
 
-    const etag = (await fetch(app.url(path()), { method: "HEAD" })).headers.get("etag") as string;
-    const cached = await fetch(app.url(path()), { headers: { "if-none-match": etag } });
+    const etag = (await app.fetch(app.url(path()), { method: "HEAD" })).headers.get("etag") as string;
+    const cached = await app.fetch(app.url(path()), { headers: { "if-none-match": etag } });
     expect(cached.status).toBe(304);
-    const stale = await fetch(app.url(path()), { headers: { "if-match": '"nope"' } });
+    const stale = await app.fetch(app.url(path()), { headers: { "if-match": '"nope"' } });
     expect(stale.status).toBe(412);
   });
 });

@@ -16,7 +16,7 @@ const time = fakeClock();
 const t = useCmsApp(
   "tuserr",
   { CMS_MAX_RESOURCE_BYTES: String(1024 * 1024), CMS_TUS_EXPIRY_SECONDS: "2" },
-  { clock: time.clock },
+  { clock: time.clock, transport: "in-process" },
 );
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
@@ -31,7 +31,11 @@ const sha256 = (text: string) => createHash("sha256").update(text).digest("base6
 
 const endpoint = () => t.app.url(`${API}/uploads`);
 const post = (headers: Record<string, string>, body?: string) =>
-  fetch(endpoint(), { method: "POST", headers: { ...TUS, "upload-metadata": metadata(FIELDS), ...headers }, body });
+  t.app.fetch(endpoint(), {
+    method: "POST",
+    headers: { ...TUS, "upload-metadata": metadata(FIELDS), ...headers },
+    body,
+  });
 
 async function uploadRows(): Promise<number> {
   const client = createClient({ url: t.app.databaseUrl });
@@ -107,7 +111,7 @@ describe("a refused creation-with-upload leaves nothing", () => {
     expect(res.headers.get("upload-offset")).toBe("5");
     expect(await uploadRows()).toBe(rows + 1);
     const url = t.app.url(res.headers.get("location") as string);
-    expect((await fetch(url, { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect((await t.app.fetch(url, { method: "DELETE", headers: TUS })).status).toBe(204);
   });
 });
 
@@ -131,7 +135,7 @@ describe("a creation without a body checks its digest fields as every endpoint d
   it("a well-formed digest of another algorithm is ignored, as elsewhere (RFC 9530 §4)", async () => {
     const res = await post({ "upload-length": "10", "content-digest": "sha-512=:AAAA:" });
     expect(res.status).toBe(201);
-    await fetch(t.app.url(res.headers.get("location") as string), { method: "DELETE", headers: TUS });
+    await t.app.fetch(t.app.url(res.headers.get("location") as string), { method: "DELETE", headers: TUS });
   });
 });
 
@@ -139,7 +143,7 @@ describe("Upload-Metadata keys", () => {
   it.each(["toString", "constructor", "hasOwnProperty", "__proto__"])(
     "an extra key %s is ignored like any unknown key",
     async (key) => {
-      const res = await fetch(endpoint(), {
+      const res = await t.app.fetch(endpoint(), {
         method: "POST",
         headers: { ...OCTETS, "upload-length": "2", "upload-metadata": `${metadata(FIELDS)},${key} ${b64("x")}` },
         body: "hi",
@@ -163,7 +167,11 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
     const res = await post({ "upload-length": String(length) });
     expect(res.status).toBe(201);
     const url = t.app.url(res.headers.get("location") as string);
-    const patched = await fetch(url, { method: "PATCH", headers: { ...OCTETS, "upload-offset": "0" }, body: bytes });
+    const patched = await t.app.fetch(url, {
+      method: "PATCH",
+      headers: { ...OCTETS, "upload-offset": "0" },
+      body: bytes,
+    });
     expect(patched.status).toBe(bytes.length === length ? 201 : 204);
     return url;
   }
@@ -176,7 +184,7 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
   it("terminated", async () => {
     const url = await started(10, "abc");
     expect(await uploadDirs(url)).toHaveLength(1); // the part lives there meanwhile
-    expect((await fetch(url, { method: "DELETE", headers: TUS })).status).toBe(204);
+    expect((await t.app.fetch(url, { method: "DELETE", headers: TUS })).status).toBe(204);
     expect(await uploadDirs(url)).toEqual([]);
   });
 
@@ -187,7 +195,7 @@ describe("an upload that ends leaves no tus/<id>/ directory on the volume", () =
     const next = await post({ "upload-length": "1" });
     expect(next.status).toBe(201);
     expect(await uploadDirs(url)).toEqual([]);
-    await fetch(t.app.url(next.headers.get("location") as string), { method: "DELETE", headers: TUS });
+    await t.app.fetch(t.app.url(next.headers.get("location") as string), { method: "DELETE", headers: TUS });
   });
 });
 
@@ -196,7 +204,7 @@ describe("names that lie", () => {
     "an Upload-Metadata filename %j → 400 naming resourceName, and no upload",
     async (filename) => {
       const rows = await uploadRows();
-      const res = await fetch(endpoint(), {
+      const res = await t.app.fetch(endpoint(), {
         method: "POST",
         headers: { ...TUS, "upload-length": "10", "upload-metadata": metadata({ ...FIELDS, filename }) },
       });

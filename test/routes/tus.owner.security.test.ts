@@ -8,13 +8,13 @@ import { API } from "../helpers/cms-client.js";
 
 let stack: AuthStack;
 beforeAll(async () => {
-  stack = await startAuthStack();
+  stack = await startAuthStack({}, { transport: "in-process" });
 });
 afterAll(async () => stack?.close());
 
 const TUS = { "tus-resumable": "1.0.0" };
 const call = (token: string, verb: string, body: unknown) =>
-  fetch(stack.app.url(`${API}/${verb}`), {
+  stack.app.fetch(stack.app.url(`${API}/${verb}`), {
     method: "POST",
     headers: { ...bearer(token), "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -25,7 +25,7 @@ describe("tus ownership", () => {
     const creator = await stack.forge({ sub: "alice", resource_access: { "cms-server": { roles: ["creator"] } } });
     const admin = await stack.forge({ sub: "root", resource_access: { "cms-server": { roles: ["admin"] } } });
     const meta = `tenant ${btoa("own")},filename ${btoa("mine.txt")},author ${btoa("Alice")}`;
-    const start = await fetch(stack.app.url(`${API}/uploads`), {
+    const start = await stack.app.fetch(stack.app.url(`${API}/uploads`), {
       method: "POST",
       headers: { ...TUS, ...bearer(creator), "upload-length": "4", "upload-metadata": meta },
     });
@@ -33,7 +33,7 @@ describe("tus ownership", () => {
     const url = stack.app.url(start.headers.get("location") as string);
     expect(
       (
-        await fetch(url, {
+        await stack.app.fetch(url, {
           method: "PATCH",
           headers: {
             ...TUS,
@@ -45,7 +45,7 @@ describe("tus ownership", () => {
         })
       ).status,
     ).toBe(204);
-    const last = await fetch(url, {
+    const last = await stack.app.fetch(url, {
       method: "PATCH",
       headers: { ...TUS, ...bearer(admin), "content-type": "application/offset+octet-stream", "upload-offset": "2" },
       body: "ne",

@@ -18,7 +18,7 @@ const OCTETS = { ...TUS, "content-type": "application/offset+octet-stream" };
 const metadata = (name: string) => `tenant ${btoa(TENANT)},filename ${btoa(name)},author ${btoa("Racer")}`;
 
 async function create(length: number, name: string): Promise<string> {
-  const res = await fetch(t.app.url(`${API}/uploads`), {
+  const res = await t.app.fetch(t.app.url(`${API}/uploads`), {
     method: "POST",
     headers: { ...TUS, "upload-length": String(length), "upload-metadata": metadata(name) },
   });
@@ -26,9 +26,13 @@ async function create(length: number, name: string): Promise<string> {
   return t.app.url(res.headers.get("location") as string);
 }
 const patch = (url: string, offset: number, body: Uint8Array | string) =>
-  fetch(url, { method: "PATCH", headers: { ...OCTETS, "upload-offset": String(offset) }, body: body as BodyInit });
-const head = (url: string) => fetch(url, { method: "HEAD", headers: TUS });
-const terminate = (url: string) => fetch(url, { method: "DELETE", headers: TUS });
+  t.app.fetch(url, {
+    method: "PATCH",
+    headers: { ...OCTETS, "upload-offset": String(offset) },
+    body: body as BodyInit,
+  });
+const head = (url: string) => t.app.fetch(url, { method: "HEAD", headers: TUS });
+const terminate = (url: string) => t.app.fetch(url, { method: "DELETE", headers: TUS });
 
 /** Bytes no earlier test stored (so dedupe cannot shorten a finish). */
 function fresh(size: number, seed: number): Uint8Array {
@@ -48,14 +52,14 @@ async function untilComplete(url: string, length: number): Promise<number> {
 }
 
 const listed = async (namePrefix: string): Promise<ResourceDto[]> => {
-  const res = await fetch(
+  const res = await t.app.fetch(
     t.app.url(`${API}/listResources?resourceTenantId=${TENANT}&namePrefix=${namePrefix}&limit=100`),
   );
   expect(res.status).toBe(200);
   return ((await res.json()) as { resources: ResourceDto[] }).resources;
 };
 const usedBytes = async (): Promise<number> => {
-  const res = await fetch(t.app.url(`${API}/usage?resourceTenantId=${TENANT}`));
+  const res = await t.app.fetch(t.app.url(`${API}/usage?resourceTenantId=${TENANT}`));
   return ((await res.json()) as { bytes: number }).bytes;
 };
 
@@ -170,7 +174,7 @@ describe("tus: finishing, terminating and expiring race", () => {
         push = (chunk) => (chunk ? controller.enqueue(chunk) : controller.close());
       },
     });
-    const inFlight = fetch(url, {
+    const inFlight = t.app.fetch(url, {
       method: "PATCH",
       headers: { ...OCTETS, "upload-offset": "0" },
       body,
@@ -200,7 +204,7 @@ describe("tus: a finished upload", () => {
     expect(again.headers.get("location")).toBe(path);
     expect(again.headers.get("link")).toBe(`<${path}>; rel="related"`);
     // A script on another origin (Uppy in a browser) may read both.
-    const cross = await fetch(url, { method: "HEAD", headers: { ...TUS, origin: "https://app.example" } });
+    const cross = await t.app.fetch(url, { method: "HEAD", headers: { ...TUS, origin: "https://app.example" } });
     expect(cross.headers.get("access-control-expose-headers")?.toLowerCase().split(",")).toEqual(
       expect.arrayContaining(["location", "link"]),
     );

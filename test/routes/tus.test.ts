@@ -16,7 +16,7 @@ const time = fakeClock();
 const t = useCmsApp(
   "tus",
   { CMS_MAX_RESOURCE_BYTES: String(LIMIT), CMS_TUS_EXPIRY_SECONDS: "2" },
-  { clock: time.clock },
+  { clock: time.clock, transport: "in-process" },
 );
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
@@ -35,7 +35,7 @@ async function create(
   fields: Record<string, string> = FIELDS,
   init: RequestInit = {},
 ): Promise<string> {
-  const res = await fetch(endpoint(), {
+  const res = await t.app.fetch(endpoint(), {
     method: "POST",
     ...init,
     headers: {
@@ -50,12 +50,12 @@ async function create(
   return t.app.url(res.headers.get("location") as string);
 }
 const patch = (url: string, offset: number, body: Uint8Array | string, headers: Record<string, string> = {}) =>
-  fetch(url, {
+  t.app.fetch(url, {
     method: "PATCH",
     headers: { ...OCTETS, "upload-offset": String(offset), ...headers },
     body: body as BodyInit,
   });
-const head = (url: string) => fetch(url, { method: "HEAD", headers: TUS });
+const head = (url: string) => t.app.fetch(url, { method: "HEAD", headers: TUS });
 
 /** Files under the volume that hold parts of the upload at `url`. */
 async function partFiles(url: string): Promise<string[]> {
@@ -66,7 +66,7 @@ async function partFiles(url: string): Promise<string[]> {
 
 describe("tus core and extensions", () => {
   it("OPTIONS lists the version, extensions, max size and checksum algorithm", async () => {
-    const res = await fetch(endpoint(), { method: "OPTIONS" });
+    const res = await t.app.fetch(endpoint(), { method: "OPTIONS" });
     expect(res.status).toBe(204);
     expect(Object.fromEntries(res.headers)).toMatchObject({
       "tus-resumable": "1.0.0",
@@ -109,7 +109,7 @@ describe("tus core and extensions", () => {
       mediaType: "application/octet-stream",
     });
     expect(res.headers.get("location")).toBe(`${API}/getData/${created.resourceURI}`);
-    const data = await fetch(t.app.url(`${API}/getData/${created.resourceURI}`));
+    const data = await t.app.fetch(t.app.url(`${API}/getData/${created.resourceURI}`));
     expect(await data.text()).toBe("hello world");
     expect(data.headers.get("repr-digest")).toBe(`sha-256=:${sha256("hello world").toString("base64")}:`);
 
@@ -120,7 +120,7 @@ describe("tus core and extensions", () => {
   });
 
   it("creation-with-upload: the POST carries the whole file", async () => {
-    const res = await fetch(endpoint(), {
+    const res = await t.app.fetch(endpoint(), {
       method: "POST",
       headers: {
         ...OCTETS,
@@ -194,7 +194,7 @@ describe("tus core and extensions", () => {
     const url = await create(100);
     expect((await patch(url, 0, "x".repeat(40))).status).toBe(204);
     expect((await partFiles(url)).length).toBe(1);
-    const res = await fetch(url, { method: "DELETE", headers: TUS });
+    const res = await t.app.fetch(url, { method: "DELETE", headers: TUS });
     expect(res.status).toBe(204);
     expect((await head(url)).status).toBe(404);
     expect(await partFiles(url)).toEqual([]);
@@ -208,19 +208,19 @@ describe("tus core and extensions", () => {
     expect((await head(url)).status).toBe(404);
     const next = await create(1);
     expect(await partFiles(url)).toEqual([]);
-    await fetch(next, { method: "DELETE", headers: TUS });
+    await t.app.fetch(next, { method: "DELETE", headers: TUS });
   });
 
   it("refusals: protocol version, metadata, lengths, media type — with nothing stored", async () => {
     const counts = await tableCounts(t.app);
-    const noVersion = await fetch(endpoint(), {
+    const noVersion = await t.app.fetch(endpoint(), {
       method: "POST",
       headers: { "upload-length": "1", "upload-metadata": metadata(FIELDS) },
     });
     expect(noVersion.status).toBe(412);
     expect(noVersion.headers.get("tus-version")).toBe("1.0.0");
     const post = (headers: Record<string, string>) =>
-      fetch(endpoint(), { method: "POST", headers: { ...TUS, ...headers } });
+      t.app.fetch(endpoint(), { method: "POST", headers: { ...TUS, ...headers } });
     await expectProblem(
       await post({ "upload-metadata": metadata(FIELDS) }),
       400,
@@ -256,7 +256,7 @@ describe("tus core and extensions", () => {
     await expectProblem(await patch(url, 0, "abcde"), 413, "PAYLOAD_TOO_LARGE");
     expect((await head(url)).headers.get("upload-offset")).toBe("0");
     await expectProblem(
-      await fetch(url, {
+      await t.app.fetch(url, {
         method: "PATCH",
         headers: { ...TUS, "upload-offset": "0", "content-type": "text/plain" },
         body: "ab",
@@ -302,7 +302,9 @@ describe("tus on an S3 bucket (s3rver)", () => {
       });
       const created = JSON.parse(body) as { sha256: string; size: number; resourceURI: string };
       expect(created).toMatchObject({ size: bytes.length, sha256: sha256(bytes).toString("hex") });
-      const data = new Uint8Array(await (await fetch(app.url(`${API}/getData/${created.resourceURI}`))).arrayBuffer());
+      const data = new Uint8Array(
+        await (await app.fetch(app.url(`${API}/getData/${created.resourceURI}`))).arrayBuffer(),
+      );
       expect(sha256(data).toString("hex")).toBe(created.sha256);
       const left: string[] = [];
       for await (const key of app.deps.blobs.list("tus/")) left.push(key);

@@ -6,7 +6,7 @@ import { plainZip } from "../helpers/packages.js";
 
 const LIMIT = 64 * 1024;
 
-const t = useCmsApp("uperr", { CMS_MAX_RESOURCE_BYTES: String(LIMIT) });
+const t = useCmsApp("uperr", { CMS_MAX_RESOURCE_BYTES: String(LIMIT) }, { transport: "in-process" });
 
 const fields = { resourceAuthor: "Uploader", resourceTenantId: "uperr", resourceName: "f.bin" };
 const small = { bytes: new Uint8Array([1, 2, 3]) };

@@ -9,7 +9,7 @@ import { patternByte, patternBytes } from "../helpers/origin.js";
 import { scormZip } from "../helpers/packages.js";
 import { spawnServer } from "../helpers/spawn-server.js";
 
-const t = useCmsApp("uploads", { CMS_MAX_INLINE_BYTES: "1024" });
+const t = useCmsApp("uploads", { CMS_MAX_INLINE_BYTES: "1024" }, { transport: "in-process" });
 
 const fields = { resourceAuthor: "Uploader", resourceTenantId: "uploads" };
 

@@ -1,12 +1,11 @@
-/** Content endpoints: resolve a live resource (tenant-checked) and stream it with serveBlob. */
+/** Content endpoints: resolve a live resource (tenant-checked) and send it as the content core decides (http/content-answer/). */
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
-import { serveBlob } from "../../http/answer-blob.js";
-import { contentEntities } from "../../http/content-entity.js";
+import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
@@ -51,7 +50,8 @@ export function createContentRouter({
 }): RouteGroup {
   const router = createRouter();
   const consumer = guards.role("consumer");
-  const entities = contentEntities(content);
+  const send = webContentSender(content);
+  const fields = (c: Context<AppEnv>) => (name: string) => c.req.raw.headers.get(name);
 
   const byUri = async (c: Context<AppEnv>) => {
     const found = takeHandedOverRow(c.env, c.req.raw);
@@ -61,8 +61,7 @@ export function createContentRouter({
       c.get("principal"),
       found,
     );
-    const { entity, open } = entities.serve(row, requestHost(c));
-    return serveBlob(c.req.raw, entity, open);
+    return send(row, c.req.method, fields(c), requestHost(c));
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);
@@ -72,8 +71,7 @@ export function createContentRouter({
   return router
     .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
-      const { entity, open } = entities.serve(row, requestHost(c));
-      return (await serveBlob(c.req.raw, entity, open)) as never;
+      return (await send(row, c.req.method, fields(c), requestHost(c))) as never;
     })
     .openapi(guarded(contract.postData, consumer), async (c) => {
       const { resourceUID, resourceURI } = c.req.valid("json");
@@ -82,9 +80,8 @@ export function createContentRouter({
       const row = resourceUID
         ? await resources.findByUid(resourceUID, principal)
         : await resources.findByUri(uri?.context ?? "", uri?.path ?? "", principal);
-      const { entity, open } = entities.serve(row, requestHost(c));
       // The whole representation: a POST carries no range or validators (RFC 9110 §14.2).
-      return (await serveBlob(new Request(c.req.url, { method: "GET" }), entity, open)) as never;
+      return (await send(row, "GET", undefined, requestHost(c))) as never;
     })
     .openapi(guarded(contract.getParentUuid, consumer), async (c) => {
       const parent = await resources.parentOf(await uidFromBody(c), c.get("principal"));

@@ -1,7 +1,6 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
-import { serveBlob } from "../../http/answer-blob.js";
-import { contentEntities } from "../../http/content-entity.js";
+import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
@@ -42,7 +41,7 @@ export function createLifecycleRouter({
   maxInlineBytes,
 }: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
-  const entities = contentEntities(content);
+  const send = webContentSender(content);
   const creator = guards.role("creator");
 
   return router
@@ -91,10 +90,7 @@ export function createLifecycleRouter({
     })
     .openapi(guarded(contract.getRevisionData, guards.read), async (c) => {
       const { resourceUID, revision } = c.req.valid("param");
-      const { entity, open } = entities.serve(
-        await revisions.content(resourceUID, revision, c.get("principal")),
-        requestHost(c),
-      );
-      return (await serveBlob(c.req.raw, entity, open)) as never;
+      const row = await revisions.content(resourceUID, revision, c.get("principal"));
+      return (await send(row, c.req.method, (name) => c.req.raw.headers.get(name), requestHost(c))) as never;
     });
 }

@@ -1,52 +1,70 @@
 /**
- * getData's anonymous GET/HEAD answered on Bun.serve before Hono, the Bun twin of
- * runtime/node/fast-get.ts with the same rules: the same lookup (`resources.findByUri`), the same
- * RFC 9110 decision (`answerBlob`), CORS headers and request id. The body is the cached bytes
- * when the small-blob cache holds them, otherwise a slice of the blob's file (`Bun.file(path).slice`:
- * a sized body Bun sends with sendfile), so ranges of large files never build a Web stream.
+ * getData's anonymous GET/HEAD answered on Bun.serve before Hono (which ones:
+ * http/content-answer/runtime-reads.ts). A thin sender, as runtime/node/fast-get.ts is on node:http:
+ * the same lookup as the route (`resources.findByUri`) and the content core's answer
+ * (http/content-answer/decide.ts) with the request id. The body is the cached bytes when the
+ * small-blob cache holds them, otherwise a slice of the blob's file (`ContentService.localFile`,
+ * `Bun.file(path).slice`: a sized body Bun sends with sendfile), so ranges of large files never
+ * build a Web stream.
  *
- * It only ever answers 200, single-range 206 and 304; `null` hands the request to the app
+ * It only ever sends 200, single-range 206 and 304; `null` hands the request to the app
  * untouched: tokens (when reads need one), signed links and any query string, percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
  * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
-import { answerBlob } from "../../http/answer-blob.js";
-import { contentEntities } from "../../http/content-entity.js";
+import type { ResponseHeaders } from "../../http/answer-blob.js";
+import { type ContentAnswer, contentAnswers } from "../../http/content-answer/decide.js";
+import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
 import { handOverRow } from "../../http/handed-over-row.js";
-import { CONTENT_CORS_HEADERS } from "../../http/middleware/cors.js";
-import { isPlainRequest, plainHeads, plainRange } from "../../http/plain-heads.js";
-import { contentRange } from "../../http/range.js";
 import type { ResourceRow } from "../../metadata/schema.js";
-import { API_PREFIX } from "../../routes/meta.js";
-import { parseUri } from "../../services/resource-ids.js";
-import type { LocalBlobFile } from "../../storage/blob-store.js";
 import type { Services } from "../../services/index.js";
+import type { LocalBlobFile } from "../../storage/blob-store.js";
 import { bunApi } from "./bun-api.js";
 
-const PREFIX = `${API_PREFIX}/getData/`;
 const EMPTY = new Uint8Array(0);
-const NO_FIELD = () => undefined;
 const KNOWN_FILES = 4096;
 
 export interface BunFastGetDeps {
   services: Pick<Services, "resources" | "content">;
-  /** True when reads need no credentials (auth off, or CMS_PUBLIC_READ). Otherwise nothing is answered here. */
+  /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise nothing is answered here. */
   anonymousRead: boolean;
   /** Blobs up to this size go to the app until the small-blob cache holds them (0: no cache). */
   cachedUpTo: number;
 }
 
-/** The path of a request URL (`http://host/path?query`) when it is a plain getData path, else null. */
-function plainGetDataPath(url: string): string | null {
-  const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
-  return path.startsWith(PREFIX) && !path.includes("%") && !path.includes("?") ? path.slice(PREFIX.length) : null;
+/** The request target (path and query) of a request URL (`http://host/path?query`). */
+const targetOf = (url: string) => url.slice(url.indexOf("/", url.indexOf("//") + 2));
+
+/**
+ * A shared head (the row's plain head) as a Headers object: each answer copies it, and Bun copies a
+ * Headers object natively (a 4 KiB answer with it: 1.2–1.4 µs, with an object spread of the same
+ * fields 2.7–3.2 µs, in a loop).
+ */
+const headersOfHead = new WeakMap<ResponseHeaders, Headers>();
+
+/** The head of a sent answer for a Response, with the request id. */
+function bunHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId: string): HeadersInit {
+  const { head, shared, fields } = answer;
+  if (!shared) {
+    head["x-request-id"] = requestId; // a fresh head belongs to this answer
+    return head;
+  }
+  let known = headersOfHead.get(head);
+  if (!known) {
+    known = new Headers(head);
+    headersOfHead.set(head, known);
+  }
+  const headers = new Headers(known);
+  if (fields) for (const [name, value] of Object.entries(fields)) headers.set(name, value);
+  headers.set("x-request-id", requestId);
+  return headers;
 }
 
 /** Returns a handler giving the fast answer with `requestId`, or null when the app must answer. */
 export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
   const { resources, content } = services;
-  const entities = contentEntities(content);
+  const answers = contentAnswers(content);
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (a stat per request was 7–9 % of the CPU of random range GETs; one per file took the
   // profiled server from 5.5k to 10.0k req/s). Bounded: cleared when full.
@@ -64,50 +82,22 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return file;
   }
 
-  /**
-   * A plain GET's head for `row` (plain-heads.ts) without the request id. Each answer copies it: Bun
-   * copies a Headers object natively (a 4 KiB answer with it: 1.2–1.4 µs, with an object spread of the
-   * same fields 2.7–3.2 µs, in a loop).
-   */
-  const plainHead = plainHeads((row: ResourceRow, host: string | undefined) => {
-    const { headers } = answerBlob("GET", NO_FIELD, entities.serve(row, host).entity);
-    return new Headers({ ...headers, ...CONTENT_CORS_HEADERS });
-  });
-
-  /** The status and headers of `row`'s answer, and the range sent (null: the app answers). */
-  function decide(req: Request, row: ResourceRow, requestId: string) {
-    const header = (name: string) => req.headers.get(name);
-    if (isPlainRequest(header)) {
-      const headers = new Headers(plainHead(row, req.headers.get("host") ?? undefined));
-      headers.set("x-request-id", requestId);
-      return { status: 200, headers, range: undefined };
-    }
-    const range = req.method === "GET" ? plainRange(header, row.size) : null;
-    if (range) {
-      const headers = new Headers(plainHead(row, req.headers.get("host") ?? undefined));
-      headers.set("content-length", String(range.end - range.start + 1));
-      headers.set("content-range", contentRange(range, row.size));
-      headers.set("x-request-id", requestId);
-      return { status: 206, headers, range };
-    }
-    const result = answerBlob(req.method, header, entities.serve(row, req.headers.get("host") ?? undefined).entity);
-    if (result.multipart) return null;
-    return {
-      status: result.status,
-      headers: { ...result.headers, ...CONTENT_CORS_HEADERS, "x-request-id": requestId },
-      range: result.range,
-    };
-  }
-
   /** The answer for `row`: in the same call when nothing needs reading (bytes cached, HEAD, 304, empty). */
   function answer(req: Request, row: ResourceRow, requestId: string): Response | null | Promise<Response | null> {
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
-    const result = decide(req, row, requestId);
-    if (!result) return null;
-    const { status, headers } = result;
-    if (req.method !== "GET" || status === 304) return new Response(null, { status, headers });
-    const { start, end } = result.range ?? { start: 0, end: row.size - 1 };
+    const decided = answers.decide(
+      row,
+      req.method,
+      (name) => req.headers.get(name),
+      req.headers.get("host") ?? undefined,
+    );
+    // 412, 416, several ranges: the app answers them, with its problem details or its multipart body.
+    if (decided.problem || decided.multipart) return null;
+    const { status, body } = decided;
+    const headers = bunHead(decided, requestId);
+    if (!body) return new Response(null, { status, headers });
+    const { start, end } = body;
     // Bun waits seconds before sending an empty file slice; an empty body goes out at once.
     if (end < start) return new Response(EMPTY, { status, headers });
     if (bytes) return new Response(bytes.subarray(start, end + 1), { status, headers });
@@ -156,9 +146,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
    * per request; 1.11× the req/s under wrk).
    */
   return (req: Request, requestId: string): Response | null | Promise<Response | null> => {
-    if (!anonymousRead || (req.method !== "GET" && req.method !== "HEAD")) return null;
-    const path = plainGetDataPath(req.url);
-    const uri = path === null ? null : parseUri(path);
+    const uri = runtimeRead(anonymousRead, req.method, targetOf(req.url));
     if (!uri) return null;
     try {
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);

@@ -28,8 +28,10 @@ import { parseTraceparent } from "../../metrics/trace-context.js";
 import { METRICS_PATH } from "../host/metrics-endpoint.js";
 import { inTrace } from "../host/trace-scope.js";
 import { requestMetrics } from "../host/request-metrics.js";
+import { readsAreOpen } from "../../auth/guards.js";
+import { sentContentOf } from "../../http/content-answer/web.js";
 import { ProblemError, problemResponse } from "../../problems.js";
-import { localFileOf } from "../../storage/drivers/fs.js";
+import type { ContentService } from "../../services/content.js";
 import { bunApi } from "./bun-api.js";
 import { bunFastGet } from "./fast-get.js";
 
@@ -37,17 +39,20 @@ import { bunFastGet } from "./fast-get.js";
 const IDLE_TIMEOUT_S = 120;
 
 /**
- * An app answer streaming a slice of a blob file, re-made with that slice as a sized body: Bun.serve
+ * An app answer streaming content (http/content-answer/web.ts) re-made with the same bytes of the
+ * blob's local file as a sized body, when the blob store has local files (the fs driver): Bun.serve
  * sends a streamed body chunked and drops its Content-Length. Other streamed answers (multipart
- * ranges, uploads' answers) go out as they are, chunked.
+ * ranges, uploads' answers, blobs on S3) go out as they are, chunked.
  */
-function sized(res: Response): Response {
-  const file = res.body ? localFileOf(res.body) : undefined;
-  if (!res.body || !file || file.size === 0) return res;
+async function sized(res: Response, content: Pick<ContentService, "localFile">): Promise<Response> {
+  const sent = res.body ? sentContentOf(res.body) : undefined;
+  if (!res.body || !sent || sent.body.end < sent.body.start) return res;
+  const file = await content.localFile(sent.row).catch(() => null);
+  if (!file) return res;
   res.body.cancel().catch(() => {});
   const body = bunApi()
     .file(file.path)
-    .slice(file.offset, file.offset + file.size);
+    .slice(file.offset + sent.body.start, file.offset + sent.body.end + 1);
   return new Response(body, { status: res.status, headers: res.headers });
 }
 
@@ -65,7 +70,7 @@ export function serveBun(started: Bootstrapped): void {
   const { config, deps, services, logger, app } = started;
   const fast = bunFastGet({
     services,
-    anonymousRead: deps.verifier === null || config.CMS_PUBLIC_READ,
+    anonymousRead: readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ }),
     cachedUpTo: config.CMS_BLOB_CACHE_BYTES > 0 ? config.CMS_BLOB_CACHE_ENTRY_BYTES : -1,
   });
 
@@ -91,7 +96,7 @@ export function serveBun(started: Bootstrapped): void {
       else {
         // A valid W3C traceparent goes on, as a child, to the origin fetches this request makes.
         const trace = parseTraceparent(req.headers.get("traceparent"));
-        res = sized(await inTrace(trace, () => app.fetch(req)));
+        res = await sized(await inTrace(trace, () => app.fetch(req)), services.content);
       }
     } catch (err) {
       res = failed(err);

@@ -19,13 +19,29 @@ import { createSqliteFileClient } from "./sqlite-file-client.js";
 type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN"> &
   Partial<Pick<Config, "CMS_DB_BUSY_TIMEOUT_MS">>;
 
+/**
+ * The URL @libsql/client is given for a remote database: `libsql://` as WebSockets (`wss://`, or
+ * `ws://` with `?tls=0`). @libsql/client 0.18 on Node sends `libsql://` over HTTP, one request per
+ * statement; one WebSocket stream per client answered 2–3× the getData lookups per second.
+ */
+export function remoteClientUrl(url: string): string {
+  if (!url.startsWith("libsql:")) return url;
+  const parsed = new URL(url);
+  const plain = parsed.searchParams.get("tls") === "0";
+  parsed.searchParams.delete("tls");
+  return `${plain ? "ws" : "wss"}:${parsed.href.slice("libsql:".length)}`;
+}
+
+/** A libSQL client for anything but a local file (loaded only here: @libsql/client and its remote protocols took ~90 ms of a cold start). */
+async function remoteClient(url: string, authToken: string | undefined): Promise<Client> {
+  const { createClient } = await import("@libsql/client");
+  return createClient({ url: remoteClientUrl(url), authToken });
+}
+
 export async function openDatabase(config: DatabaseSettings, health?: DatabaseHealth) {
   const url = config.CMS_DATABASE_URL;
   if (!url.startsWith("file:") || url.includes(":memory:")) {
-    // Loaded only here: @libsql/client and its remote protocols (ws, hrana) took ~90 ms of a cold start.
-    const { createClient } = await import("@libsql/client");
-    const client = createClient({ url, authToken: config.CMS_DATABASE_AUTH_TOKEN });
-    return migrated(client, health);
+    return migrated(await remoteClient(url, config.CMS_DATABASE_AUTH_TOKEN), health);
   }
   const file = resolve(url.slice("file:".length));
   await mkdir(dirname(file), { recursive: true });
@@ -40,6 +56,15 @@ export async function openDatabase(config: DatabaseSettings, health?: DatabaseHe
   await client.execute("PRAGMA synchronous = NORMAL");
   const wal = walSyncer(file);
   return migrated(withDurableCommits(client, groupCommit(wal.sync)), health, wal.close);
+}
+
+/**
+ * CMS_DATABASE_READ_URL: a read replica of the database (same token), not migrated — it follows its
+ * primary, which openDatabase migrates. Only read from (metadata/read-replica.ts).
+ */
+export async function openReadReplica(url: string, authToken: string | undefined) {
+  const client = await remoteClient(url, authToken);
+  return { db: drizzle(client), close: () => client.close() };
 }
 
 /**

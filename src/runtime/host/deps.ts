@@ -7,14 +7,17 @@ import type { AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth } from "../../metadata/database-health.js";
-import { createMetadataStore } from "../../metadata/metadata-store.js";
+import { createMetadataStore, type MetadataStore } from "../../metadata/metadata-store.js";
+import { withReadReplica } from "../../metadata/read-replica.js";
+import { withRowCache } from "../../metadata/row-cache.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import type { CachedBlobStore } from "../../storage/drivers/cached.js";
 import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
-import { openDatabase } from "./database.js";
+import { openDatabase, openReadReplica } from "./database.js";
+import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
 import { instanceIdOf } from "./instance-id.js";
 import { createMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
@@ -42,7 +45,13 @@ export async function createServerDeps(
   if (config.CMS_AUTH_ENABLED && !config.CMS_LINK_SECRET) {
     logger.warn("CMS_LINK_SECRET is not set: signed links last only as long as this process and work only on it");
   }
-  const resourceStore = createMetadataStore(database.db);
+  const remote = await remoteParts(config, database.db.$client, clock, logger).catch(async (err: unknown) => {
+    database.close();
+    await closeBlobs();
+    throw err;
+  });
+  const { replica } = remote;
+  const resourceStore = servingStore(config, createMetadataStore(database.db), replica, logger);
   const url = config.CMS_DATABASE_URL;
   const store = url.startsWith("file:")
     ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS, health)
@@ -57,10 +66,11 @@ export async function createServerDeps(
     metrics: metrics ?? undefined,
     readAsset: readSwaggerAsset,
     platformCompresses: false,
-    clock,
+    clock: clock ?? remote.databaseClock?.clock,
     storeLabel: storeLabelOf(config),
   }).catch(async (err: unknown) => {
     store?.close();
+    remote.close();
     database.close();
     await closeBlobs();
     throw err;
@@ -80,8 +90,68 @@ export async function createServerDeps(
     close: async () => {
       await collector?.stop();
       store?.close();
+      remote.close();
       database.close();
       await closeBlobs();
     },
   };
+}
+
+/**
+ * What a remote database adds: its read replica (CMS_DATABASE_READ_URL), and its server's clock for
+ * every expiry unless a test gives the clock (database-clock.ts; a `file:` database is on this machine).
+ */
+async function remoteParts(
+  config: Config,
+  client: Parameters<typeof databaseClock>[0],
+  clock: AppDeps["clock"] | undefined,
+  logger: Logger,
+) {
+  const onServer = !clock && !config.CMS_DATABASE_URL.startsWith("file:");
+  const serverClock = onServer
+    ? await databaseClock(client, {
+        onOffset: (offsetMs) => {
+          if (Math.abs(offsetMs) > 1000) logger.warn("this machine's clock is off the database's", { offsetMs });
+        },
+      })
+    : null;
+  const replica = config.CMS_DATABASE_READ_URL
+    ? await openReadReplica(config.CMS_DATABASE_READ_URL, config.CMS_DATABASE_AUTH_TOKEN).catch((err: unknown) => {
+        serverClock?.stop();
+        throw err;
+      })
+    : null;
+  return {
+    replica,
+    databaseClock: serverClock,
+    close() {
+      serverClock?.stop();
+      replica?.close();
+    },
+  };
+}
+
+/**
+ * The store over the primary, with serving reads on the read replica when there is one, and for a
+ * remote database the row cache in front (CMS_ROW_CACHE_TTL_MS; a `file:` database gets
+ * prepared-lookup.ts's instead).
+ */
+function servingStore(
+  config: Config,
+  primary: MetadataStore,
+  replica: { db: Parameters<typeof createMetadataStore>[0] } | null,
+  logger: Logger,
+): MetadataStore {
+  let loggedAt = Number.NEGATIVE_INFINITY;
+  const store = replica
+    ? withReadReplica(primary, createMetadataStore(replica.db), (err) => {
+        // At most once a minute: meanwhile every read that failed there went to the primary.
+        if (performance.now() - loggedAt < 60_000) return;
+        loggedAt = performance.now();
+        logger.warn("read replica failed; reading the primary", { err });
+      })
+    : primary;
+  const remote = !config.CMS_DATABASE_URL.startsWith("file:");
+  if (!remote || config.CMS_ROW_CACHE_ROWS === 0 || config.CMS_ROW_CACHE_TTL_MS === 0) return store;
+  return withRowCache(store, { rows: config.CMS_ROW_CACHE_ROWS, ttlMs: config.CMS_ROW_CACHE_TTL_MS });
 }

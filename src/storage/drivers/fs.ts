@@ -48,14 +48,13 @@ import {
   writeFully,
 } from "./fs/file-io.js";
 import { createOpenFiles } from "./fs/open-files.js";
-import { fileStream, streamFiles, writeTempFile } from "./fs/streams.js";
+import { fileStream, writeTempFile } from "./fs/streams.js";
 import { claimTempDir, sweepTempRoot } from "./fs/temp.js";
 import { checkRange } from "./utils/driver-kit.js";
 import { decodeOwner, encodeOwner, OWNER_MARKER } from "./utils/owner-marker.js";
 import { commitContentAddressed, targetOrCancel } from "./utils/put-checks.js";
 
 export { DRIVER } from "./fs/file-io.js";
-export { localFileOf } from "./fs/streams.js";
 
 const TMP_DIR = ".tmp";
 // Files kept open for openFile (a hot video and its neighbours), and how long an unused one stays open.
@@ -166,12 +165,14 @@ class FsStore implements FsBlobStore {
       throw err;
     }
     // The open handle pins this inode: a concurrent overwrite or delete cannot change what we read.
-    const body = fileStream(handle, HEADER_LENGTH + start, length);
-    streamFiles.set(body, { path: file, offset: HEADER_LENGTH + start, size: length });
-    return { ...info, body };
+    return { ...info, body: fileStream(handle, HEADER_LENGTH + start, length) };
   }
 
-  /** One stat, no open: the header is not read (its format is checked by `get`, on the app's path). */
+  /**
+   * Where the blob's content lies on disk, for a runtime that sends files itself (Bun.serve's
+   * sendfile): one stat, no open; the header is not read (its format is checked by `get`, on the
+   * app's path). Content-addressed blob files never change, so the path is as good as a handle.
+   */
   async localFile(key: BlobKey): Promise<LocalBlobFile | null> {
     const file = this.#pathOf(key);
     const st = await stat(file).catch((err: unknown) => {

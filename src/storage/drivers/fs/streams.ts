@@ -1,11 +1,11 @@
 /**
- * The fs driver's streams: blob files read as pull-based Web streams (with the file slice behind
- * each, for localFileOf), and request bodies written into temp files.
+ * The fs driver's streams: blob files read as pull-based Web streams, and request bodies written
+ * into temp files.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { open, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { StorageError, type BlobInfo, type LocalBlobFile, type PutOptions } from "../../blob-store.js";
+import { StorageError, type BlobInfo, type PutOptions } from "../../blob-store.js";
 import { checkChunk, checkHash, checkLimit } from "../utils/put-checks.js";
 import { HEADER_LENGTH, HEADER_PREFIX } from "./blob-format.js";
 import { DRIVER, io, ioError, noop, writeFully } from "./file-io.js";
@@ -62,16 +62,6 @@ export function fileStream(handle: FileHandle, position: number, length: number)
     { highWaterMark: 1 },
   );
 }
-
-/** The file slice behind each body `get` returned, for `localFileOf`; entries go with their streams. */
-export const streamFiles = new WeakMap<ReadableStream<Uint8Array>, LocalBlobFile>();
-
-/**
- * The file slice a body from this driver's `get` reads, if `body` is one: a runtime that sends
- * files itself (Bun.serve, which drops Content-Length on streamed bodies) sends that slice instead
- * and cancels `body`. Content-addressed blob files never change, so the path is as good as the handle.
- */
-export const localFileOf = (body: ReadableStream<Uint8Array>): LocalBlobFile | undefined => streamFiles.get(body);
 
 export interface TempFile {
   path: string;

@@ -1,0 +1,53 @@
+/**
+ * The app's content sender: the core's answer (decide.ts) as a Web Response, the body streamed
+ * from the blob store (`ContentService.read`). Each body it streams is remembered with the bytes it
+ * holds (`sentContentOf`), so a runtime that sends files itself (Bun.serve drops Content-Length on
+ * streamed bodies) can send the same bytes from the blob's local file (`ContentService.localFile`).
+ */
+import type { ContentFacts, ContentService } from "../../services/content.js";
+import { contentAnswers, type ContentBody, type RequestField } from "./decide.js";
+
+/** The row and the bytes of its blob a streamed body holds. */
+export interface SentContent {
+  row: ContentFacts;
+  body: ContentBody;
+}
+
+/** Bodies this sender streamed; entries go with their streams. */
+const sent = new WeakMap<ReadableStream<Uint8Array>, SentContent>();
+
+/** What `body` holds, when it is a content body this sender streamed. */
+export const sentContentOf = (body: ReadableStream<Uint8Array>): SentContent | undefined => sent.get(body);
+
+const NO_FIELD: RequestField = () => undefined;
+
+/** Answers content requests of `content`'s rows with Web Responses (call it once, not per request). */
+export function webContentSender(content: Pick<ContentService, "read" | "contentOrigin">) {
+  const answers = contentAnswers(content);
+
+  /**
+   * The answer to `method` with `header` on `host` for `row`; 405/412/416 are thrown as
+   * ProblemErrors for the app's problem renderer. Without `header`: the request carries no field
+   * that changes the answer (postData: the whole representation).
+   */
+  return async (
+    row: ContentFacts,
+    method: string,
+    header: RequestField = NO_FIELD,
+    host: string | undefined = undefined,
+  ): Promise<Response> => {
+    const answer = answers.decide(row, method, header, host);
+    if (answer.problem) throw answer.problem;
+    const { status, head, fields, body, multipart } = answer;
+    const headers = fields ? { ...head, ...fields } : head;
+    if (multipart) {
+      const stream = method === "GET" ? multipart.stream((range) => content.read(row, range)) : null;
+      return new Response(stream, { status, headers });
+    }
+    // An empty blob has nothing to stream, so storage isn't touched.
+    if (!body || body.end < body.start) return new Response(null, { status, headers });
+    const bytes = await content.read(row, body.whole ? undefined : body);
+    if (bytes instanceof ReadableStream) sent.set(bytes, { row, body });
+    return new Response(bytes, { status, headers });
+  };
+}

@@ -1,0 +1,155 @@
+/**
+ * The content core (src/http/content-answer/): one decision for the route and both runtimes' fast
+ * paths. It must give exactly what RFC 9110's evaluation (`answerBlob`) gives, with the content
+ * CORS headers, for any request; describe the bytes to send without reading any; return problems
+ * instead of throwing them; and hand the runtimes one shared head per row so they can keep their
+ * own form of it. `runtimeRead` is the one rule for which requests a runtime may answer itself.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { answerBlob } from "../../src/http/answer-blob.js";
+import { contentAnswers } from "../../src/http/content-answer/decide.js";
+import { runtimeRead } from "../../src/http/content-answer/runtime-reads.js";
+import { contentEntities } from "../../src/http/content-entity.js";
+import { CONTENT_CORS_HEADERS } from "../../src/http/middleware/cors.js";
+import type { ContentFacts } from "../../src/services/content.js";
+
+// The decision does no I/O: a content service whose read fails the test if it is ever called.
+const content = {
+  contentOrigin: undefined,
+  read: () => {
+    throw new Error("the core read a blob");
+  },
+};
+const answers = contentAnswers(content);
+const row = (size = 10): ContentFacts =>
+  Object.freeze({
+    blobKey: `sha256/${"a".repeat(64)}`,
+    size,
+    sha256: "a".repeat(64),
+    mediaType: "text/plain",
+    name: "docs/a.txt",
+    updatedAt: Date.parse("2024-05-01T12:34:56Z"),
+  });
+const fieldsOf =
+  (fields: Record<string, string | undefined>) =>
+  (name: string): string | undefined =>
+    fields[name];
+const none = fieldsOf({});
+const etag = `"${"a".repeat(64)}"`;
+
+describe("contentAnswers().decide", () => {
+  it("is one per content service", () => {
+    expect(contentAnswers(content)).toBe(answers);
+  });
+
+  it("answers a plain GET with the row's shared head and the whole blob; HEAD with no body", () => {
+    const r = row();
+    const get = answers.decide(r, "GET", none, "h");
+    expect(get).toMatchObject({
+      status: 200,
+      shared: true,
+      fields: undefined,
+      body: { start: 0, end: 9, whole: true },
+    });
+    expect(get.problem).toBeUndefined();
+    const head = answers.decide(r, "HEAD", none, "h");
+    expect(head).toMatchObject({ status: 200, shared: true, body: null });
+    // One frozen object per row and host: a sender keeps its own form of it by identity.
+    expect(!get.problem && !head.problem && get.head === head.head && Object.isFrozen(get.head)).toBe(true);
+    expect(get.problem || get.head).toMatchObject({ ...CONTENT_CORS_HEADERS, "content-length": "10", etag });
+    const other = answers.decide(r, "GET", none, "other-host");
+    expect(!other.problem && !get.problem && other.head !== get.head).toBe(true);
+  });
+
+  it("frames a plain single range over the shared head (Content-Length, Content-Range)", () => {
+    const answer = answers.decide(row(), "GET", fieldsOf({ range: "bytes=2-5" }), "h");
+    expect(answer).toMatchObject({
+      status: 206,
+      shared: true,
+      fields: { "content-length": "4", "content-range": "bytes 2-5/10" },
+      body: { start: 2, end: 5, whole: false },
+    });
+  });
+
+  it("describes 304, multipart and an empty blob without a body to read", () => {
+    expect(answers.decide(row(), "GET", fieldsOf({ "if-none-match": etag }), "h")).toMatchObject({
+      status: 304,
+      shared: false,
+      body: null,
+    });
+    const multi = answers.decide(row(), "GET", fieldsOf({ range: "bytes=0-1,4-5" }), "h");
+    expect(multi).toMatchObject({ status: 206, body: null });
+    expect(multi.problem || multi.multipart).toBeDefined();
+    // An empty blob's GET: a body of no bytes (a sender need not touch storage).
+    expect(answers.decide(row(0), "GET", none, "h")).toMatchObject({ status: 200, body: { start: 0, end: -1 } });
+  });
+
+  it("returns 412, 416 and 405 as problems instead of throwing them", () => {
+    const code = (method: string, fields: Record<string, string>) => {
+      const answer = answers.decide(row(), method, fieldsOf(fields), "h");
+      return answer.problem?.code;
+    };
+    expect(code("GET", { "if-match": '"other"' })).toBe("PRECONDITION_FAILED");
+    expect(code("GET", { range: "bytes=10-" })).toBe("RANGE_NOT_SATISFIABLE");
+    expect(code("POST", {})).toBe("METHOD_NOT_ALLOWED");
+  });
+
+  it("gives answerBlob's status and headers (with the content CORS headers) for any request", () => {
+    const r = row();
+    const entity = contentEntities(content).serve(r, "h").entity;
+    const request = fc.record({
+      method: fc.constantFrom("GET", "HEAD"),
+      range: fc.option(fc.constantFrom("bytes=0-3", "bytes=-2", "bytes=5-", "bytes=0-1,6-7", "bytes=20-", "items=1-2")),
+      "if-range": fc.option(fc.constantFrom(etag, '"other"')),
+      "if-none-match": fc.option(fc.constantFrom(etag, '"other"', "*")),
+      "if-match": fc.option(fc.constantFrom(etag, '"other"')),
+      "if-modified-since": fc.option(fc.constantFrom("Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 May 2024 12:34:56 GMT")),
+      "want-content-digest": fc.option(fc.constant("sha-256=5")),
+    });
+    fc.assert(
+      fc.property(request, ({ method, ...fields }) => {
+        const header = (name: string) => (fields as Record<string, string | null>)[name] ?? undefined;
+        let expected: ReturnType<typeof answerBlob> | { code: string };
+        try {
+          expected = answerBlob(method, header, entity);
+        } catch (err) {
+          expected = { code: (err as { code: string }).code };
+        }
+        const answer = answers.decide(r, method, header, "h");
+        if ("code" in expected) return void expect(answer.problem?.code).toBe(expected.code);
+        if (answer.problem) throw answer.problem;
+        expect(answer.status).toBe(expected.status);
+        // Multipart boundaries are random per answer.
+        const unbounded = (headers: Record<string, string>) => ({
+          ...headers,
+          "content-type": headers["content-type"]?.replace(/boundary=\w+/, "boundary=B"),
+        });
+        expect(unbounded({ ...answer.head, ...answer.fields })).toEqual(
+          unbounded({ ...expected.headers, ...CONTENT_CORS_HEADERS }),
+        );
+        const sent = method === "GET" && expected.status !== 304 && !expected.multipart;
+        const range = expected.range ?? { start: 0, end: 9 };
+        expect(answer.body && { start: answer.body.start, end: answer.body.end }).toEqual(sent ? range : null);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
+
+describe("runtimeRead: what a runtime may answer before the app", () => {
+  const path = "/cms/v1.0/getData/ctx/docs/a.txt";
+  it("names the resource of a plain GET or HEAD when reads are open", () => {
+    expect(runtimeRead(true, "GET", path)).toEqual({ context: "ctx", path: "docs/a.txt" });
+    expect(runtimeRead(true, "HEAD", path)).toEqual({ context: "ctx", path: "docs/a.txt" });
+  });
+  it("leaves everything else to the app", () => {
+    expect(runtimeRead(false, "GET", path)).toBeNull(); // reads need credentials
+    expect(runtimeRead(true, "POST", path)).toBeNull();
+    expect(runtimeRead(true, "GET", `${path}?expires=1&signature=x`)).toBeNull(); // a signed link
+    expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx/docs/a%20b.txt")).toBeNull();
+    expect(runtimeRead(true, "GET", "/cms/v1.0/getDataUuid/x")).toBeNull();
+    expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx")).toBeNull();
+    expect(runtimeRead(true, "GET", undefined)).toBeNull();
+  });
+});

@@ -1,0 +1,199 @@
+/**
+ * The remote database's row cache (metadata/row-cache.ts) on a real migrated libSQL file: "this
+ * instance" is the cached store, "another instance" a second connection's store on the same file.
+ * Its coherence rule: another instance's change is seen within the TTL, this instance's own writes
+ * at once, a miss is never cached, a versioned lookup may keep a matching row longer. Its clock is
+ * moved by the test (pure timing logic); everything else is the real database.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createMetadataStore, type GuardedChange, type MetadataStore } from "../../src/metadata/metadata-store.js";
+import { withRowCache } from "../../src/metadata/row-cache.js";
+import type { NewResourceRow } from "../../src/metadata/schema.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
+import { reservingStore } from "../helpers/reserving-store.js";
+
+const TTL = 1_000;
+const VERSIONED_TTL = 60_000;
+
+let dir: string;
+let here: MetadataStore;
+let other: MetadataStore;
+let base: MetadataStore;
+let closers: (() => void)[];
+let clock: number;
+let lookups: number;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-row-cache-"));
+  const url = `file:${join(dir, "cms.db")}`;
+  const mine = await openDatabase({ CMS_DATABASE_URL: url });
+  const theirs = await openDatabase({ CMS_DATABASE_URL: url });
+  closers = [mine.close, theirs.close];
+  clock = 0;
+  lookups = 0;
+  base = reservingStore(createMetadataStore(mine.db));
+  const counted: MetadataStore = {
+    ...base,
+    findByUri: (context, path) => {
+      lookups++;
+      return base.findByUri(context, path);
+    },
+  };
+  here = withRowCache(counted, { rows: 100, ttlMs: TTL, versionedTtlMs: VERSIONED_TTL, now: () => clock });
+  other = reservingStore(createMetadataStore(theirs.db));
+});
+afterEach(async () => {
+  for (const close of closers) close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+let seq = 0;
+function row(over: Partial<NewResourceRow> = {}): NewResourceRow & { uid: string } {
+  const shortId = `id${String(++seq).padStart(4, "0")}`;
+  const uid = over.uid ?? `${shortId}-t`;
+  return {
+    uid,
+    shortId,
+    tenantId: "t",
+    context: uid,
+    path: "a.txt",
+    name: "a.txt",
+    author: "A",
+    mediaType: "text/plain",
+    size: 1,
+    sha256: "0123456789abcdef",
+    blobKey: `k${seq}`,
+    createdAt: 1000 + seq,
+    updatedAt: 1000 + seq,
+    ...over,
+  };
+}
+
+const lock = { lockId: "L1", owner: "Alice", holder: null };
+const change = (uid: string, over: Partial<GuardedChange> = {}): GuardedChange => ({
+  uid,
+  expectedRevision: 1,
+  lock,
+  actor: null,
+  now: 5000,
+  ...over,
+});
+const take = (store: MetadataStore, name: string) =>
+  store.locks.acquire({ name, ...lock, expiresAt: 10_000, now: 1000 });
+
+describe("the row cache of a remote database", () => {
+  it("answers a found row from memory, in the same call too, with one database lookup", async () => {
+    const r = await other.insert(row());
+    expect(here.findByUriNow?.(r.context, r.path)).toBeUndefined(); // not known yet: ask findByUri
+    expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid);
+    expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid);
+    expect(here.findByUriNow?.(r.context, r.path)?.uid).toBe(r.uid);
+    expect(lookups).toBe(1);
+  });
+
+  it("shares one database lookup among concurrent requests for a row it does not hold", async () => {
+    const r = await other.insert(row());
+    const found = await Promise.all(Array.from({ length: 10 }, () => here.findByUri(r.context, r.path)));
+    expect(found.map((f) => f?.uid)).toEqual(Array(10).fill(r.uid));
+    expect(lookups).toBe(1);
+  });
+
+  it("never caches a miss: a resource created on another instance is found at once", async () => {
+    const r = row();
+    expect(await here.findByUri(r.context, r.path)).toBeNull();
+    await other.insert(r);
+    expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid);
+  });
+
+  it("sees another instance's update and delete within the TTL, not before", async () => {
+    const r = await other.insert(row());
+    await take(other, r.uid);
+    expect((await here.findByUri(r.context, r.path))?.author).toBe("A");
+    await other.update(change(r.uid), { author: "B" });
+    clock = TTL - 1;
+    expect((await here.findByUri(r.context, r.path))?.author).toBe("A"); // within the bound
+    clock = TTL;
+    expect((await here.findByUri(r.context, r.path))?.author).toBe("B");
+
+    await other.softDelete(change(r.uid, { expectedRevision: 2, now: 6000 }));
+    expect((await here.findByUri(r.context, r.path))?.deletedAt).toBeNull();
+    clock = 2 * TTL;
+    expect((await here.findByUri(r.context, r.path))?.deletedAt).toBe(6000);
+  });
+
+  it("drops a resource's rows at once on this instance's own update, delete, purge and lock", async () => {
+    const r = await here.insert(row());
+    const seen = async () => (await here.findByUri(r.context, r.path))?.revision;
+    expect(await seen()).toBe(1);
+    await take(here, r.uid);
+    const afterLock = lookups;
+    expect(await seen()).toBe(1);
+    expect(lookups).toBe(afterLock + 1); // the lock dropped it: looked up again
+    await here.update(change(r.uid), { author: "B" });
+    expect(await seen()).toBe(2);
+    await here.softDelete(change(r.uid, { expectedRevision: 2 }));
+    expect((await here.findByUri(r.context, r.path))?.deletedAt).toBe(5000);
+    await here.purge(r.uid, 7000);
+    expect(await here.findByUri(r.context, r.path)).toBeNull();
+  });
+
+  it("drops a package's files with the package (they share its context)", async () => {
+    const zip = row({ path: "p.zip", name: "p.zip" });
+    const file = row({ context: zip.uid, parentUid: zip.uid, path: "index.html", name: "index.html" });
+    await here.insertAll([zip, file]);
+    await take(here, zip.uid);
+    expect((await here.findByUri(zip.uid, "index.html"))?.deletedAt).toBeNull();
+    await here.softDelete(change(zip.uid));
+    expect((await here.findByUri(zip.uid, "index.html"))?.deletedAt).toBe(5000);
+  });
+
+  it("does not cache a lookup that was in flight across an own write (it may have read the old row)", async () => {
+    const r = await here.insert(row());
+    await take(here, r.uid);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A lookup that read the old row and answers only after the update committed.
+    const slow = withRowCache(
+      {
+        ...base,
+        findByUri: async (context, path) => {
+          const found = await base.findByUri(context, path);
+          await gate;
+          return found;
+        },
+      },
+      { rows: 10, ttlMs: TTL, now: () => clock },
+    );
+    const inFlight = slow.findByUri(r.context, r.path);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await slow.update(change(r.uid), { author: "B" });
+    const afterWrite = slow.findByUri(r.context, r.path); // must not join the older lookup
+    release();
+    expect((await inFlight)?.author).toBe("A");
+    expect((await afterWrite)?.author).toBe("B");
+    expect((await slow.findByUri(r.context, r.path))?.author).toBe("B");
+  });
+
+  it("keeps a row that matches the URL's content version (?v=) up to the versioned bound", async () => {
+    const r = await other.insert(row());
+    await here.findByUri(r.context, r.path);
+    await other.purge(r.uid, 6000);
+    clock = VERSIONED_TTL - 1;
+    expect((await here.findByUri(r.context, r.path, "01234567"))?.uid).toBe(r.uid); // content cannot be stale
+    expect(here.findByUriNow?.(r.context, r.path, "01234567")?.uid).toBe(r.uid);
+    expect(await here.findByUri(r.context, r.path, "ffffffff")).toBeNull(); // another version: asks
+  });
+
+  it("keeps a versioned row no longer than the versioned bound (a delete elsewhere is seen then)", async () => {
+    const r = await other.insert(row());
+    await here.findByUri(r.context, r.path, "01234567");
+    await other.purge(r.uid, 6000);
+    clock = VERSIONED_TTL;
+    expect(await here.findByUri(r.context, r.path, "01234567")).toBeNull();
+  });
+});

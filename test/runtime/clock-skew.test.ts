@@ -1,0 +1,152 @@
+/**
+ * Two instances on one sqld whose machines disagree on the time: B runs under libfaketime (the
+ * Debian `faketime` package, LD_PRELOAD into `node dist/node/server.mjs`) ten minutes ahead, then ten
+ * minutes behind. Lock lifetimes, the tus expiry and the collector's grace period are 5 minutes —
+ * shorter than the skew — so any rule decided on a machine's own clock breaks: a lock one takes
+ * looks expired to the other, a fresh tus upload expired, a fresh reservation abandoned. They must
+ * hold: exclusivity, resumability, and no blob within its grace period deleted.
+ */
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { type Sqld, startSqld } from "../helpers/sqld.js";
+
+const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+const base64 = (text: string) => Buffer.from(text).toString("base64");
+type Value = { type: "integer"; value: string } | { type: "text"; value: string };
+
+/** One statement on sqld over Hrana's HTTP pipeline (the test's own view of the database). */
+async function query(sqld: Sqld, sql: string, args: Value[] = []): Promise<string[][]> {
+  const res = await fetch(`${sqld.url}/v2/pipeline`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql, args } }, { type: "close" }] }),
+  });
+  const body = (await res.json()) as {
+    results: { type: string; error?: unknown; response?: { result: { rows: { value: string }[][] } } }[];
+  };
+  const first = body.results[0];
+  if (first?.type !== "ok") throw new Error(`sqld: ${JSON.stringify(first?.error)}`);
+  return (first.response?.result.rows ?? []).map((row) => row.map((cell) => cell.value));
+}
+
+describe.runIf(existsSync(LIBFAKETIME)).each(["+10m", "-10m"])("one instance's clock %s off, on one sqld", (skew) => {
+  let dir: string;
+  let sqld: Sqld;
+  let a: ServerProcess;
+  let b: ServerProcess;
+  let volume: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "cms-skew-"));
+    volume = join(dir, "volume");
+    sqld = await startSqld();
+    const shared = {
+      CMS_VOLUME: volume,
+      CMS_DATABASE_URL: sqld.wsUrl,
+      CMS_LOCK_TTL: "300",
+      CMS_TUS_EXPIRY_SECONDS: "300",
+      CMS_GC_GRACE_SECONDS: "300",
+    };
+    a = await spawnServer({ ...shared, CMS_GC_INTERVAL_SECONDS: "3600" });
+    // FAKETIME_DONT_FAKE_MONOTONIC: only the wall clock is off, as on a machine whose NTP is.
+    b = await spawnServer({
+      ...shared,
+      CMS_GC_INTERVAL_SECONDS: "1",
+      LD_PRELOAD: LIBFAKETIME,
+      FAKETIME: skew,
+      FAKETIME_DONT_FAKE_MONOTONIC: "1",
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await sqld?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = (server: ServerProcess, verb: string, body: unknown) =>
+    fetch(`${server.url}/cms/v1.0/${verb}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  async function create(server: ServerProcess, name: string, text: string) {
+    const res = await post(server, "createResource", {
+      resourceAuthor: "Author",
+      resourceBinary: base64(text),
+      resourceMediaType: "text/plain",
+      resourceName: name,
+      resourceTenantId: "skew",
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    return (await res.json()) as { resourceUID: string; sha256: string };
+  }
+
+  it("runs B on the skewed clock (libfaketime works under Node)", async () => {
+    const res = await fetch(`${b.url}/healthz`);
+    const date = Date.parse(res.headers.get("date") ?? "");
+    const expected = (skew.startsWith("+") ? 1 : -1) * 10 * 60_000;
+    expect(Math.abs(date - Date.now() - expected)).toBeLessThan(30_000);
+  });
+
+  it("keeps a lock exclusive whichever instance took it", async () => {
+    for (const [first, second] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const { resourceUID } = await create(first, "locked.txt", "locked");
+      const taken = await post(first, "lockResourceDTO", { resourceUID, author: "first" });
+      expect(taken.status, await taken.clone().text()).toBe(200);
+      const refused = await post(second, "lockResourceDTO", { resourceUID, author: "second" });
+      expect(refused.status, await refused.clone().text()).toBe(423);
+    }
+  });
+
+  it("keeps a fresh tus upload resumable on both instances", async () => {
+    for (const [first, second] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const created = await fetch(`${first.url}/cms/v1.0/uploads`, {
+        method: "POST",
+        headers: {
+          "tus-resumable": "1.0.0",
+          "upload-length": "10",
+          "upload-metadata": `tenant ${btoa("skew")},filename ${btoa("t.txt")},author ${btoa("skew")}`,
+        },
+      });
+      expect(created.status, await created.clone().text()).toBe(201);
+      const location = created.headers.get("location") as string;
+      const head = await fetch(new URL(location, second.url), {
+        method: "HEAD",
+        headers: { "tus-resumable": "1.0.0" },
+      });
+      expect(head.status).toBe(200);
+      expect(head.headers.get("upload-offset")).toBe("0");
+    }
+  });
+
+  it("deletes no blob within its grace period (a create's fresh reservation) in B's collector passes", async () => {
+    const { resourceUID, sha256 } = await create(a, "reserved.txt", `reserved ${skew}`);
+    const [[key] = []] = await query(sqld, "SELECT key FROM blob_ledger WHERE key LIKE ?", [
+      { type: "text", value: `%${sha256}` },
+    ]);
+    expect(key).toBeDefined();
+    // Another create of the same content reserves the blob now (on the database's clock, which is the
+    // test machine's: sqld runs here); then the resource is purged, so only that reservation keeps it.
+    await query(sqld, "UPDATE blob_ledger SET pending = 1, touched_at = ? WHERE key = ?", [
+      { type: "integer", value: String(Date.now()) },
+      { type: "text", value: key as string },
+    ]);
+    const purged = await post(a, "purgeResource", { resourceUID });
+    expect(purged.status, await purged.clone().text()).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 3_500)); // three of B's collector passes
+    expect(existsSync(join(volume, key as string))).toBe(true);
+    // Still in the ledger and not claimed for deletion.
+    const live = "SELECT count(*) FROM blob_ledger WHERE key = ? AND doomed_at IS NULL";
+    expect(await query(sqld, live, [{ type: "text", value: key as string }])).toEqual([["1"]]);
+  }, 30_000);
+});
