@@ -38,7 +38,8 @@ function parseLabels(text: string, line: string): Record<string, string> {
 const number = (text: string, line: string) => {
   if (text === "+Inf") return Number.POSITIVE_INFINITY;
   if (text === "-Inf") return Number.NEGATIVE_INFINITY;
-  if (text === "NaN") return Number.NaN;
+  // Prometheus parses values with Go's ParseFloat: NaN in any case (prom-client 15 writes "Nan").
+  if (text.toLowerCase() === "nan") return Number.NaN;
   const value = Number(text);
   if (text === "" || Number.isNaN(value)) throw new Error(`bad value in: ${line}`);
   return value;
