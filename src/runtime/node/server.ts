@@ -50,7 +50,7 @@ const adapterError = (logger: Logger) => (err: unknown) => {
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** GET /metrics, answered before the fast path and the app (it is no route of theirs). */
-function withMetricsEndpoint(endpoint: MetricsEndpoint, next: RequestListener): RequestListener {
+function withMetricsEndpoint(endpoint: MetricsEndpoint, logger: Logger, next: RequestListener): RequestListener {
   return (req, res) => {
     const { url = "" } = req;
     if (url !== METRICS_PATH && !url.startsWith(`${METRICS_PATH}?`)) return next(req, res);
@@ -59,7 +59,10 @@ function withMetricsEndpoint(endpoint: MetricsEndpoint, next: RequestListener): 
         res.writeHead(answer.status, Object.fromEntries(answer.headers));
         res.end(Buffer.from(await answer.arrayBuffer()));
       })
-      .catch(() => res.destroy());
+      .catch((err: unknown) => {
+        logger.error("unhandled error", { err, path: METRICS_PATH });
+        res.destroy();
+      });
   };
 }
 
@@ -78,7 +81,7 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
     logger,
     withAccessLog(
       logger,
-      deps.metricsEndpoint ? withMetricsEndpoint(deps.metricsEndpoint, fastGet) : fastGet,
+      deps.metricsEndpoint ? withMetricsEndpoint(deps.metricsEndpoint, logger, fastGet) : fastGet,
       requestMetrics(deps.metrics, app),
     ),
   );
