@@ -4,6 +4,7 @@ import type { TokenVerifier } from "./auth/verify-token.js";
 import type { BlobCollector } from "./services/blob-collector.js";
 import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
+import type { Metrics } from "./metrics/metrics.js";
 import type { MetadataStore } from "./metadata/metadata-store.js";
 import type { AssetReader } from "./routes/explorer/index.js";
 import type { FetchOrigin } from "./origin/fetch-origin.js";
@@ -75,6 +76,8 @@ export interface AppDeps {
   newShortId: IdGenerator;
   clock: () => Date;
   logger: Logger;
+  /** What the app and services report for operators; `noopMetrics` where nothing collects them. */
+  metrics: Metrics;
   readAsset: AssetReader;
   /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
   platformCompresses: boolean;

@@ -27,7 +27,7 @@ export type { AppDeps, AppOptions } from "./app-deps.js";
 export function createApp(deps: AppDeps, services: Services = createServices(deps)) {
   const { options } = deps;
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  app.use(requestContext(deps.logger));
+  app.use(requestContext(deps.logger, deps.metrics.enabled ? deps.metrics : undefined));
   // Wraps everything after it: a known path with another method answers 405 + Allow, not 404.
   app.use(methodNotAllowed({ app, onMethodNotAllowed }));
   app.use(cors(API_CORS));

@@ -226,6 +226,15 @@ export const ConfigSchema = z
       })
       .optional(),
     CMS_LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+    /** Node/Bun: serve GET /metrics (Prometheus text format). Off by default: it tells how the service is used. */
+    CMS_METRICS_ENABLED: boolean(false),
+    /** When set, GET /metrics needs `Authorization: Bearer <this>` (compared in constant time). */
+    CMS_METRICS_TOKEN: z.string().min(16, { message: "must be at least 16 characters" }).optional(),
+    /** On every log line (`instance`) and in `cms_instance_info`; default host name and process id (Node/Bun). */
+    CMS_INSTANCE_ID: z
+      .string()
+      .regex(/^[A-Za-z0-9._:@-]{1,128}$/, { message: "must be 1-128 of A-Z a-z 0-9 . _ : @ -" })
+      .optional(),
   })
   .superRefine((c, ctx) => {
     if (c.CMS_STORAGE !== "s3") return;

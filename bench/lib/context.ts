@@ -49,6 +49,8 @@ export type AppVariant = {
   /** The small-blob cache switched off (CMS_BLOB_CACHE_BYTES=0), to show what it gains. */
   noCache?: boolean;
   logLevel?: "info" | "warn";
+  /** GET /metrics on (CMS_METRICS_ENABLED=true): what counting every request costs. */
+  metrics?: boolean;
   /** Further settings (e.g. CMS_ROW_CACHE_ROWS=0 in the scale scenario); the caller names such a server itself. */
   env?: Record<string, string>;
   /** The `--baseline` commit's build (Node) or tree (Bun) instead of today's. */
@@ -56,7 +58,7 @@ export type AppVariant = {
 };
 
 export const appName = (v: AppVariant) =>
-  `${v.runtime === "bun" ? "bun-app" : "app"}${v.noCache ? "-nocache" : ""}${v.logLevel === "warn" ? "@warn" : ""}${v.baseline ? "@base" : ""}`;
+  `${v.runtime === "bun" ? "bun-app" : "app"}${v.noCache ? "-nocache" : ""}${v.logLevel === "warn" ? "@warn" : ""}${v.metrics ? "+metrics" : ""}${v.baseline ? "@base" : ""}`;
 
 let shipped: Promise<string> | null = null;
 
@@ -107,6 +109,7 @@ export async function startApp(
       CMS_FETCH_TIMEOUT_MS: "600000",
       CMS_LOG_LEVEL: variant.logLevel ?? "info",
       ...(variant.noCache ? { CMS_BLOB_CACHE_BYTES: "0" } : {}),
+      ...(variant.metrics ? { CMS_METRICS_ENABLED: "true" } : {}),
       ...variant.env,
     },
     timeoutMs: 60_000,

@@ -180,9 +180,11 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     { runtime: "node" },
     { runtime: "node", logLevel: "warn" },
     { runtime: "node", noCache: true },
+    { runtime: "node", metrics: true },
     { runtime: "bun" },
     { runtime: "bun", logLevel: "warn" },
     { runtime: "bun", noCache: true },
+    { runtime: "bun", metrics: true },
     ...baselineVariants(ctx),
   ]);
   log("scenario 1/6: small files (4 KiB) — starting servers");
@@ -323,6 +325,16 @@ export async function smallFiles(ctx: Context, report: Report): Promise<void> {
     }
 
     const rpsRatio = (a: string, b: string) => ratio(samples.get(a), samples.get(b), pickRps);
+    // Issue 27: counting every request for GET /metrics must cost the hot path no more than a few percent.
+    for (const app of ["app", "bun-app"]) {
+      if (!samples.has(`${app}+metrics`)) continue;
+      report.delta(
+        `small files req/s, ${app === "app" ? "Node" : "Bun"}: \`${app}+metrics\` / \`${app}\``,
+        rpsRatio(`${app}+metrics`, app),
+        "metrics on (CMS_METRICS_ENABLED=true) vs off",
+        fmtRatio,
+      );
+    }
     report.delta(
       "small files req/s, Node: `app` / `app-nocache`",
       rpsRatio("app", "app-nocache"),

@@ -43,7 +43,9 @@ export const validationHook = (
   throw new ProblemError("VALIDATION_FAILED", `invalid ${result.target}: ${fields}`, { errors });
 };
 
+/** Every problem the app answers passes here: its code is counted (database busy, quota refusals…). */
 function render(c: Context<AppEnv>, err: ProblemError): Response {
+  c.get("metrics")?.problem(err.code);
   return problemResponse(err, new URL(c.req.url).pathname, c.get("requestId"));
 }
 

@@ -42,18 +42,24 @@ export function createJsonLogger(
   base?: LogFields,
 ): Logger {
   const sink: LineSink = typeof write === "function" ? { line: write } : write;
+  // Base fields (the instance id on every line) written once as JSON text, so lines stay on the flat path.
+  const baseJson = base ? flatBase(base) : "";
+  const baseBytes = new TextEncoder().encode(baseJson ?? "").length;
   const emit = (at: Exclude<LogLevel, "silent">) => (msg: string, fields?: LogFields) => {
     if (RANK[at] < RANK[level]) return;
     const time = now ? now().toISOString() : isoNow();
-    const maxBytes = base ? -1 : flatLineBytes(time, msg, fields);
+    const maxBytes =
+      base && (baseJson === null || (fields && Object.keys(fields).some((key) => Object.hasOwn(base, key))))
+        ? -1
+        : flatLineBytes(time, msg, fields);
     if (maxBytes >= 0) {
-      const out = sink.begin?.(maxBytes);
+      const out = sink.begin?.(maxBytes + baseBytes);
       if (out) {
-        writeFlatLine(out, time, at, msg, fields);
+        writeFlatLine(out, time, at, msg, fields, baseJson ?? "");
         return out.end();
       }
       const text = new TextLine();
-      writeFlatLine(text, time, at, msg, fields);
+      writeFlatLine(text, time, at, msg, fields, baseJson ?? "");
       return sink.line(text.value);
     }
     const record = base ? { time, level: at, msg, ...base, ...fields } : { time, level: at, msg, ...fields };
@@ -112,18 +118,32 @@ function flatLineBytes(time: string, msg: string, fields: LogFields | undefined)
   return bytes;
 }
 
-/** The line JSON.stringify gives for `{ time, level, msg, ...fields }`, for fields `flatLineBytes` accepts. */
+/**
+ * `,"key":value…` for base fields that are all strings, numbers or booleans under names `flatLineBytes`
+ * accepts (JSON.stringify's text of them), else null: those lines take the generic path.
+ */
+function flatBase(base: LogFields): string | null {
+  const keys = Object.keys(base);
+  if (keys.some((key) => RESERVED.has(key) || startsWithDigit(key))) return null;
+  if (!keys.every((key) => ["string", "number", "boolean", "undefined"].includes(typeof base[key]))) return null;
+  const json = JSON.stringify(base);
+  return json === "{}" ? "" : `,${json.slice(1, -1)}`;
+}
+
+/** The line JSON.stringify gives for `{ time, level, msg, ...base, ...fields }`, for fields `flatLineBytes` accepts. */
 function writeFlatLine(
   out: JsonLineWriter,
   time: string,
   level: string,
   msg: string,
   fields: LogFields | undefined,
+  baseJson: string,
 ): void {
   out.raw('{"time":"');
   out.raw(time);
   out.raw(LEVEL_PARTS[level] as string);
   out.string(msg);
+  if (baseJson) out.raw(baseJson);
   if (fields)
     for (const key of Object.keys(fields)) {
       const value = fields[key];

@@ -31,6 +31,8 @@ export interface TusUploadStore {
   find(id: string): Promise<TusUploadRow | null>;
   /** Unfinished uploads of the tenant that have not expired at `now`. */
   unfinished(tenantId: string, now: number): Promise<number>;
+  /** Unfinished uploads of every tenant that have not expired at `now` (the metrics' gauge). */
+  pending(now: number): Promise<number>;
   /** Moves the offset from `from` to `to` with `parts`, only if it still is `from` (and the upload pending, unexpired); null otherwise. */
   advance(
     id: string,
@@ -111,6 +113,13 @@ export function createTusUploadStore(
         .select({ n: count() })
         .from(tusUploads)
         .where(and(eq(tusUploads.tenantId, tenantId), ne(tusUploads.state, "finished"), gt(tusUploads.expiresAt, now)));
+      return row?.n ?? 0;
+    },
+    async pending(now) {
+      const [row] = await db
+        .select({ n: count() })
+        .from(tusUploads)
+        .where(and(ne(tusUploads.state, "finished"), gt(tusUploads.expiresAt, now)));
       return row?.n ?? 0;
     },
     async advance(id, from, to, parts, now, expiresAt) {

@@ -65,6 +65,11 @@ export interface NodeFetchOriginOptions {
    */
   userAgent?: string;
   /**
+   * The W3C `traceparent` to send (a child of the request's trace: runtime/host/trace-scope.ts), asked
+   * per request; none when it gives undefined.
+   */
+  traceparent?: () => string | undefined;
+  /**
    * Tests only: DNS resolver, called once per hop for non-literal hosts.
    * @default dns.lookup
    */
@@ -79,6 +84,10 @@ export interface NodeFetchOriginOptions {
 /** Idle connections kept per (address, port, name, scheme), and how many such keys. */
 const IDLE_CONNECTIONS_PER_KEY = 4;
 const POOL_KEYS = 32;
+
+/** `headers`, with the trace context's header when there is one. */
+const withTraceparent = (headers: Record<string, string>, traceparent: string | undefined) =>
+  traceparent ? { ...headers, traceparent } : headers;
 
 /** A pooled connection the origin had closed meanwhile failed before any answer: worth one retry on a new one. */
 class StalePooledConnection extends Error {}
@@ -204,7 +213,10 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         ...(url.protocol === "https:" && !isLiteral ? { servername: hostname } : {}),
         agent: pool && !fresh ? pool.agentFor({ tls, address, port, hostname }) : false,
         // No Authorization/Cookie ever; identity encoding keeps byte counts real.
-        headers: { Host: url.host, Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
+        headers: withTraceparent(
+          { Host: url.host, Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
+          options.traceparent?.(),
+        ),
       });
 
       let timer: NodeJS.Timeout | undefined;

@@ -8,6 +8,8 @@ import { createTokenVerifier } from "../auth/verify-token.js";
 import { appOptions, type Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
+import { countCollectorPasses, countOriginFetches } from "../metrics/counted.js";
+import { type Metrics, noopMetrics } from "../metrics/metrics.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
 import { createBlobCollector } from "../services/blob-collector.js";
 import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
@@ -19,6 +21,8 @@ export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsse
   clock?: AppDeps["clock"];
   /** How a refusal names the blob store and the setting that gives a deployment its own. */
   storeLabel: StoreLabel;
+  /** What collects the app's metrics (Node/Bun: prom-client when CMS_METRICS_ENABLED); none by default. */
+  metrics?: Metrics;
 }
 
 /**
@@ -34,10 +38,9 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
   if (auth) await adoptLegacyOwners(store, auth.issuer, logger);
   // One clock for every expiry: the services' (locks, links, tus) and the token verifier's.
   const clock = runtime.clock ?? (() => new Date());
-  return {
-    options,
-    blobs,
-    collector: createBlobCollector({
+  const metrics = runtime.metrics ?? noopMetrics;
+  const collector = countCollectorPasses(
+    createBlobCollector({
       blobs,
       ledger: store.ledger,
       graceMs: options.collector.graceMs,
@@ -45,8 +48,14 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
       logger,
       tusUploads: store.tusUploads,
     }),
+    metrics,
+  );
+  return {
+    options,
+    blobs,
+    collector,
     store,
-    fetchOrigin: runtime.createFetchOrigin(options.fetch),
+    fetchOrigin: countOriginFetches(runtime.createFetchOrigin(options.fetch), metrics),
     verifier: auth
       ? createTokenVerifier({
           issuer: auth.issuer,
@@ -61,6 +70,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     newShortId: () => createShortId(),
     clock,
     logger,
+    metrics,
     readAsset: runtime.readAsset,
     platformCompresses: runtime.platformCompresses,
   };

@@ -6,6 +6,7 @@
  */
 import { ProblemError } from "../problems.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
+import type { Metrics } from "../metrics/metrics.js";
 import {
   type BlobFile,
   type BlobInfo,
@@ -47,6 +48,8 @@ export interface ContentServiceDeps {
   contentOrigin?: string;
   /** Whether reads are public and how long caches may keep mutable content (src/http/cache-policy.ts). */
   cache?: { publicRead: boolean; maxAge: number; staleWhileRevalidate: number };
+  /** Counts what was stored (metrics/metrics.ts); none when absent. */
+  metrics?: Pick<Metrics, "ingest">;
 }
 
 export type ContentService = ReturnType<typeof createContentService>;
@@ -57,6 +60,7 @@ export function createContentService({
   maxResourceBytes,
   contentOrigin,
   cache = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 },
+  metrics,
 }: ContentServiceDeps) {
   return {
     /**
@@ -73,7 +77,7 @@ export function createContentService({
       const prefix = await tenantPrefix(tenantId);
       let reserved: BlobKey | undefined;
       try {
-        return await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
+        const stored = await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
           maxBytes: maxResourceBytes,
           expectedSha256: expected?.sha256,
           reserve: async (key) => {
@@ -81,6 +85,8 @@ export function createContentService({
             reserved = key;
           },
         });
+        metrics?.ingest(stored.size);
+        return stored;
       } catch (err) {
         if (reserved) await collector.release(reserved).catch(() => {}); // what matters is the error below
         if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected)

@@ -15,7 +15,8 @@ import { createTusUploadService } from "./tus-uploads.js";
 export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
-  deps: Pick<AppDeps, "options" | "blobs" | "collector" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger">,
+  deps: Pick<AppDeps, "options" | "blobs" | "collector" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger"> &
+    Partial<Pick<AppDeps, "metrics">>,
 ) {
   const { options, store, blobs, clock, collector } = deps;
   const { limits } = options;
@@ -26,6 +27,7 @@ export function createServices(
     contentOrigin: options.contentOrigin,
     // Reads are public with auth off or CMS_PUBLIC_READ (auth/guards.ts readsAreOpen).
     cache: { publicRead: options.auth === null || options.auth.publicRead, ...options.cache },
+    metrics: deps.metrics,
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });

@@ -48,6 +48,23 @@ describe("createJsonLogger", () => {
     ]);
   });
 
+  it("puts the base fields (the instance id) on every line, as JSON.stringify would, a field of the same name winning", () => {
+    const lines: string[] = [];
+    const time = "2026-11-23T03:00:00.000Z";
+    const base = { instance: "host:42", worker: 2 };
+    const logger = createJsonLogger(
+      (line) => lines.push(line),
+      "info",
+      () => new Date(time),
+      base,
+    );
+    const cases: Record<string, unknown>[] = [{ path: "/a", status: 200 }, { worker: 3 }, { nested: { a: 1 } }, {}];
+    for (const fields of cases) logger.info("request", fields);
+    expect(lines).toEqual(
+      cases.map((fields) => JSON.stringify({ time, level: "info", msg: "request", ...base, ...fields })),
+    );
+  });
+
   it("writes what JSON.stringify gives for any string, number or boolean field (escapes, lone surrogates, non-finite numbers)", () => {
     const { logger, lines } = capture();
     const time = "2026-11-23T03:00:00.000Z";

@@ -24,6 +24,10 @@
 import type { Bootstrapped } from "../host/bootstrap.js";
 import { fail, logListening, stopOnSignals } from "../host/bootstrap.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
+import { parseTraceparent } from "../../metrics/trace-context.js";
+import { METRICS_PATH } from "../host/metrics-endpoint.js";
+import { inTrace } from "../host/trace-scope.js";
+import { requestMetrics } from "../host/request-metrics.js";
 import { readsAreOpen } from "../../auth/guards.js";
 import { sentContentOf } from "../../http/content-answer/web.js";
 import { ProblemError, problemResponse } from "../../problems.js";
@@ -52,6 +56,14 @@ async function sized(res: Response, content: Pick<ContentService, "localFile">):
   return new Response(body, { status: res.status, headers: res.headers });
 }
 
+/** The request target's path and query. */
+const pathOf = (req: Request) => req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2));
+const isMetricsPath = (req: Request) => {
+  const path = pathOf(req);
+  return path === METRICS_PATH || path.startsWith(`${METRICS_PATH}?`);
+};
+const lengthOf = (headers: Headers) => Number(headers.get("content-length")) || 0;
+
 const internalError = () => problemResponse(new ProblemError("INTERNAL", "The server failed to handle this request."));
 
 export function serveBun(started: Bootstrapped): void {
@@ -61,6 +73,9 @@ export function serveBun(started: Bootstrapped): void {
     anonymousRead: readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ }),
     cachedUpTo: config.CMS_BLOB_CACHE_BYTES > 0 ? config.CMS_BLOB_CACHE_ENTRY_BYTES : -1,
   });
+
+  const observe = requestMetrics(deps.metrics, app);
+  const { metricsEndpoint } = deps;
 
   const failed = (err: unknown) => {
     logger.error("unhandled error", { err });
@@ -78,7 +93,11 @@ export function serveBun(started: Bootstrapped): void {
     try {
       res = await fastAnswer;
       if (res) fastPath = true;
-      else res = await sized(await app.fetch(req), services.content);
+      else {
+        // A valid W3C traceparent goes on, as a child, to the origin fetches this request makes.
+        const trace = parseTraceparent(req.headers.get("traceparent"));
+        res = await sized(await inTrace(trace, () => app.fetch(req)), services.content);
+      }
     } catch (err) {
       res = failed(err);
     }
@@ -87,17 +106,23 @@ export function serveBun(started: Bootstrapped): void {
 
   /** Writes the access-log line of `res` and returns it. */
   function logged(req: Request, res: Response, start: number, fastPath: true | undefined): Response {
-    const path = req.url.slice(req.url.indexOf("/", req.url.indexOf("//") + 2));
+    const path = pathOf(req);
     const query = path.indexOf("?");
+    const bare = query < 0 ? path : path.slice(0, query);
+    const durationMs = performance.now() - start;
+    const traceparent = req.headers.get("traceparent");
     logger.info("request", {
       // The app settles the id the same way and echoes it; this is the one the client sees.
       requestId: res.headers.get("x-request-id") ?? undefined,
       method: req.method,
-      path: query < 0 ? path : path.slice(0, query),
+      path: bare,
       status: res.status,
-      durationMs: Math.round((performance.now() - start) * 100) / 100,
+      durationMs: Math.round(durationMs * 100) / 100,
       fastPath,
+      traceparent: traceparent === null ? undefined : parseTraceparent(traceparent)?.traceparent,
     });
+    // Bun.serve tells no byte counts: the declared body lengths stand in for them.
+    observe?.(req.method, bare, res.status, durationMs / 1000, lengthOf(res.headers), lengthOf(req.headers));
     return res;
   }
 
@@ -111,6 +136,12 @@ export function serveBun(started: Bootstrapped): void {
       // Not async: a fast answer given in this call goes back to Bun without a promise.
       fetch(req) {
         const start = performance.now();
+        if (metricsEndpoint && isMetricsPath(req)) {
+          return metricsEndpoint(req.method, req.headers.get("authorization")).then(
+            (res) => logged(req, res, start, undefined),
+            (err: unknown) => logged(req, failed(err), start, undefined),
+          );
+        }
         try {
           const fastAnswer = fast(req, requestIdFrom(req.headers.get("x-request-id")));
           return fastAnswer instanceof Response

@@ -12,6 +12,7 @@ import { unavailableCause } from "../../metadata/database-errors.js";
 import { createServices } from "../../services/index.js";
 import { batchedLines } from "./batched-lines.js";
 import { createServerDeps } from "./deps.js";
+import { instanceIdOf } from "./instance-id.js";
 import { isPrimaryOf, runPrimary, workerCount, workerSlot } from "./workers.js";
 
 /** Workers share the primary's stdout: each write must stay within PIPE_BUF. */
@@ -29,18 +30,22 @@ export async function start(
 ) {
   const config = parseConfig(env);
   const count = workerCount(config.CMS_WORKERS, runtime);
-  if (isPrimaryOf(count)) await runPrimary(config, count, createJsonLogger(stdout, config.CMS_LOG_LEVEL));
-  else serve(await bootstrap(env), runtime);
+  if (isPrimaryOf(count)) {
+    const base = { instance: instanceIdOf(config) };
+    await runPrimary(config, count, createJsonLogger(stdout, config.CMS_LOG_LEVEL, undefined, base));
+  } else serve(await bootstrap(env), runtime);
 }
 
 export async function bootstrap(env: Record<string, string | undefined>) {
   const config = withLoopbackPublicUrl(parseConfig(env));
   const slot = workerSlot(env);
+  // Every line says which instance (and worker process) wrote it: several share one log store.
+  const instance = instanceIdOf(config);
   const logger = createJsonLogger(
     stdout,
     config.CMS_LOG_LEVEL,
     undefined,
-    slot === undefined ? undefined : { worker: slot },
+    slot === undefined ? { instance } : { instance, worker: slot },
   );
   const deps = await createServerDeps(config, logger, { collectBlobs: slot === undefined || slot === 1 });
   const services = createServices(deps);

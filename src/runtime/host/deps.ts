@@ -11,13 +11,21 @@ import { createMetadataStore, type MetadataStore } from "../../metadata/metadata
 import { withReadReplica } from "../../metadata/read-replica.js";
 import { withRowCache } from "../../metadata/row-cache.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
+import type { BlobStore } from "../../storage/blob-store.js";
+import type { CachedBlobStore } from "../../storage/drivers/cached.js";
 import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
 import { openDatabase, openReadReplica } from "./database.js";
 import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
+import { instanceIdOf } from "./instance-id.js";
+import { createMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
+import { createPromMetrics } from "./prom-metrics.js";
+import { outgoingTraceparent } from "./trace-scope.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
+
+const isCached = (blobs: BlobStore): blobs is CachedBlobStore => "stats" in blobs;
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
 /** `collectBlobs: false` for all but one of several worker processes (runtime/host/workers.ts); `clock` for tests. */
@@ -25,7 +33,7 @@ export async function createServerDeps(
   config: Config,
   logger: Logger,
   { collectBlobs = true, clock }: { collectBlobs?: boolean; clock?: AppDeps["clock"] } = {},
-): Promise<AppDeps & { close(): Promise<void> }> {
+): Promise<AppDeps & { close(): Promise<void>; metricsEndpoint: MetricsEndpoint | null }> {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
   // A database that cannot open gives the volume back (its claimed temp folder goes).
   // One judge of the database's availability for this process: each outage is logged once.
@@ -48,11 +56,14 @@ export async function createServerDeps(
   const store = url.startsWith("file:")
     ? withPreparedUriLookup(resourceStore, url.slice("file:".length), config.CMS_ROW_CACHE_ROWS, health)
     : null;
+  const metrics = config.CMS_METRICS_ENABLED ? createPromMetrics({ instanceId: instanceIdOf(config) }) : null;
   // A store of another deployment (or any other failure here) gives the volume and database back.
   const deps = await createAppDeps(config, logger, {
     blobs,
     store: store ?? resourceStore,
-    createFetchOrigin: createNodeFetchOrigin,
+    // Origin fetches carry the request's trace onwards (W3C traceparent, as a child span).
+    createFetchOrigin: (options) => createNodeFetchOrigin({ ...options, traceparent: outgoingTraceparent }),
+    metrics: metrics ?? undefined,
     readAsset: readSwaggerAsset,
     platformCompresses: false,
     clock: clock ?? remote.databaseClock?.clock,
@@ -64,12 +75,18 @@ export async function createServerDeps(
     await closeBlobs();
     throw err;
   });
+  metrics?.observe({
+    blobCache: isCached(blobs) ? blobs.stats : undefined,
+    rowCache: store?.rowCacheStats,
+    pendingUploads: () => resourceStore.tusUploads.pending(deps.clock().getTime()),
+  });
   // On the app's one clock, as tus expiry and lock expiry are (createAppDeps builds it; tests move it).
   const collector = !collectBlobs
     ? null
     : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
   return {
     ...deps,
+    metricsEndpoint: metrics ? createMetricsEndpoint(metrics, config.CMS_METRICS_TOKEN) : null,
     close: async () => {
       await collector?.stop();
       store?.close();

@@ -86,7 +86,7 @@ export function withPreparedUriLookup(
   databaseFile: string,
   cacheRows: number,
   health?: DatabaseHealth,
-): MetadataStore & { close(): void } {
+): MetadataStore & { close(): void; rowCacheStats?(): { hits: number; misses: number } } {
   const { db, lookup, close } = openReadConnection(databaseFile, health);
   if (cacheRows === 0)
     return { ...store, findByUri: async (context, path) => lookup(context, path), findByUriNow: lookup, close };
@@ -99,11 +99,18 @@ export function withPreparedUriLookup(
     if (commits.changed()) rows.clear();
   });
 
+  // For the metrics (runtime/host/prom-metrics.ts), read when scraped.
+  let hits = 0;
+  let misses = 0;
   const findByUriNow = (context: string, path: string) => {
     revalidate();
     const key = `${context}\n${path}`;
     const cached = rows.get(key);
-    if (cached !== undefined) return cached === NOT_FOUND ? null : cached;
+    if (cached !== undefined) {
+      hits++;
+      return cached === NOT_FOUND ? null : cached;
+    }
+    misses++;
     const row = lookup(context, path);
     rows.set(key, row ?? NOT_FOUND);
     return row;
@@ -112,6 +119,7 @@ export function withPreparedUriLookup(
     ...store,
     findByUri: async (context, path) => findByUriNow(context, path),
     findByUriNow,
+    rowCacheStats: () => ({ hits, misses }),
     close() {
       commits.close();
       close();

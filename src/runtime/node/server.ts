@@ -2,7 +2,7 @@
  * The node:http server of the Node and Bun entry points: @hono/node-server's adapter for the app,
  * with the cached-getData fast path in front of it. Not listening yet; the caller picks the address.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import { getRequestListener, RequestError } from "@hono/node-server";
 import { readsAreOpen } from "../../auth/guards.js";
 import type { App, AppDeps } from "../../app.js";
@@ -10,6 +10,8 @@ import type { Config } from "../../config.js";
 import { ProblemError, problemResponse } from "../../problems.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Services } from "../../services/index.js";
+import { METRICS_PATH, type MetricsEndpoint } from "../host/metrics-endpoint.js";
+import { requestMetrics } from "../host/request-metrics.js";
 import { withAccessLog } from "./access-log.js";
 import { answerClientErrors } from "./client-errors.js";
 import { continueOnFirstRead } from "./expect-continue.js";
@@ -18,7 +20,7 @@ import { settleUnreadBodies } from "./unread-body.js";
 
 export interface NodeServerParts {
   config: Pick<Config, "CMS_HOST" | "CMS_PUBLIC_READ">;
-  deps: Pick<AppDeps, "verifier">;
+  deps: Pick<AppDeps, "verifier" | "metrics"> & { metricsEndpoint?: MetricsEndpoint | null };
   services: Services;
   logger: Logger;
   app: App;
@@ -47,6 +49,23 @@ const adapterError = (logger: Logger) => (err: unknown) => {
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
+/** GET /metrics, answered before the fast path and the app (it is no route of theirs). */
+function withMetricsEndpoint(endpoint: MetricsEndpoint, logger: Logger, next: RequestListener): RequestListener {
+  return (req, res) => {
+    const { url = "" } = req;
+    if (url !== METRICS_PATH && !url.startsWith(`${METRICS_PATH}?`)) return next(req, res);
+    endpoint(req.method ?? "", req.headers.authorization)
+      .then(async (answer) => {
+        res.writeHead(answer.status, Object.fromEntries(answer.headers));
+        res.end(Buffer.from(await answer.arrayBuffer()));
+      })
+      .catch((err: unknown) => {
+        logger.error("unhandled error", { err, path: METRICS_PATH });
+        res.destroy();
+      });
+  };
+}
+
 export function createNodeServer({ config, deps, services, logger, app }: NodeServerParts): Server {
   const anonymousRead = readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ });
   const appListener = getRequestListener(app.fetch, {
@@ -57,9 +76,14 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
     autoCleanupIncoming: true,
     errorHandler: adapterError(logger),
   });
+  const fastGet = withFastGet({ services, logger, anonymousRead }, appListener);
   const listener = settleUnreadBodies(
     logger,
-    withAccessLog(logger, withFastGet({ services, logger, anonymousRead }, appListener)),
+    withAccessLog(
+      logger,
+      deps.metricsEndpoint ? withMetricsEndpoint(deps.metricsEndpoint, logger, fastGet) : fastGet,
+      requestMetrics(deps.metrics, app),
+    ),
   );
   const server = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, listener);
   // `Expect: 100-continue`: 100 goes out once the app reads the body, never before a refusal.

@@ -7,6 +7,7 @@ import { createApp, type App, type AppDeps } from "../../app.js";
 import { type Config, ConfigError, parseConfig } from "../../config.js";
 import { ProblemError, problemResponse } from "../../problems.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
+import { createRouteTemplates, methodLabel } from "../../metrics/route-templates.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
@@ -23,6 +24,13 @@ export interface WorkerBindings {
   DB?: unknown;
   /** Static assets (`[assets]` in wrangler.toml): the vendored Swagger UI files. */
   ASSETS?: { fetch(request: Request): Promise<Response> };
+  /** Workers Analytics Engine dataset (`[[analytics_engine_datasets]]`), optional: one data point per request. */
+  METRICS?: AnalyticsEngineLike;
+}
+
+/** The part of an Analytics Engine dataset binding the Worker writes to. */
+export interface AnalyticsEngineLike {
+  writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
 }
 
 /** Hosts the app with its bindings; `fetch` answers every request of the isolate. */
@@ -42,9 +50,16 @@ function settingsOf(env: object): Record<string, string> {
   );
 }
 
+let isolateId: string | undefined;
+/** CMS_INSTANCE_ID, or an id of this isolate (made on first use: no randomness at a Worker's global scope). */
+const instanceOf = (config?: Pick<Config, "CMS_INSTANCE_ID">) =>
+  config?.CMS_INSTANCE_ID ?? (isolateId ??= `isolate-${crypto.randomUUID().slice(0, 8)}`);
+
 /** Per-isolate logger: one JSON object per line on the Workers console (Workers Logs / `wrangler tail`). */
-const consoleLogger = (config?: Pick<Config, "CMS_LOG_LEVEL">) =>
-  createJsonLogger((line) => console.log(line), config?.CMS_LOG_LEVEL ?? "info");
+const consoleLogger = (config?: Pick<Config, "CMS_LOG_LEVEL" | "CMS_INSTANCE_ID">) =>
+  createJsonLogger((line) => console.log(line), config?.CMS_LOG_LEVEL ?? "info", undefined, {
+    instance: instanceOf(config),
+  });
 
 async function openDatabase(
   env: WorkerBindings,
@@ -110,7 +125,9 @@ export async function createWorkerDeps(
   });
 }
 
-type Built = { app: App; deps: AppDeps; logger: Logger } | { misconfigured: ProblemError };
+type Built =
+  | { app: App; deps: AppDeps; logger: Logger; routeOf: (method: string, path: string) => string; instance: string }
+  | { misconfigured: ProblemError };
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
@@ -137,7 +154,8 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const config = parseConfig(settingsOf(env));
       const logger = consoleLogger(config);
       const deps = await createWorkerDeps(env, config, logger, clock);
-      return { app: createApp(deps), deps, logger };
+      const app = createApp(deps);
+      return { app, deps, logger, routeOf: createRouteTemplates(app.routes), instance: instanceOf(config) };
     } catch (err) {
       if (err instanceof StoreOwnedElsewhere) {
         // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
@@ -199,14 +217,28 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       );
       await evictChanged(request, response);
       // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
+      const path = new URL(request.url).pathname;
+      const durationMs = Math.round((performance.now() - started) * 100) / 100;
+      const length = Number(response.headers.get("content-length") ?? 0) || undefined;
       result.logger.info("request", {
         requestId: response.headers.get("x-request-id"),
         method: request.method,
-        path: new URL(request.url).pathname,
+        path,
         status: response.status,
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
-        length: Number(response.headers.get("content-length") ?? 0) || undefined,
+        durationMs,
+        length,
       });
+      // What stands in for /metrics here (README, Metrics): a data point per request, by route template.
+      const metrics = (env as WorkerBindings).METRICS;
+      if (metrics) {
+        const method = methodLabel(request.method);
+        const route = result.routeOf(method, path);
+        metrics.writeDataPoint({
+          indexes: [route],
+          blobs: [method, route, String(response.status), result.instance],
+          doubles: [durationMs, length ?? 0],
+        });
+      }
       return response;
     },
   };
