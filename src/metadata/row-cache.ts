@@ -45,7 +45,10 @@ export const DEFAULT_VERSIONED_TTL_MS = 60_000;
 const matchesVersion = (row: ResourceRow, version: string | undefined) =>
   version !== undefined && version.length >= 8 && row.sha256.startsWith(version.toLowerCase());
 
-export function withRowCache(store: MetadataStore, options: RowCacheOptions): MetadataStore {
+/** A store whose getData lookups are cached, with the counts the metrics read when scraped. */
+export type RowCachedStore = MetadataStore & { rowCacheStats(): { hits: number; misses: number } };
+
+export function withRowCache(store: MetadataStore, options: RowCacheOptions): RowCachedStore {
   const { ttlMs, versionedTtlMs = DEFAULT_VERSIONED_TTL_MS } = options;
   const now = options.now ?? (() => performance.now());
   const rows = new LRUCache<string, Entry>({ max: options.rows });
@@ -54,6 +57,8 @@ export function withRowCache(store: MetadataStore, options: RowCacheOptions): Me
   /** Lookups under way, by key: at most one per row at a time (64 connections on a row that expired). */
   const inFlight = new Map<string, { generation: number; row: Promise<ResourceRow | null> }>();
   const keyOf = (context: string, path: string) => `${context}\n${path}`;
+  let hits = 0;
+  let misses = 0;
 
   /** Drops every cached row of the resource `uid`: its own, and its package's files (same context). */
   const forget = (uid: string) => {
@@ -86,7 +91,11 @@ export function withRowCache(store: MetadataStore, options: RowCacheOptions): Me
     ...store,
     findByUri(context, path, version) {
       const cached = fresh(context, path, version);
-      if (cached) return Promise.resolve(cached);
+      if (cached) {
+        hits++;
+        return Promise.resolve(cached);
+      }
+      misses++;
       const key = keyOf(context, path);
       // Requests for a row that just expired share one lookup, unless it began before an own write.
       const joined = inFlight.get(key);
@@ -105,10 +114,15 @@ export function withRowCache(store: MetadataStore, options: RowCacheOptions): Me
       return row;
     },
     // Answered in the same call only from memory; undefined sends the caller to findByUri.
-    findByUriNow: (context, path, version) => fresh(context, path, version),
+    findByUriNow(context, path, version) {
+      const row = fresh(context, path, version);
+      if (row) hits++; // a miss here goes on to findByUri, which counts it
+      return row;
+    },
     update: writing((change) => change.uid, store.update),
     softDelete: writing((change) => change.uid, store.softDelete),
     purge: writing((uid) => uid, store.purge),
     locks: { ...store.locks, acquire: writing((lock) => lock.name, store.locks.acquire) },
+    rowCacheStats: () => ({ hits, misses }),
   };
 }

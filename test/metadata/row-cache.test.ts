@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type GuardedChange, type MetadataStore } from "../../src/metadata/metadata-store.js";
-import { withRowCache } from "../../src/metadata/row-cache.js";
+import { type RowCachedStore, withRowCache } from "../../src/metadata/row-cache.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { openDatabase } from "../../src/runtime/host/database.js";
 import { reservingStore } from "../helpers/reserving-store.js";
@@ -19,7 +19,7 @@ const TTL = 1_000;
 const VERSIONED_TTL = 60_000;
 
 let dir: string;
-let here: MetadataStore;
+let here: RowCachedStore;
 let other: MetadataStore;
 let base: MetadataStore;
 let closers: (() => void)[];
@@ -92,6 +92,16 @@ describe("the row cache of a remote database", () => {
     expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid);
     expect(here.findByUriNow?.(r.context, r.path)?.uid).toBe(r.uid);
     expect(lookups).toBe(1);
+  });
+
+  it("counts its hits and misses for the metrics (cms_row_cache_lookups_total)", async () => {
+    const r = await other.insert(row());
+    expect(here.findByUriNow?.(r.context, r.path)).toBeUndefined(); // goes on to findByUri: counted there
+    await here.findByUri(r.context, r.path); // miss
+    await here.findByUri(r.context, r.path); // hit
+    here.findByUriNow?.(r.context, r.path); // hit
+    await here.findByUri("nowhere", "x"); // miss (never cached)
+    expect(here.rowCacheStats()).toEqual({ hits: 2, misses: 2 });
   });
 
   it("shares one database lookup among concurrent requests for a row it does not hold", async () => {

@@ -9,7 +9,7 @@ import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth } from "../../metadata/database-health.js";
 import { createMetadataStore, type MetadataStore } from "../../metadata/metadata-store.js";
 import { withReadReplica } from "../../metadata/read-replica.js";
-import { withRowCache } from "../../metadata/row-cache.js";
+import { type RowCachedStore, withRowCache } from "../../metadata/row-cache.js";
 import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import type { CachedBlobStore } from "../../storage/drivers/cached.js";
@@ -77,7 +77,8 @@ export async function createServerDeps(
   });
   metrics?.observe({
     blobCache: isCached(blobs) ? blobs.stats : undefined,
-    rowCache: store?.rowCacheStats,
+    // The file database's prepared lookup, or a remote database's row cache (metadata/row-cache.ts).
+    rowCache: store?.rowCacheStats ?? ("rowCacheStats" in resourceStore ? resourceStore.rowCacheStats : undefined),
     pendingUploads: () => resourceStore.tusUploads.pending(deps.clock().getTime()),
   });
   // On the app's one clock, as tus expiry and lock expiry are (createAppDeps builds it; tests move it).
@@ -141,7 +142,7 @@ function servingStore(
   primary: MetadataStore,
   replica: { db: Parameters<typeof createMetadataStore>[0] } | null,
   logger: Logger,
-): MetadataStore {
+): MetadataStore | RowCachedStore {
   let loggedAt = Number.NEGATIVE_INFINITY;
   const store = replica
     ? withReadReplica(primary, createMetadataStore(replica.db), (err) => {
