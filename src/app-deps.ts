@@ -74,6 +74,8 @@ export interface AppDeps {
   clock: () => Date;
   logger: Logger;
   readAsset: AssetReader;
+  /** Reads the /library page's built script (library.js). */
+  readLibraryAsset: AssetReader;
   /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
   platformCompresses: boolean;
 }

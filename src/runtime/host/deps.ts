@@ -14,6 +14,7 @@ import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
 import { openDatabase } from "./database.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
+import { readLibraryAsset } from "./library-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
@@ -45,6 +46,7 @@ export async function createServerDeps(
     store: store ?? resourceStore,
     createFetchOrigin: createNodeFetchOrigin,
     readAsset: readSwaggerAsset,
+    readLibraryAsset,
     platformCompresses: false,
     clock,
     storeLabel: storeLabelOf(config),
