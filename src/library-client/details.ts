@@ -86,6 +86,8 @@ export function createDetails(api: Api, context: DetailsContext) {
 
   async function show(resource: Resource) {
     current = resource;
+    // Nothing of the resource shown before may stand while this one loads.
+    for (const id of ["preview", "facts", "revisions"]) byId(id).replaceChildren();
     const name = nameOf(resource);
     byId("details-title").textContent = name;
     output.textContent = "";

@@ -32,6 +32,8 @@ export interface LibraryTarget {
 const SHOTS = fileURLToPath(new URL("../../test-results/library/", import.meta.url));
 const API = "/cms/v1.0";
 const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000 });
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
 interface Created {
@@ -80,13 +82,14 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
     const rowNames = () => page.locator("#resources tbody td:first-child button").allTextContents();
     async function search(name: string) {
       await page.getByRole("searchbox", { name: "Name starts with" }).fill(name);
-      await expect.poll(rowNames).toContain(name);
+      await eventually(rowNames).toContain(name);
     }
     async function openDetails(name: string) {
       await search(name);
       await page.locator("#resources tbody button", { hasText: name }).first().click();
-      await expect.poll(() => page.locator("#details-title").textContent()).toBe(name);
+      await eventually(() => page.locator("#details-title").textContent()).toBe(name);
       await page.locator("#facts dt").first().waitFor();
+      await eventually(() => page.locator("#preview > *").count()).toBe(1);
     }
     async function closeDetails() {
       await page.click("#details-close");
@@ -171,16 +174,24 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       expect((await script.text()).length).toBeGreaterThan(10_000); // the bundle, tus-js-client in it
     });
 
+    it("offers the tenants the token allows (auth on), else the one typed", async () => {
+      const offered = await page
+        .locator("#tenant-list option")
+        .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+      expect(offered).toEqual(target.user ? [target.tenant, "press"] : []);
+      expect(await page.inputValue("#tenant")).toBe(target.tenant);
+    });
+
     it("browses a tenant: pages, order, name search, author and type filters", async () => {
       await page.selectOption("#page-size", "25");
-      await expect.poll(async () => (await rowNames()).length).toBe(25);
+      await eventually(async () => (await rowNames()).length).toBe(25);
       expect((await rowNames())[0]).toBe("doc-26.txt"); // newest first by default
       await shot("browse");
       await page.click("#next-page");
-      await expect.poll(rowNames).toEqual(["doc-01.txt", "doc-00.png"]);
+      await eventually(rowNames).toEqual(["doc-01.txt", "doc-00.png"]);
       await page.click("#first-page");
       await page.selectOption("#sort", "asc");
-      await expect.poll(async () => (await rowNames())[0]).toBe("doc-00.png");
+      await eventually(async () => (await rowNames())[0]).toBe("doc-00.png");
       await page.getByRole("searchbox", { name: "Name starts with" }).fill("doc-1");
       await expect
         .poll(rowNames)
@@ -188,12 +199,12 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       await page.fill("#search", "");
       await page.fill("#author-filter", "Ben");
       await page.selectOption("#type-filter", "image/*");
-      await expect.poll(rowNames).toEqual(["doc-03.png", "doc-09.png", "doc-15.png", "doc-21.png"]);
+      await eventually(rowNames).toEqual(["doc-03.png", "doc-09.png", "doc-15.png", "doc-21.png"]);
       await page.fill("#author-filter", "");
       await page.selectOption("#type-filter", "");
       await page.selectOption("#sort", "desc");
       await page.selectOption("#page-size", "100");
-      await expect.poll(async () => (await rowNames()).length).toBe(27);
+      await eventually(async () => (await rowNames()).length).toBe(27);
     }, 60_000);
 
     it("uploads by file picker and by drag-and-drop, each with its own progress bar, and shows usage", async () => {
@@ -203,8 +214,8 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
         { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("picked notes") },
       ]);
       const bars = page.locator("#uploads li");
-      await expect.poll(() => bars.count()).toBe(2);
-      await expect.poll(() => page.locator("#uploads li .status").allTextContents()).toEqual(["done", "done"]);
+      await eventually(() => bars.count()).toBe(2);
+      await eventually(() => page.locator("#uploads li .status").allTextContents()).toEqual(["done", "done"]);
       expect(
         await page.locator("#uploads progress").evaluateAll((ps) => ps.map((p) => (p as HTMLProgressElement).value)),
       ).toEqual([300_000, 12]);
@@ -214,8 +225,8 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
         return transfer;
       });
       await page.dispatchEvent("#drop-zone", "drop", { dataTransfer: dropped });
-      await expect.poll(() => page.locator("#uploads li .status").allTextContents()).toEqual(["done", "done", "done"]);
-      await expect.poll(rowNames).toContain("dropped.txt");
+      await eventually(() => page.locator("#uploads li .status").allTextContents()).toEqual(["done", "done", "done"]);
+      await eventually(rowNames).toContain("dropped.txt");
       const [bin] = await listed("namePrefix=picked.bin");
       expect(bin?.sha256).toBe(sha256(picked));
       expect((await listed("namePrefix=dropped.txt"))[0]?.sha256).toBe(sha256("dropped text"));
@@ -225,6 +236,8 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
         .toBeGreaterThan(300_000);
       expect(await page.textContent("#usage-text")).toMatch(/ of 64 MiB \(\d+ %\)$/);
       await shot("uploads");
+      // The README's picture (docs/library.png is a copy of node-auth-on-readme.png): the first screenful.
+      await page.screenshot({ path: join(SHOTS, `${label}-readme.png`) });
     }, 60_000);
 
     it("cancels an upload (the server drops it) and resumes another after a reload", async () => {
@@ -247,7 +260,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       const deleted = page.waitForRequest((r) => r.method() === "DELETE");
       await page.getByRole("button", { name: "Cancel big.bin" }).click();
       const uploadUrl = (await deleted).url();
-      await expect.poll(() => page.locator("#uploads li").last().locator(".status").textContent()).toBe("cancelled");
+      await eventually(() => page.locator("#uploads li").last().locator(".status").textContent()).toBe("cancelled");
       const token = await target.token();
       const head = await fetch(uploadUrl, {
         method: "HEAD",
@@ -307,13 +320,13 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
 
       await openDetails("pixel.png");
       const img = page.locator("#preview img");
-      await expect.poll(() => img.evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBe(1);
+      await eventually(() => img.evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBe(1);
       fromContent(await img.getAttribute("src"));
       await closeDetails();
 
       await openDetails("clip.webm");
       const video = page.locator("#preview video");
-      await expect.poll(() => video.evaluate((v) => (v as HTMLVideoElement).videoWidth)).toBe(160);
+      await eventually(() => video.evaluate((v) => (v as HTMLVideoElement).videoWidth)).toBe(160);
       fromContent(await video.getAttribute("src"));
       await shot("preview-video");
       await closeDetails();
@@ -350,7 +363,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
 
       await openDetails("readme.txt");
       const frame = page.frameLocator("#preview iframe");
-      await expect.poll(() => frame.locator("body").textContent()).toBe("Plain text preview");
+      await eventually(() => frame.locator("body").textContent()).toBe("Plain text preview");
       expect(await page.locator("#preview iframe").getAttribute("sandbox")).toBe("");
       await closeDetails();
     }, 90_000);
@@ -376,7 +389,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
 
       await page.selectOption("#link-expiry", "86400");
       await page.click("#copy-link");
-      await expect.poll(() => page.textContent("#link-output")).toContain("signature=");
+      await eventually(() => page.textContent("#link-output")).toContain("signature=");
       const link = new URL(((await page.textContent("#link-output")) ?? "").replace(/^Copied: /, ""));
       const expires = Number(link.searchParams.get("expires"));
       expect(Math.abs(expires - (Date.now() / 1000 + 86400))).toBeLessThan(120);
@@ -386,7 +399,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       expect([viaLink.status, await viaLink.text()]).toEqual([200, "the facts"]);
 
       await page.click("#lock-toggle");
-      await expect.poll(() => page.locator("#lock-toggle").textContent()).toBe("Unlock");
+      await eventually(() => page.locator("#lock-toggle").textContent()).toBe("Unlock");
       expect(await page.locator("#facts dd").nth(6).textContent()).toMatch(/^locked by .* \(by you, in this browser\)/);
       const query = () =>
         api("queryResourceLock", {
@@ -396,7 +409,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
         });
       expect((await query()).status).toBe(200);
       await page.click("#lock-toggle");
-      await expect.poll(() => page.locator("#lock-toggle").textContent()).toBe("Lock");
+      await eventually(() => page.locator("#lock-toggle").textContent()).toBe("Lock");
       expect((await query()).status).toBe(404);
       await closeDetails();
     }, 60_000);
@@ -409,8 +422,8 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
         mimeType: "text/plain",
         buffer: Buffer.from("version two, longer"),
       });
-      await expect.poll(() => page.locator("#revisions li").count()).toBe(2);
-      await expect.poll(() => page.locator("#facts dd").nth(1).textContent()).toBe("19 bytes (19 bytes)");
+      await eventually(() => page.locator("#revisions li").count()).toBe(2);
+      await eventually(() => page.locator("#facts dd").nth(1).textContent()).toBe("19 bytes (19 bytes)");
       for (const [revision, text] of [
         [1, "version one"],
         [2, "version two, longer"],
@@ -428,15 +441,15 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       const doomed = await create("doomed.txt", "text/plain", "bye");
       await openDetails("doomed.txt");
       await page.click("#delete");
-      await expect.poll(() => page.textContent("#confirm-text")).toContain("Delete doomed.txt?");
+      await eventually(() => page.textContent("#confirm-text")).toContain("Delete doomed.txt?");
       await shot("confirm");
       await page.click("#confirm-cancel");
       expect(await listed("namePrefix=doomed.txt")).toHaveLength(1);
       await page.click("#delete");
       await page.click("#confirm-ok");
       await page.locator("#details").waitFor({ state: "hidden" });
-      await expect.poll(() => listed("namePrefix=doomed.txt")).toHaveLength(0);
-      await expect.poll(rowNames).not.toContain("doomed.txt");
+      await eventually(() => listed("namePrefix=doomed.txt")).toHaveLength(0);
+      await eventually(rowNames).not.toContain("doomed.txt");
 
       const purged = await create("purged.txt", "text/plain", "gone for good");
       await openDetails("purged.txt");
@@ -446,7 +459,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       await page.click("#purge");
       await page.click("#confirm-ok");
       await page.locator("#details").waitFor({ state: "hidden" });
-      await expect.poll(async () => (await api(`getRevisions/${purged.resourceUID}`)).status).toBe(404);
+      await eventually(async () => (await api(`getRevisions/${purged.resourceUID}`)).status).toBe(404);
       // The deleted one keeps its revisions (an admin may still purge it); the purged one has none.
       expect((await api(`getRevisions/${doomed.resourceUID}`)).status).toBe(200);
     }, 60_000);
@@ -464,7 +477,7 @@ export function describeLibrary(label: string, start: () => Promise<LibraryTarge
       expect(reached).toContain("file-input");
       expect(reached).toContain("search");
       await page.fill("#search", "facts.txt");
-      await expect.poll(rowNames).toEqual(["facts.txt"]);
+      await eventually(rowNames).toEqual(["facts.txt"]);
       await page.locator("#resources tbody button").focus();
       await page.keyboard.press("Enter");
       await page.locator("#details").waitFor();
