@@ -58,10 +58,33 @@ export async function buildClient(outfile = CLIENT_BUNDLE) {
   return outfile;
 }
 
+export const LIBRARY_SCRIPT = fileURLToPath(new URL("../dist/library/library.js", import.meta.url));
+
+/**
+ * The /library page's browser script (src/library-client/, tus-js-client with it) as one minified
+ * file. Node and Bun serve it from dist/library/; the Worker from its assets (scripts/vendor-swagger.mjs
+ * builds it into public/library/), so it never weighs on the Worker bundle.
+ */
+export async function buildLibraryClient(outfile = LIBRARY_SCRIPT) {
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["src/library-client/main.ts"],
+    outfile,
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  await Promise.all([buildServer(), buildClient()]);
+  await Promise.all([buildServer(), buildClient(), buildLibraryClient()]);
   console.error(
-    `built dist/node/server.mjs and dist/client/index.mjs in ${Math.round(performance.now() - started)} ms`,
+    `built dist/node/server.mjs, dist/client/index.mjs and dist/library/library.js in ${Math.round(performance.now() - started)} ms`,
   );
 }

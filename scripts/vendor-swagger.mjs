@@ -4,6 +4,7 @@ import { copyFile, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildLibraryClient } from "./build.mjs";
 
 // The allow-list of src/routes/explorer/index.ts: nothing else is ever served.
 const FILES = ["swagger-ui.css", "swagger-ui-bundle.js", "favicon-16x16.png", "favicon-32x32.png"];
@@ -13,3 +14,6 @@ const dist = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/pac
 const target = join(root, "public", "vendor", "swagger-ui-dist");
 await mkdir(target, { recursive: true });
 for (const file of FILES) await copyFile(join(dist, file), join(target, file));
+
+// The /library page's script goes beside them (public/library/library.js), read through the same binding.
+await buildLibraryClient(join(root, "public", "library", "library.js"));

@@ -79,6 +79,8 @@ export interface AppDeps {
   /** What the app and services report for operators; `noopMetrics` where nothing collects them. */
   metrics: Metrics;
   readAsset: AssetReader;
+  /** Reads the /library page's built script (library.js). */
+  readLibraryAsset: AssetReader;
   /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
   platformCompresses: boolean;
 }

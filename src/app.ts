@@ -11,7 +11,8 @@ import { notFound, onError, onMethodNotAllowed, validationHook } from "./http/pr
 import { API_CORS, cors } from "./http/middleware/cors.js";
 import { headContentLength } from "./http/middleware/head-length.js";
 import { requestContext } from "./http/middleware/request-context.js";
-import { mountExplorer } from "./routes/explorer/index.js";
+import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
+import { mountLibrary } from "./routes/library/index.js";
 import { createContentRouter } from "./routes/content/router.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
@@ -80,6 +81,12 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     clientId: options.auth?.explorerClientId ?? "",
     compressAssets: !deps.platformCompresses,
     publicUrl: options.publicUrl,
+  });
+  mountLibrary(app, deps.readLibraryAsset, {
+    auth: options.auth ? explorerAuth(options.auth.issuer, options.auth.explorerClientId) : null,
+    tenantClaim: options.auth?.tenantClaim ?? null,
+    linkOrigin,
+    compressAssets: !deps.platformCompresses,
   });
   return app;
 }

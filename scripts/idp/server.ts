@@ -18,7 +18,7 @@ export { API_RESOURCE, EXPLORER_CLIENT_ID, KEYCLOAK_ROUTES, REALM_PATH } from ".
 export const DEFAULT_CLIENT_SECRET = "cms-server-dev-secret";
 export const DEFAULT_APP_ORIGINS = ["http://127.0.0.1:9082"];
 /** Paths (on every app origin) where the explorer receives the authorization code. */
-export const DEFAULT_EXPLORER_REDIRECT_PATHS = ["/swagger-ui.html", "/docs"];
+export const DEFAULT_EXPLORER_REDIRECT_PATHS = ["/swagger-ui.html", "/docs", "/library"];
 export const DEV_ONLY_WARNING =
   "WARNING: development identity provider. Its users and passwords (cms-admin, cms-creator, cms-consumer) " +
   "are for development only: never use them in production or on a reachable address.";
@@ -84,7 +84,11 @@ export async function startIdp(options: StartIdpOptions = {}): Promise<RunningId
       users,
       clientSecret: options.clientSecret ?? DEFAULT_CLIENT_SECRET,
       explorerRedirectUris: appOrigins.flatMap((origin) => redirectPaths.map((path) => `${origin}${path}`)),
-      explorerPostLogoutRedirectUris: appOrigins.flatMap((origin) => [`${origin}/`, `${origin}/docs`]),
+      explorerPostLogoutRedirectUris: appOrigins.flatMap((origin) => [
+        `${origin}/`,
+        `${origin}/docs`,
+        `${origin}/library`,
+      ]),
       accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? 300,
       refreshTokenTtlSeconds: options.refreshTokenTtlSeconds ?? 1800,
       refreshTokenSecret,

@@ -12,6 +12,7 @@ import {
   and,
   asc,
   count,
+  desc,
   eq,
   getTableColumns,
   gt,
@@ -64,7 +65,7 @@ export interface GuardedChange {
 export interface ListQuery {
   tenantId: string;
   author?: string;
-  /** Compared with the stored type's essence (before any `;`), case-insensitively. */
+  /** Compared with the stored type's essence (before any `;`), case-insensitively; `type/*` matches the family. */
   mediaType?: string;
   namePrefix?: string;
   parentUid?: string;
@@ -73,6 +74,8 @@ export interface ListQuery {
   createdBefore?: number;
   /** Keyset cursor: rows strictly after this (createdAt, uid) in the list order. */
   after?: { createdAt: number; uid: string };
+  /** (createdAt, uid) descending instead of ascending. */
+  newestFirst?: boolean;
   limit: number;
 }
 
@@ -184,6 +187,13 @@ const usageRow = (c: UsageCharge): TenantUsageRow => ({
   maxResources: c.limits.resources,
   maxIngressBytes: c.limits.ingressBytesPerDay,
 });
+
+/** A media type filter on a type's essence: exact, or `type/*` for a whole family (compared by prefix, no wildcards). */
+function mediaTypeMatch(essence: SQL, wanted: string): SQL {
+  if (!wanted.endsWith("/*")) return sql`${essence} = ${wanted}`;
+  const family = wanted.slice(0, -1);
+  return sql`substr(${essence}, 1, ${family.length}) = ${family}`;
+}
 
 const chargeStatement = (db: BatchSQLiteDatabase, row: Bindable<TenantUsageRow>) =>
   db
@@ -348,12 +358,13 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     },
 
     list(q) {
+      const [beyond, direction] = q.newestFirst ? [lt, desc] : [gt, asc];
       const essence = sql`lower(trim(substr(${resources.mediaType}, 1, instr(${resources.mediaType} || ';', ';') - 1)))`;
       const conditions = [
         eq(resources.tenantId, q.tenantId),
         isNull(resources.deletedAt),
         q.author === undefined ? undefined : eq(resources.author, q.author),
-        q.mediaType === undefined ? undefined : sql`${essence} = ${q.mediaType.toLowerCase()}`,
+        q.mediaType === undefined ? undefined : mediaTypeMatch(essence, q.mediaType.toLowerCase()),
         // substr() compares exactly (LIKE would be case-insensitive and treat % and _ as wildcards).
         q.namePrefix === undefined
           ? undefined
@@ -364,15 +375,15 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
         q.after === undefined
           ? undefined
           : or(
-              gt(resources.createdAt, q.after.createdAt),
-              and(eq(resources.createdAt, q.after.createdAt), gt(resources.uid, q.after.uid)),
+              beyond(resources.createdAt, q.after.createdAt),
+              and(eq(resources.createdAt, q.after.createdAt), beyond(resources.uid, q.after.uid)),
             ),
       ];
       return db
         .select()
         .from(resources)
         .where(and(...conditions))
-        .orderBy(asc(resources.createdAt), asc(resources.uid))
+        .orderBy(direction(resources.createdAt), direction(resources.uid))
         .limit(q.limit);
     },
 

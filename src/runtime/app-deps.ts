@@ -15,7 +15,8 @@ import { createBlobCollector } from "../services/blob-collector.js";
 import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
-export interface RuntimeDeps extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "platformCompresses"> {
+export interface RuntimeDeps
+  extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "readLibraryAsset" | "platformCompresses"> {
   createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
   /** Default the real time; tests pass a clock they move themselves. */
   clock?: AppDeps["clock"];
@@ -72,6 +73,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     logger,
     metrics,
     readAsset: runtime.readAsset,
+    readLibraryAsset: runtime.readLibraryAsset,
     platformCompresses: runtime.platformCompresses,
   };
 }

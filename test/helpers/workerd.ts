@@ -63,6 +63,8 @@ export async function startWorkerd(
     persistDir?: string;
     /** R2's directory instead of `<persistDir>/r2`: two Workers with their own D1 on one bucket. */
     r2PersistDir?: string;
+    /** A fixed port (e.g. one CMS_PUBLIC_URL names) instead of any free one. */
+    port?: number;
     /** Each line the Worker writes to its console (then not echoed to this process's output). */
     onLog?: (message: string) => void;
   },
@@ -74,7 +76,7 @@ export async function startWorkerd(
     modulesRoot: bundle.modulesRoot, // module names are relative to it (the default, the cwd, is not above /tmp)
     compatibilityDate: COMPATIBILITY_DATE,
     host: "127.0.0.1",
-    port: 0,
+    port: options.port ?? 0,
     cf: false, // no download of Cloudflare's request metadata (offline)
     r2Buckets: ["BLOBS"],
     d1Databases: ["DB"],

@@ -122,6 +122,13 @@ describe("query plans", () => {
       limit: 10,
     });
     await store.list({ tenantId: "t", parentUid: zip.uid, limit: 10 });
+    await store.list({
+      tenantId: "t",
+      mediaType: "image/*",
+      after: { createdAt: 1000, uid: "id9-t" },
+      newestFirst: true,
+      limit: 10,
+    });
     await store.usage("t");
     await store.revisionCount("t");
     await store.revisions("id1-t");

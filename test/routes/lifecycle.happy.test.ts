@@ -268,6 +268,39 @@ describe("queryResource and listResources", () => {
       pick(0, 1, 2),
     );
   });
+
+  it("lists newest first with order=desc (cursors too) and a media type family with type/*", async () => {
+    const list = cmsClient(t.app, "ordering");
+    const made: ResourceDto[] = [];
+    for (const [i, type] of ["image/png", "text/plain", "image/jpeg", "video/mp4", "image/webp"].entries()) {
+      made.push(await list.create({ resourceName: `f-${i}`, resourceMediaType: type }));
+    }
+    const all: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await list.get(
+        `listResources?tenant=ordering&order=desc&limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+      );
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { resources: ResourceDto[]; nextCursor: string | null };
+      all.push(...page.resources.map((r) => r.resourceUID));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(all).toEqual(made.map((r) => r.resourceUID).reverse());
+
+    const uids = async (query: string) =>
+      (
+        (await (await list.get(`listResources?tenant=ordering&${query}`)).json()) as { resources: ResourceDto[] }
+      ).resources.map((r) => r.resourceUID);
+    const pick = (...i: number[]) => i.map((n) => made[n]?.resourceUID);
+    expect(await uids("mediaType=image/*")).toEqual(pick(0, 2, 4));
+    expect(await uids("mediaType=IMAGE/*&order=desc")).toEqual(pick(4, 2, 0));
+    expect(await uids("mediaType=video/*")).toEqual(pick(3));
+
+    const bad = await list.get("listResources?tenant=ordering&order=sideways");
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(await bad.json())).toContain("/query/order");
+  });
 });
 
 describe("the anchor's other ways to read content", () => {

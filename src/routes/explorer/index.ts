@@ -33,7 +33,8 @@ export interface ExplorerOptions {
   publicUrl?: string;
 }
 
-const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
+/** The provider's endpoints the explorer (and the library page, through /explorer.js) logs in with. */
+export const explorerAuth = (issuer: string, clientId: string): ExplorerAuth => ({
   authorizationUrl: `${issuer}/protocol/openid-connect/auth`,
   tokenUrl: `${issuer}/protocol/openid-connect/token`,
   logoutUrl: `${issuer}/protocol/openid-connect/logout`,
@@ -41,7 +42,7 @@ const keycloakEndpoints = (issuer: string, clientId: string): ExplorerAuth => ({
 });
 
 export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, options: ExplorerOptions) {
-  const auth = options.issuer ? keycloakEndpoints(options.issuer, options.clientId) : null;
+  const auth = options.issuer ? explorerAuth(options.issuer, options.clientId) : null;
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -149,6 +149,8 @@ export const EXPLORER_SCRIPT = `"use strict";
     session = await login(settings.auth);
     if (!session) return;
     window.cmsExplorerSession = session;
+    // The library page (/library) runs this login too and waits for the session.
+    document.dispatchEvent(new CustomEvent("cms-session", { detail: session }));
     const claims = JSON.parse(atob(session.accessToken.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
     document.getElementById("cms-user").textContent = "Signed in as " + (claims.preferred_username || claims.sub);
     document.getElementById("cms-session").classList.add("on");

@@ -67,6 +67,7 @@ export function createResourceRouter({
           createdFrom: q.createdFrom,
           createdBefore: q.createdBefore,
           after: q.cursor,
+          newestFirst: q.order === "desc",
           limit: q.limit + 1,
         },
         c.get("principal"),

@@ -244,7 +244,8 @@ export const ListResourcesQuerySchema = z
     tenant: TenantIdSchema.optional().openapi({ description: "Short alias of `resourceTenantId`." }),
     author: z.string().max(256).optional().openapi({ description: "Exact author." }),
     mediaType: z.string().max(255).optional().openapi({
-      description: "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`).",
+      description:
+        "Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`); `image/*` matches a whole family.",
     }),
     namePrefix: z
       .string()
@@ -262,6 +263,10 @@ export const ListResourcesQuerySchema = z
       .max(MAX_PAGE_SIZE, { message: `must be at most ${MAX_PAGE_SIZE}` })
       .default(50),
     cursor: CursorSchema.optional(),
+    order: z
+      .enum(["asc", "desc"], { message: "must be asc or desc" })
+      .default("asc")
+      .openapi({ description: "`asc` oldest first (the default), `desc` newest first." }),
   })
   // A refinement, not a transform: the query must stay a plain object for the OpenAPI parameters.
   .superRefine((q, ctx) => {

@@ -23,6 +23,7 @@ import { instanceIdOf } from "./instance-id.js";
 import { createMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 import { createPromMetrics } from "./prom-metrics.js";
 import { outgoingTraceparent } from "./trace-scope.js";
+import { readLibraryAsset } from "./library-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 
 const isCached = (blobs: BlobStore): blobs is CachedBlobStore => "stats" in blobs;
@@ -65,6 +66,7 @@ export async function createServerDeps(
     createFetchOrigin: (options) => createNodeFetchOrigin({ ...options, traceparent: outgoingTraceparent }),
     metrics: metrics ?? undefined,
     readAsset: readSwaggerAsset,
+    readLibraryAsset,
     platformCompresses: false,
     clock: clock ?? remote.databaseClock?.clock,
     storeLabel: storeLabelOf(config),

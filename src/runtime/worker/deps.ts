@@ -101,20 +101,20 @@ export async function createWorkerDeps(
     );
   }
   const assets = env.ASSETS;
+  // The routes ask for allow-listed names only; the host is irrelevant to the assets binding.
+  const readFrom = (folder: string) => async (file: string) => {
+    if (!assets) return null;
+    const res = await assets.fetch(new Request(`https://assets.invalid/${folder}/${encodeURIComponent(file)}`));
+    if (res.ok && res.body) return res.body;
+    await res.body?.cancel();
+    return null;
+  };
   return createAppDeps(config, logger, {
     blobs: createR2BlobStore(env.BLOBS),
     store: createMetadataStore(db),
     createFetchOrigin: createWorkerFetchOrigin,
-    readAsset: async (file) => {
-      if (!assets) return null;
-      // The explorer route allow-lists `file`; the host is irrelevant to the assets binding.
-      const res = await assets.fetch(
-        new Request(`https://assets.invalid/vendor/swagger-ui-dist/${encodeURIComponent(file)}`),
-      );
-      if (res.ok && res.body) return res.body;
-      await res.body?.cancel();
-      return null;
-    },
+    readAsset: readFrom("vendor/swagger-ui-dist"),
+    readLibraryAsset: readFrom("library"),
     // Workers compress by the client's Accept-Encoding themselves (a Content-Encoding we set would be applied again).
     platformCompresses: true,
     clock,

@@ -1,0 +1,73 @@
+/**
+ * The /library page's script (bundled by scripts/build.mjs with tus-js-client): signs in through
+ * /explorer.js when auth is on, then lets the user pick a tenant, browse, upload and manage its
+ * resources through the public API.
+ */
+import { createApi } from "./api.js";
+import { createBrowser } from "./browse.js";
+import { createDetails } from "./details.js";
+import { byId, clearError, el, showError } from "./dom.js";
+import { humanBytes } from "./format.js";
+import { type Session, waitForSession } from "./session.js";
+import type { Settings, Usage } from "./types.js";
+import { bindUploads, showResumable } from "./upload.js";
+
+const TENANT_KEY = "cms.library.tenant";
+const AUTHOR_KEY = "cms.library.author";
+
+async function showUsage(api: ReturnType<typeof createApi>, tenant: string) {
+  const box = byId("usage");
+  const bar = byId<HTMLMeterElement>("usage-bar");
+  try {
+    const usage = await api.get<Usage>(`usage?resourceTenantId=${encodeURIComponent(tenant)}`);
+    const limit = usage.limits.bytes;
+    bar.max = limit ?? Math.max(usage.bytes, 1);
+    bar.value = usage.bytes;
+    bar.hidden = limit === null;
+    byId("usage-text").textContent =
+      limit === null
+        ? `${humanBytes(usage.bytes)} (no quota)`
+        : `${humanBytes(usage.bytes)} of ${humanBytes(limit)} (${Math.round((usage.bytes / limit) * 100)} %)`;
+    box.hidden = false;
+  } catch {
+    box.hidden = true; // a confined user may not read usage: the rest of the page still works
+  }
+}
+
+async function main() {
+  const settings = JSON.parse(byId("library-settings").textContent ?? "{}") as Settings;
+  const session: Session | null = settings.tenantClaim ? await waitForSession(settings.tenantClaim) : null;
+  const api = createApi(settings.apiPrefix, () => session?.accessToken ?? null);
+
+  const tenantInput = byId<HTMLInputElement>("tenant");
+  const authorInput = byId<HTMLInputElement>("author");
+  const allowed = session?.tenants ?? [];
+  byId("tenant-list").replaceChildren(...allowed.map((t) => el("option", { value: t })));
+  const remembered = localStorage.getItem(TENANT_KEY);
+  tenantInput.value =
+    remembered && (allowed.length === 0 || allowed.includes(remembered)) ? remembered : (allowed[0] ?? "");
+  authorInput.value = localStorage.getItem(AUTHOR_KEY) ?? session?.user ?? "";
+  authorInput.addEventListener("change", () => localStorage.setItem(AUTHOR_KEY, authorInput.value));
+
+  const tenant = () => tenantInput.value.trim();
+  const author = () => authorInput.value.trim();
+  const refresh = () => {
+    void browser.reload();
+    void showUsage(api, tenant());
+  };
+  const details = createDetails(api, { author, changed: refresh });
+  const browser = createBrowser(api, tenant, (resource) => void details.open(resource));
+  bindUploads(api, { tenant, author, done: refresh });
+
+  byId<HTMLFormElement>("tenant-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    clearError();
+    localStorage.setItem(TENANT_KEY, tenant());
+    refresh();
+  });
+  await showResumable();
+  if (tenant()) refresh();
+  document.body.dataset.ready = "true"; // for tests and scripts: the page is wired
+}
+
+main().catch((err: Error) => showError(`The library could not start: ${err.message}`));

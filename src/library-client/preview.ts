@@ -1,0 +1,59 @@
+/**
+ * The preview of a resource, always loaded from the content answers themselves (getData, which
+ * serves stored bytes with their sandboxing CSP), never from a copy the page made: with auth on
+ * through a short signed link (elements cannot send a bearer token), else by its getData path.
+ */
+import type { Api } from "./api.js";
+import { el } from "./dom.js";
+import { essenceOf } from "./format.js";
+import type { Resource } from "./types.js";
+
+const PREVIEW_SECONDS = 600;
+
+/** A signed getData link (createDataLink) that needs no token until it expires. */
+export async function signedLink(api: Api, resource: Resource, expiresIn: number): Promise<string> {
+  const link = await api.post<{ url: string }>("createDataLink", { resourceURI: resource.resourceURI, expiresIn });
+  return link.url;
+}
+
+/** A URL of the content an element may load without a token: signed only when a token is needed. */
+export const contentUrl = (api: Api, resource: Resource): Promise<string> =>
+  api.signedIn
+    ? signedLink(api, resource, PREVIEW_SECONDS)
+    : Promise.resolve(`${api.prefix}/getData/${resource.resourceURI.split("/").map(encodeURIComponent).join("/")}`);
+
+export type PreviewKind = "image" | "video" | "audio" | "pdf" | "text" | null;
+
+// The types getData renders inline (src/http/content-policy.ts); others would only download.
+const IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp", "image/apng"]);
+const TEXTS = new Set(["text/plain", "text/csv", "text/markdown", "text/css", "text/vtt", "application/json"]);
+
+export function previewKind(mediaType: string): PreviewKind {
+  const type = essenceOf(mediaType);
+  if (IMAGES.has(type)) return "image";
+  if (type.startsWith("video/")) return "video";
+  if (type.startsWith("audio/")) return "audio";
+  if (type === "application/pdf") return "pdf";
+  return TEXTS.has(type) ? "text" : null;
+}
+
+export async function renderPreview(api: Api, resource: Resource, name: string): Promise<Node> {
+  const kind = previewKind(resource.mediaType);
+  if (!kind) return el("p", {}, `No preview for ${resource.mediaType}.`);
+  const src = await contentUrl(api, resource);
+  switch (kind) {
+    case "image":
+      return el("img", { src, alt: `Preview of ${name}` });
+    case "video":
+      // preload=metadata: the browser fetches ranges as the user seeks, never the whole file up front.
+      return el("video", { src, controls: true, preload: "metadata", "aria-label": `Preview of ${name}` });
+    case "audio":
+      return el("audio", { src, controls: true, preload: "metadata", "aria-label": `Preview of ${name}` });
+    case "pdf":
+      // No sandbox attribute: Chromium's PDF viewer does not run in a sandboxed frame (the answer's CSP still forbids script).
+      return el("iframe", { src, title: `Preview of ${name}` });
+    case "text":
+      // Served with a `sandbox` CSP anyway; the frame's own sandbox is a second fence.
+      return el("iframe", { src, title: `Preview of ${name}`, sandbox: "" });
+  }
+}

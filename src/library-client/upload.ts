@@ -1,0 +1,117 @@
+/**
+ * Uploads through tus (tus-js-client): one list item per file with a progress bar and a Cancel
+ * button. tus-js-client keeps each unfinished upload's URL in localStorage under the file's
+ * fingerprint (name, type, size, modification time, endpoint), so after a reload choosing the same
+ * file again continues where it stopped instead of starting over.
+ */
+import { defaultOptions, Upload } from "tus-js-client";
+import type { Api } from "./api.js";
+import { byId, el, showError } from "./dom.js";
+import { humanBytes } from "./format.js";
+
+export const CHUNK_BYTES = 4 * 1024 * 1024;
+
+export interface UploadContext {
+  tenant(): string;
+  author(): string;
+  /** Called after each upload that became a resource. */
+  done(): void;
+}
+
+function item(file: File) {
+  const progress = el("progress", { max: String(file.size || 1), value: "0", "aria-label": `Upload of ${file.name}` });
+  const status = el("span", { class: "status" }, "starting");
+  const cancel = el("button", { type: "button" }, `Cancel ${file.name}`);
+  const li = el("li", {}, el("span", {}, file.name), progress, status, cancel);
+  byId("uploads").append(li);
+  return { progress, status, cancel, li };
+}
+
+export async function uploadFile(api: Api, file: File, context: UploadContext): Promise<void> {
+  const tenant = context.tenant();
+  if (!tenant) {
+    showError("Choose a tenant before uploading.");
+    return;
+  }
+  const view = item(file);
+  const upload = new Upload(file, {
+    // Absolute: tus-js-client resolves the Location it is given against it.
+    endpoint: new URL(`${api.prefix}/uploads`, location.href).href,
+    chunkSize: CHUNK_BYTES,
+    retryDelays: [0, 1000, 3000],
+    metadata: {
+      resourceTenantId: tenant,
+      resourceName: file.name,
+      resourceMediaType: file.type || "application/octet-stream",
+      resourceAuthor: context.author() || "unknown",
+    },
+    removeFingerprintOnSuccess: true,
+    // The token may have been renewed since the upload began: read it per request.
+    onBeforeRequest(req) {
+      for (const [name, value] of Object.entries(api.headers())) req.setHeader(name, value);
+    },
+    onProgress(sent, total) {
+      view.progress.value = sent;
+      view.status.textContent = `${humanBytes(sent)} of ${humanBytes(total)}`;
+    },
+    onSuccess() {
+      view.status.textContent = "done";
+      view.cancel.remove();
+      context.done();
+      void showResumable();
+    },
+    onError(error) {
+      view.status.textContent = "failed";
+      // tus-js-client's message carries the response; the problem's detail is its last part.
+      showError(`Upload of ${file.name} failed: ${error.message}`);
+    },
+  });
+  view.cancel.addEventListener("click", async () => {
+    view.cancel.disabled = true;
+    // Terminate (tus DELETE): the server drops the stored bytes; the fingerprint goes too.
+    await upload.abort(true).catch(() => {});
+    view.status.textContent = "cancelled";
+    void showResumable();
+  });
+  const previous = await upload.findPreviousUploads();
+  const last = previous[0];
+  if (last) {
+    view.status.textContent = "resuming";
+    upload.resumeFromPreviousUpload(last);
+  }
+  upload.start();
+}
+
+/** Lists the uploads a previous page left unfinished (from tus-js-client's storage). */
+export async function showResumable() {
+  const box = byId("resumable");
+  const uploads = await defaultOptions.urlStorage.findAllUploads().catch(() => []);
+  const names = uploads.map((u) => u.metadata?.resourceName ?? u.metadata?.filename).filter(Boolean);
+  box.hidden = names.length === 0;
+  box.textContent = names.length
+    ? `Unfinished uploads: ${names.join(", ")}. Choose the same file again to resume where it stopped.`
+    : "";
+}
+
+/** The file picker and the drop zone both start uploads. */
+export function bindUploads(api: Api, context: UploadContext) {
+  const input = byId<HTMLInputElement>("file-input");
+  const zone = byId("drop-zone");
+  const start = (files: FileList | null) => {
+    for (const file of files ?? []) void uploadFile(api, file, context);
+  };
+  input.addEventListener("change", () => {
+    start(input.files);
+    input.value = "";
+  });
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    start(event.dataTransfer?.files ?? null);
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * The media library at `/library`: a server-rendered page and its bundled script
+ * (/library/library.js, built by scripts/build.mjs), both from this origin so the page works offline.
+ * It drives the public API only, with the token the explorer's login flow obtained when auth is on.
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../http/app-env.js";
+import { ifNoneMatchHits } from "../../http/etag.js";
+import { ProblemError } from "../../problems.js";
+import { type AssetReader, acceptsGzip, vendorAssets } from "../explorer/assets.js";
+import type { ExplorerAuth } from "../explorer/page.js";
+import { API_PREFIX } from "../meta.js";
+import { MAX_LINK_SECONDS } from "../resources/schemas.js";
+import { libraryPage } from "./page.js";
+
+export const LIBRARY_PATH = "/library";
+const SCRIPT = "library.js";
+
+export interface LibraryOptions {
+  auth: ExplorerAuth | null;
+  /** The token claim listing a user's tenants (auth on). */
+  tenantClaim: string | null;
+  /** Where signed links point (CMS_CONTENT_ORIGIN, else CMS_PUBLIC_URL): previews load from there. */
+  linkOrigin?: string;
+  compressAssets: boolean;
+}
+
+export function mountLibrary(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, options: LibraryOptions) {
+  const page = libraryPage({
+    settings: { apiPrefix: API_PREFIX, tenantClaim: options.tenantClaim, maxLinkSeconds: MAX_LINK_SECONDS },
+    auth: options.auth,
+    contentOrigins: options.linkOrigin ? [new URL(options.linkOrigin).origin] : [],
+  });
+  // The page acts with the user's token: nothing inline runs, nothing foreign loads, never framed.
+  const pageHeaders = {
+    "content-security-policy": page.csp,
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+  };
+  app.get(LIBRARY_PATH, (c) => c.html(page.html, 200, pageHeaders));
+
+  const assets = vendorAssets(readAsset, options.compressAssets);
+  app.get(`${LIBRARY_PATH}/${SCRIPT}`, async (c) => {
+    const asset = await assets(SCRIPT);
+    if (!asset) throw new ProblemError("NOT_FOUND", `no ${SCRIPT}: build it with npm run build`);
+    // Revalidated on every load (a new build must reach the page); unchanged, that costs a 304.
+    const headers = {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "no-cache",
+      etag: asset.etag,
+      vary: "accept-encoding",
+    };
+    if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
+    if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
+      return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
+    }
+    return c.body(asset.bytes, 200, headers);
+  });
+}

@@ -1,0 +1,232 @@
+/**
+ * The media library page, rendered on the server with hono/jsx: the markup only; everything it
+ * does is /library/library.js (src/library-client/). No inline script runs (the settings are JSON in
+ * a non-executable <script>), the one inline stylesheet is allowed by its hash.
+ */
+import { Sha256 } from "../../lib/sha256.js";
+import type { ExplorerAuth } from "../explorer/page.js";
+import { STYLE } from "./style.js";
+
+/** What the browser script is told (the #library-settings JSON). */
+export interface LibrarySettings {
+  apiPrefix: string;
+  /** Present when auth is on: /explorer.js runs the login, the script reads the tenants from this claim. */
+  tenantClaim: string | null;
+  maxLinkSeconds: number;
+}
+
+export interface LibraryPageOptions {
+  settings: LibrarySettings;
+  auth: ExplorerAuth | null;
+  /** Origins besides 'self' the previews load from (the signed links' origin). */
+  contentOrigins: string[];
+}
+
+// JSON inside <script> must not be able to close the element (`</script>`) or open a comment.
+const safeJson = (value: unknown) => JSON.stringify(value).replaceAll("<", "\\u003c");
+
+const hashSource = (text: string) =>
+  `'sha256-${btoa(String.fromCharCode(...new Sha256().update(new TextEncoder().encode(text)).digest()))}'`;
+
+/**
+ * Scripts from this origin only; previews (img, media, frames) from this origin and the content
+ * origin; requests to this origin and the provider's token endpoint; never framed itself.
+ */
+function libraryCsp({ auth, contentOrigins }: LibraryPageOptions): string {
+  const content = ["'self'", ...contentOrigins].join(" ");
+  const connect = ["'self'", ...(auth ? [new URL(auth.tokenUrl).origin] : [])];
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src ${hashSource(STYLE)}`,
+    `img-src ${content} data:`,
+    `media-src ${content}`,
+    `frame-src ${content}`,
+    `connect-src ${connect.join(" ")}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+const TYPE_FILTERS: [string, string][] = [
+  ["", "All types"],
+  ["image/*", "Images"],
+  ["video/*", "Video"],
+  ["audio/*", "Audio"],
+  ["application/pdf", "PDF"],
+  ["text/*", "Text"],
+];
+
+const EXPIRIES: [number, string][] = [
+  [3600, "1 hour"],
+  [86400, "1 day"],
+  [604800, "7 days"],
+  [300, "5 minutes"],
+];
+
+function Page({ settings, auth }: LibraryPageOptions) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Media library — Content resource service</title>
+        <style dangerouslySetInnerHTML={{ __html: STYLE }} />
+      </head>
+      <body>
+        <header>
+          <h1>Media library</h1>
+          <div id="cms-session">
+            <span id="cms-user" />
+            <button id="cms-logout" type="button">
+              Log out
+            </button>
+          </div>
+          <a href="/docs">API explorer</a>
+        </header>
+        <div id="cms-error" role="alert" />
+        <main>
+          <section aria-label="Tenant" class="bar">
+            <form id="tenant-form">
+              <label for="tenant">Tenant</label>
+              <input id="tenant" name="tenant" list="tenant-list" required autocomplete="off" />
+              <datalist id="tenant-list" />
+              <button type="submit">Open</button>
+            </form>
+            <div id="usage" hidden>
+              <label for="usage-bar">Storage used</label>
+              <meter id="usage-bar" min="0" max="1" value="0" />
+              <span id="usage-text" />
+            </div>
+          </section>
+
+          <section aria-labelledby="upload-heading" id="upload-section">
+            <h2 id="upload-heading">Add files</h2>
+            <div id="drop-zone">
+              <p>Drop files here, or</p>
+              <input id="file-input" type="file" multiple class="visually-hidden" />
+              <label for="file-input" class="button">
+                Upload
+              </label>
+              <label for="author">Author</label>
+              <input id="author" autocomplete="name" />
+            </div>
+            <p id="resumable" hidden />
+            <ul id="uploads" aria-label="Uploads" />
+          </section>
+
+          <section aria-labelledby="browse-heading">
+            <h2 id="browse-heading">Resources</h2>
+            <form id="filters" role="search" aria-label="Filter resources">
+              <label for="search">Name starts with</label>
+              <input id="search" type="search" autocomplete="off" />
+              <label for="author-filter">Author</label>
+              <input id="author-filter" autocomplete="off" />
+              <label for="type-filter">Type</label>
+              <select id="type-filter">
+                {TYPE_FILTERS.map(([value, label]) => (
+                  <option value={value}>{label}</option>
+                ))}
+              </select>
+              <label for="sort">Sort</label>
+              <select id="sort">
+                <option value="desc">Newest first</option>
+                <option value="asc">Oldest first</option>
+              </select>
+              <label for="page-size">Per page</label>
+              <select id="page-size">
+                <option value="25">25</option>
+                <option value="50">50</option>
+                <option value="100">100</option>
+              </select>
+            </form>
+            <table id="resources">
+              <caption id="resources-caption">Choose a tenant to see its resources.</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Author</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody />
+            </table>
+            <nav aria-label="Pages" class="pager">
+              <button id="first-page" type="button" disabled>
+                First page
+              </button>
+              <button id="next-page" type="button" disabled>
+                Next page
+              </button>
+            </nav>
+          </section>
+        </main>
+
+        <dialog id="details" aria-labelledby="details-title">
+          <div class="dialog-head">
+            <h2 id="details-title">Resource</h2>
+            <button type="button" id="details-close">
+              Close
+            </button>
+          </div>
+          <div id="preview" aria-label="Preview" role="region" />
+          <dl id="facts" />
+          <div class="actions">
+            <label for="link-expiry">Link expires in</label>
+            <select id="link-expiry">
+              {EXPIRIES.map(([seconds, label]) => (
+                <option value={String(seconds)}>{label}</option>
+              ))}
+            </select>
+            <button type="button" id="copy-link">
+              Copy signed link
+            </button>
+            <output id="link-output" for="copy-link" />
+          </div>
+          <div class="actions">
+            <button type="button" id="lock-toggle">
+              Lock
+            </button>
+            <input id="version-input" type="file" class="visually-hidden" />
+            <label for="version-input" class="button">
+              Upload a new version
+            </label>
+            <button type="button" id="delete" class="danger">
+              Delete
+            </button>
+            <button type="button" id="purge" class="danger">
+              Purge
+            </button>
+          </div>
+          <h3>Revisions</h3>
+          <ol id="revisions" />
+        </dialog>
+
+        <dialog id="confirm" aria-labelledby="confirm-text">
+          <p id="confirm-text" />
+          <div class="actions">
+            <button type="button" id="confirm-cancel">
+              Cancel
+            </button>
+            <button type="button" id="confirm-ok" class="danger">
+              Confirm
+            </button>
+          </div>
+        </dialog>
+
+        <script id="explorer-settings" type="application/json" dangerouslySetInnerHTML={{ __html: safeJson({ auth }) }} />
+        <script id="library-settings" type="application/json" dangerouslySetInnerHTML={{ __html: safeJson(settings) }} />
+        {auth ? <script src="/explorer.js" /> : null}
+        <script src="/library/library.js" />
+      </body>
+    </html>
+  );
+}
+
+/** The page's HTML (rendered once: it depends on the configuration only) and its CSP. */
+export function libraryPage(options: LibraryPageOptions): { html: string; csp: string } {
+  return { html: `<!doctype html>${String(Page(options))}`, csp: libraryCsp(options) };
+}
