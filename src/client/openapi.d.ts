@@ -1540,7 +1540,7 @@ export interface operations {
                 tenant?: string;
                 /** @description Exact author. */
                 author?: string;
-                /** @description Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`). */
+                /** @description Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`); `image/*` matches a whole family. */
                 mediaType?: string;
                 /** @description Case-sensitive prefix of the resource name. */
                 namePrefix?: string;
@@ -1553,6 +1553,8 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page. */
                 cursor?: string;
+                /** @description `asc` oldest first (the default), `desc` newest first. */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
