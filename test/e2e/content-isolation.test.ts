@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
+import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-samples.js";
 import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { buildZip } from "../helpers/zip-writer.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
@@ -21,54 +22,6 @@ const SESSION_KEY = "cms.explorer.session";
 const STEAL = `let v; try { v = sessionStorage.getItem("${SESSION_KEY}") } catch (e) { v = "denied " + e.name } document.title = "ran:" + v;`;
 const HOSTILE_HTML = `<!doctype html><html><head><title>report</title></head><body><p>Quarterly report</p><script>${STEAL}</script></body></html>`;
 const HOSTILE_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>logo</title><script>${STEAL}</script></svg>`;
-const PNG_1x1 = Buffer.from(
-  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
-  "base64",
-);
-
-/** A one-page PDF saying "Hello PDF", with a correct cross-reference table. */
-function tinyPdf(): string {
-  const stream = "BT /F1 24 Tf 20 100 Td (Hello PDF) Tj ET";
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-  ];
-  let pdf = "%PDF-1.4\n";
-  const offsets = objects.map((object, i) => {
-    const offset = pdf.length;
-    pdf += `${i + 1} 0 obj\n${object}\nendobj\n`;
-    return offset;
-  });
-  const xref = pdf.length;
-  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
-  return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-}
-
-/** `seconds` of a 440 Hz tone as 8 kHz 16-bit mono PCM WAV: media any browser plays, big enough to seek in. */
-function toneWav(seconds: number): Uint8Array {
-  const rate = 8000;
-  const samples = rate * seconds;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write("RIFF", 0);
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write("WAVEfmt ", 8);
-  wav.writeUInt32LE(16, 16); // fmt chunk size
-  wav.writeUInt16LE(1, 20); // PCM
-  wav.writeUInt16LE(1, 22); // mono
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28); // bytes per second
-  wav.writeUInt16LE(2, 32); // block align
-  wav.writeUInt16LE(16, 34); // bits per sample
-  wav.write("data", 36);
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++)
-    wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
-  return wav;
-}
-
 /** Another loopback origin: serves the HTML pages a test puts, as text/html with no CSP. */
 async function startPages(): Promise<{
   url(name: string): string;
