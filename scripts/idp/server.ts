@@ -1,5 +1,7 @@
 // startIdp(): a Keycloak-compatible development identity provider on a loopback address.
 // Used by `npm run idp` and started in-process (port 0) by integration tests.
+// First: it must run before oidc-provider is loaded (through ./provider.js).
+import "./runtime-notice.js";
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

@@ -3,6 +3,7 @@
  * --url (or CMS_URL) and --json (the API's JSON on stdout, for scripts); errors are one line on
  * stderr and a non-zero exit code.
  */
+import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
@@ -16,8 +17,14 @@ interface GlobalOptions {
   json?: boolean;
 }
 
+// Read beside the code, so an installed package reports its own version.
+const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+  version: string;
+};
+
 const program = new Command("cms")
   .description("Content resource service from the command line")
+  .version(version, "-V, --version", "print the version")
   .addOption(new Option("--url <url>", "server URL").env("CMS_URL").default("http://127.0.0.1:9082"))
   .option("--json", "print the API's JSON (for scripts)")
   .configureOutput({ outputError: (text, write) => write(text.split("\n")[0]!.replace(/^error: /, "cms: ") + "\n") });
@@ -27,6 +34,24 @@ const client = () => createCmsClient({ baseUrl: globals().url, token: sessionTok
 const quiet = () => !!globals().json;
 /** The server, as locks are remembered per server (held-locks.ts). */
 const server = () => globals().url.replace(/\/+$/, "");
+
+/** Rows as columns padded to their widest cell. */
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+/** A resourceURI as given, or the one of a UID (commands accept either, as `get` does). */
+async function resourceUriOf(resource: string): Promise<string> {
+  return resource.includes("/") ? resource : (await client().queryResource(resource)).resourceURI;
+}
 
 /** --json prints the API's answer; otherwise a short human line. */
 function print(json: unknown, human: string) {
@@ -80,7 +105,7 @@ program
   .option("--limit-rate <bytes>", "at most this many bytes per second (k/M suffixes)", parsePositive)
   .action(async (resource: string, o: { output?: string; limitRate?: number }) => {
     if (o.output === "-") return void (await getToStdout(client(), resource));
-    const name = resource.includes("/") ? resource : (await client().queryResource(resource)).resourceURI;
+    const name = await resourceUriOf(resource);
     const got = await getToFile(client(), resource, o.output ?? basename(name), {
       quiet: quiet(),
       limitRate: o.limitRate,
@@ -97,15 +122,26 @@ program
   .requiredOption("--tenant <tenant>", "tenant id")
   .option("--prefix <prefix>", "only names starting with this")
   .option("--limit <n>", "at most this many (≤ 200)", parsePositive)
-  .action(async (o: { tenant: string; prefix?: string; limit?: number }) => {
+  .option("--bytes", "sizes in bytes (the default when not on a terminal)")
+  .action(async (o: { tenant: string; prefix?: string; limit?: number; bytes?: boolean }) => {
     const page = await client().listResources({
       resourceTenantId: o.tenant,
       ...(o.prefix ? { namePrefix: o.prefix } : {}),
       ...(o.limit ? { limit: o.limit } : {}),
     });
+    // A person at a terminal reads KiB under a header; a script (a pipe, or --bytes) reads bytes.
+    const human = process.stdout.isTTY && !o.bytes;
+    const rows = page.resources.map((r) => [
+      r.resourceURI,
+      r.mediaType,
+      human ? formatBytes(r.size) : String(r.size),
+      r.createdAt,
+    ]);
     print(
       page,
-      page.resources.map((r) => `${r.resourceURI}\t${r.mediaType}\t${r.size}\t${r.createdAt}`).join("\n") || "(none)",
+      human
+        ? table([["RESOURCE", "TYPE", "SIZE", "CREATED"], ...rows])
+        : rows.map((r) => r.join("\t")).join("\n") || "(none)",
     );
   });
 
@@ -168,10 +204,10 @@ program
 program
   .command("link")
   .description("a signed, expiring URL that needs no token")
-  .argument("<resourceURI>", "<UID>/<name>")
+  .argument("<resource>", "resourceURI (<UID>/<name>) or UID")
   .option("--expires <duration>", "lifetime: seconds or 90s, 30m, 1h, 7d", parseDuration, 3600)
-  .action(async (resourceURI: string, o: { expires: number }) => {
-    const link = await client().signedLink(resourceURI, o.expires);
+  .action(async (resource: string, o: { expires: number }) => {
+    const link = await client().signedLink(await resourceUriOf(resource), o.expires);
     print(link, link.url);
   });
 
@@ -234,7 +270,15 @@ function networkFailure(cause: { code?: string; message?: string }): Error {
   );
 }
 
+/** A reader that stopped reading (`cms get … -o - | head`) is a normal end, not an error. */
+const isClosedPipe = (err: unknown) => (err as { code?: string } | null)?.code === "EPIPE";
+process.stdout.on("error", (err) => {
+  if (isClosedPipe(err)) process.exit(0);
+  fail(err);
+});
+
 program.parseAsync().catch((err: unknown) => {
+  if (isClosedPipe(err)) process.exit(0);
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   if (err instanceof TypeError && cause) fail(networkFailure(cause));
   fail(err);

@@ -17,6 +17,7 @@ import {
   parseContentLength,
   parseOriginUrl,
   parseReprSha256,
+  refusedHost,
 } from "./policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
@@ -120,10 +121,9 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
   const refuseAddress = (host: string, address: string) => {
     const why = specialPurposeRange(address);
     const shown = host === address ? address : `${host} (resolves to ${address})`;
-    return problem(
-      "ORIGIN_REFUSED",
-      `resourceExternalURI host ${shown} is not allowed: ${why ?? "refused by address policy"}`,
-    );
+    return why
+      ? refusedHost(shown, why)
+      : problem("ORIGIN_REFUSED", `resourceExternalURI host ${shown} is not allowed: refused by address policy`);
   };
 
   /** Resolves the host once and checks every address; throws ORIGIN_REFUSED before any connection. */
@@ -136,10 +136,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       return { url, hostname, address: hostname, family: literal };
     }
     if (!allowPrivate && isLocalhostName(hostname)) {
-      throw problem(
-        "ORIGIN_REFUSED",
-        `resourceExternalURI host ${hostname} is not allowed: localhost names are loopback (RFC 6761)`,
-      );
+      throw refusedHost(hostname, "localhost names are loopback (RFC 6761)");
     }
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
       const settle = () => {

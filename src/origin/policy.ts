@@ -14,6 +14,16 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 export const originProblem = (code: ProblemCode, detail: string, cause?: unknown) =>
   new ProblemError(code, detail, { errors: [{ pointer: FIELD, detail }], cause });
 
+/**
+ * The refusal of a host in a special-purpose range (loopback, private use, …), naming the setting
+ * that allows it: a developer fetching from their own machine learns what to change.
+ */
+export const refusedHost = (shown: string, why: string) =>
+  originProblem(
+    "ORIGIN_REFUSED",
+    `resourceExternalURI host ${shown} is not allowed: ${why}; set CMS_FETCH_ALLOW_PRIVATE=true to allow non-public hosts (development only)`,
+  );
+
 /** Parses an external URI and checks its scheme, credentials, host and port; throws ORIGIN_REFUSED. */
 export function parseOriginUrl(raw: string | URL): URL {
   let url: URL;

@@ -12,6 +12,7 @@ import {
   parseContentLength,
   parseOriginUrl,
   parseReprSha256,
+  refusedHost,
 } from "./policy.js";
 
 export interface WorkerFetchOriginOptions {
@@ -60,7 +61,7 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
   const validateUrl = (raw: string | URL): URL => {
     const url = parseOriginUrl(raw);
     const why = allowPrivate ? null : privateHostReason(url.hostname);
-    if (why) throw problem("ORIGIN_REFUSED", `resourceExternalURI host ${url.hostname} is not allowed: ${why}`);
+    if (why) throw refusedHost(url.hostname, why);
     return url;
   };
 

@@ -68,6 +68,16 @@ async function passwordToken(issuer: string, username: string, password: string)
   return decodeJwt(((await res.json()) as { access_token: string }).access_token);
 }
 
+describe("npm run idp on the Node versions the README supports", () => {
+  it('starts without oidc-provider\'s "Unsupported runtime" warning (Node 20 is supported here)', async () => {
+    const idp = runIdp({});
+    await idp.issuer;
+    idp.child.kill("SIGTERM");
+    expect(await idp.exited).toBe(0);
+    expect(idp.stderr()).not.toContain("Unsupported runtime");
+  });
+});
+
 describe("npm run idp with CMS_IDP_USERS", () => {
   it("issues the tenants claim (and roles) of users from the file; a default user can be confined too", async () => {
     const file = join(dir, "users.json");

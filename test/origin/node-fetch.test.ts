@@ -203,6 +203,8 @@ describe("SSRF: refused before connecting", () => {
     const connectsBefore = guard.connects;
     const problem = await expectProblem(fetchOrigin(form(v4.port, v6?.port ?? v4.port)), "ORIGIN_REFUSED");
     expect(problem.message).toMatch(/not allowed/);
+    // The refusal names the setting that would allow it (a developer's own machine is loopback).
+    expect(problem.message).toContain("CMS_FETCH_ALLOW_PRIVATE=true");
     expect(guard.connects).toBe(connectsBefore);
     expect(v4.connections).toBe(0);
     expect(v6?.connections ?? 0).toBe(0);

@@ -85,6 +85,15 @@ describe("createWorkerFetchOrigin", () => {
     expect(calls).toEqual([]);
   });
 
+  it.each(["http://127.0.0.1:8080/x", "http://localhost/x", "http://10.0.0.1/x"])(
+    "names CMS_FETCH_ALLOW_PRIVATE when it refuses the non-public host of %s",
+    async (url) => {
+      const { fetch } = scripted({});
+      const err = await problemOf(createWorkerFetchOrigin({ fetch })(url));
+      expect(err.message).toContain("set CMS_FETCH_ALLOW_PRIVATE=true");
+    },
+  );
+
   it.each([
     [
       "sha-256=:uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=:",

@@ -168,6 +168,12 @@ describe("meta endpoints", () => {
     expect(missing.headers.get("access-control-expose-headers")?.toLowerCase()).toContain("retry-after");
   });
 
+  it("sends a visitor of / to the media library page", async () => {
+    const res = await fetch(app.url("/"), { redirect: "manual" });
+    expect(res.status).toBe(302);
+    expect(res.headers.get("location")).toBe("/library");
+  });
+
   it("answers unknown routes with a 404 problem", async () => {
     const res = await app.fetch(app.url("/nope"));
     expect(res.status).toBe(404);

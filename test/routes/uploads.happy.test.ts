@@ -47,6 +47,16 @@ describe("uploadResource", () => {
     expect(body.mediaType).toBe("image/svg+xml");
   });
 
+  it("treats empty optional fields (inputs left blank in a form or the explorer) as absent", async () => {
+    const blank = { ...fields, resourceName: "", resourceMediaType: "", expectedSha256: "" };
+    const res = await upload(
+      t.app,
+      form(blank, { bytes: new TextEncoder().encode("hi"), name: "blank.txt", type: "text/plain" }),
+    );
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ mediaType: "text/plain", size: 2 });
+  });
+
   it("streams a file far larger than the JSON and inline limits", async () => {
     const bytes = patternBytes(0, 24 * 1024 * 1024);
     const res = await upload(t.app, form({ ...fields, resourceName: "big.bin" }, { bytes }));

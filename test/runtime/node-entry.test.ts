@@ -94,6 +94,9 @@ describe("a running server", () => {
     );
     expect(created.status).toBe(201);
     const { resourceURI } = (await created.json()) as { resourceURI: string };
+    // The start-up line names the pages for people, so a first run needs no guessing.
+    const listening = first.stdout.map((line) => JSON.parse(line)).find((line) => line.msg === "listening");
+    expect(listening).toMatchObject({ explorer: `${first.url}/docs`, library: `${first.url}/library` });
     expect(await first.stop()).toBe(0);
 
     const second = await spawnServer(env);

@@ -10,6 +10,7 @@ import { ifNoneMatchHits } from "../../http/etag.js";
 import { type AssetReader, acceptsGzip, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 import { openApiDocument } from "./openapi-document.js";
+import { TRY_IT_PLUGIN } from "./try-it-plugin.js";
 
 export type { AssetReader } from "./assets.js";
 
@@ -83,9 +84,14 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
   const page = explorerPage(settings, "/vendor");
   // The explorer holds the user's token: no inline script but Swagger UI's hashed one, nothing foreign, never framed.
   const pageHeaders = { "content-security-policy": page.csp, "x-frame-options": "DENY" };
+  // The root is for people: the media library page (src/routes/library) is where they start.
+  app.get("/", (c) => c.redirect("/library", 302));
   for (const path of ["/swagger-ui.html", "/docs"]) app.get(path, (c) => c.html(page.html, 200, pageHeaders));
   app.get("/explorer.js", (c) =>
-    c.body(EXPLORER_SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-cache" }),
+    c.body(`${TRY_IT_PLUGIN}\n${EXPLORER_SCRIPT}`, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "no-cache",
+    }),
   );
 
   const vendor = vendorAssets(readAsset, options.compressAssets);

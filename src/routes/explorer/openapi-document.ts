@@ -7,6 +7,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
 import { problemResponses } from "../../http/problem-handlers.js";
+import { withTryItDefaults } from "./try-it.js";
 
 type Document = ReturnType<OpenAPIHono<AppEnv>["getOpenAPI31Document"]>;
 type Info = Document["info"];
@@ -71,7 +72,7 @@ function complete(doc: Document): Document {
     }
     if (ops.get && isContentGet(ops.get)) ops.head = headTwin(ops.get);
   }
-  return { ...doc, tags: TAGS };
+  return withTryItDefaults({ ...doc, tags: TAGS });
 }
 
 /** Builds the document once (the routes are fixed), then stamps each answer with the server's origin. */

@@ -40,7 +40,12 @@ function explorerCsp(settings: ExplorerSettings, scriptHashes: string[]): string
     "default-src 'none'",
     ["script-src 'self'", ...scriptHashes].join(" "),
     "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data:",
+    // Try it out previews the answer's bytes from blob: URLs (images, video, audio, PDF).
+    "img-src 'self' data: blob:",
+    "media-src blob:",
+    // Chromium shows a PDF in <object> as a frame: both directives apply.
+    "object-src blob:",
+    "frame-src blob:",
     `connect-src ${connect.join(" ")}`,
     "base-uri 'none'",
     "form-action 'none'",
@@ -60,6 +65,8 @@ export function explorerPage(settings: ExplorerSettings, baseUrl: string): { htm
       deepLinking: true,
       // No badge from validator.swagger.io: nothing leaves this origin (and the CSP would refuse it).
       validatorUrl: "none",
+      // explorer.js defines it: optional form fields start empty; video, audio and PDF answers are shown.
+      plugins: ["window.cmsTryIt"],
       // Requests made from the page carry the token explorer.js obtained (none when auth is off).
       requestInterceptor:
         "(request) => { const s = window.cmsExplorerSession; if (s) request.headers.Authorization = 'Bearer ' + s.accessToken; return request; }",

@@ -45,7 +45,6 @@ export const uploadResource = createRoute({
           schema: UploadFieldsSchema.partial({ resourceMediaType: true, resourceName: true }).extend({
             file: z.string().openapi({ format: "binary" }),
           }),
-          encoding: { file: { contentType: "*/*" } },
         },
       },
     },

@@ -115,7 +115,9 @@ export function createUploadRouter({
           if (!UPLOAD_FIELDS.includes(part.name))
             throw badPart(part, `unknown field; expected ${UPLOAD_FIELDS.join(", ")} and ${FILE_FIELD}`);
           if (Object.hasOwn(fields, part.name)) throw badPart(part, "given twice");
-          fields[part.name] = await readText(part, MAX_FIELD_BYTES);
+          const text = await readText(part, MAX_FIELD_BYTES);
+          // An empty field is an input left blank (HTML forms, the explorer send it): as if absent.
+          if (text !== "") fields[part.name] = text;
           continue;
         }
         if (part.name !== FILE_FIELD) throw badPart(part, `files go in the "${FILE_FIELD}" part`);

@@ -69,6 +69,9 @@ export function fail(err: unknown): never {
 export function logListening({ config, logger }: Bootstrapped, url: string, runtime: string) {
   logger.info("listening", {
     url,
+    // The pages for people, so a first run needs no guessing.
+    explorer: `${url}/docs`,
+    library: `${url}/library`,
     runtime,
     volume: config.CMS_VOLUME,
     database: config.CMS_DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@"),
