@@ -11,7 +11,6 @@ import type { AddressInfo } from "node:net";
 import type { Browser, Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
-import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-samples.js";
 import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
 import { buildZip } from "../helpers/zip-writer.js";

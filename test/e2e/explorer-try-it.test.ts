@@ -10,7 +10,7 @@ import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.js";
 import { buildZip } from "../helpers/zip-writer.js";
-import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-samples.js";
+import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 
