@@ -130,6 +130,7 @@ describe("meta endpoints", () => {
       "x-request-id",
       "repr-digest",
       "content-digest",
+      "link",
     ];
     for (const headers of [{}, { range: "bytes=0-1" }, { "want-content-digest": "sha-256" }] as Record<
       string,

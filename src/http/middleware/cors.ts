@@ -78,6 +78,7 @@ export const CONTENT_EXPOSE_HEADERS = [
   "X-Request-Id",
   "Repr-Digest",
   "Content-Digest",
+  "Link", // the versioned URL (rel="duplicate"): a browser client reads it to cache forever
 ];
 
 const EXPOSE = "access-control-expose-headers";
