@@ -131,6 +131,7 @@ describe("meta endpoints", () => {
       "repr-digest",
       "content-digest",
       "link",
+      "vary",
     ];
     for (const headers of [{}, { range: "bytes=0-1" }, { "want-content-digest": "sha-256" }] as Record<
       string,

@@ -79,6 +79,7 @@ export const CONTENT_EXPOSE_HEADERS = [
   "Repr-Digest",
   "Content-Digest",
   "Link", // the versioned URL (rel="duplicate"): a browser client reads it to cache forever
+  "Vary",
 ];
 
 const EXPOSE = "access-control-expose-headers";
