@@ -12,6 +12,8 @@ import { createNodeFetchOrigin } from "../../origin/node-fetch.js";
 import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
+import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
+import { scheduleDeliveries } from "./webhook-schedule.js";
 import { openDatabase } from "./database.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
@@ -58,10 +60,23 @@ export async function createServerDeps(
   const collector = !collectBlobs
     ? null
     : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
+  const { webhooks } = deps.options;
+  const deliveries = scheduleDeliveries(
+    createWebhookDeliverer({
+      store: deps.store.webhooks,
+      send: deps.webhookFetch,
+      now: () => deps.clock().getTime(),
+      logger,
+      ...webhooks,
+    }),
+    webhooks.pollMs,
+    logger,
+  );
   return {
     ...deps,
     close: async () => {
       await collector?.stop();
+      await deliveries.stop();
       store?.close();
       database.close();
       await closeBlobs();
