@@ -50,7 +50,7 @@ export function createWebhookDeliverer(o: WebhookDelivererOptions) {
         send: {
           method: "POST",
           headers: { ...headers, "Content-Type": "application/json" },
-          body: encoder.encode(row.payload),
+          body: new Uint8Array(encoder.encode(row.payload)),
         },
         anyStatus: true,
       });
