@@ -55,6 +55,8 @@ export interface AppOptions {
   /** How long a reservation protects a blob, and (Node/Bun) the time between collection passes. */
   collector: { graceMs: number; intervalMs: number };
   fetch: { allowPrivate: boolean; totalTimeoutMs: number };
+  /** Webhook delivery (services/webhook-deliverer.ts); allowPrivate is CMS_FETCH_ALLOW_PRIVATE's. */
+  webhooks: { allowPrivate: boolean; timeoutMs: number; maxAttempts: number; retryBaseMs: number; pollMs: number };
   /** Origin of the absolute URLs handed out (signed links, the OpenAPI server); never the request's Host. */
   publicUrl?: string;
   /** The second origin that renders active content, when set. */
@@ -70,6 +72,8 @@ export interface AppDeps {
   collector: BlobCollector;
   store: MetadataStore;
   fetchOrigin: FetchOrigin;
+  /** The SSRF-safe fetcher webhook deliveries are POSTed with: CMS_WEBHOOK_TIMEOUT_MS, no redirects. */
+  webhookFetch: FetchOrigin;
   /** null when auth is off (options.auth null). */
   verifier: TokenVerifier | null;
   links: LinkSigner;

@@ -21,6 +21,7 @@ import { createResourceRouter } from "./routes/resources/router.js";
 import { createTusRouter } from "./routes/tus/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
 import { createUsageRouter } from "./routes/usage/router.js";
+import { createWebhookRouter } from "./routes/webhooks/router.js";
 import { createServices, type Services } from "./services/index.js";
 
 export type { AppDeps, AppOptions } from "./app-deps.js";
@@ -76,6 +77,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }));
   app.route("/", createLockRouter({ locks, guards }));
+  app.route("/", createWebhookRouter({ webhooks: services.webhooks, guards }));
   mountExplorer(app, deps.readAsset, {
     issuer: options.auth?.issuer,
     clientId: options.auth?.explorerClientId ?? "",

@@ -159,6 +159,14 @@ export const ConfigSchema = z
     CMS_FETCH_TIMEOUT_MS: integer(60_000, 100, 3_600_000),
     /** Allow external URIs resolving to loopback/private addresses (development and tests only). */
     CMS_FETCH_ALLOW_PRIVATE: boolean(false),
+    /** Time allowed for one webhook delivery (connect, request, answer headers). */
+    CMS_WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 600_000),
+    /** Attempts of one delivery before it is `failed` (then retried only through the API). */
+    CMS_WEBHOOK_MAX_ATTEMPTS: integer(8, 1, 100),
+    /** First retry delay; each further one doubles, with jitter. */
+    CMS_WEBHOOK_RETRY_BASE_MS: integer(1_000, 1, 86_400_000),
+    /** Node/Bun: time between looks at the outbox for due deliveries. */
+    CMS_WEBHOOK_POLL_MS: integer(1_000, 10, 3_600_000),
     /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER. */
     CMS_AUTH_ENABLED: boolean(false),
     /** Exact issuer of access tokens, e.g. http://127.0.0.1:8080/auth/realms/CMS (discovery base). */
@@ -334,6 +342,13 @@ export function appOptions(config: Config): AppOptions {
     },
     collector: { graceMs: config.CMS_GC_GRACE_SECONDS * 1000, intervalMs: config.CMS_GC_INTERVAL_SECONDS * 1000 },
     fetch: { allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE, totalTimeoutMs: config.CMS_FETCH_TIMEOUT_MS },
+    webhooks: {
+      allowPrivate: config.CMS_FETCH_ALLOW_PRIVATE,
+      timeoutMs: config.CMS_WEBHOOK_TIMEOUT_MS,
+      maxAttempts: config.CMS_WEBHOOK_MAX_ATTEMPTS,
+      retryBaseMs: config.CMS_WEBHOOK_RETRY_BASE_MS,
+      pollMs: config.CMS_WEBHOOK_POLL_MS,
+    },
     publicUrl: config.CMS_PUBLIC_URL,
     contentOrigin: config.CMS_CONTENT_ORIGIN,
     cache: { maxAge: config.CMS_CACHE_MAX_AGE, staleWhileRevalidate: config.CMS_CACHE_STALE_WHILE_REVALIDATE },

@@ -4,8 +4,9 @@
  * overwritten by the next acquire (no reaper needed, and an abandoned lock can never block for ever).
  */
 import { and, eq, gt, lte, sql } from "drizzle-orm";
-import type { AnySQLiteDatabase, LockProof } from "./store-types.js";
-import { type LockRow, locks } from "./schema.js";
+import type { BatchSQLiteDatabase, LockProof } from "./store-types.js";
+import { type LockRow, locks, resources } from "./schema.js";
+import { recordEvents } from "./webhook-store.js";
 
 export interface NewLock extends LockProof {
   name: string;
@@ -21,7 +22,7 @@ export interface LockStore {
   /** Moves the expiry of a live lock matching the proof; null when there is none. */
   renew(name: string, proof: LockProof, expiresAt: number, now: number): Promise<LockRow | null>;
   /** Removes the lock if it matches the proof (expired or not), or any lock on `name` when `proof` is null (admin). */
-  release(name: string, proof: LockProof | null): Promise<LockRow | null>;
+  release(name: string, proof: LockProof | null, now?: number): Promise<LockRow | null>;
   /** The live lock on `name`, or null. */
   find(name: string, now: number): Promise<LockRow | null>;
 }
@@ -34,7 +35,7 @@ const matches = (name: string, proof: LockProof) =>
     sql`${locks.holder} is ${proof.holder}`,
   );
 
-export function createLockStore(db: AnySQLiteDatabase): LockStore {
+export function createLockStore(db: BatchSQLiteDatabase): LockStore {
   const find = async (name: string, now: number) => {
     const [row] = await db
       .select()
@@ -50,21 +51,26 @@ export function createLockStore(db: AnySQLiteDatabase): LockStore {
       // A live lock can vanish between our failed insert and the read that reports it (released or
       // expired meanwhile); then simply try again.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const [taken] = await db
-          .insert(locks)
-          .values({ ...values, createdAt: now })
-          .onConflictDoUpdate({
-            target: locks.name,
-            set: {
-              lockId: values.lockId,
-              owner: values.owner,
-              holder: values.holder,
-              expiresAt: values.expiresAt,
-              createdAt: now,
-            },
-            setWhere: lte(locks.expiresAt, now),
-          })
-          .returning();
+        // resource.locked in the same batch, only if this acquire took the lock (and it names a resource).
+        const tookIt = sql`${resources.uid} = ${values.name} and exists (select 1 from ${locks} where ${locks.name} = ${values.name} and ${locks.lockId} = ${values.lockId} and ${locks.createdAt} = ${now})`;
+        const [[taken]] = await db.batch([
+          db
+            .insert(locks)
+            .values({ ...values, createdAt: now })
+            .onConflictDoUpdate({
+              target: locks.name,
+              set: {
+                lockId: values.lockId,
+                owner: values.owner,
+                holder: values.holder,
+                expiresAt: values.expiresAt,
+                createdAt: now,
+              },
+              setWhere: lte(locks.expiresAt, now),
+            })
+            .returning(),
+          recordEvents(db, "resource.locked", tookIt, values.holder, now),
+        ]);
         if (taken) return { acquired: true, lock: taken };
         const held = await find(lock.name, now);
         if (held) return { acquired: false, held };
@@ -81,11 +87,14 @@ export function createLockStore(db: AnySQLiteDatabase): LockStore {
       return row ?? null;
     },
 
-    async release(name, proof) {
-      const [row] = await db
-        .delete(locks)
-        .where(proof ? matches(name, proof) : eq(locks.name, name))
-        .returning();
+    async release(name, proof, now = Date.now()) {
+      const which = proof ? matches(name, proof) : eq(locks.name, name);
+      // resource.unlocked before the delete, in its batch: only if there is such a lock on a resource.
+      const releases = sql`${resources.uid} = ${name} and exists (select 1 from ${locks} where ${which})`;
+      const [, [row]] = await db.batch([
+        recordEvents(db, "resource.unlocked", releases, proof?.holder ?? null, now),
+        db.delete(locks).where(which).returning(),
+      ]);
       return row ?? null;
     },
 

@@ -30,6 +30,7 @@ import { createLockStore, type LockStore } from "./lock-store.js";
 import { type Bindable, placeholders, prebuilt } from "./prebuilt.js";
 import type { BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
+import { createWebhookStore, recordEvents, type WebhookStore } from "./webhook-store.js";
 import {
   blobLedger,
   dataFixes,
@@ -134,6 +135,8 @@ export interface MetadataStore {
   /** Resumable (tus) uploads in progress. */
   tusUploads: TusUploadStore;
   ledger: BlobLedger;
+  /** Webhook subscriptions and their outbox; every change above records its events in its own batch. */
+  webhooks: WebhookStore;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
   /**
@@ -315,6 +318,14 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           now: first.createdAt,
           context: first.context,
         }),
+        // The outbox rows, in the create's own transaction: no resource without its event, nor the reverse.
+        recordEvents(
+          db,
+          "resource.created",
+          eq(resources.context, first.context),
+          first.owner ?? null,
+          first.createdAt,
+        ),
         // Before the charge: the upload's reservation is given back first, so the two never count together.
         ...(upload ? store.tusUploads.finishing(upload.uploadId, upload.resourceUid) : []),
         ...(charge ? [chargeOnWrite(usageRow(charge))] : []),
@@ -395,6 +406,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           .where(guard(c))
           .returning(),
         snapshot("update", c.actor, c.now, justChanged(c)),
+        recordEvents(db, "resource.updated", justChanged(c), c.actor, c.now),
         // Charged only if the guarded change applied (the tenant's row exists since its first creation);
         // content an earlier revision of this resource already keeps adds no stored bytes.
         ...(charge
@@ -437,6 +449,8 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           .where(guard(c))
           .returning(),
         snapshot("delete", c.actor, c.now, justChanged(c, eq(resources.deletedAt, c.now))),
+        // One event for the resource (a package's files go with it, without events of their own).
+        recordEvents(db, "resource.deleted", justChanged(c, eq(resources.deletedAt, c.now)), c.actor, c.now),
         // Files of a package go with it; each gets its own delete revision.
         db
           .update(resources)
@@ -469,7 +483,9 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
         .where(
           sql`${tenantUsage.tenantId} = (select ${resources.tenantId} from ${resources} where ${resources.uid} = ${uid})`,
         );
-      const [, , current, past, , , removed] = await db.batch([
+      const [, , , current, past, , , removed] = await db.batch([
+        // Read from the row before it goes, in the same transaction as its removal.
+        recordEvents(db, "resource.purged", eq(resources.uid, uid), null, now),
         refund,
         // Recorded in the same transaction, so the collector finds these blobs even if this process dies next.
         db
@@ -526,6 +542,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     },
 
     locks: createLockStore(db),
+    webhooks: createWebhookStore(db),
     tusUploads: createTusUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
     ledger: createBlobLedger(db),
 

@@ -240,3 +240,67 @@ export const dataFixes = sqliteTable("data_fixes", {
   /** Epoch milliseconds. */
   doneAt: integer("done_at").notNull(),
 });
+
+/** What a webhook subscription may be told about (services/webhooks.ts builds each body). */
+export const WEBHOOK_EVENT_TYPES = [
+  "resource.created",
+  "resource.updated",
+  "resource.locked",
+  "resource.unlocked",
+  "resource.deleted",
+  "resource.purged",
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** Admin-registered receivers of signed events (issue 31). */
+export const webhookSubscriptions = sqliteTable("webhook_subscriptions", {
+  id: text("id").primaryKey(),
+  url: text("url").notNull(),
+  /** `whsec_` + base64 of the HMAC key; shown once, at registration. */
+  secret: text("secret").notNull(),
+  /** JSON list of event types; `[]` = all. */
+  events: text("events").notNull().default("[]"),
+  /** JSON list of tenant ids; `[]` = all. */
+  tenants: text("tenants").notNull().default("[]"),
+  createdAt: integer("created_at").notNull(),
+});
+
+export type WebhookSubscriptionRow = typeof webhookSubscriptions.$inferSelect;
+
+export const WEBHOOK_DELIVERY_STATES = ["pending", "delivered", "failed"] as const;
+
+/**
+ * The outbox: one row per (event, subscription), inserted by the same batch as the change it reports
+ * (so neither exists without the other), delivered at least once by services/webhooks.ts. `seq`
+ * orders a resource's events; `claimedUntil` is the lease of the instance delivering it.
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    /** The `webhook-id`: kept by every redelivery so receivers can drop duplicates. */
+    id: text("id").notNull(),
+    subscriptionId: text("subscription_id").notNull(),
+    type: text("type", { enum: WEBHOOK_EVENT_TYPES }).notNull(),
+    resourceUid: text("resource_uid").notNull(),
+    /** The JSON body, exactly as signed and sent. */
+    payload: text("payload").notNull(),
+    status: text("status", { enum: WEBHOOK_DELIVERY_STATES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    /** Epoch ms before which the next attempt is not made (backoff). */
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    /** Epoch ms until which the claiming instance owns it; past it, another takes over. */
+    claimedUntil: integer("claimed_until"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_id_unique").on(t.id),
+    index("webhook_deliveries_due_idx").on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index("webhook_deliveries_order_idx").on(t.subscriptionId, t.resourceUid, t.seq),
+  ],
+);
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;

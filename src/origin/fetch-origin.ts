@@ -17,6 +17,22 @@ export interface OriginResponse {
   reprSha256: string | null;
   /** The final URL after redirects. */
   url: string;
+  /** The final status: 2xx, or any status with `anyStatus`. */
+  status: number;
+}
+
+/** A request with a body instead of the GET (webhook deliveries): sent pinned to the checked address like any hop. */
+export interface OriginSend {
+  method: "POST";
+  headers: Record<string, string>;
+  body: Uint8Array<ArrayBuffer>;
+}
+
+export interface FetchOriginOptions {
+  signal?: AbortSignal;
+  send?: OriginSend;
+  /** Answer non-2xx statuses too (with their status) instead of throwing ORIGIN_FAILED. */
+  anyStatus?: boolean;
 }
 
 /**
@@ -24,4 +40,4 @@ export interface OriginResponse {
  * with code ORIGIN_REFUSED (policy), ORIGIN_FAILED (bad status, too many redirects, network error)
  * or ORIGIN_TIMEOUT, each naming the field `/body/resourceExternalURI`.
  */
-export type FetchOrigin = (url: string, options?: { signal?: AbortSignal }) => Promise<OriginResponse>;
+export type FetchOrigin = (url: string, options?: FetchOriginOptions) => Promise<OriginResponse>;

@@ -8,7 +8,7 @@ import http, { type ClientRequest, type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
 import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip-address.js";
-import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import type { FetchOrigin, OriginResponse, OriginSend } from "./fetch-origin.js";
 import { createConnectionPool } from "./node-connection-pool.js";
 import { isLocalhostName } from "./host-names.js";
 import {
@@ -187,7 +187,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
    * Sends one GET pinned to `target.address`, on a pooled connection to that address when there is
    * one (unless `fresh`); resolves with the response head.
    */
-  const request = (target: Target, signal: AbortSignal, fresh: boolean): Promise<IncomingMessage> =>
+  const request = (target: Target, signal: AbortSignal, fresh: boolean, send?: OriginSend): Promise<IncomingMessage> =>
     new Promise((resolve, reject) => {
       const { url, hostname, address, family } = target;
       // Answers Node's own lookup with the already-checked address: no second DNS query (rebinding-safe).
@@ -200,7 +200,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       const transport = tls ? https : http;
       const port = url.port === "" ? (tls ? 443 : 80) : Number(url.port);
       const req: ClientRequest = transport.request({
-        method: "GET",
+        method: send?.method ?? "GET",
         protocol: url.protocol,
         hostname,
         port,
@@ -211,7 +211,14 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         agent: pool && !fresh ? pool.agentFor({ tls, address, port, hostname }) : false,
         // No Authorization/Cookie ever; identity encoding keeps byte counts real.
         headers: withTraceparent(
-          { Host: url.host, Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
+          {
+            ...send?.headers,
+            ...(send ? { "Content-Length": String(send.body.byteLength) } : {}),
+            Host: url.host,
+            Accept: "*/*",
+            "User-Agent": userAgent,
+            "Accept-Encoding": "identity",
+          },
           options.traceparent?.(),
         ),
       });
@@ -295,19 +302,19 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
           ),
         );
       });
-      req.end();
+      req.end(send ? Buffer.from(send.body.buffer, send.body.byteOffset, send.body.byteLength) : undefined);
     });
 
   return followRedirects({
     totalTimeoutMs,
     maxRedirects,
     validateUrl: parseOriginUrl,
-    hop: async (url, signal) => {
+    hop: async (url, signal, send) => {
       const target = await resolveTarget(url, signal);
       signal.throwIfAborted();
-      const res = await request(target, signal, false).catch((err: unknown) => {
+      const res = await request(target, signal, false, send).catch((err: unknown) => {
         if (!(err instanceof StalePooledConnection)) throw err;
-        return request(target, signal, true);
+        return request(target, signal, true, send);
       });
       return {
         status: res.statusCode ?? 0,
@@ -335,6 +342,7 @@ function toOriginResponse(
     contentLength: parseContentLength(res.headers["content-length"]),
     reprSha256: parseReprSha256(res.headers["repr-digest"] as string | undefined),
     url: url.href,
+    status: res.statusCode ?? 0,
   };
 }
 

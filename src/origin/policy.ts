@@ -5,7 +5,7 @@
  */
 import { parseSha256Digest } from "../lib/digest-fields.js";
 import { ProblemError, type ProblemCode } from "../problems.js";
-import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import type { FetchOrigin, OriginResponse, OriginSend } from "./fetch-origin.js";
 
 const FIELD = "/body/resourceExternalURI";
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -80,8 +80,8 @@ export interface RedirectLoopOptions {
   maxRedirects: number;
   /** Checks the first URL and every redirect target; throws ORIGIN_REFUSED. */
   validateUrl: (raw: string | URL) => URL;
-  /** Sends one GET to `url` without following redirects. */
-  hop: (url: URL, signal: AbortSignal) => Promise<OriginHop>;
+  /** Sends one GET (or `send`) to `url` without following redirects. */
+  hop: (url: URL, signal: AbortSignal, send?: OriginSend) => Promise<OriginHop>;
 }
 
 /** A `FetchOrigin` that validates, sends each hop through `options.hop` and follows redirects by hand. */
@@ -109,7 +109,7 @@ export function followRedirects(options: RedirectLoopOptions): FetchOrigin {
     try {
       let url = validateUrl(rawUrl);
       for (let hop = 0; ; hop++) {
-        const res = await send(url, controller.signal);
+        const res = await send(url, controller.signal, fetchOptions.send);
         if (REDIRECT_STATUSES.has(res.status) && res.location !== null) {
           await res.discard();
           if (hop >= maxRedirects) {
@@ -125,7 +125,7 @@ export function followRedirects(options: RedirectLoopOptions): FetchOrigin {
           url = validateUrl(next);
           continue;
         }
-        if (res.status < 200 || res.status > 299) {
+        if ((res.status < 200 || res.status > 299) && !fetchOptions.anyStatus) {
           await res.discard();
           const text = res.statusText ? ` ${res.statusText}` : "";
           throw originProblem("ORIGIN_FAILED", `resourceExternalURI origin answered ${res.status}${text}`);

@@ -4,7 +4,7 @@
  * by URL: IP literals in any spelling and private names are refused outright.
  */
 import { ProblemError } from "../problems.js";
-import type { FetchOrigin, OriginResponse } from "./fetch-origin.js";
+import type { FetchOrigin, OriginResponse, OriginSend } from "./fetch-origin.js";
 import { privateHostReason } from "./host-names.js";
 import {
   followRedirects,
@@ -66,7 +66,7 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
   };
 
   /** One GET without following redirects; rejects with a ProblemError (or the abort reason). */
-  const request = async (url: URL, signal: AbortSignal): Promise<Response> => {
+  const request = async (url: URL, signal: AbortSignal, send?: OriginSend): Promise<Response> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const idle = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -81,11 +81,12 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
       );
     });
     const hop = fetchHop(url.href, {
-      method: "GET",
+      method: send?.method ?? "GET",
       redirect: "manual",
       signal,
+      ...(send ? { body: send.body } : {}),
       // No Authorization/Cookie ever; identity encoding keeps byte counts real.
-      headers: { Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
+      headers: { ...send?.headers, Accept: "*/*", "User-Agent": userAgent, "Accept-Encoding": "identity" },
     });
     try {
       return await Promise.race([hop, idle]);
@@ -104,8 +105,8 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
     totalTimeoutMs,
     maxRedirects,
     validateUrl,
-    hop: async (url, signal) => {
-      const res = await request(url, signal);
+    hop: async (url, signal, send) => {
+      const res = await request(url, signal, send);
       return {
         status: res.status,
         statusText: res.statusText,
@@ -130,6 +131,7 @@ function toOriginResponse(
     contentLength: parseContentLength(res.headers.get("content-length")),
     reprSha256: parseReprSha256(res.headers.get("repr-digest")),
     url: url.href,
+    status: res.status,
   };
 }
 

@@ -17,7 +17,7 @@ import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
 export interface RuntimeDeps
   extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "readLibraryAsset" | "platformCompresses"> {
-  createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number }): FetchOrigin;
+  createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number; maxRedirects?: number }): FetchOrigin;
   /** Default the real time; tests pass a clock they move themselves. */
   clock?: AppDeps["clock"];
   /** How a refusal names the blob store and the setting that gives a deployment its own. */
@@ -57,6 +57,12 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     collector,
     store,
     fetchOrigin: countOriginFetches(runtime.createFetchOrigin(options.fetch), metrics),
+    // A POST is never sent on to a redirect's target: a 3xx is a failed attempt.
+    webhookFetch: runtime.createFetchOrigin({
+      allowPrivate: options.webhooks.allowPrivate,
+      totalTimeoutMs: options.webhooks.timeoutMs,
+      maxRedirects: 0,
+    }),
     verifier: auth
       ? createTokenVerifier({
           issuer: auth.issuer,

@@ -11,6 +11,7 @@ import { createResourceService } from "./resources.js";
 import { createQuotaService } from "./quotas.js";
 import { createRevisionService } from "./revisions.js";
 import { createTusUploadService } from "./tus-uploads.js";
+import { createWebhookService } from "./webhooks.js";
 
 export type Services = ReturnType<typeof createServices>;
 
@@ -53,5 +54,6 @@ export function createServices(
     expiryMs: options.tus.expiryMs,
     maxPending: options.tus.maxPendingPerTenant,
   });
-  return { collector, content, packages, resources, locks, lifecycle, revisions, tus, quotas };
+  const webhooks = createWebhookService({ store: store.webhooks, clock, allowPrivate: options.webhooks.allowPrivate });
+  return { collector, content, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
 }

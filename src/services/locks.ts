@@ -111,7 +111,7 @@ export function createLockService(deps: LockServiceDeps) {
   async function release(claim: LockClaim, principal: Principal): Promise<void> {
     // An authenticated admin may force the release; with auth off nobody is trusted that far.
     const force = hasRole(principal, "admin") && !principal.anonymous;
-    const released = await store.locks.release(claim.name, force ? null : proofOf(claim, principal));
+    const released = await store.locks.release(claim.name, force ? null : proofOf(claim, principal), clock().getTime());
     if (!released) throw await lockProblem(store, claim.name, proofOf(claim, principal), clock().getTime());
   }
 

@@ -79,10 +79,11 @@ const charge = {
 
 /**
  * A table walked row by row (json_each's few values and constant rows are not tables; a partial
- * index holds only the rows it is for, so walking one is not walking the table).
+ * index holds only the rows it is for, so walking one is not walking the table). The webhook
+ * subscriptions are a handful of admin-registered rows, each change's events are matched against all.
  */
 const fullScan = (partialIndexes: string[]) => (line: string) =>
-  /^SCAN (?!json_each|\d+ CONSTANT ROWS|\(subquery)/.test(line) &&
+  /^SCAN (?!json_each|\d+ CONSTANT ROWS|\(subquery|webhook_subscriptions$)/.test(line) &&
   !partialIndexes.some((name) => line.endsWith(`USING INDEX ${name}`));
 /**
  * An index searched by "is null" on a state column nearly every row has null (no doom, no pending

@@ -27,6 +27,7 @@ const TAGS = [
   { name: "content", description: "Fetch content with ranges and conditional requests." },
   { name: "lifecycle", description: "Update, delete and purge resources; their revisions." },
   { name: "locks", description: "Resource locks, and generic named locks in the same namespace." },
+  { name: "webhooks", description: "Admin: signed event notifications (Standard Webhooks) to subscribed URLs." },
 ];
 
 // Every path answers another method with 405 and any bug with 500; with auth on, a token check

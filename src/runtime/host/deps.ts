@@ -16,6 +16,8 @@ import type { CachedBlobStore } from "../../storage/drivers/cached.js";
 import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
+import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
+import { scheduleDeliveries } from "./webhook-schedule.js";
 import { openDatabase, openReadReplica } from "./database.js";
 import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
@@ -87,11 +89,24 @@ export async function createServerDeps(
   const collector = !collectBlobs
     ? null
     : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
+  const { webhooks } = deps.options;
+  const deliveries = scheduleDeliveries(
+    createWebhookDeliverer({
+      store: deps.store.webhooks,
+      send: deps.webhookFetch,
+      now: () => deps.clock().getTime(),
+      logger,
+      ...webhooks,
+    }),
+    webhooks.pollMs,
+    logger,
+  );
   return {
     ...deps,
     metricsEndpoint: metrics ? createMetricsEndpoint(metrics, config.CMS_METRICS_TOKEN) : null,
     close: async () => {
       await collector?.stop();
+      await deliveries.stop();
       store?.close();
       remote.close();
       database.close();

@@ -16,6 +16,7 @@ import { evictFromEdge, throughEdgeCache } from "./edge-cache.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
+import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
 
 /** The bindings this Worker uses (see wrangler.toml); vars and secrets arrive as strings beside them. */
 export interface WorkerBindings {
@@ -129,6 +130,16 @@ type Built =
   | { app: App; deps: AppDeps; logger: Logger; routeOf: (method: string, path: string) => string; instance: string }
   | { misconfigured: ProblemError };
 
+/** One webhook delivery pass (services/webhook-deliverer.ts), as Node and Bun run on their timer. */
+const deliverWebhooks = (deps: AppDeps) =>
+  createWebhookDeliverer({
+    store: deps.store.webhooks,
+    send: deps.webhookFetch,
+    now: () => deps.clock().getTime(),
+    logger: deps.logger,
+    ...deps.options.webhooks,
+  }).pass();
+
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
  * the same env object to every request). Bad settings answer every request with a 500 problem,
@@ -192,6 +203,8 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const { collector } = deps;
       if (sweep) await collector.sweep(); // logs blobs D1 has no record of; never deletes them
       deps.logger.info("blobs collected", { ...(await collector.pass()) });
+      // The cron also delivers webhooks a write's waitUntil left behind (retries, a recycled isolate).
+      deps.logger.info("webhooks delivered", { ...(await deliverWebhooks(deps)) });
     },
 
     async fetch(request, env, ctx) {
@@ -216,6 +229,13 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
         waitUntil,
       );
       await evictChanged(request, response);
+      // A write may have put events in the outbox: deliver after the answer, never delaying it.
+      if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS")
+        waitUntil(
+          deliverWebhooks(result.deps).catch((err: unknown) =>
+            result.logger.warn("webhook delivery pass failed", { error: err }),
+          ),
+        );
       // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
       const path = new URL(request.url).pathname;
       const durationMs = Math.round((performance.now() - started) * 100) / 100;

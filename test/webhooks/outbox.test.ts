@@ -1,0 +1,106 @@
+/**
+ * The outbox on a real migrated libSQL file: every change writes its events in its own batch, one
+ * per matching subscription; a change that does not apply (wrong revision, lock held by another)
+ * writes none; a subscription's event and tenant filters hold.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
+import { openDatabase } from "../../src/runtime/host/database.js";
+import { reservingStore } from "../helpers/reserving-store.js";
+
+let dir: string;
+let store: MetadataStore;
+let close: () => void;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-outbox-"));
+  const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  store = reservingStore(createMetadataStore(db.db));
+  close = db.close;
+});
+afterEach(async () => {
+  close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const subscription = (id: string, events: string[] = [], tenants: string[] = []) =>
+  store.webhooks.addSubscription({
+    id,
+    url: "http://127.0.0.1:9/hook",
+    secret: "whsec_AAAA",
+    events: JSON.stringify(events),
+    tenants: JSON.stringify(tenants),
+    createdAt: 1,
+  });
+
+const types = async (id: string) => (await store.webhooks.deliveries(id, 100)).reverse().map((d) => d.type);
+
+it("records one event per change and matching subscription, in the change's batch, none for a change that did not apply", async () => {
+  await subscription("all");
+  await subscription("deletes", ["resource.deleted"]);
+  await subscription("other-tenant", [], ["other"]);
+  const row = await store.insert({
+    uid: "abc-t",
+    shortId: "abc",
+    tenantId: "t",
+    context: "abc-t",
+    path: "a.txt",
+    name: "a.txt",
+    author: "A",
+    mediaType: "text/plain",
+    size: 1,
+    sha256: "s",
+    blobKey: "k1",
+    owner: "alice",
+    createdAt: 1000,
+    updatedAt: 1000,
+  });
+  const lock = { lockId: "L", owner: "o", holder: "h" };
+  expect((await store.locks.acquire({ name: row.uid, ...lock, expiresAt: 9000, now: 1100 })).acquired).toBe(true);
+  // Another holder cannot take it: no second locked event.
+  expect(
+    (await store.locks.acquire({ name: row.uid, lockId: "M", owner: "o", holder: "x", expiresAt: 9000, now: 1150 }))
+      .acquired,
+  ).toBe(false);
+  const change = { uid: row.uid, lock, actor: "bob", now: 1200 };
+  expect(await store.update({ ...change, expectedRevision: 5 }, { author: "B" })).toBeNull();
+  expect(await store.update({ ...change, expectedRevision: 1 }, { author: "B" })).not.toBeNull();
+  expect(await store.locks.release(row.uid, { lockId: "nope", owner: "o", holder: "h" }, 1250)).toBeNull();
+  expect(await store.locks.release(row.uid, lock, 1300)).not.toBeNull();
+  await store.locks.acquire({ name: row.uid, ...lock, expiresAt: 9000, now: 1400 });
+  expect(await store.softDelete({ ...change, expectedRevision: 2, now: 1500 })).not.toBeNull();
+  expect(await store.purge(row.uid, 1600)).not.toBeNull();
+  // A lock on a name that is no resource tells nobody.
+  await store.locks.acquire({ name: "generic", ...lock, expiresAt: 9000, now: 1700 });
+
+  expect(await types("all")).toEqual([
+    "resource.created",
+    "resource.locked",
+    "resource.updated",
+    "resource.unlocked",
+    "resource.locked",
+    "resource.deleted",
+    "resource.purged",
+  ]);
+  expect(await types("deletes")).toEqual(["resource.deleted"]);
+  expect(await types("other-tenant")).toEqual([]);
+  const [updated] = (await store.webhooks.deliveries("all", 100)).filter((d) => d.type === "resource.updated");
+  expect(updated?.id).toMatch(/^msg_[0-9a-f]{32}$/);
+  expect(JSON.parse(updated?.payload ?? "")).toEqual({
+    type: "resource.updated",
+    timestamp: new Date(1200).toISOString(),
+    data: {
+      resourceUID: "abc-t",
+      resourceURI: "abc-t/a.txt",
+      resourceTenantId: "t",
+      sha256: "s",
+      size: 1,
+      mediaType: "text/plain",
+      revision: 2,
+      actor: "bob",
+    },
+  });
+});

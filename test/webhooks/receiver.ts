@@ -1,0 +1,78 @@
+/**
+ * A webhook receiver on 127.0.0.1: records every request (headers, raw body) and answers `status`
+ * (changeable while it runs). Tests verify what it got with the `standardwebhooks` package.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Webhook } from "standardwebhooks";
+
+export interface Received {
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  status: number;
+  /** The events it got, each verified with `secret` (throws on a bad signature). */
+  verified(secret: string): { id: string; event: { type: string; timestamp: string; data: Record<string, unknown> } }[];
+  waitFor(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(port = 0): Promise<Receiver> {
+  const received: Received[] = [];
+  const state = { status: 204 };
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => (body += chunk));
+    req.on("end", () => {
+      received.push({ headers: req.headers as Record<string, string>, body });
+      res.writeHead(state.status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return {
+    url,
+    received,
+    get status() {
+      return state.status;
+    },
+    set status(s: number) {
+      state.status = s;
+    },
+    verified(secret) {
+      const wh = new Webhook(secret);
+      return received.map((r) => ({
+        id: r.headers["webhook-id"] as string,
+        event: wh.verify(r.body, r.headers) as ReturnType<Receiver["verified"]>[number]["event"],
+      }));
+    },
+    async waitFor(count, timeoutMs = 20_000) {
+      const until = Date.now() + timeoutMs;
+      while (received.length < count) {
+        if (Date.now() > until) throw new Error(`receiver got ${received.length} of ${count} requests`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Polls `check` until it returns a value (not undefined) or the time is up. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
