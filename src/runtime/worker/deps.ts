@@ -11,7 +11,7 @@ import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/databas
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { API_PREFIX } from "../../routes/api-version.js";
-import { evictFromEdge, throughEdgeCache } from "./edge-cache.js";
+import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
@@ -119,12 +119,36 @@ type Built = { app: App; deps: AppDeps; logger: Logger } | { misconfigured: Prob
  * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
  * Other start-up failures are not cached, so the next request retries. `clock` is for tests.
  */
-const CHANGES = ["updateResource", "deleteResource"].map((verb) => `${API_PREFIX}/${verb}`);
+const UPDATE = `${API_PREFIX}/updateResource`;
+/** Changes after which no URL of the resource may answer from the colo's cache, versioned ones included. */
+const REMOVALS = ["deleteResource", "purgeResource"].map((verb) => `${API_PREFIX}/${verb}`);
 
-/** After a successful update or delete, this colo's cached copies of the mutable URL go (edge-cache.ts). */
-async function evictChanged(request: Request, response: Response): Promise<void> {
+/**
+ * The paths this colo may hold for the resource a delete or purge names, read before the app runs
+ * (a purge takes the rows and revisions with it); none for other requests, or when shared caches
+ * keep nothing (reads need credentials).
+ */
+async function removedPaths(request: Request, deps: AppDeps): Promise<string[]> {
+  const { auth } = deps.options;
+  if (request.method !== "POST" || (auth !== null && !auth.publicRead)) return [];
+  if (!REMOVALS.includes(new URL(request.url).pathname)) return [];
+  const body = (await request
+    .clone()
+    .json()
+    .catch(() => null)) as { resourceUID?: unknown } | null;
+  // The app validates the body; a malformed one is answered 400 and evicts nothing.
+  return typeof body?.resourceUID === "string" ? cachedPaths(deps.store, body.resourceUID) : [];
+}
+
+/**
+ * After a successful update, this colo's copies of the mutable URL go; after a delete or purge,
+ * every URL found before it (edge-cache.ts).
+ */
+async function evictChanged(request: Request, response: Response, removed: string[]): Promise<void> {
   const url = new URL(request.url);
-  if (request.method !== "POST" || response.status !== 200 || !CHANGES.includes(url.pathname)) return;
+  if (request.method !== "POST" || response.status !== 200) return;
+  if (removed.length > 0) return evictPaths(url.origin, removed);
+  if (url.pathname !== UPDATE) return;
   const body = (await response.clone().json()) as { resourceURI?: string; resourceUID?: string };
   await evictFromEdge(url.origin, body);
 }
@@ -192,12 +216,13 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const started = performance.now();
       const waitUntil = (work: Promise<unknown>) =>
         (ctx as { waitUntil?: (p: Promise<unknown>) => void } | undefined)?.waitUntil?.(work.catch(() => {}));
+      const removed = await removedPaths(request, result.deps);
       const response = await throughEdgeCache(
         request,
         async () => result.app.fetch(request, env, ctx as never),
         waitUntil,
       );
-      await evictChanged(request, response);
+      await evictChanged(request, response, removed);
       // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
       result.logger.info("request", {
         requestId: response.headers.get("x-request-id"),
