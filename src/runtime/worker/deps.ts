@@ -11,6 +11,7 @@ import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/databas
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { API_PREFIX } from "../../routes/api-version.js";
+import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
 import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
@@ -68,7 +69,9 @@ async function openDatabase(
   if (!env.DB) throw new ConfigError(["DB binding is missing (D1), and CMS_DATABASE_URL is not set"]);
   // D1 migrations are applied with `wrangler d1 migrations apply DB` (migrations_dir = "drizzle").
   const { drizzle } = await import("drizzle-orm/d1");
-  return drizzle(env.DB as Parameters<typeof drizzle>[0]);
+  // Each request's queries in its own D1 session (d1-sessions.ts); the binding itself where it has none.
+  const client = d1Sessions(env.DB)?.client ?? env.DB;
+  return drizzle(client as Parameters<typeof drizzle>[0]);
 }
 
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
@@ -110,7 +113,9 @@ export async function createWorkerDeps(
   });
 }
 
-type Built = { app: App; deps: AppDeps; logger: Logger } | { misconfigured: ProblemError };
+type Built =
+  | { app: App; deps: AppDeps; logger: Logger; sessions: D1Sessions | undefined }
+  | { misconfigured: ProblemError };
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
@@ -161,7 +166,9 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const config = parseConfig(settingsOf(env));
       const logger = consoleLogger(config);
       const deps = await createWorkerDeps(env, config, logger, clock);
-      return { app: createApp(deps), deps, logger };
+      // D1 sessions only when D1 holds the metadata (not a remote libSQL database).
+      const sessions = settingsOf(env).CMS_DATABASE_URL ? undefined : d1Sessions(env.DB);
+      return { app: createApp(deps), deps, logger, sessions };
     } catch (err) {
       if (err instanceof StoreOwnedElsewhere) {
         // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
@@ -216,13 +223,23 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const started = performance.now();
       const waitUntil = (work: Promise<unknown>) =>
         (ctx as { waitUntil?: (p: Promise<unknown>) => void } | undefined)?.waitUntil?.(work.catch(() => {}));
-      const removed = await removedPaths(request, result.deps);
-      const response = await throughEdgeCache(
-        request,
-        async () => result.app.fetch(request, env, ctx as never),
-        waitUntil,
-      );
-      await evictChanged(request, response, removed);
+      const serve = async () => {
+        const removed = await removedPaths(request, result.deps);
+        const answered = await throughEdgeCache(
+          request,
+          async () => result.app.fetch(request, env, ctx as never),
+          waitUntil,
+        );
+        await evictChanged(request, answered, removed);
+        return answered;
+      };
+      let response: Response;
+      try {
+        response = result.sessions ? await result.sessions.run(request, serve) : await serve();
+      } catch (err) {
+        if (!(err instanceof ProblemError)) throw err;
+        response = problemResponse(err, new URL(request.url).pathname);
+      }
       // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
       result.logger.info("request", {
         requestId: response.headers.get("x-request-id"),
