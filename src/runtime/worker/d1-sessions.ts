@@ -7,6 +7,7 @@
  * its own writes on any replica and any isolate. Outside a request (the cron) queries go to the
  * binding itself, the primary.
  */
+// biome-ignore lint/correctness/noNodejsModules: workerd has it under the nodejs_als flag (wrangler.toml); Workers only.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { ProblemError } from "../../problems.js";
 
