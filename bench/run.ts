@@ -7,7 +7,7 @@
  *   npm run bench -- --only=small,cold --runs=5 --duration=8 --keep
  *   npm run bench -- --only=cold,ingest --baseline=<git ref>   today's build against that commit's
  *
- * Scenarios: small, large, ingest, scale, cold, workers, remote (Bun rows are part of small, large and cold).
+ * Scenarios: small, large, ingest, scale, cold, workers, remote, edge (Bun rows are part of small, large and cold).
  * The Node service runs as shipped: `node dist/node/server.mjs`, built first by scripts/build.mjs.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -21,6 +21,7 @@ import { Report } from "./lib/report.js";
 import { ensureBun, ensureSystemTools, machineInfo } from "./lib/setup.js";
 import { loadAverage, log } from "./lib/util.js";
 import { coldStart } from "./scenarios/cold-start.js";
+import { edgeCache } from "./scenarios/edge-cache.js";
 import { ingest } from "./scenarios/ingest.js";
 import { scale } from "./scenarios/scale.js";
 import { largeFile, smallFiles } from "./scenarios/serving.js";
@@ -28,7 +29,7 @@ import { remoteDatabase } from "./scenarios/remote-database.js";
 import { workers } from "./scenarios/workers.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers", "remote"] as const;
+const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers", "remote", "edge"] as const;
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -75,6 +76,7 @@ async function main() {
     ["cold", coldStart],
     ["workers", workers],
     ["remote", remoteDatabase],
+    ["edge", edgeCache],
   ];
   const failures: string[] = [];
   try {

@@ -18,6 +18,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 // Must match wrangler.toml: the bundle is the deployed one, the runtime options mirror its settings.
 const COMPATIBILITY_DATE = "2026-04-01";
+const COMPATIBILITY_FLAGS = ["nodejs_als"];
 
 export interface WorkerBundle {
   scriptPath: string;
@@ -75,6 +76,7 @@ export async function startWorkerd(
     scriptPath: bundle.scriptPath,
     modulesRoot: bundle.modulesRoot, // module names are relative to it (the default, the cwd, is not above /tmp)
     compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
     host: "127.0.0.1",
     port: options.port ?? 0,
     cf: false, // no download of Cloudflare's request metadata (offline)

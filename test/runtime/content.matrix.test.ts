@@ -4,6 +4,7 @@
  * route specifications in test/routes/ run in-process; this is where the runtimes' own senders (the
  * getData fast paths, the adapters' HEAD and streaming) answer the same requests.
  */
+import { createHash } from "node:crypto";
 import { beforeAll, expect, it } from "vitest";
 import { API, cmsClient, expectProblem, type ResourceDto } from "../helpers/cms-client.js";
 import { describeMatrix } from "../helpers/describe-matrix.js";
@@ -97,3 +98,61 @@ describeMatrix("content over every runtime", (t) => {
     expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 });
+
+const IMMUTABLE = "public, max-age=31536000, immutable";
+type Versioned = ResourceDto & { versionedURI: string };
+
+/**
+ * Issue 28's cache policy on every runtime: the runtimes' fast paths send the mutable URL's head
+ * themselves, so the policy (Cache-Control, the Link to the versioned URL, Vary) must come out of
+ * them exactly as out of the app. Twice each: the second read is answered from the fast path's caches.
+ */
+describeMatrix(
+  "cache policy over every runtime",
+  (t) => {
+    let created: Versioned;
+    beforeAll(async () => {
+      created = (await cmsClient(t, "cached").create({ resourceName: "c.txt" }, "cacheable bytes")) as Versioned;
+    });
+    const version = () => createHash("sha256").update("cacheable bytes").digest("hex").slice(0, 16);
+
+    it("mutable URL: max-age from CMS_CACHE_MAX_AGE, a duplicate Link to the versioned URL, Vary", async () => {
+      expect(created.versionedURI).toBe(`${created.resourceURI}?v=${version()}`);
+      for (const method of ["GET", "GET", "HEAD"]) {
+        const res = await t.fetch(t.url(`${API}/getData/${created.resourceURI}`), { method });
+        expect(res.status, method).toBe(200);
+        expect(res.headers.get("cache-control"), method).toBe("public, max-age=7, stale-while-revalidate=3");
+        expect(res.headers.get("link"), method).toBe(`<${API}/getData/${created.versionedURI}>; rel="duplicate"`);
+        expect(res.headers.get("vary"), method).toBe("Want-Content-Digest");
+        await res.arrayBuffer();
+      }
+    });
+
+    it("versioned URL: immutable for a year, no Link further; a range and a 304 keep the policy", async () => {
+      const url = t.url(`${API}/getData/${created.versionedURI}`);
+      for (let i = 0; i < 2; i++) {
+        const res = await t.fetch(url);
+        expect(res.status).toBe(200);
+        expect(await res.text()).toBe("cacheable bytes");
+        expect(res.headers.get("cache-control")).toBe(IMMUTABLE);
+        expect(res.headers.get("link")).toBeNull();
+        expect(res.headers.get("vary")).toBe("Want-Content-Digest");
+      }
+      const range = await t.fetch(url, { headers: { range: "bytes=0-8" } });
+      expect([range.status, await range.text(), range.headers.get("cache-control")]).toEqual([
+        206,
+        "cacheable",
+        IMMUTABLE,
+      ]);
+      const etag = `"${createHash("sha256").update("cacheable bytes").digest("hex")}"`;
+      const again = await t.fetch(url, { headers: { "if-none-match": etag } });
+      expect([again.status, again.headers.get("cache-control")]).toEqual([304, IMMUTABLE]);
+      await expectProblem(
+        await t.fetch(`${url.slice(0, url.indexOf("?"))}?v=${"0".repeat(16)}`),
+        404,
+        "VERSION_NOT_FOUND",
+      );
+    });
+  },
+  { env: { CMS_CACHE_MAX_AGE: "7", CMS_CACHE_STALE_WHILE_REVALIDATE: "3" } },
+);

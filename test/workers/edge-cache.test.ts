@@ -121,3 +121,68 @@ describe("the Workers Cache API in front of the app", () => {
     expect(await (await call(new Request(url))).text()).toBe("second");
   });
 });
+
+describe("delete and purge evict every URL the colo holds for the resource", () => {
+  /** A resource with two contents, each of its URLs read once through the cache (CMS_CACHE_MAX_AGE=60). */
+  async function cachedResource(app: ReturnType<typeof createWorkerApp>, bindings: typeof env, name: string) {
+    const pending: Promise<unknown>[] = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
+    const call = async (request: Request) => {
+      const res = await app.fetch(request, bindings, ctx);
+      await Promise.all(pending.splice(0));
+      return res;
+    };
+    const post = (verb: string, body: unknown) =>
+      call(
+        new Request(`${API}/${verb}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+    const created = (await (
+      await post("createResource", {
+        resourceAuthor: "a",
+        resourceBinary: btoa("one"),
+        resourceMediaType: "text/plain",
+        resourceName: name,
+        resourceTenantId: "edge",
+      })
+    ).json()) as { resourceURI: string; resourceUID: string; versionedURI: string };
+    const lock = (await (
+      await post("lockResourceDTO", { resourceUID: created.resourceUID, author: "a" })
+    ).json()) as Record<string, unknown>;
+    const updated = (await (await post("updateResource", { ...lock, resourceBinary: btoa("two") })).json()) as {
+      versionedURI: string;
+    };
+    const urls = [
+      `${API}/getData/${created.resourceURI}`,
+      `${API}/getData/${created.versionedURI}`,
+      `${API}/getData/${updated.versionedURI}`,
+      `${API}/getRevisionData/${created.resourceUID}/1`,
+      `${API}/getDataUuid/${created.resourceUID}`,
+    ];
+    for (const url of urls) expect((await call(new Request(url))).status, url).toBe(200);
+    // The update kept the lock: delete needs it.
+    return { created, urls, call, post, lock };
+  }
+
+  it("deleteResource: the mutable, versioned and revision URLs answer 404 at once, not the cached copies", async () => {
+    const bindings = { ...env, CMS_CACHE_MAX_AGE: "60" };
+    const app = createWorkerApp();
+    const { urls, call, post, lock } = await cachedResource(app, bindings, "deleted.txt");
+    const deleted = await post("deleteResource", { resourceUID: lock.resourceUID, author: "a", lockID: lock.lockID });
+    expect(deleted.status, await deleted.clone().text()).toBe(200);
+    for (const url of urls) expect((await call(new Request(url))).status, url).toBe(404);
+  });
+
+  it("purgeResource: the URLs found before the purge are evicted; each answers 404", async () => {
+    const bindings = { ...env, CMS_CACHE_MAX_AGE: "60" };
+    const app = createWorkerApp();
+    const { created, urls, call, post } = await cachedResource(app, bindings, "purged.txt");
+    const purged = await post("purgeResource", { resourceUID: created.resourceUID });
+    expect(purged.status).toBe(200);
+    expect(((await purged.json()) as { purged: string[] }).purged).toEqual([created.resourceUID]);
+    for (const url of urls) expect((await call(new Request(url))).status, url).toBe(404);
+  });
+});

@@ -12,7 +12,8 @@ import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/databas
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { API_PREFIX } from "../../routes/api-version.js";
-import { evictFromEdge, throughEdgeCache } from "./edge-cache.js";
+import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
+import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
@@ -84,7 +85,9 @@ async function openDatabase(
   if (!env.DB) throw new ConfigError(["DB binding is missing (D1), and CMS_DATABASE_URL is not set"]);
   // D1 migrations are applied with `wrangler d1 migrations apply DB` (migrations_dir = "drizzle").
   const { drizzle } = await import("drizzle-orm/d1");
-  return drizzle(env.DB as Parameters<typeof drizzle>[0]);
+  // Each request's queries in its own D1 session (d1-sessions.ts); the binding itself where it has none.
+  const client = d1Sessions(env.DB)?.client ?? env.DB;
+  return drizzle(client as Parameters<typeof drizzle>[0]);
 }
 
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
@@ -127,7 +130,14 @@ export async function createWorkerDeps(
 }
 
 type Built =
-  | { app: App; deps: AppDeps; logger: Logger; routeOf: (method: string, path: string) => string; instance: string }
+  | {
+      app: App;
+      deps: AppDeps;
+      logger: Logger;
+      routeOf: (method: string, path: string) => string;
+      instance: string;
+      sessions: D1Sessions | undefined;
+    }
   | { misconfigured: ProblemError };
 
 /** One webhook delivery pass (services/webhook-deliverer.ts), as Node and Bun run on their timer. */
@@ -147,12 +157,36 @@ const deliverWebhooks = (deps: AppDeps) =>
  * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
  * Other start-up failures are not cached, so the next request retries. `clock` is for tests.
  */
-const CHANGES = ["updateResource", "deleteResource"].map((verb) => `${API_PREFIX}/${verb}`);
+const UPDATE = `${API_PREFIX}/updateResource`;
+/** Changes after which no URL of the resource may answer from the colo's cache, versioned ones included. */
+const REMOVALS = ["deleteResource", "purgeResource"].map((verb) => `${API_PREFIX}/${verb}`);
 
-/** After a successful update or delete, this colo's cached copies of the mutable URL go (edge-cache.ts). */
-async function evictChanged(request: Request, response: Response): Promise<void> {
+/**
+ * The paths this colo may hold for the resource a delete or purge names, read before the app runs
+ * (a purge takes the rows and revisions with it); none for other requests, or when shared caches
+ * keep nothing (reads need credentials).
+ */
+async function removedPaths(request: Request, deps: AppDeps): Promise<string[]> {
+  const { auth } = deps.options;
+  if (request.method !== "POST" || (auth !== null && !auth.publicRead)) return [];
+  if (!REMOVALS.includes(new URL(request.url).pathname)) return [];
+  const body = (await request
+    .clone()
+    .json()
+    .catch(() => null)) as { resourceUID?: unknown } | null;
+  // The app validates the body; a malformed one is answered 400 and evicts nothing.
+  return typeof body?.resourceUID === "string" ? cachedPaths(deps.store, body.resourceUID) : [];
+}
+
+/**
+ * After a successful update, this colo's copies of the mutable URL go; after a delete or purge,
+ * every URL found before it (edge-cache.ts).
+ */
+async function evictChanged(request: Request, response: Response, removed: string[]): Promise<void> {
   const url = new URL(request.url);
-  if (request.method !== "POST" || response.status !== 200 || !CHANGES.includes(url.pathname)) return;
+  if (request.method !== "POST" || response.status !== 200) return;
+  if (removed.length > 0) return evictPaths(url.origin, removed);
+  if (url.pathname !== UPDATE) return;
   const body = (await response.clone().json()) as { resourceURI?: string; resourceUID?: string };
   await evictFromEdge(url.origin, body);
 }
@@ -166,7 +200,16 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const logger = consoleLogger(config);
       const deps = await createWorkerDeps(env, config, logger, clock);
       const app = createApp(deps);
-      return { app, deps, logger, routeOf: createRouteTemplates(app.routes), instance: instanceOf(config) };
+      // D1 sessions only when D1 holds the metadata (not a remote libSQL database).
+      const sessions = settingsOf(env).CMS_DATABASE_URL ? undefined : d1Sessions(env.DB);
+      return {
+        app,
+        deps,
+        logger,
+        routeOf: createRouteTemplates(app.routes),
+        instance: instanceOf(config),
+        sessions,
+      };
     } catch (err) {
       if (err instanceof StoreOwnedElsewhere) {
         // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
@@ -223,12 +266,23 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const started = performance.now();
       const waitUntil = (work: Promise<unknown>) =>
         (ctx as { waitUntil?: (p: Promise<unknown>) => void } | undefined)?.waitUntil?.(work.catch(() => {}));
-      const response = await throughEdgeCache(
-        request,
-        async () => result.app.fetch(request, env, ctx as never),
-        waitUntil,
-      );
-      await evictChanged(request, response);
+      const serve = async () => {
+        const removed = await removedPaths(request, result.deps);
+        const answered = await throughEdgeCache(
+          request,
+          async () => result.app.fetch(request, env, ctx as never),
+          waitUntil,
+        );
+        await evictChanged(request, answered, removed);
+        return answered;
+      };
+      let response: Response;
+      try {
+        response = result.sessions ? await result.sessions.run(request, serve) : await serve();
+      } catch (err) {
+        if (!(err instanceof ProblemError)) throw err;
+        response = problemResponse(err, new URL(request.url).pathname);
+      }
       // A write may have put events in the outbox: deliver after the answer, never delaying it.
       if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS")
         waitUntil(

@@ -6,7 +6,10 @@
  * anything the policy marks `no-cache` or `private` always reach the app. Ranges and conditional
  * requests are answered by the cache from the stored 200, as Cloudflare's edge does.
  */
+import type { MetadataStore } from "../../metadata/metadata-store.js";
 import { API_PREFIX } from "../../routes/api-version.js";
+import { toUri } from "../../services/resource-ids.js";
+import { versionOf } from "../../services/revisions.js";
 
 const CONTENT = [`${API_PREFIX}/getData/`, `${API_PREFIX}/getRevisionData/`];
 
@@ -50,17 +53,52 @@ export async function throughEdgeCache(
   return response;
 }
 
+const dataPath = (uri: string) => `${API_PREFIX}/getData/${uri.split("/").map(encodeURIComponent).join("/")}`;
+const uuidPath = (uid: string) => `${API_PREFIX}/getDataUuid/${encodeURIComponent(uid)}`;
+
+/** Deletes `paths` (on `origin`, from `cachedPaths`, read before a delete or purge) from this colo's cache. */
+export async function evictPaths(origin: string, paths: readonly string[]): Promise<void> {
+  const cache = edge();
+  if (cache) await Promise.all(paths.map((path) => cache.delete(new URL(path, origin).href)));
+}
+
 /**
- * Evicts this colo's copies of a resource's mutable URL after an update, delete or purge answered
- * with it (`resourceURI`, `resourceUID`). Other colos keep theirs until max-age ends, unless the
- * zone is purged through Cloudflare's purge API (README, Caching).
+ * Evicts this colo's copies of a resource's mutable URL after an update answered with it
+ * (`resourceURI`, `resourceUID`): its versioned URLs still name the same bytes. Other colos keep
+ * theirs until max-age ends, unless the zone is purged through Cloudflare's purge API (README, Caching).
  */
 export async function evictFromEdge(origin: string, body: { resourceURI?: string; resourceUID?: string }) {
-  const cache = edge();
-  if (!cache) return;
   const paths: string[] = [];
-  if (body.resourceURI)
-    paths.push(`${API_PREFIX}/getData/${body.resourceURI.split("/").map(encodeURIComponent).join("/")}`);
-  if (body.resourceUID) paths.push(`${API_PREFIX}/getDataUuid/${encodeURIComponent(body.resourceUID)}`);
-  await Promise.all(paths.map((path) => cache.delete(new URL(path, origin).href)));
+  if (body.resourceURI) paths.push(dataPath(body.resourceURI));
+  if (body.resourceUID) paths.push(uuidPath(body.resourceUID));
+  await evictPaths(origin, paths);
+}
+
+type FamilyStore = Pick<MetadataStore, "findByUid" | "children" | "revisions">;
+
+/**
+ * Every URL a cache may hold for resource `uid` and its live package files: the mutable URL, the
+ * versioned URL of each content it had (16 hex digits as handed out, and all 64), by UID, and each
+ * revision. Read before a delete or purge: a purge takes the rows and revisions with it. Empty
+ * without a colo cache (no query then).
+ */
+export async function cachedPaths(store: FamilyStore, uid: string): Promise<string[]> {
+  if (!edge()) return [];
+  const row = await store.findByUid(uid);
+  if (!row) return [];
+  const family = [row, ...(row.parentUid ? [] : await store.children(row.uid))];
+  const paths = await Promise.all(
+    family.map(async (member) => {
+      const revisions = await store.revisions(member.uid);
+      const mutable = dataPath(toUri(member));
+      const contents = new Set([member.sha256, ...revisions.map((r) => r.sha256)]);
+      return [
+        mutable,
+        uuidPath(member.uid),
+        ...[...contents].flatMap((sha256) => [`${mutable}?v=${versionOf(sha256)}`, `${mutable}?v=${sha256}`]),
+        ...revisions.map((r) => `${API_PREFIX}/getRevisionData/${encodeURIComponent(member.uid)}/${r.revision}`),
+      ];
+    }),
+  );
+  return paths.flat();
 }
