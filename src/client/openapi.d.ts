@@ -1229,6 +1229,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceAuthor": "Test Author",
+                 *       "resourceMediaType": "image/png",
+                 *       "resourceName": "logo.png",
+                 *       "resourceTenantId": "zaq12345"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateResourceRequest"];
             };
         };
@@ -1476,6 +1484,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "queryUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ResourceQuery"];
             };
         };
@@ -1644,9 +1657,17 @@ export interface operations {
     listResources: {
         parameters: {
             query?: {
-                /** @description The tenant to list (required, or its alias `tenant`). */
+                /**
+                 * @description The tenant to list (required, or its alias `tenant`).
+                 *
+                 *     Example: `zaq12345`
+                 */
                 resourceTenantId?: string;
-                /** @description Short alias of `resourceTenantId`. */
+                /**
+                 * @description Short alias of `resourceTenantId`.
+                 *
+                 *     Example: `zaq12345`
+                 */
                 tenant?: string;
                 /** @description Exact author. */
                 author?: string;
@@ -1806,6 +1827,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceURI": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345/logo.png"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateDataLinkRequest"];
             };
         };
@@ -1974,25 +2000,61 @@ export interface operations {
     getData: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
-                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                /**
+                 * @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too.
+                 *
+                 *     Example: `9f86d081884c7d65`
+                 */
                 v?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -2247,25 +2309,61 @@ export interface operations {
     getDataHead: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
-                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                /**
+                 * @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too.
+                 *
+                 *     Example: `9f86d081884c7d65`
+                 */
                 v?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -2417,25 +2515,61 @@ export interface operations {
     getMultiPartData: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
-                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                /**
+                 * @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too.
+                 *
+                 *     Example: `9f86d081884c7d65`
+                 */
                 v?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -2690,25 +2824,61 @@ export interface operations {
     getMultiPartDataHead: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
-                /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
+                /**
+                 * @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too.
+                 *
+                 *     Example: `9f86d081884c7d65`
+                 */
                 v?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -2860,23 +3030,55 @@ export interface operations {
     getDataUuid: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -3110,23 +3312,55 @@ export interface operations {
     getDataUuidHead: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -3274,6 +3508,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": components["schemas"]["DataDTO"];
             };
         };
@@ -4885,6 +5120,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "author": "Test Author",
+                 *       "lockID": "0b1c8f0e-…"
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateResourceDTO"];
             };
         };
@@ -5187,6 +5429,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "author": "Test Author",
+                 *       "lockID": "0b1c8f0e-…"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LockedResourceDTO"];
             };
         };
@@ -5417,6 +5666,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PurgeRequest"];
             };
         };
@@ -5721,23 +5975,55 @@ export interface operations {
     getRevisionData: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -5990,23 +6276,55 @@ export interface operations {
     getRevisionDataHead: {
         parameters: {
             query?: {
-                /** @description Signed link: expiry, epoch seconds. */
+                /**
+                 * @description Signed link: expiry, epoch seconds.
+                 *
+                 *     Example: `1795000000`
+                 */
                 expires?: string;
-                /** @description Signed link: HMAC of method, path and expires (base64url). */
+                /**
+                 * @description Signed link: HMAC of method, path and expires (base64url).
+                 *
+                 *     Example: `q1X0…`
+                 */
                 signature?: string;
             };
             header?: {
-                /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
+                /**
+                 * @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`.
+                 *
+                 *     Example: `bytes=0-99`
+                 */
                 Range?: string;
-                /** @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it. */
+                /**
+                 * @description Send the range only if the representation is still this ETag (or unmodified since this date); else 200 with all of it.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Range"?: string;
-                /** @description 304 when the ETag matches (a cached copy is current). */
+                /**
+                 * @description 304 when the ETag matches (a cached copy is current).
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-None-Match"?: string;
-                /** @description 304 when not modified since this date (ignored with If-None-Match). */
+                /**
+                 * @description 304 when not modified since this date (ignored with If-None-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Modified-Since"?: string;
-                /** @description 412 unless the ETag matches. */
+                /**
+                 * @description 412 unless the ETag matches.
+                 *
+                 *     Example: `"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"`
+                 */
                 "If-Match"?: string;
-                /** @description 412 when modified since this date (ignored with If-Match). */
+                /**
+                 * @description 412 when modified since this date (ignored with If-Match).
+                 *
+                 *     Example: `Mon, 23 Nov 2026 10:00:00 GMT`
+                 */
                 "If-Unmodified-Since"?: string;
             };
             path: {
@@ -6162,6 +6480,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "author": "Test Author"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ResourceDTO"];
             };
         };
@@ -6374,6 +6698,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "author": "Test Author",
+                 *       "lockID": "0b1c8f0e-…"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LockedResourceDTO"];
             };
         };
@@ -6602,6 +6933,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "author": "Test Author",
+                 *       "lockID": "0b1c8f0e-…"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LockedResourceDTO"];
             };
         };
@@ -6832,6 +7170,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uid": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "lockOwner": "Test Author"
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewLockDTO"];
             };
         };
@@ -7026,6 +7370,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uid": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "lockID": "0b1c8f0e-…",
+                 *       "lockOwner": "Test Author"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LockDTO"];
             };
         };
@@ -7236,6 +7587,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uid": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "lockID": "0b1c8f0e-…",
+                 *       "lockOwner": "Test Author"
+                 *     }
+                 */
                 "application/json": components["schemas"]["LockDTO"];
             };
         };
@@ -7448,6 +7806,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uid": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345"
+                 *     }
+                 */
                 "application/json": components["schemas"]["QueryLockDTO"];
             };
         };
@@ -7740,6 +8103,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/cms"
+                 *     }
+                 */
                 "application/json": components["schemas"]["NewWebhook"];
             };
         };
