@@ -30,7 +30,11 @@ export interface Metrics {
   originFetch(outcome: OriginOutcome): void;
   /** A blob collection pass finished, with the blobs it removed. */
   collectorPass(removed: number): void;
+  /** One webhook delivery attempt's outcome (failed: its last attempt). */
+  webhookDelivery(outcome: WebhookOutcome): void;
 }
+
+export type WebhookOutcome = "delivered" | "retried" | "failed";
 
 export const noopMetrics: Metrics = {
   enabled: false,
@@ -39,4 +43,5 @@ export const noopMetrics: Metrics = {
   ingest() {},
   originFetch() {},
   collectorPass() {},
+  webhookDelivery() {},
 };

@@ -5,6 +5,7 @@
  * `maxAttempts`, then `failed`. Runtime-free; the host runs `pass` on a timer, the Worker from cron.
  */
 import type { Logger } from "../lib/logger.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { WebhookStore } from "../metadata/webhook-store.js";
 import type { WebhookDeliveryRow } from "../metadata/schema.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
@@ -21,6 +22,8 @@ export interface WebhookDelivererOptions {
   retryBaseMs: number;
   /** Deliveries claimed (and sent concurrently) per round. */
   batch?: number;
+  /** Counts each attempt's outcome (cms_webhook_deliveries_total). */
+  metrics?: Pick<Metrics, "webhookDelivery">;
 }
 
 export interface DeliveryFigures {
@@ -70,11 +73,11 @@ export function createWebhookDeliverer(o: WebhookDelivererOptions) {
     const attempts = row.attempts + 1;
     const retryAt = delivered || attempts >= o.maxAttempts ? null : now + backoffMs(o.retryBaseMs, attempts);
     await o.store.complete(row.seq, { claimedUntil, delivered, statusCode, error, now, retryAt });
-    if (delivered) figures.delivered++;
-    else if (retryAt === null) {
-      figures.failed++;
+    const outcome = delivered ? "delivered" : retryAt === null ? "failed" : "retried";
+    figures[outcome]++;
+    o.metrics?.webhookDelivery(outcome);
+    if (outcome === "failed")
       o.logger.warn("webhook delivery failed", { id: row.id, subscription: row.subscriptionId, attempts, error });
-    } else figures.retried++;
   }
 
   return {

@@ -103,6 +103,7 @@ describe("webhooks", () => {
       CMS_WEBHOOK_POLL_MS: "50",
       CMS_WEBHOOK_RETRY_BASE_MS: "100",
       CMS_WEBHOOK_MAX_ATTEMPTS: "3",
+      CMS_METRICS_ENABLED: "true",
     });
     receiver = await startReceiver();
     receiver.status = 500;
@@ -126,6 +127,13 @@ describe("webhooks", () => {
     const [event] = receiver.verified(sub.secret).slice(3);
     expect(event?.id).toBe(failed?.id);
     await eventually(async () => ((await deliveries(app, sub.id))[0]?.status === "delivered" ? true : undefined));
+    // Operators see it on /metrics: deliveries by outcome, and an empty outbox again.
+    const scraped = await (await fetch(app.url("/metrics"))).text();
+    expect(scraped).toContain('cms_webhook_deliveries_total{outcome="retried"} 2');
+    expect(scraped).toContain('cms_webhook_deliveries_total{outcome="failed"} 1');
+    expect(scraped).toContain('cms_webhook_deliveries_total{outcome="delivered"} 1');
+    expect(scraped).toMatch(/^cms_webhook_outbox_pending 0$/m);
+    expect(scraped).toMatch(/^cms_webhook_oldest_pending_seconds 0$/m);
     const missing = await app.fetch(`${API}/webhooks/${sub.id}/deliveries/msg_nope/retry`, { method: "POST" });
     await expectProblem(missing, 404, "NOT_FOUND");
     expect((await app.fetch(`${API}/webhooks/${sub.id}`, { method: "DELETE" })).status).toBe(204);

@@ -84,6 +84,11 @@ export async function createServerDeps(
     // The file database's prepared lookup, or a remote database's row cache (metadata/row-cache.ts).
     rowCache: store?.rowCacheStats ?? ("rowCacheStats" in resourceStore ? resourceStore.rowCacheStats : undefined),
     pendingUploads: () => resourceStore.tusUploads.pending(deps.clock().getTime()),
+    webhookOutbox: async () => {
+      const { pending, oldestPendingAt } = await resourceStore.webhooks.depth();
+      const age = oldestPendingAt === null ? 0 : (deps.clock().getTime() - oldestPendingAt) / 1000;
+      return { pending, oldestPendingSeconds: Math.max(0, age) };
+    },
   });
   // On the app's one clock, as tus expiry and lock expiry are (createAppDeps builds it; tests move it).
   const collector = !collectBlobs
@@ -96,6 +101,7 @@ export async function createServerDeps(
       send: deps.webhookFetch,
       now: () => deps.clock().getTime(),
       logger,
+      metrics: deps.metrics,
       ...webhooks,
     }),
     webhooks.pollMs,

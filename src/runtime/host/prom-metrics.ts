@@ -37,6 +37,8 @@ export interface ScrapeSources {
   blobCache?: () => { hits: number; misses: number };
   rowCache?: () => { hits: number; misses: number };
   pendingUploads?: () => Promise<number>;
+  /** The webhook outbox: pending deliveries and the age of the oldest (seconds; 0 when none). */
+  webhookOutbox?: () => Promise<{ pending: number; oldestPendingSeconds: number }>;
 }
 
 export interface PromMetrics extends Metrics {
@@ -189,6 +191,39 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
     },
   });
 
+  const webhookDeliveries = new client.Counter({
+    name: "cms_webhook_deliveries_total",
+    help: "Webhook delivery attempts, by outcome (failed: the last attempt failed).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const outboxGauge = (
+    name: string,
+    help: string,
+    read: (o: { pending: number; oldestPendingSeconds: number }) => number,
+  ) =>
+    new client.Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        // A scrape during a database outage still answers: the gauge is left out, not an error.
+        const figures = await sources.webhookOutbox?.().catch(() => undefined);
+        if (figures === undefined) this.reset();
+        else this.set(read(figures));
+      },
+    });
+  outboxGauge(
+    "cms_webhook_outbox_pending",
+    "Webhook deliveries waiting to be sent (all subscriptions).",
+    (o) => o.pending,
+  );
+  outboxGauge(
+    "cms_webhook_oldest_pending_seconds",
+    "Age of the oldest webhook delivery still waiting (0 when none): a receiver or deliverer falling behind.",
+    (o) => o.oldestPendingSeconds,
+  );
+
   return {
     enabled: true,
     registry,
@@ -230,6 +265,9 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
     collectorPass(removed) {
       collectorPasses.inc();
       collectorRemoved.inc(removed);
+    },
+    webhookDelivery(outcome) {
+      webhookDeliveries.inc({ outcome });
     },
     observe(next) {
       sources = next;

@@ -147,6 +147,7 @@ const deliverWebhooks = (deps: AppDeps) =>
     send: deps.webhookFetch,
     now: () => deps.clock().getTime(),
     logger: deps.logger,
+    metrics: deps.metrics,
     ...deps.options.webhooks,
   }).pass();
 
