@@ -5,7 +5,7 @@
  * dimensions, before any pixel is decoded), then one decode with libvips' own pixel limit and a
  * time limit, EXIF orientation applied, metadata (EXIF, GPS, XMP) dropped, sRGB out.
  */
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { ProblemError } from "../../problems.js";
@@ -23,7 +23,7 @@ export interface SharpImageOptions {
 const notTransformable = (detail: string, cause?: unknown) => new ProblemError("NOT_TRANSFORMABLE", detail, { cause });
 
 /** A libvips failure as a problem: its time limit is 503 (try later), anything else a bad source (422). */
-function decodeProblem(err: unknown, timeoutSeconds: number): ProblemError {
+function decodeProblem(err: unknown, timeoutSeconds: number, maxPixels: number): ProblemError {
   if (err instanceof ProblemError) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/timeout/i.test(message)) {
@@ -31,6 +31,10 @@ function decodeProblem(err: unknown, timeoutSeconds: number): ProblemError {
       headers: { "retry-after": "5" },
       cause: err,
     });
+  }
+  // libvips' own guard, read from the header (sharp checks limitInputPixels there too).
+  if (/pixel limit/i.test(message)) {
+    return new ProblemError("IMAGE_TOO_LARGE", `the image declares more than ${maxPixels} pixels`, { cause: err });
   }
   return notTransformable("the content could not be decoded as an image (corrupt or unsupported)", err);
 }
@@ -51,7 +55,7 @@ export function createSharpImages({ maxPixels, timeoutSeconds }: SharpImageOptio
           .on("error", (e) => image.destroy(e))
           .pipe(image);
       const meta = await image.metadata().catch((err: unknown) => {
-        throw decodeProblem(err, timeoutSeconds);
+        throw decodeProblem(err, timeoutSeconds, maxPixels);
       });
       const format = meta.format ?? "";
       if (!DECODED.has(format)) {
@@ -68,20 +72,26 @@ export function createSharpImages({ maxPixels, timeoutSeconds }: SharpImageOptio
       }
       const output = formatFor({ format, width, height });
       const pipeline = image
-        .clone()
         .timeout({ seconds: timeoutSeconds })
         .rotate()
         .resize({ width: request.width, height: request.height, fit: request.fit })
         .toColourspace("srgb")
         .toFormat(output, request.quality ? { quality: request.quality } : {});
-      const body = Readable.toWeb(pipeline) as unknown as ReadableStream<Uint8Array>;
-      return { format: output, body: mapErrors(body, timeoutSeconds) };
+      // Through a PassThrough: sharp's own Duplex never ends its writable side for a file input,
+      // which Readable.toWeb takes for a premature close.
+      const out = new PassThrough();
+      pipeline.on("error", (err) => out.destroy(err)).pipe(out);
+      const body = Readable.toWeb(out) as unknown as ReadableStream<Uint8Array>;
+      return { format: output, body: mapErrors(body, (err) => decodeProblem(err, timeoutSeconds, maxPixels)) };
     },
   };
 }
 
 /** The same stream, its libvips errors turned into problems (a corrupt body shows only when decoded). */
-function mapErrors(body: ReadableStream<Uint8Array>, timeoutSeconds: number): ReadableStream<Uint8Array> {
+function mapErrors(
+  body: ReadableStream<Uint8Array>,
+  problem: (err: unknown) => ProblemError,
+): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -90,7 +100,7 @@ function mapErrors(body: ReadableStream<Uint8Array>, timeoutSeconds: number): Re
         if (done) controller.close();
         else controller.enqueue(value);
       } catch (err) {
-        controller.error(decodeProblem(err, timeoutSeconds));
+        controller.error(problem(err));
       }
     },
     cancel(reason) {
