@@ -163,6 +163,16 @@ describe("getData image derivatives", () => {
     expect((await data(broken.resourceURI, "")).status).toBe(200);
   });
 
+  it("the OpenAPI document describes the image parameters and refusals of getData", async () => {
+    const doc = (await (await t.app.fetch(t.app.url("/openapi.json"))).json()) as {
+      paths: Record<string, { get: { parameters: { name: string }[]; responses: Record<string, unknown> } }>;
+    };
+    const getData = doc.paths[`${API}/getData/{context}/{path}`]!.get;
+    const names = getData.parameters.map((p) => p.name);
+    for (const name of ["width", "height", "fit", "format", "quality", "preset", "v"]) expect(names).toContain(name);
+    for (const status of ["400", "422", "501", "503"]) expect(getData.responses).toHaveProperty(status);
+  });
+
   it("purging the source removes its derivatives", async () => {
     const bytes = await sharp({ create: { width: 30, height: 30, channels: 3, background: "#999" } })
       .png()
