@@ -42,6 +42,7 @@ const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer())
 describe("getData image derivatives", () => {
   const t = useCmsApp("images", {
     CMS_IMAGE_PRESETS: JSON.stringify({ thumb: { width: 16, height: 16, fit: "cover", format: "webp" } }),
+    CMS_PUBLIC_URL: "https://cms.example.org", // signed links are built on it (only their path is fetched here)
   });
   let photo: ResourceDto;
   let png: ResourceDto;
@@ -121,6 +122,21 @@ describe("getData image derivatives", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toMatch(/immutable/);
     await res.arrayBuffer();
+  });
+
+  it("a signed link stays valid with image parameters added (they are not signed); a forged one is not", async () => {
+    const made = await t.cms.post("createDataLink", { resourceURI: png.resourceURI, expiresIn: 60 });
+    expect(made.status).toBe(200);
+    const link = new URL(((await made.json()) as { url: string }).url);
+    const signed = (extra: string) => t.app.fetch(t.app.url(`${link.pathname}${link.search}${extra}`));
+    const res = await signed("&width=8&format=png");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toMatch(/^private, max-age=\d+$/);
+    expect((await sharp(Buffer.from(await bytesOf(res))).metadata()).width).toBe(8);
+    const forged = await t.app.fetch(
+      t.app.url(`${link.pathname}${link.search.replace(/signature=[^&]+/, "signature=AAAA")}&width=8`),
+    );
+    await expectProblem(forged, 403, "FORBIDDEN");
   });
 
   it("bad parameters are 400s naming them", async () => {
