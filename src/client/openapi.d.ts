@@ -562,7 +562,7 @@ export interface components {
             detail: string;
             instance?: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "VERSION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "STORE_OWNED_ELSEWHERE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
+            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "VERSION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "NOT_TRANSFORMABLE" | "IMAGE_TOO_LARGE" | "TRANSFORM_UNAVAILABLE" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "STORE_OWNED_ELSEWHERE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
             requestId?: string;
             errors?: {
                 pointer: string;
@@ -1540,7 +1540,7 @@ export interface operations {
                 tenant?: string;
                 /** @description Exact author. */
                 author?: string;
-                /** @description Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`). */
+                /** @description Media type without parameters, case-insensitive (text/html matches `text/html; charset=utf-8`); `image/*` matches a whole family. */
                 mediaType?: string;
                 /** @description Case-sensitive prefix of the resource name. */
                 namePrefix?: string;
@@ -1553,6 +1553,8 @@ export interface operations {
                 limit?: number;
                 /** @description `nextCursor` of the previous page. */
                 cursor?: string;
+                /** @description `asc` oldest first (the default), `desc` newest first. */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -1868,6 +1870,18 @@ export interface operations {
                 signature?: string;
                 /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2092,6 +2106,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/origin-refused",
+                     *       "title": "External URI refused",
+                     *       "status": 422,
+                     *       "detail": "External URI refused",
+                     *       "code": "ORIGIN_REFUSED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal server error */
             500: {
                 headers: {
@@ -2105,6 +2137,24 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Internal server error",
                      *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Image transforms unavailable */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/transform-unavailable",
+                     *       "title": "Image transforms unavailable",
+                     *       "status": 501,
+                     *       "detail": "Image transforms unavailable",
+                     *       "code": "TRANSFORM_UNAVAILABLE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2141,6 +2191,18 @@ export interface operations {
                 signature?: string;
                 /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2284,8 +2346,22 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Image transforms unavailable */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2311,6 +2387,18 @@ export interface operations {
                 signature?: string;
                 /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2535,6 +2623,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/origin-refused",
+                     *       "title": "External URI refused",
+                     *       "status": 422,
+                     *       "detail": "External URI refused",
+                     *       "code": "ORIGIN_REFUSED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal server error */
             500: {
                 headers: {
@@ -2548,6 +2654,24 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Internal server error",
                      *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Image transforms unavailable */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/transform-unavailable",
+                     *       "title": "Image transforms unavailable",
+                     *       "status": 501,
+                     *       "detail": "Image transforms unavailable",
+                     *       "code": "TRANSFORM_UNAVAILABLE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2584,6 +2708,18 @@ export interface operations {
                 signature?: string;
                 /** @description Content version: the SHA-256 of the content (hex), whole or a prefix of at least 16 digits, as in `versionedURI`. Naming the current content or an earlier revision's, the answer is that content with `Cache-Control: …, max-age=31536000, immutable`; a version no revision had is 404 `VERSION_NOT_FOUND`; a malformed one 400. A signed link made for a versioned URL signs `v` too. */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /** @description One or more byte ranges (RFC 9110 §14.2): `bytes=0-99`, `bytes=-500`, `bytes=100-`, `bytes=0-1,4-5`. */
@@ -2727,8 +2863,22 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Image transforms unavailable */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
