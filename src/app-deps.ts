@@ -9,6 +9,8 @@ import type { MetadataStore } from "./metadata/metadata-store.js";
 import type { AssetReader } from "./routes/explorer/index.js";
 import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
+import type { ImageSettings } from "./images/params.js";
+import type { ImageTransformer } from "./images/transformer.js";
 
 /** Auth settings, present only when auth is on: there is then always an issuer. */
 export interface AuthOptions {
@@ -63,6 +65,14 @@ export interface AppOptions {
   contentOrigin?: string;
   /** How long caches may keep public mutable content (seconds; 0 = revalidate each time). */
   cache: { maxAge: number; staleWhileRevalidate: number };
+  /** getData's image derivatives (issue 30). Optional: absent in older tests means the defaults. */
+  images?: ImageSettings & {
+    maxPixels: number;
+    /** 0: the number of cores. */
+    concurrency: number;
+    timeoutSeconds: number;
+    cacheBytes: number;
+  };
 }
 
 export interface AppDeps {
@@ -87,4 +97,6 @@ export interface AppDeps {
   readLibraryAsset: AssetReader;
   /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
   platformCompresses: boolean;
+  /** Turns images into derivatives (sharp on Node and Bun); absent: transform requests answer 501. */
+  images?: ImageTransformer;
 }

@@ -14,6 +14,7 @@ import { requestContext } from "./http/middleware/request-context.js";
 import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
 import { mountLibrary } from "./routes/library/index.js";
 import { createContentRouter } from "./routes/content/router.js";
+import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "./images/derivatives.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
 import { createMetaRouter } from "./routes/meta.js";
@@ -71,7 +72,12 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
       maxInlineBytes,
     }),
   );
-  app.route("/", createContentRouter({ resources, revisions, content, guards }));
+  const images = createImageDerivatives({
+    blobs: deps.blobs,
+    transformer: deps.images,
+    settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
+  });
+  app.route("/", createContentRouter({ resources, revisions, content, guards, images }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import type { AppOptions } from "./app-deps.js";
+import { ImagePresetsSchema } from "./images/params.js";
 
 const boolean = (fallback: boolean) =>
   z
@@ -109,6 +110,37 @@ export const ConfigSchema = z
         return z.NEVER;
       })
       .default({}),
+    /** Named image transforms for getData `?preset=` (JSON: {"thumb":{"width":64,"height":64,"fit":"cover","format":"webp"}}). */
+    CMS_IMAGE_PRESETS: z
+      .string()
+      .transform((value, ctx) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(value);
+        } catch {
+          json = undefined;
+        }
+        const parsed = ImagePresetsSchema.safeParse(json);
+        if (parsed.success) return parsed.data;
+        ctx.addIssue({
+          code: "custom",
+          message: `must be JSON like {"thumb":{"width":64,"height":64,"fit":"cover","format":"webp"}}: ${parsed.error.issues[0]?.message ?? "not JSON"}`,
+        });
+        return z.NEVER;
+      })
+      .default({}),
+    /** Accept only `?preset=` image transforms (a public deployment bounds the work it does). */
+    CMS_IMAGE_PRESETS_ONLY: boolean(false),
+    /** Largest width or height of an image derivative. */
+    CMS_IMAGE_MAX_DIMENSION: integer(6000, 1, 16_383),
+    /** Largest source image (width × height, read from its header before decoding) that is transformed. */
+    CMS_IMAGE_MAX_PIXELS: integer(50_000_000, 1, 1_000_000_000),
+    /** Transforms running at once (0: the number of cores); more wait in a short queue, then 503. */
+    CMS_IMAGE_CONCURRENCY: integer(0, 0, 1024),
+    /** Seconds one transform may take before it is abandoned (503 with Retry-After). */
+    CMS_IMAGE_TIMEOUT_SECONDS: integer(30, 1, 3600),
+    /** Bytes the derivative cache may hold in the blob store (least recently used go first). */
+    CMS_IMAGE_CACHE_BYTES: integer(GiB, 0, Number.MAX_SAFE_INTEGER),
     /** Most entries (files and folders) a zip package may list. */
     CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
     /** Most bytes all files of a zip package may expand to together. */
@@ -352,5 +384,14 @@ export function appOptions(config: Config): AppOptions {
     publicUrl: config.CMS_PUBLIC_URL,
     contentOrigin: config.CMS_CONTENT_ORIGIN,
     cache: { maxAge: config.CMS_CACHE_MAX_AGE, staleWhileRevalidate: config.CMS_CACHE_STALE_WHILE_REVALIDATE },
+    images: {
+      presets: config.CMS_IMAGE_PRESETS,
+      presetsOnly: config.CMS_IMAGE_PRESETS_ONLY,
+      maxDimension: config.CMS_IMAGE_MAX_DIMENSION,
+      maxPixels: config.CMS_IMAGE_MAX_PIXELS,
+      concurrency: config.CMS_IMAGE_CONCURRENCY,
+      timeoutSeconds: config.CMS_IMAGE_TIMEOUT_SECONDS,
+      cacheBytes: config.CMS_IMAGE_CACHE_BYTES,
+    },
   };
 }

@@ -36,6 +36,12 @@ export const PROBLEMS = {
    * Content-Digest) or the origin (Repr-Digest) announced; nothing was stored.
    */
   DIGEST_MISMATCH: { status: 422, title: "Content digest mismatch" },
+  /** getData image parameters on content that is no raster image we decode: SVG (never rasterised), a non-image, a corrupt file. */
+  NOT_TRANSFORMABLE: { status: 422, title: "Content cannot be transformed" },
+  /** The source image's header declares more pixels than CMS_IMAGE_MAX_PIXELS; refused before decoding. */
+  IMAGE_TOO_LARGE: { status: 422, title: "Image too large to transform" },
+  /** Image parameters where no transformer runs (Workers without an Images binding); plain getData still works. */
+  TRANSFORM_UNAVAILABLE: { status: 501, title: "Image transforms unavailable" },
   /** The origin answered, but not with usable content (4xx/5xx, too many redirects, too large). */
   ORIGIN_FAILED: { status: 502, title: "External URI could not be fetched" },
   ORIGIN_TIMEOUT: { status: 504, title: "External URI timed out" },

@@ -634,7 +634,7 @@ export interface components {
             detail: string;
             instance?: string;
             /** @enum {string} */
-            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "VERSION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "STORE_OWNED_ELSEWHERE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
+            code: "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "VERSION_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "LOCK_NOT_HELD" | "PRECONDITION_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RANGE_NOT_SATISFIABLE" | "CHECKSUM_MISMATCH" | "LOCKED" | "REQUEST_TIMEOUT" | "HEADERS_TOO_LARGE" | "ORIGIN_REFUSED" | "DIGEST_MISMATCH" | "NOT_TRANSFORMABLE" | "IMAGE_TOO_LARGE" | "TRANSFORM_UNAVAILABLE" | "ORIGIN_FAILED" | "ORIGIN_TIMEOUT" | "UNAVAILABLE" | "DATABASE_BUSY" | "DATABASE_UNAVAILABLE" | "STORE_OWNED_ELSEWHERE" | "INSUFFICIENT_STORAGE" | "QUOTA_EXCEEDED" | "INTERNAL";
             requestId?: string;
             errors?: {
                 pointer: string;
@@ -2018,6 +2018,18 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /**
@@ -2266,6 +2278,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/origin-refused",
+                     *       "title": "External URI refused",
+                     *       "status": 422,
+                     *       "detail": "External URI refused",
+                     *       "code": "ORIGIN_REFUSED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal server error */
             500: {
                 headers: {
@@ -2279,6 +2309,24 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Internal server error",
                      *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Image transforms unavailable */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/transform-unavailable",
+                     *       "title": "Image transforms unavailable",
+                     *       "status": 501,
+                     *       "detail": "Image transforms unavailable",
+                     *       "code": "TRANSFORM_UNAVAILABLE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2327,6 +2375,18 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /**
@@ -2494,8 +2554,22 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Image transforms unavailable */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2533,6 +2607,18 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /**
@@ -2781,6 +2867,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/origin-refused",
+                     *       "title": "External URI refused",
+                     *       "status": 422,
+                     *       "detail": "External URI refused",
+                     *       "code": "ORIGIN_REFUSED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Internal server error */
             500: {
                 headers: {
@@ -2794,6 +2898,24 @@ export interface operations {
                      *       "status": 500,
                      *       "detail": "Internal server error",
                      *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Image transforms unavailable */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/transform-unavailable",
+                     *       "title": "Image transforms unavailable",
+                     *       "status": 501,
+                     *       "detail": "Image transforms unavailable",
+                     *       "code": "TRANSFORM_UNAVAILABLE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -2842,6 +2964,18 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
+                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                width?: string;
+                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                height?: string;
+                /** @description Image derivative: how the image fits width × height. */
+                fit?: "cover" | "contain" | "inside" | "outside" | "fill";
+                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                format?: "auto" | "webp" | "avif" | "jpeg" | "png";
+                /** @description Image derivative: encoder quality 1…100. */
+                quality?: string;
+                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                preset?: string;
             };
             header?: {
                 /**
@@ -3009,8 +3143,22 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description External URI refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Internal server error */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Image transforms unavailable */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };

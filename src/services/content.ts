@@ -5,6 +5,7 @@
  * no row ever points at a missing blob.
  */
 import { ProblemError } from "../problems.js";
+import { derivativePrefix } from "../images/derivative-keys.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import {
@@ -117,8 +118,15 @@ export function createContentService({
     },
 
     /** Deletes each blob nothing references or awaits any more (after a purge). How many were deleted. */
-    collect(keys: readonly string[]): Promise<number> {
-      return collector.collect(keys);
+    async collect(keys: readonly string[]): Promise<number> {
+      const deleted = await collector.collect(keys);
+      // Image derivatives (a cache beside the content) go with their source blob.
+      for (const key of keys) {
+        const prefix = derivativePrefix(key);
+        if (!prefix || (await blobs.head(key as BlobKey))) continue;
+        for await (const derivative of blobs.list(prefix)) await blobs.delete(derivative);
+      }
+      return deleted;
     },
 
     /**

@@ -9,10 +9,10 @@ import { BEARER_SECURITY } from "../router.js";
 import {
   ContentRequestHeadersSchema,
   DataRequestSchema,
+  ImageQuerySchema,
   SignedLinkQuerySchema,
   UidParamsSchema,
   UriParamsSchema,
-  VersionedQuerySchema,
 } from "./schemas.js";
 
 const binary = { schema: z.string().openapi({ format: "binary" }) };
@@ -80,8 +80,9 @@ export const getData = createRoute({
   summary: "Fetch a resource's content by its resourceURI",
   description: SERVING,
   security: readSecurity,
-  request: { params: UriParamsSchema, ...contentRequest, query: VersionedQuerySchema },
-  responses: { ...contentResponses, ...problemResponses(400, 401, 403, 404, 412, 416) },
+  request: { params: UriParamsSchema, ...contentRequest, query: ImageQuerySchema },
+  // 422 NOT_TRANSFORMABLE / IMAGE_TOO_LARGE, 501 TRANSFORM_UNAVAILABLE, 503 busy: image parameters only.
+  responses: { ...contentResponses, ...problemResponses(400, 401, 403, 404, 412, 416, 422, 501, 503) },
 });
 
 export const getMultiPartData = createRoute({

@@ -5,7 +5,8 @@ import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
-import { answerCacheHeaders } from "../../http/cache-policy.js";
+import { answerCacheHeaders, CONTENT_VARY } from "../../http/cache-policy.js";
+import type { ImageDerivatives } from "../../images/derivatives.js";
 import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
@@ -56,11 +57,14 @@ export function createContentRouter({
   revisions,
   content,
   guards,
+  images,
 }: {
   resources: ResourceService;
   revisions: RevisionService;
   content: ContentService;
   guards: Guards;
+  /** getData's image derivatives (`?width=…`, images/derivatives.ts); absent: image parameters are ignored. */
+  images?: ImageDerivatives;
 }): RouteGroup {
   const router = createRouter();
   const consumer = guards.role("consumer");
@@ -76,9 +80,14 @@ export function createContentRouter({
       c.get("principal"),
       found,
     );
-    const facts = version === undefined ? row : await revisions.byVersion(row, version);
+    const transform = images?.requested((name) => c.req.query(name));
+    const source = version === undefined ? row : await revisions.byVersion(row, version);
     const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
-    return send(facts, c.req.method, fields(c), requestHost(c), cache);
+    if (!transform) return send(source, c.req.method, fields(c), requestHost(c), cache);
+    // A derivative is content of its own (ETag, Range, 304), under the source URL's cache policy.
+    const made = await images!.derive(source, transform, c.req.header("accept") ?? "");
+    const vary = made.variesOnAccept ? { vary: `${CONTENT_VARY}, Accept` } : undefined;
+    return send(made.facts, c.req.method, fields(c), requestHost(c), vary ? { ...cache, ...vary } : cache);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);

@@ -106,3 +106,41 @@ export const DataRequestSchema = z
     }
   })
   .openapi("DataDTO", { description: "resourceUID wins when both are given." });
+
+/** getData's image parameters (issue 30; parsed by images/params.ts, which the route calls). */
+const imageParam = (name: string, description: string, example: string, values?: readonly string[]) =>
+  (values ? z.enum(values as [string, ...string[]]) : z.string())
+    .optional()
+    .openapi({ param: { name, in: "query" }, description, example });
+
+export const ImageQuerySchema = VersionedQuerySchema.extend({
+  width: imageParam(
+    "width",
+    "Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio.",
+    "320",
+  ),
+  height: imageParam(
+    "height",
+    "Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover.",
+    "240",
+  ),
+  fit: imageParam("fit", "Image derivative: how the image fits width × height.", "cover", [
+    "cover",
+    "contain",
+    "inside",
+    "outside",
+    "fill",
+  ]),
+  format: imageParam(
+    "format",
+    "Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.",
+    "webp",
+    ["auto", "webp", "avif", "jpeg", "png"],
+  ),
+  quality: imageParam("quality", "Image derivative: encoder quality 1…100.", "80"),
+  preset: imageParam(
+    "preset",
+    "Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).",
+    "thumb",
+  ),
+});

@@ -27,6 +27,7 @@ import { createPromMetrics } from "./prom-metrics.js";
 import { outgoingTraceparent } from "./trace-scope.js";
 import { readLibraryAsset } from "./library-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
+import { createSharpImages } from "./sharp-images.js";
 
 const isCached = (blobs: BlobStore): blobs is CachedBlobStore => "stats" in blobs;
 
@@ -109,6 +110,10 @@ export async function createServerDeps(
   );
   return {
     ...deps,
+    images: createSharpImages({
+      maxPixels: config.CMS_IMAGE_MAX_PIXELS,
+      timeoutSeconds: config.CMS_IMAGE_TIMEOUT_SECONDS,
+    }),
     metricsEndpoint: metrics ? createMetricsEndpoint(metrics, config.CMS_METRICS_TOKEN) : null,
     close: async () => {
       await collector?.stop();

@@ -1,0 +1,139 @@
+/**
+ * getData's image derivatives (issue 30), runtime-free: from a source row and a normalised request
+ * to the row of a derivative stored in the blob store, which the content core then answers like any
+ * content (its own strong ETag, 304, Range, HEAD, Repr-Digest). Derivatives are a cache beside the
+ * content: keyed by the source blob (tenant + SHA-256) and the normalised parameters, under `img/`
+ * (outside the collector's and the quotas' `t/`), bounded by CMS_IMAGE_CACHE_BYTES, removed with
+ * their source (derivative-keys.ts, services/content.ts collect).
+ */
+import { ProblemError } from "../problems.js";
+import type { ContentFacts } from "../services/content.js";
+import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+import { parseBlobKey } from "../storage/keys.js";
+import { createDerivativeIndex } from "./derivative-index.js";
+import { derivativePrefix } from "./derivative-keys.js";
+import { createWorkLimit } from "./limit.js";
+import {
+  derivativeName,
+  FORMAT_MEDIA_TYPES,
+  type ImageRequest,
+  type ImageSettings,
+  type OutputFormat,
+  outputFormat,
+  parseImageQuery,
+} from "./params.js";
+import type { ImageSource, ImageTransformer } from "./transformer.js";
+
+export interface DerivativeSettings extends ImageSettings {
+  /** 0: the number of cores. */
+  concurrency: number;
+  cacheBytes: number;
+}
+
+export const DEFAULT_DERIVATIVE_SETTINGS: DerivativeSettings = {
+  presets: {},
+  presetsOnly: false,
+  maxDimension: 6000,
+  concurrency: 0,
+  cacheBytes: 1024 ** 3,
+};
+
+/** Media types decoded for derivatives; anything else (SVG above all: active content) is refused unread. */
+const RASTER: Record<string, string> = {
+  "image/jpeg": "jpeg",
+  "image/png": "png",
+  "image/webp": "webp",
+  "image/avif": "avif",
+  "image/gif": "gif",
+  "image/tiff": "tiff",
+};
+
+export interface Derivative {
+  facts: ContentFacts;
+  /** `format=auto`: the answer depends on Accept. */
+  variesOnAccept: boolean;
+}
+
+export interface ImageDerivatives {
+  /** The transform the query asks for, or null (plain getData). 400 naming a bad parameter. */
+  requested(query: (name: string) => string | undefined): ImageRequest | null;
+  /** The derivative of `source` for `request`, made (once) and stored. 422/501/503 as problems. */
+  derive(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative>;
+}
+
+export function createImageDerivatives({
+  blobs,
+  transformer,
+  settings = DEFAULT_DERIVATIVE_SETTINGS,
+}: {
+  blobs: BlobStore;
+  transformer: ImageTransformer | undefined;
+  settings?: DerivativeSettings;
+}): ImageDerivatives {
+  const cores = (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 1;
+  const slots = settings.concurrency > 0 ? settings.concurrency : Math.max(1, cores);
+  const limit = createWorkLimit(slots, slots * 4);
+  const index = createDerivativeIndex(blobs, settings.cacheBytes);
+
+  const sourceOf = async (source: ContentFacts): Promise<ImageSource> => {
+    // A local file libvips reads itself (header first, then sequentially); else the stream.
+    const file = await blobs.localFile?.(source.blobKey as BlobKey);
+    if (file && file.offset === 0 && file.size === source.size) return { path: file.path };
+    const blob = await blobs.get(source.blobKey as BlobKey);
+    if (!blob) throw new Error(`blob ${source.blobKey} is missing`);
+    return { stream: blob.body };
+  };
+
+  const make = async (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) =>
+    limit.run(async () => {
+      const made = await transformer!.transform(await sourceOf(source), request, () => format);
+      try {
+        return await blobs.put(key, made.body);
+      } catch (err) {
+        throw problemIn(err) ?? err;
+      }
+    });
+
+  return {
+    requested: (query) => parseImageQuery(query, settings),
+
+    async derive(source, request, accept) {
+      if (!transformer) {
+        throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
+      }
+      const sourceFormat = RASTER[source.mediaType.split(";")[0]!.trim().toLowerCase()];
+      if (!sourceFormat) {
+        throw new ProblemError(
+          "NOT_TRANSFORMABLE",
+          `${source.mediaType} is not a raster image this service transforms`,
+        );
+      }
+      const prefix = derivativePrefix(source.blobKey);
+      if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
+      const format = outputFormat(request, accept, sourceFormat);
+      const key = parseBlobKey(prefix + derivativeName(request, format));
+      const info = (await blobs.head(key)) ?? (await make(source, request, key, format));
+      index.used(key, info.size);
+      const stem = source.name.replace(/\.[A-Za-z0-9]{1,5}$/, "");
+      return {
+        facts: {
+          blobKey: key,
+          size: info.size,
+          sha256: info.sha256,
+          mediaType: FORMAT_MEDIA_TYPES[format],
+          name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
+          updatedAt: source.updatedAt,
+        },
+        variesOnAccept: request.format === "auto",
+      };
+    },
+  };
+}
+
+/** The problem a failed derivative write carries (a decode failure inside the stream), if any. */
+function problemIn(err: unknown): ProblemError | undefined {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof ProblemError) return e;
+  }
+  return undefined;
+}

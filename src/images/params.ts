@@ -1,0 +1,143 @@
+/**
+ * getData's image parameters (issue 30): parsed and bounded here, pure and runtime-free, so every
+ * refusal is a 400 naming the parameter before any byte of the source is read.
+ */
+import { z } from "zod";
+import { ProblemError } from "../problems.js";
+
+export const FITS = ["cover", "contain", "inside", "outside", "fill"] as const;
+export const FORMATS = ["auto", "webp", "avif", "jpeg", "png"] as const;
+/** What a derivative is encoded as once `auto` is resolved. */
+export type OutputFormat = Exclude<(typeof FORMATS)[number], "auto">;
+
+/** One preset of CMS_IMAGE_PRESETS, or the explicit parameters of a request. */
+export const ImageParamsSchema = z
+  .object({
+    width: z.number().int().min(1),
+    height: z.number().int().min(1),
+    fit: z.enum(FITS),
+    format: z.enum(FORMATS),
+    quality: z.number().int().min(1).max(100),
+  })
+  .partial()
+  .strict();
+export type ImageParams = z.infer<typeof ImageParamsSchema>;
+
+export const ImagePresetsSchema = z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), ImageParamsSchema);
+export type ImagePresets = z.infer<typeof ImagePresetsSchema>;
+
+export interface ImageSettings {
+  presets: ImagePresets;
+  /** CMS_IMAGE_PRESETS_ONLY: only `?preset=` is accepted (bounds the work a public deployment does). */
+  presetsOnly: boolean;
+  /** CMS_IMAGE_MAX_DIMENSION: the largest output width or height. */
+  maxDimension: number;
+}
+
+/** A request's transform, normalised: both-or-one dimension, a fit, a (possibly `auto`) format. */
+export interface ImageRequest {
+  width?: number;
+  height?: number;
+  fit: (typeof FITS)[number];
+  format: (typeof FORMATS)[number];
+  quality?: number;
+}
+
+/** The query names this module reads; any of them present makes the request a transform. */
+export const IMAGE_QUERY = ["width", "height", "fit", "format", "quality", "preset"] as const;
+
+const refuse = (name: string, detail: string): never => {
+  throw new ProblemError("VALIDATION_FAILED", `invalid query: ${name} ${detail}`, {
+    errors: [{ pointer: `/query/${name}`, detail }],
+  });
+};
+
+function dimension(name: string, raw: string, max: number): number {
+  const value = /^[0-9]{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(value >= 1 && value <= max)) refuse(name, `must be an integer from 1 to ${max}`);
+  return value;
+}
+
+function oneOf<T extends string>(name: string, raw: string, values: readonly T[]): T {
+  if (!(values as readonly string[]).includes(raw)) refuse(name, `must be one of ${values.join(", ")}`);
+  return raw as T;
+}
+
+/**
+ * The transform `query` asks for, or null when it names none (plain getData). `query(name)` is the
+ * parameter's value, undefined when absent. Throws 400 VALIDATION_FAILED naming the parameter.
+ */
+export function parseImageQuery(
+  query: (name: string) => string | undefined,
+  settings: ImageSettings,
+): ImageRequest | null {
+  if (!IMAGE_QUERY.some((name) => query(name) !== undefined)) return null;
+  const explicit: ImageParams = {};
+  for (const name of ["width", "height", "fit", "format", "quality"] as const) {
+    const raw = query(name);
+    if (raw === undefined) continue;
+    if (settings.presetsOnly) refuse(name, "is not accepted here: only preset= is (CMS_IMAGE_PRESETS_ONLY)");
+    if (name === "width" || name === "height") explicit[name] = dimension(name, raw, settings.maxDimension);
+    else if (name === "quality") explicit.quality = dimension(name, raw, 100);
+    else if (name === "fit") explicit.fit = oneOf(name, raw, FITS);
+    else explicit.format = oneOf(name, raw, FORMATS);
+  }
+  const presetName = query("preset");
+  let preset: ImageParams = {};
+  if (presetName !== undefined) {
+    const found = Object.hasOwn(settings.presets, presetName) ? settings.presets[presetName] : undefined;
+    if (!found) {
+      const names = Object.keys(settings.presets);
+      refuse("preset", names.length ? `must be one of ${names.join(", ")}` : "names no preset (none configured)");
+    }
+    preset = found!;
+  }
+  const merged = { ...preset, ...explicit };
+  for (const name of ["width", "height"] as const) {
+    const value = merged[name];
+    if (value !== undefined && value > settings.maxDimension) {
+      refuse(name, `must be an integer from 1 to ${settings.maxDimension}`);
+    }
+  }
+  // Both dimensions and no fit: cover (Directus' default); one alone keeps the aspect ratio.
+  const fit = merged.fit ?? (merged.width && merged.height ? "cover" : "inside");
+  return { width: merged.width, height: merged.height, fit, format: merged.format ?? "auto", quality: merged.quality };
+}
+
+/** The media type of each output format, and which `auto` prefers (AVIF, then WebP). */
+export const FORMAT_MEDIA_TYPES: Record<OutputFormat, string> = {
+  avif: "image/avif",
+  webp: "image/webp",
+  jpeg: "image/jpeg",
+  png: "image/png",
+};
+
+/** Whether `accept` names `type` with a non-zero q (exact type only: `image/*` proves nothing). */
+function accepts(accept: string, type: string): boolean {
+  for (const part of accept.split(",")) {
+    const [name, ...params] = part.split(";").map((s) => s.trim().toLowerCase());
+    if (name !== type) continue;
+    const q = params.find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  }
+  return false;
+}
+
+/**
+ * The format a derivative is encoded in: `auto` picks AVIF or WebP from Accept, else the source's
+ * own (when it is one we write; else JPEG). The answer then varies on Accept.
+ */
+export function outputFormat(request: ImageRequest, accept: string, sourceFormat: string | undefined): OutputFormat {
+  if (request.format !== "auto") return request.format;
+  if (accepts(accept, "image/avif")) return "avif";
+  if (accepts(accept, "image/webp")) return "webp";
+  if (sourceFormat === "png" || sourceFormat === "webp" || sourceFormat === "avif") return sourceFormat;
+  return sourceFormat === "gif" ? "png" : "jpeg";
+}
+
+/** A stable storage-key segment for a transform in `format` (same parameters → same key). */
+export function derivativeName(request: ImageRequest, format: OutputFormat): string {
+  const w = request.width ?? 0;
+  const h = request.height ?? 0;
+  return `w${w}-h${h}-${request.fit}-q${request.quality ?? 0}.${format}`;
+}

@@ -1,0 +1,29 @@
+/**
+ * The runtime-free contract of an image transformer: the app hands it the source's bytes and a
+ * normalised request, and gets the derivative's bytes as a stream. Node and Bun implement it with
+ * sharp (runtime/host/sharp-images.ts); a runtime without one answers 501 TRANSFORM_UNAVAILABLE.
+ * Implementations refuse with ProblemErrors: 422 NOT_TRANSFORMABLE / IMAGE_TOO_LARGE, 503 when busy.
+ */
+import type { ImageRequest, OutputFormat } from "./params.js";
+
+/** Where the source's bytes are: a local file the library may read itself, or a stream of them. */
+export type ImageSource = { path: string } | { stream: ReadableStream<Uint8Array> };
+
+export interface ImageHeader {
+  /** The decoder's name for the format (jpeg, png, webp, avif, gif, tiff…). */
+  format: string;
+  width: number;
+  height: number;
+}
+
+export interface ImageTransformer {
+  /**
+   * Transforms `source` as `request` says into `format` (already resolved from `auto` with
+   * `formatFor`, given the source's header). Reads the header first and refuses before decoding.
+   */
+  transform(
+    source: ImageSource,
+    request: ImageRequest,
+    formatFor: (header: ImageHeader) => OutputFormat,
+  ): Promise<{ format: OutputFormat; body: ReadableStream<Uint8Array> }>;
+}

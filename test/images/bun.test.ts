@@ -1,0 +1,55 @@
+/**
+ * The same derivatives on Bun: `src/bun.ts` spawned on 127.0.0.1 (port 0) with its own volume and
+ * libSQL file; sharp loads under Bun's N-API, and Bun's file-sending path serves the stored derivative.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
+import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+
+let dir: string;
+let server: ServerProcess;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-images-bun-"));
+  server = await spawnServer(
+    { CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`, CMS_PORT: "0" },
+    "bun",
+  );
+}, 60_000);
+afterAll(async () => {
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("image derivatives on Bun", () => {
+  it("resizes to WebP, answers a repeat from the stored derivative, refuses SVG", async () => {
+    const cms = cmsClient({ url: (path) => new URL(path, server.url).href }, "bun-images");
+    const png = await sharp({ create: { width: 80, height: 40, channels: 3, background: "#48c" } })
+      .png()
+      .toBuffer();
+    const made = await cms.create({ resourceName: "wide.png", resourceMediaType: "image/png" }, png);
+    const url = new URL(`${API}/getData/${made.resourceURI}?width=20&format=webp`, server.url);
+    const first = await fetch(url);
+    expect(first.status).toBe(200);
+    expect(first.headers.get("content-type")).toBe("image/webp");
+    const bytes = Buffer.from(await first.arrayBuffer());
+    expect(first.headers.get("content-length")).toBe(String(bytes.length));
+    const meta = await sharp(bytes).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(["webp", 20, 10]);
+    const again = await fetch(url);
+    expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(Buffer.from(await again.arrayBuffer())).toEqual(bytes);
+    const svg = await cms.create(
+      { resourceName: "x.svg", resourceMediaType: "image/svg+xml" },
+      '<svg xmlns="http://www.w3.org/2000/svg"/>',
+    );
+    await expectProblem(
+      await fetch(new URL(`${API}/getData/${svg.resourceURI}?width=5`, server.url)),
+      422,
+      "NOT_TRANSFORMABLE",
+    );
+  });
+});

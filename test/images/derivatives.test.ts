@@ -1,0 +1,204 @@
+/**
+ * getData image derivatives (issue 30) over a real Node server on 127.0.0.1, with real images made
+ * by sharp here (a JPEG with EXIF orientation and GPS, a PNG), a decompression-bomb PNG header
+ * crafted by hand, an SVG and a corrupt JPEG; a real libSQL file and blobs on disk.
+ */
+import { createHash } from "node:crypto";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { crc32, deflateSync } from "node:zlib";
+import sharp from "sharp";
+import { beforeAll, describe, expect, it } from "vitest";
+import { API, expectProblem, type ResourceDto, useCmsApp } from "../helpers/cms-client.js";
+
+/** A PNG chunk: length, type, data, CRC of type + data. */
+function chunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body));
+  return Buffer.concat([length, body, crc]);
+}
+
+/** A few hundred bytes declaring 20 000 × 20 000 RGBA pixels (1.6 GB decoded): a decompression bomb. */
+function bombPng(): Buffer {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(20_000, 0);
+  ihdr.writeUInt32BE(20_000, 4);
+  ihdr.set([8, 6, 0, 0, 0], 8); // 8-bit RGBA, deflate, no filter, no interlace
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([
+    signature,
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(Buffer.alloc(1024))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+const bytesOf = async (res: Response) => new Uint8Array(await res.arrayBuffer());
+
+describe("getData image derivatives", () => {
+  const t = useCmsApp("images", {
+    CMS_IMAGE_PRESETS: JSON.stringify({ thumb: { width: 16, height: 16, fit: "cover", format: "webp" } }),
+    CMS_PUBLIC_URL: "https://cms.example.org", // signed links are built on it (only their path is fetched here)
+  });
+  let photo: ResourceDto;
+  let png: ResourceDto;
+  const data = (uri: string, query: string, headers: Record<string, string> = {}, method = "GET") =>
+    t.app.fetch(t.app.url(`${API}/getData/${uri}?${query}`), { method, headers });
+
+  beforeAll(async () => {
+    // 60 × 40 stored, EXIF orientation 6 (shown rotated 90°: 40 × 60), with a GPS position.
+    const jpeg = await sharp({ create: { width: 60, height: 40, channels: 3, background: "#c33" } })
+      .jpeg()
+      .withExif({ IFD3: { GPSLatitudeRef: "N", GPSLatitude: "52/1 30/1 0/1" } })
+      .withMetadata({ orientation: 6 })
+      .toBuffer();
+    expect((await sharp(jpeg).metadata()).exif).toBeDefined();
+    photo = await t.cms.create({ resourceName: "photo.jpg", resourceMediaType: "image/jpeg" }, jpeg);
+    const pngBytes = await sharp({ create: { width: 100, height: 50, channels: 4, background: "#3c3" } })
+      .png()
+      .toBuffer();
+    png = await t.cms.create({ resourceName: "chart.png", resourceMediaType: "image/png" }, pngBytes);
+  });
+
+  it("resizes, applies EXIF orientation and strips metadata (no GPS leaves the service)", async () => {
+    const res = await data(photo.resourceURI, "width=20&format=jpeg");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/jpeg");
+    const out = await sharp(Buffer.from(await bytesOf(res))).metadata();
+    expect([out.width, out.height]).toEqual([20, 30]);
+    expect(out.exif).toBeUndefined();
+    expect(out.orientation).toBeUndefined();
+    expect(out.space).toBe("srgb");
+  });
+
+  it("width alone keeps the aspect ratio; both mean cover; presets apply", async () => {
+    const one = await sharp(Buffer.from(await bytesOf(await data(png.resourceURI, "width=50")))).metadata();
+    expect([one.format, one.width, one.height]).toEqual(["png", 50, 25]);
+    const both = await sharp(Buffer.from(await bytesOf(await data(png.resourceURI, "width=30&height=30")))).metadata();
+    expect([both.width, both.height]).toEqual([30, 30]);
+    const thumb = await data(png.resourceURI, "preset=thumb");
+    expect(thumb.headers.get("content-type")).toBe("image/webp");
+    expect((await sharp(Buffer.from(await bytesOf(thumb))).metadata()).width).toBe(16);
+  });
+
+  it("format=auto follows Accept and says Vary: Accept", async () => {
+    const webp = await data(png.resourceURI, "width=10&format=auto", { accept: "image/webp,*/*" });
+    expect(webp.headers.get("content-type")).toBe("image/webp");
+    expect(webp.headers.get("vary")).toMatch(/\bAccept\b/);
+    await webp.arrayBuffer();
+    const plain = await data(png.resourceURI, "width=10", { accept: "*/*" });
+    expect(plain.headers.get("content-type")).toBe("image/png");
+    await plain.arrayBuffer();
+  });
+
+  it("a derivative is content of its own: strong ETag, Repr-Digest, 304, Range, HEAD; made once", async () => {
+    const first = await data(png.resourceURI, "width=40&format=png");
+    const bytes = await bytesOf(first);
+    const digest = sha256(bytes);
+    expect(first.headers.get("etag")).toBe(`"${digest}"`);
+    expect(first.headers.get("repr-digest")).toBe(`sha-256=:${Buffer.from(digest, "hex").toString("base64")}:`);
+    expect(first.headers.get("content-length")).toBe(String(bytes.length));
+    const again = await data(png.resourceURI, "format=png&width=40");
+    expect(sha256(await bytesOf(again))).toBe(digest);
+    const notModified = await data(png.resourceURI, "width=40&format=png", { "if-none-match": `"${digest}"` });
+    expect(notModified.status).toBe(304);
+    const range = await data(png.resourceURI, "width=40&format=png", { range: "bytes=0-9" });
+    expect(range.status).toBe(206);
+    expect(await bytesOf(range)).toEqual(bytes.slice(0, 10));
+    const head = await data(png.resourceURI, "width=40&format=png", {}, "HEAD");
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe(String(bytes.length));
+    // Stored once in the blob store, under img/, beside (not among) the content.
+    const stored = await readdir(join(t.app.volume, "img"), { recursive: true });
+    expect(stored.filter((name) => name.endsWith("w40-h0-inside-q0.png"))).toHaveLength(1);
+  });
+
+  it("a versioned derivative is immutable", async () => {
+    const res = await data(png.resourceURI, `v=${png.sha256}&width=12`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toMatch(/immutable/);
+    await res.arrayBuffer();
+  });
+
+  it("a signed link stays valid with image parameters added (they are not signed); a forged one is not", async () => {
+    const made = await t.cms.post("createDataLink", { resourceURI: png.resourceURI, expiresIn: 60 });
+    expect(made.status).toBe(200);
+    const link = new URL(((await made.json()) as { url: string }).url);
+    const signed = (extra: string) => t.app.fetch(t.app.url(`${link.pathname}${link.search}${extra}`));
+    const res = await signed("&width=8&format=png");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toMatch(/^private, max-age=\d+$/);
+    expect((await sharp(Buffer.from(await bytesOf(res))).metadata()).width).toBe(8);
+    const forged = await t.app.fetch(
+      t.app.url(`${link.pathname}${link.search.replace(/signature=[^&]+/, "signature=AAAA")}&width=8`),
+    );
+    await expectProblem(forged, 403, "FORBIDDEN");
+  });
+
+  it("bad parameters are 400s naming them", async () => {
+    await expectProblem(await data(png.resourceURI, "width=0"), 400, "VALIDATION_FAILED", "/query/width");
+    await expectProblem(await data(png.resourceURI, "width=6001"), 400, "VALIDATION_FAILED", "/query/width");
+    await expectProblem(await data(png.resourceURI, "fit=squash"), 400, "VALIDATION_FAILED", "/query/fit");
+    await expectProblem(await data(png.resourceURI, "preset=nope"), 400, "VALIDATION_FAILED", "/query/preset");
+  });
+
+  it("a decompression bomb is refused from its header, in milliseconds (422 IMAGE_TOO_LARGE)", async () => {
+    const bomb = await t.cms.create({ resourceName: "bomb.png", resourceMediaType: "image/png" }, bombPng());
+    const started = performance.now();
+    const res = await data(bomb.resourceURI, "width=100");
+    const elapsed = performance.now() - started;
+    await expectProblem(res, 422, "IMAGE_TOO_LARGE");
+    expect(elapsed).toBeLessThan(1000); // generous under the shared load; decoding would take far longer
+  });
+
+  it("SVG, non-images and corrupt images are 422 NOT_TRANSFORMABLE, never 500", async () => {
+    const svg = await t.cms.create(
+      { resourceName: "logo.svg", resourceMediaType: "image/svg+xml" },
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><script>alert(1)</script></svg>',
+    );
+    await expectProblem(await data(svg.resourceURI, "width=5"), 422, "NOT_TRANSFORMABLE");
+    // An SVG labelled as PNG is caught from its header.
+    const disguised = await t.cms.create(
+      { resourceName: "logo.png", resourceMediaType: "image/png" },
+      '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"></svg>',
+    );
+    await expectProblem(await data(disguised.resourceURI, "width=5"), 422, "NOT_TRANSFORMABLE");
+    const text = await t.cms.create({ resourceName: "a.txt", resourceMediaType: "text/plain" }, "hello");
+    await expectProblem(await data(text.resourceURI, "width=5"), 422, "NOT_TRANSFORMABLE");
+    const good = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#33c" } })
+      .jpeg()
+      .toBuffer();
+    const corrupt = Buffer.concat([good.subarray(0, 200), Buffer.alloc(300, 0x55)]);
+    const broken = await t.cms.create({ resourceName: "broken.jpg", resourceMediaType: "image/jpeg" }, corrupt);
+    await expectProblem(await data(broken.resourceURI, "width=5"), 422, "NOT_TRANSFORMABLE");
+    // Plain getData of the same content is unchanged.
+    expect((await data(broken.resourceURI, "")).status).toBe(200);
+  });
+
+  it("the OpenAPI document describes the image parameters and refusals of getData", async () => {
+    const doc = (await (await t.app.fetch(t.app.url("/openapi.json"))).json()) as {
+      paths: Record<string, { get: { parameters: { name: string }[]; responses: Record<string, unknown> } }>;
+    };
+    const getData = doc.paths[`${API}/getData/{context}/{path}`]!.get;
+    const names = getData.parameters.map((p) => p.name);
+    for (const name of ["width", "height", "fit", "format", "quality", "preset", "v"]) expect(names).toContain(name);
+    for (const status of ["400", "422", "501", "503"]) expect(getData.responses).toHaveProperty(status);
+  });
+
+  it("purging the source removes its derivatives", async () => {
+    const bytes = await sharp({ create: { width: 30, height: 30, channels: 3, background: "#999" } })
+      .png()
+      .toBuffer();
+    const gone = await t.cms.create({ resourceName: "gone.png", resourceMediaType: "image/png" }, bytes);
+    await (await data(gone.resourceURI, "width=7")).arrayBuffer();
+    const derivatives = async () =>
+      (await readdir(join(t.app.volume, "img"), { recursive: true })).filter((n) => n.includes("w7-h0"));
+    expect(await derivatives()).toHaveLength(1);
+    expect((await t.cms.post("purgeResource", { resourceUID: gone.resourceUID })).status).toBe(200);
+    expect(await derivatives()).toHaveLength(0);
+  });
+});

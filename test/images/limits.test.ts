@@ -1,0 +1,48 @@
+/**
+ * The runtime-free half of image derivatives: a runtime without a transformer (Workers without an
+ * Images binding) answers 501, and the work limit refuses past its queue with 503 + Retry-After.
+ * The memory blob store is the real driver Workers tests use; no transformer is mocked.
+ */
+import { describe, expect, it } from "vitest";
+import { createImageDerivatives } from "../../src/images/derivatives.js";
+import { createWorkLimit } from "../../src/images/limit.js";
+import { ProblemError } from "../../src/problems.js";
+import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
+
+const source = {
+  blobKey: `t/${"a".repeat(32)}/ab/cd/${"ab".repeat(32)}`,
+  size: 10,
+  sha256: "ab".repeat(32),
+  mediaType: "image/png",
+  name: "a.png",
+  updatedAt: 0,
+};
+
+describe("image derivatives without a transformer, and under load", () => {
+  it("no transformer: 501 TRANSFORM_UNAVAILABLE; no parameters: plain getData (null)", async () => {
+    const images = createImageDerivatives({ blobs: createMemoryBlobStore(), transformer: undefined });
+    expect(images.requested(() => undefined)).toBeNull();
+    const request = images.requested((name) => (name === "width" ? "10" : undefined))!;
+    const refused = await images.derive(source, request, "").catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(ProblemError);
+    expect((refused as ProblemError).status).toBe(501);
+    expect((refused as ProblemError).code).toBe("TRANSFORM_UNAVAILABLE");
+  });
+
+  it("past its slots and queue the work limit answers 503 with Retry-After", async () => {
+    const limit = createWorkLimit(1, 1);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const running = limit.run(() => held);
+    const queued = limit.run(async () => "queued ran");
+    const refused = await limit.run(async () => "never").catch((err: unknown) => err);
+    expect((refused as ProblemError).status).toBe(503);
+    expect((refused as ProblemError).headers?.["retry-after"]).toBe("1");
+    release();
+    await running;
+    expect(await queued).toBe("queued ran");
+    expect(await limit.run(async () => "free again")).toBe("free again");
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { derivativeName, type ImageSettings, outputFormat, parseImageQuery } from "../../src/images/params.js";
+import { ProblemError } from "../../src/problems.js";
+
+const settings: ImageSettings = {
+  presets: { thumb: { width: 64, height: 64, fit: "cover", format: "webp" } },
+  presetsOnly: false,
+  maxDimension: 6000,
+};
+const q = (query: Record<string, string>) => (name: string) => query[name];
+
+function refusal(query: Record<string, string>, s: ImageSettings = settings) {
+  try {
+    parseImageQuery(q(query), s);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ProblemError);
+    const problem = err as ProblemError;
+    return { status: problem.status, pointer: problem.errors?.[0]?.pointer };
+  }
+  throw new Error("not refused");
+}
+
+describe("image parameters", () => {
+  it("no image parameter is a plain getData", () => {
+    expect(parseImageQuery(q({ v: "abc" }), settings)).toBeNull();
+  });
+
+  it("width alone keeps the aspect ratio; both with no fit mean cover", () => {
+    expect(parseImageQuery(q({ width: "320" }), settings)).toEqual({
+      width: 320,
+      height: undefined,
+      fit: "inside",
+      format: "auto",
+      quality: undefined,
+    });
+    expect(parseImageQuery(q({ width: "320", height: "200" }), settings)?.fit).toBe("cover");
+    expect(parseImageQuery(q({ width: "320", height: "200", fit: "fill" }), settings)?.fit).toBe("fill");
+  });
+
+  it("bad or out-of-range values are 400s naming the parameter", () => {
+    expect(refusal({ width: "0" })).toEqual({ status: 400, pointer: "/query/width" });
+    expect(refusal({ width: "6001" })).toEqual({ status: 400, pointer: "/query/width" });
+    expect(refusal({ height: "12px" })).toEqual({ status: 400, pointer: "/query/height" });
+    expect(refusal({ width: "1e3" })).toEqual({ status: 400, pointer: "/query/width" });
+    expect(refusal({ fit: "stretch" })).toEqual({ status: 400, pointer: "/query/fit" });
+    expect(refusal({ format: "gif" })).toEqual({ status: 400, pointer: "/query/format" });
+    expect(refusal({ quality: "101" })).toEqual({ status: 400, pointer: "/query/quality" });
+    expect(refusal({ preset: "huge" })).toEqual({ status: 400, pointer: "/query/preset" });
+    expect(refusal({ preset: "__proto__" })).toEqual({ status: 400, pointer: "/query/preset" });
+  });
+
+  it("presets apply; CMS_IMAGE_PRESETS_ONLY refuses anything else", () => {
+    expect(parseImageQuery(q({ preset: "thumb" }), settings)).toMatchObject({ width: 64, height: 64, format: "webp" });
+    const only = { ...settings, presetsOnly: true };
+    expect(parseImageQuery(q({ preset: "thumb" }), only)).toMatchObject({ width: 64 });
+    expect(refusal({ preset: "thumb", width: "2000" }, only)).toEqual({ status: 400, pointer: "/query/width" });
+  });
+
+  it("format=auto picks AVIF or WebP from Accept, else the source's format", () => {
+    const auto = parseImageQuery(q({ width: "10" }), settings)!;
+    expect(outputFormat(auto, "image/avif,image/webp,*/*", "jpeg")).toBe("avif");
+    expect(outputFormat(auto, "image/avif;q=0, image/webp", "jpeg")).toBe("webp");
+    expect(outputFormat(auto, "image/*", "png")).toBe("png");
+    expect(outputFormat(auto, "", "jpeg")).toBe("jpeg");
+    expect(derivativeName(auto, "webp")).toBe("w10-h0-inside-q0.webp");
+  });
+});
