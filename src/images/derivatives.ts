@@ -70,7 +70,9 @@ export function createImageDerivatives({
   transformer: ImageTransformer | undefined;
   settings?: DerivativeSettings;
 }): ImageDerivatives {
-  const cores = (globalThis.navigator as { hardwareConcurrency?: number } | undefined)?.hardwareConcurrency ?? 1;
+  // navigator.hardwareConcurrency: Node 21+, Bun and Workers; Node 20 has no navigator (1 core assumed).
+  const { navigator } = globalThis as { navigator?: { hardwareConcurrency?: number } };
+  const cores = navigator?.hardwareConcurrency ?? 1;
   const slots = settings.concurrency > 0 ? settings.concurrency : Math.max(1, cores);
   const limit = createWorkLimit(slots, slots * 4);
   const index = createDerivativeIndex(blobs, settings.cacheBytes);
