@@ -71,7 +71,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     }),
   );
   app.route("/", createContentRouter({ resources, revisions, content, guards }));
-  app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes }));
+  app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }));
