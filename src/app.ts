@@ -78,7 +78,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
   });
   app.route("/", createContentRouter({ resources, revisions, content, guards, images }));
-  app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes }));
+  app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
   app.route("/", createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }));

@@ -39,12 +39,13 @@ export async function handleInteraction(
   }
 
   const clientId = String(details.params.client_id ?? "");
-  if (req.method === "GET") return sendHtml(res, 200, loginPage({ formAction, clientId }));
+  const listed = userList(users);
+  if (req.method === "GET") return sendHtml(res, 200, loginPage({ formAction, clientId, users: listed }));
 
   const form = await readForm(req);
   const username = form.get("username") ?? "";
   if (!checkPassword(users.get(username), form.get("password") ?? "")) {
-    return sendHtml(res, 401, loginPage({ formAction, clientId, username, error: "Invalid username or password." }));
+    return sendHtml(res, 401, loginPage({ formAction, clientId, users: listed, username, error: "Invalid username or password." }));
   }
   await provider.interactionFinished(req, res, { login: { accountId: username } }, { mergeWithLastSubmission: false });
 }
@@ -76,8 +77,23 @@ async function autoConsent(
 interface LoginView {
   formAction: string;
   clientId: string;
+  /** The users list (HTML), so a developer need not look them up. */
+  users: string;
   username?: string;
   error?: string;
+}
+
+/**
+ * Each user with its roles and tenants. A password is named only where it is the username (the
+ * built-in users); a CMS_IDP_USERS entry with its own password keeps it to the file.
+ */
+function userList(users: ReadonlyMap<string, IdpUser>): string {
+  const items = [...users.values()].map((user) => {
+    const tenants = user.tenants ? `, tenants ${user.tenants.join(" ")}` : "";
+    const password = user.password === user.username ? " (password = username)" : "";
+    return `<li><code>${escapeHtml(user.username)}</code>: ${escapeHtml(user.roles.join(" ") + tenants)}${password}</li>`;
+  });
+  return `<details open><summary>Users</summary><ul id="idp-users">${items.join("")}</ul></details>`;
 }
 
 /** Field and button ids follow Keycloak's login theme (username, password, kc-login) so browser tests fit both. */
@@ -87,6 +103,7 @@ function loginPage(view: LoginView): string {
     "Sign in to CMS",
     `<p>Development identity provider for client <code>${escapeHtml(view.clientId)}</code>.
 Its users and passwords are for development only.</p>
+${view.users}
 ${error}
 <form id="kc-form-login" method="post" action="${escapeHtml(view.formAction)}">
 <p><label for="username">Username</label><br><input id="username" name="username" autocomplete="username"

@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
 import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
+import { readHidden } from "./prompt.js";
 import { deleteSession, saveSession, sessionFrom, sessionToken } from "./session.js";
 import { getToFile, getToStdout, putFile } from "./transfer.js";
 
@@ -222,16 +223,17 @@ program
     process.env.CMS_CLIENT_SECRET,
   )
   .requiredOption("--username <name>", "user", process.env.CMS_USERNAME)
-  .option("--password <password>", "password (or CMS_PASSWORD)", process.env.CMS_PASSWORD)
+  .option("--password <password>", "password (or CMS_PASSWORD; asked for on a terminal)", process.env.CMS_PASSWORD)
   .action(
     async (o: { issuer: string; clientId: string; clientSecret?: string; username: string; password?: string }) => {
-      if (!o.password) throw new Error("no password: pass --password or set CMS_PASSWORD");
+      const password = o.password || (await readHidden("Password: "));
+      if (!password) throw new Error("no password: pass --password, set CMS_PASSWORD, or run cms login on a terminal");
       const client = { client_id: o.clientId, ...(o.clientSecret ? { client_secret: o.clientSecret } : {}) };
       const set = await requestToken(o.issuer, {
         ...client,
         grant_type: "password",
         username: o.username,
-        password: o.password,
+        password,
       });
       const file = await saveSession(sessionFrom(o.issuer, o.clientId, o.clientSecret, set));
       print({ loggedIn: o.username, session: file }, `logged in as ${o.username} (token saved in ${file})`);

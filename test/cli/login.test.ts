@@ -6,7 +6,7 @@ import { stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AuthStack, CLIENT_SECRET, startAuthStack } from "../helpers/auth-stack.js";
-import { runCms } from "./run-cms.js";
+import { BIN, runCms } from "./run-cms.js";
 
 let stack: AuthStack;
 let env: Record<string, string>;
@@ -50,4 +50,36 @@ it("logs in with the password grant, caches the token 0600, uses it, and logs ou
   expect((await cms("logout")).code).toBe(0);
   await expect(stat(session)).rejects.toThrow();
   expect((await cms("ls", "--tenant", "acme")).stderr).toMatch(/^cms: 401 UNAUTHENTICATED/);
+});
+
+it("asks for the password on a terminal, without echoing it; off a terminal says how to give one", async () => {
+  // A real pseudo-terminal from util-linux `script`: the prompt is answered once it is shown, so
+  // the typed password would be echoed by the terminal unless cms turned echo off first.
+  const { spawn } = await import("node:child_process");
+  const command = [process.execPath, BIN, "login", "--username", "acme-creator"].map((a) => `'${a}'`).join(" ");
+  const child = spawn("script", ["-qefc", command, "/dev/null"], {
+    cwd: stack.app.dir,
+    env: { PATH: process.env.PATH ?? "", HOME: stack.app.dir, ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let output = "";
+  let answered = false;
+  child.stdout.on("data", (d: Buffer) => {
+    output += d.toString();
+    if (!answered && output.includes("Password: ")) {
+      answered = true;
+      child.stdin.write("acme-creator\r");
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  expect(output).toMatch(/Password: /);
+  const afterPrompt = output.slice(output.indexOf("Password: ") + "Password: ".length);
+  expect(afterPrompt).toMatch(/logged in as acme-creator/);
+  expect(afterPrompt.slice(0, afterPrompt.indexOf("logged in as"))).not.toContain("acme-creator");
+  expect(code).toBe(0);
+
+  const piped = await runCms(["login", "--username", "acme-creator"], env, stack.app.dir);
+  expect(piped.code).toBe(1);
+  expect(piped.stderr).toMatch(/no password: pass --password, set CMS_PASSWORD, or run cms login on a terminal/);
+  await cms("logout");
 });

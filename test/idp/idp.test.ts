@@ -411,6 +411,10 @@ describe("authorization code + PKCE (cms-explorer)", () => {
     expect(html).toContain('id="kc-form-login"');
     expect(html).toContain('id="kc-login"');
     expect(html).toContain(`action="${new URL(loginUrl).pathname}"`);
+    // The page names its users and roles; a password is shown only where it is the username (the defaults).
+    expect(html).toMatch(/<code>cms-creator<\/code>[^<]*creator[^<]*password = username/);
+    expect(html).toMatch(/<code>acme-editor<\/code>[^<]*creator, tenants acme/);
+    expect(html).not.toContain("acme-pw");
 
     const formHeaders = { "content-type": "application/x-www-form-urlencoded" };
     const bad = await browser.request(loginUrl, {

@@ -55,8 +55,8 @@ describe("uploadResource refusals", () => {
     }
   });
 
-  it("fields sent after the file are missing when the file arrives → 400", async () => {
-    await refuses(form({}, small, fields), 400, "VALIDATION_FAILED", "/body/resourceAuthor");
+  it("required fields sent neither before nor after the file → 400 naming them", async () => {
+    await refuses(form({}, small, { resourceTenantId: "uploads" }), 400, "VALIDATION_FAILED", "/body/resourceAuthor");
   });
 
   it("an unknown field, a repeated field, or a file under another name → 400 naming the part", async () => {

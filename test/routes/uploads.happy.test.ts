@@ -80,6 +80,16 @@ describe("uploadResource", () => {
     expect(body.resourcesList).toHaveLength(3);
   });
 
+  it("accepts the fields after the file part (any order), streaming the file to a staged blob", async () => {
+    const bytes = patternBytes(0, 200_000);
+    const res = await upload(t.app, form({}, { bytes, name: "late.bin", type: "application/x-late" }, fields));
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as ResourceDto;
+    expect(body).toMatchObject({ author: "Uploader", mediaType: "application/x-late", size: 200_000 });
+    expect(body.resourceURI.endsWith("/late.bin")).toBe(true);
+    expect(await t.cms.data(body.resourceURI)).toEqual(bytes);
+  });
+
   it("ignores parts after the file", async () => {
     const res = await upload(
       t.app,

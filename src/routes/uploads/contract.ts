@@ -1,6 +1,6 @@
 /**
- * The streaming upload: multipart/form-data with the createResource metadata fields first and the
- * file last. Documented here but served by a plain handler (routes/uploads/router.ts), because
+ * The streaming upload: multipart/form-data with the createResource metadata fields and the file, in
+ * any order. Documented here but served by a plain handler (routes/uploads/router.ts), because
  * zod-openapi's form validator would read the whole body into memory.
  */
 import { createRoute, z } from "@hono/zod-openapi";
@@ -35,7 +35,7 @@ export const uploadResource = createRoute({
   tags: ["resources"],
   summary: "Register a resource from a streamed multipart/form-data upload (large files)",
   description:
-    "Send the fields first and the `file` part last; the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name and resourceMediaType to the part's Content-Type. Parts after the file are ignored. Zip packages are exploded as in createResource. The file's SHA-256 may be announced by the `expectedSha256` field or by a `Repr-Digest` / `Content-Digest` header (RFC 9530, sha-256) on the file part itself; a mismatch is 422 DIGEST_MISMATCH and nothing is stored.",
+    "Send the fields and the `file` part in any order (fields first is best: a file sent before its fields is staged in storage until they arrive); the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name and resourceMediaType to the part's Content-Type. With the fields first, parts after the file are ignored. Zip packages are exploded as in createResource. The file's SHA-256 may be announced by the `expectedSha256` field or by a `Repr-Digest` / `Content-Digest` header (RFC 9530, sha-256) on the file part itself; a mismatch is 422 DIGEST_MISMATCH and nothing is stored.",
   security: BEARER_SECURITY,
   request: {
     body: {

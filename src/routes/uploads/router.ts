@@ -9,9 +9,11 @@ import { type MultipartPart, parseMultipart, readText } from "../../http/multipa
 import { digestMismatch } from "../../services/content.js";
 import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/content-source.js";
 import type { ResourceService } from "../../services/resources.js";
+import type { BlobStore } from "../../storage/blob-store.js";
 import { dataPath, toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
 import { UPLOAD_FIELDS, UploadFieldsSchema, uploadResource } from "./contract.js";
+import { type StagedFile, stageFile } from "./staged-file.js";
 
 export const FILE_FIELD = "file";
 const MAX_FIELD_BYTES = 4096;
@@ -81,14 +83,24 @@ function heldUntilVerified(
   );
 }
 
+/** The fields as the schema reads them: the file part's name and type stand in for absent ones. */
+const fieldsWith = (part: MultipartPart, fields: Record<string, string>) => ({
+  resourceName: part.filename || undefined,
+  resourceMediaType: part.contentType ?? "application/octet-stream",
+  ...fields,
+});
+
 export function createUploadRouter({
   resources,
   guards,
   maxBytes,
+  staging,
 }: {
   resources: ResourceService;
   guards: Guards;
   maxBytes: number;
+  /** Where a file part sent before its fields waits for them. */
+  staging: BlobStore;
 }): RouteGroup {
   const router = createRouter();
   router.openAPIRegistry.registerPath(uploadResource);
@@ -109,6 +121,9 @@ export function createUploadRouter({
       maxFieldBytes: MAX_FIELD_BYTES,
     });
     const fields: Record<string, string> = {};
+    const ctx = { principal: c.get("principal"), signal: c.req.raw.signal };
+    const filePointer = `/body/${FILE_FIELD}`;
+    let staged: { part: MultipartPart; file: StagedFile } | undefined;
     try {
       for await (const part of parts) {
         if (part.filename === null) {
@@ -121,36 +136,43 @@ export function createUploadRouter({
           continue;
         }
         if (part.name !== FILE_FIELD) throw badPart(part, `files go in the "${FILE_FIELD}" part`);
-        const parsed = UploadFieldsSchema.safeParse({
-          resourceName: part.filename || undefined,
-          resourceMediaType: part.contentType ?? "application/octet-stream",
-          ...fields,
-        });
+        if (staged) throw badPart(part, "given twice");
+        const parsed = UploadFieldsSchema.safeParse(fieldsWith(part, fields));
         if (!parsed.success) {
-          const errors = toFieldErrors(parsed.error, "body");
-          throw new ProblemError(
-            "VALIDATION_FAILED",
-            `invalid upload fields: ${errors.map((e) => e.pointer.slice(6)).join(", ")}`,
-            { errors },
-          );
+          // The fields may still follow the file: stage it (streamed to storage) and decide at the end.
+          staged = { part, file: await stageFile(staging, part.body, maxBytes, filePointer) };
+          continue;
         }
         const digest = expectedDigest(part, parsed.data.expectedSha256);
         const body = request ? heldUntilVerified(part.body, parts, request.verify) : part.body;
-        const source = { kind: "stream", body, pointer: `/body/${FILE_FIELD}`, digest } as const;
+        const source = { kind: "stream", body, pointer: filePointer, digest } as const;
         const created = await resources.create(parsed.data, source, {
-          principal: c.get("principal"),
-          signal: c.req.raw.signal,
+          ...ctx,
           atLeastBytes: Math.max(0, (declared ?? 0) - UPLOAD_FRAMING_BYTES),
         });
         return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
       }
+      if (!staged)
+        throw new ProblemError("VALIDATION_FAILED", `the upload has no "${FILE_FIELD}" part`, {
+          errors: [{ pointer: filePointer, detail: "a file part is required" }],
+        });
+      const parsed = UploadFieldsSchema.safeParse(fieldsWith(staged.part, fields));
+      if (!parsed.success) {
+        const errors = toFieldErrors(parsed.error, "body");
+        const names = errors.map((e) => e.pointer.slice(6)).join(", ");
+        throw new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${names}`, { errors });
+      }
+      // The whole body has been read: a request-level digest is settled before anything is stored.
+      request?.verify();
+      const digest = expectedDigest(staged.part, parsed.data.expectedSha256);
+      const source = { kind: "stream", body: await staged.file.open(), pointer: filePointer, digest } as const;
+      const created = await resources.create(parsed.data, source, { ...ctx, atLeastBytes: staged.file.size });
+      return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
     } finally {
       // Parts after the file (and everything after a failure) are not read: stop the source.
       await parts.return?.();
+      await staged?.file.drop();
     }
-    throw new ProblemError("VALIDATION_FAILED", `the upload has no "${FILE_FIELD}" part`, {
-      errors: [{ pointer: `/body/${FILE_FIELD}`, detail: "a file part is required (after the fields)" }],
-    });
   });
   return router;
 }
