@@ -2018,17 +2018,41 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
-                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                /**
+                 * @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio.
+                 *
+                 *     Example: `320`
+                 */
                 width?: string;
-                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                /**
+                 * @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover.
+                 *
+                 *     Example: `240`
+                 */
                 height?: string;
-                /** @description Image derivative: how the image fits width × height. */
+                /**
+                 * @description Image derivative: how the image fits width × height.
+                 *
+                 *     Example: `cover`
+                 */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
-                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                /**
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 *
+                 *     Example: `webp`
+                 */
                 format?: "auto" | "webp" | "avif" | "jpeg" | "png";
-                /** @description Image derivative: encoder quality 1…100. */
+                /**
+                 * @description Image derivative: encoder quality 1…100.
+                 *
+                 *     Example: `80`
+                 */
                 quality?: string;
-                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 *
+                 *     Example: `thumb`
+                 */
                 preset?: string;
             };
             header?: {
@@ -2375,17 +2399,41 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
-                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                /**
+                 * @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio.
+                 *
+                 *     Example: `320`
+                 */
                 width?: string;
-                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                /**
+                 * @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover.
+                 *
+                 *     Example: `240`
+                 */
                 height?: string;
-                /** @description Image derivative: how the image fits width × height. */
+                /**
+                 * @description Image derivative: how the image fits width × height.
+                 *
+                 *     Example: `cover`
+                 */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
-                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                /**
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 *
+                 *     Example: `webp`
+                 */
                 format?: "auto" | "webp" | "avif" | "jpeg" | "png";
-                /** @description Image derivative: encoder quality 1…100. */
+                /**
+                 * @description Image derivative: encoder quality 1…100.
+                 *
+                 *     Example: `80`
+                 */
                 quality?: string;
-                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 *
+                 *     Example: `thumb`
+                 */
                 preset?: string;
             };
             header?: {
@@ -2607,17 +2655,41 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
-                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                /**
+                 * @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio.
+                 *
+                 *     Example: `320`
+                 */
                 width?: string;
-                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                /**
+                 * @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover.
+                 *
+                 *     Example: `240`
+                 */
                 height?: string;
-                /** @description Image derivative: how the image fits width × height. */
+                /**
+                 * @description Image derivative: how the image fits width × height.
+                 *
+                 *     Example: `cover`
+                 */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
-                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                /**
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 *
+                 *     Example: `webp`
+                 */
                 format?: "auto" | "webp" | "avif" | "jpeg" | "png";
-                /** @description Image derivative: encoder quality 1…100. */
+                /**
+                 * @description Image derivative: encoder quality 1…100.
+                 *
+                 *     Example: `80`
+                 */
                 quality?: string;
-                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 *
+                 *     Example: `thumb`
+                 */
                 preset?: string;
             };
             header?: {
@@ -2964,17 +3036,41 @@ export interface operations {
                  *     Example: `9f86d081884c7d65`
                  */
                 v?: string;
-                /** @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio. */
+                /**
+                 * @description Image derivative: width in pixels, 1…CMS_IMAGE_MAX_DIMENSION (6000). Alone, keeps the aspect ratio.
+                 *
+                 *     Example: `320`
+                 */
                 width?: string;
-                /** @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover. */
+                /**
+                 * @description Image derivative: height in pixels, 1…CMS_IMAGE_MAX_DIMENSION. With width and no fit: cover.
+                 *
+                 *     Example: `240`
+                 */
                 height?: string;
-                /** @description Image derivative: how the image fits width × height. */
+                /**
+                 * @description Image derivative: how the image fits width × height.
+                 *
+                 *     Example: `cover`
+                 */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
-                /** @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`. */
+                /**
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 *
+                 *     Example: `webp`
+                 */
                 format?: "auto" | "webp" | "avif" | "jpeg" | "png";
-                /** @description Image derivative: encoder quality 1…100. */
+                /**
+                 * @description Image derivative: encoder quality 1…100.
+                 *
+                 *     Example: `80`
+                 */
                 quality?: string;
-                /** @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted). */
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 *
+                 *     Example: `thumb`
+                 */
                 preset?: string;
             };
             header?: {
