@@ -45,7 +45,11 @@ export async function handleInteraction(
   const form = await readForm(req);
   const username = form.get("username") ?? "";
   if (!checkPassword(users.get(username), form.get("password") ?? "")) {
-    return sendHtml(res, 401, loginPage({ formAction, clientId, users: listed, username, error: "Invalid username or password." }));
+    return sendHtml(
+      res,
+      401,
+      loginPage({ formAction, clientId, users: listed, username, error: "Invalid username or password." }),
+    );
   }
   await provider.interactionFinished(req, res, { login: { accountId: username } }, { mergeWithLastSubmission: false });
 }
