@@ -3,28 +3,18 @@
  * per matching subscription; a change that does not apply (wrong revision, lock held by another)
  * writes none; a subscription's event and tenant filters hold.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
-import { openDatabase } from "../../src/runtime/host/database.js";
-import { reservingStore } from "../helpers/reserving-store.js";
+import type { MetadataStore } from "../../src/metadata/metadata-store.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
-let dir: string;
+let temp: TempStore;
 let store: MetadataStore;
-let close: () => void;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-outbox-"));
-  const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
-  store = reservingStore(createMetadataStore(db.db));
-  close = db.close;
+  temp = await tempStore("outbox");
+  store = await temp.store();
 });
-afterEach(async () => {
-  close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => temp.close());
 
 const subscription = (id: string, events: string[] = [], tenants: string[] = []) =>
   store.webhooks.addSubscription({
