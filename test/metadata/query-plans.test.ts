@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { drizzle } from "../../src/runtime/host/database.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 let temp: TempStore;
@@ -43,23 +44,7 @@ beforeAll(async () => {
 afterAll(() => temp.close());
 
 const row = (n: number, over: Partial<NewResourceRow> = {}): NewResourceRow => {
-  const uid = `id${n}-t`;
-  return {
-    uid,
-    shortId: `id${n}`,
-    tenantId: "t",
-    context: uid,
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
-    size: 1,
-    sha256: "s",
-    blobKey: `t/k${n}`,
-    createdAt: 1000 + n,
-    updatedAt: 1000 + n,
-    ...over,
-  };
+  return resourceRow(`id${n}-t`, { blobKey: `t/k${n}`, createdAt: 1000 + n, updatedAt: 1000 + n, ...over });
 };
 const charge = {
   tenantId: "t",

@@ -7,8 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import { withReadReplica } from "../../src/metadata/read-replica.js";
-import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { reservingStore } from "../helpers/reserving-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 let temp: TempStore;
@@ -30,21 +30,7 @@ beforeEach(async () => {
 });
 afterEach(() => temp.close());
 
-const row = (uid: string, author: string): NewResourceRow => ({
-  uid,
-  shortId: uid.split("-")[0] as string,
-  tenantId: "t",
-  context: uid,
-  path: "a.txt",
-  name: "a.txt",
-  author,
-  mediaType: "text/plain",
-  size: 1,
-  sha256: "s",
-  blobKey: `k-${uid}`,
-  createdAt: 1000,
-  updatedAt: 1000,
-});
+const row = (uid: string, author: string) => resourceRow(uid, { author });
 
 describe("reads with a read replica", () => {
   it("answers getData's lookup from the replica when it has the row (even an older state of it)", async () => {

@@ -10,6 +10,7 @@ import { createMetadataStore, type GuardedChange, type MetadataStore } from "../
 import { type RowCachedStore, withRowCache } from "../../src/metadata/row-cache.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { reservingStore } from "../helpers/reserving-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 const TTL = 1_000;
@@ -46,20 +47,15 @@ function row(over: Partial<NewResourceRow> = {}): NewResourceRow & { uid: string
   const shortId = `id${String(++seq).padStart(4, "0")}`;
   const uid = over.uid ?? `${shortId}-t`;
   return {
+    ...resourceRow(uid, {
+      shortId,
+      sha256: "0123456789abcdef",
+      blobKey: `k${seq}`,
+      createdAt: 1000 + seq,
+      updatedAt: 1000 + seq,
+      ...over,
+    }),
     uid,
-    shortId,
-    tenantId: "t",
-    context: uid,
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
-    size: 1,
-    sha256: "0123456789abcdef",
-    blobKey: `k${seq}`,
-    createdAt: 1000 + seq,
-    updatedAt: 1000 + seq,
-    ...over,
   };
 }
 

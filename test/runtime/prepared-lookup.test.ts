@@ -8,8 +8,8 @@ import { setImmediate as nextTurn } from "node:timers/promises";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { MetadataStore } from "../../src/metadata/metadata-store.js";
-import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { withPreparedUriLookup } from "../../src/runtime/host/prepared-lookup.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 let temp: TempStore;
@@ -32,22 +32,7 @@ const open = (cacheRows: number) => {
   return lookup;
 };
 
-const row = (uid: string, over: Partial<NewResourceRow> = {}): NewResourceRow => ({
-  uid,
-  shortId: uid.split("-")[0] as string,
-  tenantId: "t",
-  context: uid,
-  path: "a.txt",
-  name: "a.txt",
-  author: "A",
-  mediaType: "text/plain",
-  size: 1,
-  sha256: "s",
-  blobKey: `k-${uid}`,
-  createdAt: 1000,
-  updatedAt: 1000,
-  ...over,
-});
+const row = resourceRow;
 
 describe.each([
   ["cached", 10_000, "findByUri"],

@@ -15,6 +15,7 @@ import { createContentService, type ContentService } from "../../src/services/co
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 import { contentKey } from "../../src/storage/keys.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { streamOf } from "../helpers/streams.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
@@ -41,22 +42,13 @@ afterEach(() => temp.close());
 
 let seq = 0;
 const rowFor = (blobKey: string, text: string): NewResourceRow => {
-  const uid = `id${++seq}-t`;
-  return {
-    uid,
-    shortId: `id${seq}`,
-    tenantId: "t",
-    context: uid,
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
+  return resourceRow(`id${++seq}-t`, {
     size: text.length,
     sha256: sha(text),
     blobKey,
     createdAt: clock,
     updatedAt: clock,
-  };
+  });
 };
 
 /** What a create does: store (reserving), then insert the row (consuming the reservation). */

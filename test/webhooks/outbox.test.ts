@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, expect, it } from "vitest";
 import type { MetadataStore } from "../../src/metadata/metadata-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 let temp: TempStore;
@@ -32,22 +33,7 @@ it("records one event per change and matching subscription, in the change's batc
   await subscription("all");
   await subscription("deletes", ["resource.deleted"]);
   await subscription("other-tenant", [], ["other"]);
-  const row = await store.insert({
-    uid: "abc-t",
-    shortId: "abc",
-    tenantId: "t",
-    context: "abc-t",
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
-    size: 1,
-    sha256: "s",
-    blobKey: "k1",
-    owner: "alice",
-    createdAt: 1000,
-    updatedAt: 1000,
-  });
+  const row = await store.insert(resourceRow("abc-t", { blobKey: "k1", owner: "alice" }));
   const lock = { lockId: "L", owner: "o", holder: "h" };
   expect((await store.locks.acquire({ name: row.uid, ...lock, expiresAt: 9000, now: 1100 })).acquired).toBe(true);
   // Another holder cannot take it: no second locked event.
