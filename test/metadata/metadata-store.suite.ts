@@ -12,6 +12,7 @@ import type { NewResourceRow } from "../../src/metadata/schema.js";
 import { openDatabase } from "../../src/runtime/host/database.js";
 import { MIGRATIONS_FOLDER } from "../../src/runtime/host/migrations.js";
 import { reservingStore } from "../helpers/reserving-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
 
 /** Where the suite runs: each test gets fresh, empty databases, removed after it. */
 export interface DatabaseEngine {
@@ -44,20 +45,8 @@ export function describeMetadataStore(engine: DatabaseEngine): void {
       const shortId = `id${String(++seq).padStart(4, "0")}`;
       const uid = over.uid ?? `${shortId}-t`;
       return {
+        ...resourceRow(uid, { shortId, blobKey: `k${seq}`, createdAt: 1000 + seq, updatedAt: 1000 + seq, ...over }),
         uid,
-        shortId,
-        tenantId: "t",
-        context: uid,
-        path: "a.txt",
-        name: "a.txt",
-        author: "A",
-        mediaType: "text/plain",
-        size: 1,
-        sha256: "s",
-        blobKey: `k${seq}`,
-        createdAt: 1000 + seq,
-        updatedAt: 1000 + seq,
-        ...over,
       };
     }
 

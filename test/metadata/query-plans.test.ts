@@ -5,17 +5,15 @@
  * proportion to the database's size, on every create: it passes every functional test on a small
  * database and slows a large one down, request by request.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Client, InStatement } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { drizzle, openDatabase } from "../../src/runtime/host/database.js";
+import { drizzle } from "../../src/runtime/host/database.js";
+import { resourceRow } from "../helpers/resource-row.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
-let dir: string;
-let close: () => void;
+let temp: TempStore;
 let client: Client;
 /** Every statement run through `store`, with its arguments. */
 const statements: InStatement[] = [];
@@ -38,35 +36,15 @@ function recording(inner: Client): Client {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-plans-"));
-  const opened = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
-  close = opened.close;
+  temp = await tempStore("plans");
+  const opened = await temp.open();
   client = opened.db.$client;
   store = createMetadataStore(drizzle(recording(client)));
 });
-afterAll(async () => {
-  close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => temp.close());
 
 const row = (n: number, over: Partial<NewResourceRow> = {}): NewResourceRow => {
-  const uid = `id${n}-t`;
-  return {
-    uid,
-    shortId: `id${n}`,
-    tenantId: "t",
-    context: uid,
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
-    size: 1,
-    sha256: "s",
-    blobKey: `t/k${n}`,
-    createdAt: 1000 + n,
-    updatedAt: 1000 + n,
-    ...over,
-  };
+  return resourceRow(`id${n}-t`, { blobKey: `t/k${n}`, createdAt: 1000 + n, updatedAt: 1000 + n, ...over });
 };
 const charge = {
   tenantId: "t",

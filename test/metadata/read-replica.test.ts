@@ -4,17 +4,14 @@
  * Serving reads (getData by URI, a numbered revision) come from the replica, a miss or a failed
  * replica goes to the primary, and every read that can decide a write reads the primary.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import { withReadReplica } from "../../src/metadata/read-replica.js";
-import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/host/database.js";
 import { reservingStore } from "../helpers/reserving-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
-let dir: string;
+let temp: TempStore;
 let primary: MetadataStore;
 let replica: MetadataStore;
 let routed: MetadataStore;
@@ -22,35 +19,18 @@ let failures: unknown[];
 let closers: (() => void)[];
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-read-replica-"));
-  const p = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "primary.db")}` });
-  const r = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "replica.db")}` });
+  temp = await tempStore("read-replica");
+  const p = await temp.open("primary.db");
+  const r = await temp.open("replica.db");
   closers = [p.close, r.close];
   primary = reservingStore(createMetadataStore(p.db));
   replica = reservingStore(createMetadataStore(r.db));
   failures = [];
   routed = withReadReplica(primary, replica, (err) => failures.push(err));
 });
-afterEach(async () => {
-  for (const close of closers) close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => temp.close());
 
-const row = (uid: string, author: string): NewResourceRow => ({
-  uid,
-  shortId: uid.split("-")[0] as string,
-  tenantId: "t",
-  context: uid,
-  path: "a.txt",
-  name: "a.txt",
-  author,
-  mediaType: "text/plain",
-  size: 1,
-  sha256: "s",
-  blobKey: `k-${uid}`,
-  createdAt: 1000,
-  updatedAt: 1000,
-});
+const row = (uid: string, author: string) => resourceRow(uid, { author });
 
 describe("reads with a read replica", () => {
   it("answers getData's lookup from the replica when it has the row (even an older state of it)", async () => {

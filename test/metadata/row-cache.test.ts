@@ -5,33 +5,28 @@
  * at once, a miss is never cached, a versioned lookup may keep a matching row longer. Its clock is
  * moved by the test (pure timing logic); everything else is the real database.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore, type GuardedChange, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import { type RowCachedStore, withRowCache } from "../../src/metadata/row-cache.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/host/database.js";
 import { reservingStore } from "../helpers/reserving-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 const TTL = 1_000;
 const VERSIONED_TTL = 60_000;
 
-let dir: string;
+let temp: TempStore;
 let here: RowCachedStore;
 let other: MetadataStore;
 let base: MetadataStore;
-let closers: (() => void)[];
 let clock: number;
 let lookups: number;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-row-cache-"));
-  const url = `file:${join(dir, "cms.db")}`;
-  const mine = await openDatabase({ CMS_DATABASE_URL: url });
-  const theirs = await openDatabase({ CMS_DATABASE_URL: url });
-  closers = [mine.close, theirs.close];
+  temp = await tempStore("row-cache");
+  const mine = await temp.open();
+  const theirs = await temp.open();
   clock = 0;
   lookups = 0;
   base = reservingStore(createMetadataStore(mine.db));
@@ -45,30 +40,22 @@ beforeEach(async () => {
   here = withRowCache(counted, { rows: 100, ttlMs: TTL, versionedTtlMs: VERSIONED_TTL, now: () => clock });
   other = reservingStore(createMetadataStore(theirs.db));
 });
-afterEach(async () => {
-  for (const close of closers) close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => temp.close());
 
 let seq = 0;
 function row(over: Partial<NewResourceRow> = {}): NewResourceRow & { uid: string } {
   const shortId = `id${String(++seq).padStart(4, "0")}`;
   const uid = over.uid ?? `${shortId}-t`;
   return {
+    ...resourceRow(uid, {
+      shortId,
+      sha256: "0123456789abcdef",
+      blobKey: `k${seq}`,
+      createdAt: 1000 + seq,
+      updatedAt: 1000 + seq,
+      ...over,
+    }),
     uid,
-    shortId,
-    tenantId: "t",
-    context: uid,
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
-    size: 1,
-    sha256: "0123456789abcdef",
-    blobKey: `k${seq}`,
-    createdAt: 1000 + seq,
-    updatedAt: 1000 + seq,
-    ...over,
   };
 }
 

@@ -11,11 +11,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { processClient } from "../helpers/process-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
 
 const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
-const base64 = (text: string) => Buffer.from(text).toString("base64");
 type Value = { type: "integer"; value: string } | { type: "text"; value: string };
 
 /** One statement on sqld over Hrana's HTTP pipeline (the test's own view of the database). */
@@ -67,23 +67,9 @@ describe.runIf(existsSync(LIBFAKETIME)).each(["+10m", "-10m"])("one instance's c
     await rm(dir, { recursive: true, force: true });
   });
 
-  const post = (server: ServerProcess, verb: string, body: unknown) =>
-    fetch(`${server.url}/cms/v1.0/${verb}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-  async function create(server: ServerProcess, name: string, text: string) {
-    const res = await post(server, "createResource", {
-      resourceAuthor: "Author",
-      resourceBinary: base64(text),
-      resourceMediaType: "text/plain",
-      resourceName: name,
-      resourceTenantId: "skew",
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return (await res.json()) as { resourceUID: string; sha256: string };
-  }
+  const post = (server: ServerProcess, verb: string, body: unknown) => processClient(server, "skew").post(verb, body);
+  const create = (server: ServerProcess, name: string, text: string) =>
+    processClient(server, "skew").create({ resourceName: name }, text);
 
   it("runs B on the skewed clock (libfaketime works under Node)", async () => {
     const res = await fetch(`${b.url}/healthz`);

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
+import { processClient } from "../helpers/process-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
@@ -67,24 +68,14 @@ describe.each(stores)("two Node instances sharing one libSQL database and %s", (
     await rm(dir, { recursive: true, force: true });
   });
 
-  const post = (server: ServerProcess, verb: string, body: unknown) =>
-    fetch(`${server.url}/cms/v1.0/${verb}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-
-  async function create(server: ServerProcess, name: string, bytes: Uint8Array) {
-    const res = await post(server, "createResource", {
-      resourceAuthor: "Author",
+  const post = (server: ServerProcess, verb: string, body: unknown) => processClient(server, "multi").post(verb, body);
+  const create = (server: ServerProcess, name: string, bytes: Uint8Array) =>
+    processClient(server, "multi").create({
+      resourceBinary: undefined, // fetched from the origin instead
       resourceExternalURI: origin.put(`${name}-${Math.random().toString(36).slice(2)}`, bytes),
       resourceMediaType: "application/octet-stream",
       resourceName: name,
-      resourceTenantId: "multi",
     });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return (await res.json()) as { resourceUID: string; resourceURI: string; sha256: string };
-  }
 
   const data = async (server: ServerProcess, resourceURI: string, headers: Record<string, string> = {}) => {
     const res = await fetch(`${server.url}/cms/v1.0/getData/${resourceURI}`, { headers });

@@ -4,60 +4,35 @@
  * writer or another process's — is seen from the next event-loop turn on (a client that waited for a
  * write's response never reads what it replaced), although reads of one turn share one snapshot.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
-import type { NewResourceRow } from "../../src/metadata/schema.js";
+import type { MetadataStore } from "../../src/metadata/metadata-store.js";
 import { withPreparedUriLookup } from "../../src/runtime/host/prepared-lookup.js";
-import { openDatabase } from "../../src/runtime/host/database.js";
-import { reservingStore } from "../helpers/reserving-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
-let dir: string;
-let file: string;
+let temp: TempStore;
 let store: MetadataStore;
-let close: () => void;
 let lookups: ReturnType<typeof withPreparedUriLookup>[];
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-lookup-"));
-  file = join(dir, "cms.db");
-  const db = await openDatabase({ CMS_DATABASE_URL: `file:${file}` });
-  store = reservingStore(createMetadataStore(db.db));
+  temp = await tempStore("lookup");
+  store = await temp.store();
   lookups = [];
-  close = db.close;
 });
 afterEach(async () => {
   for (const lookup of lookups) lookup.close();
-  close();
-  await rm(dir, { recursive: true, force: true });
+  await temp.close();
 });
 
 const open = (cacheRows: number) => {
-  const lookup = withPreparedUriLookup(store, file, cacheRows);
+  const lookup = withPreparedUriLookup(store, temp.file(), cacheRows);
   lookups.push(lookup);
   return lookup;
 };
 
-const row = (uid: string, over: Partial<NewResourceRow> = {}): NewResourceRow => ({
-  uid,
-  shortId: uid.split("-")[0] as string,
-  tenantId: "t",
-  context: uid,
-  path: "a.txt",
-  name: "a.txt",
-  author: "A",
-  mediaType: "text/plain",
-  size: 1,
-  sha256: "s",
-  blobKey: `k-${uid}`,
-  createdAt: 1000,
-  updatedAt: 1000,
-  ...over,
-});
+const row = resourceRow;
 
 describe.each([
   ["cached", 10_000, "findByUri"],
@@ -98,7 +73,7 @@ describe.each([
   it("sees another connection's commit (another process) from the next turn on", async () => {
     await store.insert(row("id0003-t"));
     expect((await find("id0003-t", "a.txt"))?.size).toBe(1);
-    const other = new Database(file);
+    const other = new Database(temp.file());
     try {
       other.prepare("UPDATE resources SET size = 42, deleted_at = 7 WHERE uid = ?").run("id0003-t");
     } finally {

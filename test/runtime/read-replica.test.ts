@@ -10,6 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { processClient } from "../helpers/process-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
 
@@ -37,23 +38,9 @@ describe("a second instance reading from a sqld read replica", () => {
   });
 
   const post = (server: ServerProcess, verb: string, body: unknown) =>
-    fetch(`${server.url}/cms/v1.0/${verb}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-
-  async function create(server: ServerProcess, name: string, text: string) {
-    const res = await post(server, "createResource", {
-      resourceAuthor: "Author",
-      resourceBinary: base64(text),
-      resourceMediaType: "text/plain",
-      resourceName: name,
-      resourceTenantId: "replica",
-    });
-    expect(res.status, await res.clone().text()).toBe(201);
-    return (await res.json()) as { resourceUID: string; resourceURI: string };
-  }
+    processClient(server, "replica").post(verb, body);
+  const create = (server: ServerProcess, name: string, text: string) =>
+    processClient(server, "replica").create({ resourceName: name }, text);
 
   it("answers 0 stale 404s in 200 create-then-read pairs (create on A, read at once on B)", async () => {
     const statuses: number[] = [];

@@ -5,28 +5,25 @@
  * abandoned reservations, purges and orphans are collected only when the rules allow.
  */
 import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ProblemError } from "../../src/problems.js";
 import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
 import { FINISH_LEASE_MS } from "../../src/metadata/tus-store.js";
 import type { NewResourceRow } from "../../src/metadata/schema.js";
-import { openDatabase } from "../../src/runtime/host/database.js";
 import { createBlobCollector, STALE_DOOM_MS, type BlobCollector } from "../../src/services/blob-collector.js";
 import { createContentService, type ContentService } from "../../src/services/content.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 import { contentKey } from "../../src/storage/keys.js";
+import { resourceRow } from "../helpers/resource-row.js";
 import { streamOf } from "../helpers/streams.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
 const GRACE_MS = 60_000;
 const bytes = (text: string) => new TextEncoder().encode(text);
 const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 
-let dir: string;
-let close: () => void;
+let temp: TempStore;
 let store: MetadataStore;
 let blobs: BlobStore;
 let collector: BlobCollector;
@@ -34,38 +31,24 @@ let content: ContentService;
 let clock: number;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-gc-"));
-  const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
-  close = db.close;
-  store = createMetadataStore(db.db);
+  temp = await tempStore("gc");
+  store = createMetadataStore((await temp.open()).db); // not reserving: the tests reserve as content.put does
   blobs = createMemoryBlobStore();
   clock = 1_000_000;
   collector = createBlobCollector({ blobs, ledger: store.ledger, graceMs: GRACE_MS, now: () => clock });
   content = createContentService({ blobs, collector, maxResourceBytes: 1 << 20 });
 });
-afterEach(async () => {
-  close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => temp.close());
 
 let seq = 0;
 const rowFor = (blobKey: string, text: string): NewResourceRow => {
-  const uid = `id${++seq}-t`;
-  return {
-    uid,
-    shortId: `id${seq}`,
-    tenantId: "t",
-    context: uid,
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
+  return resourceRow(`id${++seq}-t`, {
     size: text.length,
     sha256: sha(text),
     blobKey,
     createdAt: clock,
     updatedAt: clock,
-  };
+  });
 };
 
 /** What a create does: store (reserving), then insert the row (consuming the reservation). */

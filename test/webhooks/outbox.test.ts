@@ -3,28 +3,19 @@
  * per matching subscription; a change that does not apply (wrong revision, lock held by another)
  * writes none; a subscription's event and tenant filters hold.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { createMetadataStore, type MetadataStore } from "../../src/metadata/metadata-store.js";
-import { openDatabase } from "../../src/runtime/host/database.js";
-import { reservingStore } from "../helpers/reserving-store.js";
+import type { MetadataStore } from "../../src/metadata/metadata-store.js";
+import { resourceRow } from "../helpers/resource-row.js";
+import { type TempStore, tempStore } from "../helpers/temp-store.js";
 
-let dir: string;
+let temp: TempStore;
 let store: MetadataStore;
-let close: () => void;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-outbox-"));
-  const db = await openDatabase({ CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
-  store = reservingStore(createMetadataStore(db.db));
-  close = db.close;
+  temp = await tempStore("outbox");
+  store = await temp.store();
 });
-afterEach(async () => {
-  close();
-  await rm(dir, { recursive: true, force: true });
-});
+afterEach(() => temp.close());
 
 const subscription = (id: string, events: string[] = [], tenants: string[] = []) =>
   store.webhooks.addSubscription({
@@ -42,22 +33,7 @@ it("records one event per change and matching subscription, in the change's batc
   await subscription("all");
   await subscription("deletes", ["resource.deleted"]);
   await subscription("other-tenant", [], ["other"]);
-  const row = await store.insert({
-    uid: "abc-t",
-    shortId: "abc",
-    tenantId: "t",
-    context: "abc-t",
-    path: "a.txt",
-    name: "a.txt",
-    author: "A",
-    mediaType: "text/plain",
-    size: 1,
-    sha256: "s",
-    blobKey: "k1",
-    owner: "alice",
-    createdAt: 1000,
-    updatedAt: 1000,
-  });
+  const row = await store.insert(resourceRow("abc-t", { blobKey: "k1", owner: "alice" }));
   const lock = { lockId: "L", owner: "o", holder: "h" };
   expect((await store.locks.acquire({ name: row.uid, ...lock, expiresAt: 9000, now: 1100 })).acquired).toBe(true);
   // Another holder cannot take it: no second locked event.

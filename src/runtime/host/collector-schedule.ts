@@ -2,11 +2,12 @@
  * Runs the blob collector in a Node/Bun process: a storage sweep counting blobs the database has no
  * record of (never deleted: see blob-collector.ts) at start-up and daily,
  * and a collection pass every `intervalMs` (the Worker runs the same pass from its cron trigger).
- * Passes never overlap; `stop` waits for the running one, so the database can close after it.
+ * Passes never overlap; `stop` waits for the running one (pass-schedule.ts).
  * `clock` is the app's (AppDeps["clock"]), the one the collector's grace period and tus expiry read.
  */
 import type { Logger } from "../../lib/logger.js";
 import type { BlobCollector } from "../../services/blob-collector.js";
+import { type PassSchedule, schedulePasses } from "./pass-schedule.js";
 
 const SWEEP_EVERY_MS = 24 * 60 * 60 * 1000;
 
@@ -15,9 +16,7 @@ export function scheduleCollector(
   intervalMs: number,
   logger: Logger,
   clock: () => Date,
-): { stop(): Promise<void> } {
-  let running: Promise<void> | null = null;
-  let stopped = false;
+): PassSchedule {
   let lastSweep = Number.NEGATIVE_INFINITY;
 
   const run = async () => {
@@ -30,23 +29,7 @@ export function scheduleCollector(
     if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0)
       logger.info("blobs collected", { ...figures });
   };
-  const tick = () => {
-    if (running || stopped) return;
-    running = run()
-      .catch((err: unknown) => logger.warn("blob collection pass failed", { error: err }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const first = setTimeout(tick, 0);
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(first);
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return schedulePasses(run, intervalMs, (err) => logger.warn("blob collection pass failed", { error: err }), {
+    atStart: true,
+  });
 }

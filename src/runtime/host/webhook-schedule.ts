@@ -5,30 +5,15 @@
  */
 import type { Logger } from "../../lib/logger.js";
 import type { WebhookDeliverer } from "../../services/webhook-deliverer.js";
+import { type PassSchedule, schedulePasses } from "./pass-schedule.js";
 
-export function scheduleDeliveries(deliverer: WebhookDeliverer, pollMs: number, logger: Logger) {
-  let running: Promise<void> | null = null;
-  let stopped = false;
-  const tick = () => {
-    if (running || stopped) return;
-    running = deliverer
-      .pass()
-      .then((figures) => {
-        if (figures.delivered + figures.retried + figures.failed > 0)
-          logger.debug("webhooks delivered", { ...figures });
-      })
-      .catch((err: unknown) => logger.warn("webhook delivery pass failed", { error: err }))
-      .finally(() => {
-        running = null;
-      });
-  };
-  const timer = setInterval(tick, pollMs);
-  timer.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await running;
+export function scheduleDeliveries(deliverer: WebhookDeliverer, pollMs: number, logger: Logger): PassSchedule {
+  return schedulePasses(
+    async () => {
+      const figures = await deliverer.pass();
+      if (figures.delivered + figures.retried + figures.failed > 0) logger.debug("webhooks delivered", { ...figures });
     },
-  };
+    pollMs,
+    (err) => logger.warn("webhook delivery pass failed", { error: err }),
+  );
 }

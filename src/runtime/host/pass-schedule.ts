@@ -1,0 +1,37 @@
+/**
+ * Runs a background pass in a Node/Bun process every `everyMs` (and at once when `atStart`), off
+ * the request path. Passes never overlap: a tick while one runs is skipped. `stop` waits for the
+ * running pass, so what it uses (the database) can close after it. A failed pass is `onError`'s.
+ */
+export interface PassSchedule {
+  stop(): Promise<void>;
+}
+
+export function schedulePasses(
+  pass: () => Promise<void>,
+  everyMs: number,
+  onError: (err: unknown) => void,
+  { atStart = false }: { atStart?: boolean } = {},
+): PassSchedule {
+  let running: Promise<void> | null = null;
+  let stopped = false;
+  const tick = () => {
+    if (running || stopped) return;
+    running = pass()
+      .catch(onError)
+      .finally(() => {
+        running = null;
+      });
+  };
+  const first = atStart ? setTimeout(tick, 0) : undefined;
+  const timer = setInterval(tick, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
