@@ -219,6 +219,21 @@ const MATRIX = {
     own: { admin: 204, creator: 204, consumer: 403, none: 403, anonymous: 401 },
     other: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 },
   },
+  // Webhook subscriptions: admins only. A retry of a delivery that does not exist is 404 past the guard.
+  "POST webhooks": { needs: "admin", any: { admin: 201, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "GET webhooks": { needs: "admin", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  "DELETE webhooks/{id}": {
+    needs: "admin",
+    any: { admin: 204, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "GET webhooks/{id}/deliveries": {
+    needs: "admin",
+    any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST webhooks/{id}/deliveries/{deliveryId}/retry": {
+    needs: "admin",
+    any: { admin: 404, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
 } satisfies Record<string, Row>;
 type Endpoint = keyof typeof MATRIX;
 
@@ -317,8 +332,37 @@ async function freshUpload(cell: Cell & { owner: Owner }): Promise<Target> {
   return { uid: "", uri: res.headers.get("location") as string };
 }
 
+/** A subscription no event reaches (a tenant nobody uses), so the matrix's creates send nothing. */
+const subscribe = (token: string | null) =>
+  call(token, "POST", `${API}/webhooks`, { url: "http://127.0.0.1:9/hook", tenants: ["no-such-tenant"] });
+async function freshSubscription(): Promise<Target> {
+  const res = await subscribe(tokenOf("admin"));
+  expect(res.status, await res.clone().text()).toBe(201);
+  return { uid: ((await res.json()) as { id: string }).id, uri: "" };
+}
+
 const OPERATIONS: Record<Endpoint, Operation> = {
   "GET usage": { method: "GET", path: `${API}/usage`, send: get(() => "usage?resourceTenantId=t1") },
+  "POST webhooks": { method: "POST", path: `${API}/webhooks`, send: (token) => subscribe(token) },
+  "GET webhooks": { method: "GET", path: `${API}/webhooks`, send: get(() => "webhooks") },
+  "DELETE webhooks/{id}": {
+    method: "DELETE",
+    path: `${API}/webhooks/{id}`,
+    prepare: freshSubscription,
+    send: (token, t) => send(token, "DELETE", `${API}/webhooks/${t.uid}`),
+  },
+  "GET webhooks/{id}/deliveries": {
+    method: "GET",
+    path: `${API}/webhooks/{id}/deliveries`,
+    prepare: freshSubscription,
+    send: get((t) => `webhooks/${t.uid}/deliveries`),
+  },
+  "POST webhooks/{id}/deliveries/{deliveryId}/retry": {
+    method: "POST",
+    path: `${API}/webhooks/{id}/deliveries/{deliveryId}/retry`,
+    prepare: freshSubscription,
+    send: (token, t) => send(token, "POST", `${API}/webhooks/${t.uid}/deliveries/msg_none/retry`),
+  },
   "POST uploads (tus)": { method: "POST", path: `${API}/uploads`, send: (token) => startUpload(token) },
   "HEAD uploads/{id} (tus)": {
     method: "HEAD",
@@ -543,12 +587,13 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
       // Every cell concurrently, each on its own fresh state where the endpoint changes something.
       const settled = await Promise.allSettled(
         cells.map(async (cell) => {
-          const target: Target =
-            cell.owner === "any"
+          // An `any` endpoint prepares state that belongs to no resource owner (a webhook subscription).
+          const owner = cell.owner === "any" ? "own" : cell.owner;
+          const target: Target = operation.prepare
+            ? await operation.prepare({ ...cell, owner })
+            : cell.owner === "any"
               ? { uid: "", uri: "" }
-              : operation.prepare
-                ? await operation.prepare({ ...cell, owner: cell.owner })
-                : shared[cell.owner];
+              : shared[cell.owner];
           const res = await operation.send(tokenOf(cell.who), target);
           return { cell, res, text: await res.text() };
         }),
