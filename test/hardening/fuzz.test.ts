@@ -142,6 +142,15 @@ beforeAll(async () => {
       "not a url",
       "http://",
     ),
+    // Webhook receivers: loopback too (a delivery to a name would need DNS).
+    url: fc.constantFrom(
+      origin.url("/status/200"),
+      `http://127.0.0.1:1/closed`,
+      `http://[::1]:${port}/hook`,
+      "http://10.0.0.1/",
+      "ftp://127.0.0.1/file",
+      "not a url",
+    ),
   } satisfies KnownValues);
 });
 
