@@ -1,5 +1,6 @@
 /** The streaming upload: multipart fields → validated metadata, the file part → storage as it arrives. */
 import type { Context } from "hono";
+import type { ZodError } from "zod";
 import type { Guards } from "../../auth/guards.js";
 import { ProblemError } from "../../problems.js";
 import { toFieldErrors } from "../../http/problem-handlers.js";
@@ -84,11 +85,18 @@ function heldUntilVerified(
 }
 
 /** The fields as the schema reads them: the file part's name and type stand in for absent ones. */
-const fieldsWith = (part: MultipartPart, fields: Record<string, string>) => ({
+const fieldsWith = (part: MultipartPart, fields: Record<string, string>): Record<string, string | undefined> => ({
   resourceName: part.filename || undefined,
   resourceMediaType: part.contentType ?? "application/octet-stream",
   ...fields,
 });
+
+/** The 400 naming each field the schema refused. */
+function invalidFields(error: ZodError): ProblemError {
+  const errors = toFieldErrors(error, "body");
+  const names = errors.map((e) => e.pointer.slice(6)).join(", ");
+  return new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${names}`, { errors });
+}
 
 export function createUploadRouter({
   resources,
@@ -137,9 +145,13 @@ export function createUploadRouter({
         }
         if (part.name !== FILE_FIELD) throw badPart(part, `files go in the "${FILE_FIELD}" part`);
         if (staged) throw badPart(part, "given twice");
-        const parsed = UploadFieldsSchema.safeParse(fieldsWith(part, fields));
+        const given = fieldsWith(part, fields);
+        const parsed = UploadFieldsSchema.safeParse(given);
         if (!parsed.success) {
-          // The fields may still follow the file: stage it (streamed to storage) and decide at the end.
+          // A field given but invalid is refused now, before the file is read; only missing fields may
+          // still follow the file: stage it (streamed to storage) and decide at the end.
+          if (parsed.error.issues.some((issue) => given[String(issue.path[0])] !== undefined))
+            throw invalidFields(parsed.error);
           staged = { part, file: await stageFile(staging, part.body, maxBytes, filePointer) };
           continue;
         }
@@ -157,11 +169,7 @@ export function createUploadRouter({
           errors: [{ pointer: filePointer, detail: "a file part is required" }],
         });
       const parsed = UploadFieldsSchema.safeParse(fieldsWith(staged.part, fields));
-      if (!parsed.success) {
-        const errors = toFieldErrors(parsed.error, "body");
-        const names = errors.map((e) => e.pointer.slice(6)).join(", ");
-        throw new ProblemError("VALIDATION_FAILED", `invalid upload fields: ${names}`, { errors });
-      }
+      if (!parsed.success) throw invalidFields(parsed.error);
       // The whole body has been read: a request-level digest is settled before anything is stored.
       request?.verify();
       const digest = expectedDigest(staged.part, parsed.data.expectedSha256);
