@@ -1,42 +1,15 @@
-/** The API's answers as the page reads them (the ResourceItem, Usage, Revision and Lock schemas). */
+/**
+ * The API's answers as the page reads them: the OpenAPI document's own schemas (generated from the
+ * routes' zod schemas into src/client/openapi.d.ts), not written a second time here.
+ */
+import type { components } from "../client/openapi.js";
 
-export interface Resource {
-  resourceUID: string;
-  resourceURI: string;
-  author: string;
-  mediaType: string;
-  size: number;
-  sha256: string;
-  createdAt: string;
-}
-
-export interface ResourcePage {
-  resources: Resource[];
-  nextCursor: string | null;
-}
-
-export interface Usage {
-  bytes: number;
-  resources: number;
-  limits: { bytes: number | null; resources: number | null };
-}
-
-export interface Revision {
-  revision: number;
-  action: "create" | "update" | "delete";
-  resourceName: string;
-  author: string;
-  mediaType: string;
-  size: number;
-  sha256: string;
-  createdAt: string;
-}
-
-export interface Lock {
-  lockID: string | null;
-  lockOwner: string;
-  lockExpiration: string;
-}
+type Schemas = components["schemas"];
+export type Resource = Schemas["ResourceItem"];
+export type ResourcePage = Schemas["ResourcePage"];
+export type Usage = Schemas["Usage"];
+export type Revision = Schemas["Revision"];
+export type Lock = Schemas["Lock"];
 
 export interface Settings {
   apiPrefix: string;
