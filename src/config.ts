@@ -24,6 +24,27 @@ export const GiB = 1024 ** 3;
 export const DEFAULT_DB_BUSY_TIMEOUT_MS = 5_000;
 
 /** Per-tenant quota limits; 0 (or absent in an override) means none / the default. */
+/** A setting holding JSON that `schema` validates; the error shows `example`. Absent → `{}`. */
+const json = <T extends z.ZodType<object>>(schema: T, example: string) =>
+  z
+    .string()
+    .transform((value, ctx) => {
+      let parsedJson: unknown;
+      try {
+        parsedJson = JSON.parse(value);
+      } catch {
+        parsedJson = undefined;
+      }
+      const parsed = schema.safeParse(parsedJson);
+      if (parsed.success) return parsed.data as z.output<T>;
+      ctx.addIssue({
+        code: "custom",
+        message: `must be JSON like ${example}: ${parsed.error.issues[0]?.message ?? "not JSON"}`,
+      });
+      return z.NEVER;
+    })
+    .default(() => ({}) as never); // absent: no overrides, no presets
+
 const QuotaLimit = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 export const QuotaOverridesSchema = z.record(
   z.string().regex(/^[A-Za-z0-9._~-]{1,64}$/, { message: "tenant ids are 1-64 of A-Z a-z 0-9 . _ ~ -" }),
@@ -92,43 +113,9 @@ export const ConfigSchema = z
     CMS_QUOTA_RESOURCES: integer(0, 0, Number.MAX_SAFE_INTEGER),
     CMS_QUOTA_INGRESS_BYTES_PER_DAY: integer(0, 0, Number.MAX_SAFE_INTEGER),
     /** Per-tenant overrides, JSON: `{"acme": {"bytes": 1073741824, "resources": 0}}` (0 = none for that tenant). */
-    CMS_QUOTA_OVERRIDES: z
-      .string()
-      .transform((value, ctx) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(value);
-        } catch {
-          json = undefined;
-        }
-        const parsed = QuotaOverridesSchema.safeParse(json);
-        if (parsed.success) return parsed.data;
-        ctx.addIssue({
-          code: "custom",
-          message: `must be JSON like {"tenant":{"bytes":N,"resources":N,"ingressBytesPerDay":N}}: ${parsed.error.issues[0]?.message ?? "not JSON"}`,
-        });
-        return z.NEVER;
-      })
-      .default({}),
+    CMS_QUOTA_OVERRIDES: json(QuotaOverridesSchema, '{"tenant":{"bytes":N,"resources":N,"ingressBytesPerDay":N}}'),
     /** Named image transforms for getData `?preset=` (JSON: {"thumb":{"width":64,"height":64,"fit":"cover","format":"webp"}}). */
-    CMS_IMAGE_PRESETS: z
-      .string()
-      .transform((value, ctx) => {
-        let json: unknown;
-        try {
-          json = JSON.parse(value);
-        } catch {
-          json = undefined;
-        }
-        const parsed = ImagePresetsSchema.safeParse(json);
-        if (parsed.success) return parsed.data;
-        ctx.addIssue({
-          code: "custom",
-          message: `must be JSON like {"thumb":{"width":64,"height":64,"fit":"cover","format":"webp"}}: ${parsed.error.issues[0]?.message ?? "not JSON"}`,
-        });
-        return z.NEVER;
-      })
-      .default({}),
+    CMS_IMAGE_PRESETS: json(ImagePresetsSchema, '{"thumb":{"width":64,"height":64,"fit":"cover","format":"webp"}}'),
     /** Accept only `?preset=` image transforms (a public deployment bounds the work it does). */
     CMS_IMAGE_PRESETS_ONLY: boolean(false),
     /** Largest width or height of an image derivative. */
