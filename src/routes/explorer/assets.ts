@@ -3,6 +3,8 @@
  * runtime does not compress by itself, a gzipped copy: the 1.7 MB bundle then goes out as ~0.4 MB
  * and a revisit costs a 304. A handful of pinned static files: holding them in memory is the point.
  */
+import type { Context } from "hono";
+import { ifNoneMatchHits } from "../../http/etag.js";
 import { toHex } from "../../lib/sha256.js";
 
 /** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
@@ -55,4 +57,14 @@ export function acceptsGzip(header: string | null | undefined): boolean {
     if (coding === "*") star = accepted;
   }
   return star ?? false;
+}
+
+/** Answers a page asset: 304 on a matching If-None-Match, gzip when the client takes it, else the bytes. */
+export function sendAsset(c: Context, asset: VendorAsset, type: string, cacheControl: string): Response {
+  const headers = { "content-type": type, "cache-control": cacheControl, etag: asset.etag, vary: "accept-encoding" };
+  if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
+  if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
+    return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
+  }
+  return c.body(asset.bytes, 200, headers);
 }

@@ -6,8 +6,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
 import { ProblemError } from "../../problems.js";
-import { ifNoneMatchHits } from "../../http/etag.js";
-import { type AssetReader, acceptsGzip, vendorAssets } from "./assets.js";
+import { type AssetReader, sendAsset, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 import { openApiDocument } from "./openapi-document.js";
 import { TRY_IT_PLUGIN } from "./try-it-plugin.js";
@@ -101,16 +100,6 @@ export function mountExplorer(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, 
     const asset = type ? await vendor(file) : null;
     if (!type || !asset) throw new ProblemError("NOT_FOUND", `no asset ${file}`);
     // swagger-ui-dist is pinned by exact version, so its files can be cached for a day.
-    const headers = {
-      "content-type": type,
-      "cache-control": "public, max-age=86400",
-      etag: asset.etag,
-      vary: "accept-encoding",
-    };
-    if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
-    if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
-      return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
-    }
-    return c.body(asset.bytes, 200, headers);
+    return sendAsset(c, asset, type, "public, max-age=86400");
   });
 }

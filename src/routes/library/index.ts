@@ -5,9 +5,8 @@
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
-import { ifNoneMatchHits } from "../../http/etag.js";
 import { ProblemError } from "../../problems.js";
-import { type AssetReader, acceptsGzip, vendorAssets } from "../explorer/assets.js";
+import { type AssetReader, sendAsset, vendorAssets } from "../explorer/assets.js";
 import type { ExplorerAuth } from "../explorer/page.js";
 import { API_PREFIX } from "../meta.js";
 import { MAX_LINK_SECONDS } from "../resources/schemas.js";
@@ -45,16 +44,6 @@ export function mountLibrary(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, o
     const asset = await assets(SCRIPT);
     if (!asset) throw new ProblemError("NOT_FOUND", `no ${SCRIPT}: build it with npm run build`);
     // Revalidated on every load (a new build must reach the page); unchanged, that costs a 304.
-    const headers = {
-      "content-type": "text/javascript; charset=utf-8",
-      "cache-control": "no-cache",
-      etag: asset.etag,
-      vary: "accept-encoding",
-    };
-    if (ifNoneMatchHits(c.req.header("if-none-match"), asset.etag)) return c.body(null, 304, headers);
-    if (asset.gzip && acceptsGzip(c.req.header("accept-encoding"))) {
-      return c.body(asset.gzip, 200, { ...headers, "content-encoding": "gzip" });
-    }
-    return c.body(asset.bytes, 200, headers);
+    return sendAsset(c, asset, "text/javascript; charset=utf-8", "no-cache");
   });
 }
