@@ -6,8 +6,6 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { readFile, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
@@ -235,10 +233,8 @@ describe("cms error paths: exit code 1 and one clear line on stderr", () => {
   });
 
   it("an unreachable server", async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-    const url = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
-    await new Promise((resolve) => closed.close(resolve)); // a port nothing listens on any more
+    // Below the ephemeral range, so no server another test starts on port 0 can take it meanwhile.
+    const url = `http://127.0.0.1:${await freePort()}`;
     const result = await runCms(["ls", "--tenant", "acme"], { ...env, CMS_URL: url }, app.dir);
     expectFailure(result, new RegExp(`^cms: cannot reach ${url}: ECONNREFUSED`));
   });
