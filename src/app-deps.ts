@@ -58,7 +58,14 @@ export interface AppOptions {
   collector: { graceMs: number; intervalMs: number };
   fetch: { allowPrivate: boolean; totalTimeoutMs: number };
   /** Webhook delivery (services/webhook-deliverer.ts); allowPrivate is CMS_FETCH_ALLOW_PRIVATE's. */
-  webhooks: { allowPrivate: boolean; timeoutMs: number; maxAttempts: number; retryBaseMs: number; pollMs: number };
+  webhooks: {
+    allowPrivate: boolean;
+    timeoutMs: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+    retryMaxMs: number;
+    pollMs: number;
+  };
   /** Origin of the absolute URLs handed out (signed links, the OpenAPI server); never the request's Host. */
   publicUrl?: string;
   /** The second origin that renders active content, when set. */

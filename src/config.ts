@@ -184,6 +184,8 @@ export const ConfigSchema = z
     CMS_WEBHOOK_MAX_ATTEMPTS: integer(8, 1, 100),
     /** First retry delay; each further one doubles, with jitter. */
     CMS_WEBHOOK_RETRY_BASE_MS: integer(1_000, 1, 86_400_000),
+    /** Longest retry delay: the doubling stops here (jitter still spreads retries below it). */
+    CMS_WEBHOOK_RETRY_MAX_MS: integer(3_600_000, 1, 7 * 86_400_000),
     /** Node/Bun: time between looks at the outbox for due deliveries. */
     CMS_WEBHOOK_POLL_MS: integer(1_000, 10, 3_600_000),
     /** When true, every API request needs a bearer access token from CMS_AUTH_ISSUER. */
@@ -366,6 +368,7 @@ export function appOptions(config: Config): AppOptions {
       timeoutMs: config.CMS_WEBHOOK_TIMEOUT_MS,
       maxAttempts: config.CMS_WEBHOOK_MAX_ATTEMPTS,
       retryBaseMs: config.CMS_WEBHOOK_RETRY_BASE_MS,
+      retryMaxMs: config.CMS_WEBHOOK_RETRY_MAX_MS,
       pollMs: config.CMS_WEBHOOK_POLL_MS,
     },
     publicUrl: config.CMS_PUBLIC_URL,

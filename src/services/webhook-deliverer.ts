@@ -20,6 +20,8 @@ export interface WebhookDelivererOptions {
   timeoutMs: number;
   maxAttempts: number;
   retryBaseMs: number;
+  /** The longest delay between attempts, however many came before. */
+  retryMaxMs: number;
   /** Deliveries claimed (and sent concurrently) per round. */
   batch?: number;
   /** Counts each attempt's outcome (cms_webhook_deliveries_total). */
@@ -34,15 +36,19 @@ export interface DeliveryFigures {
 
 export type WebhookDeliverer = ReturnType<typeof createWebhookDeliverer>;
 
-/** Delay before attempt `attempts + 1`: base · 2^(attempts-1), scaled by a random 50–100 % (jitter). */
-export const backoffMs = (base: number, attempts: number, random = Math.random()) =>
-  Math.round(base * 2 ** Math.min(attempts - 1, 30) * (0.5 + random / 2));
+/**
+ * Delay before attempt `attempts + 1`: base · 2^(attempts-1), at most `maxMs`, scaled by a random
+ * 50–100 % (jitter, applied after the cap so retries at the cap stay spread out).
+ */
+export const backoffMs = (delay: { baseMs: number; maxMs: number }, attempts: number, random = Math.random()) =>
+  Math.round(Math.min(delay.maxMs, delay.baseMs * 2 ** Math.min(attempts - 1, 30)) * (0.5 + random / 2));
 
 export function createWebhookDeliverer(o: WebhookDelivererOptions) {
   const batch = o.batch ?? 32;
   // Longer than any attempt can take, so a live claim is never taken over.
   const leaseMs = 2 * o.timeoutMs + 1_000;
   const encoder = new TextEncoder();
+  const delay = { baseMs: o.retryBaseMs, maxMs: o.retryMaxMs };
 
   async function attempt(row: WebhookDeliveryRow): Promise<{ statusCode: number | null; error: string | null }> {
     const subscription = await o.store.subscription(row.subscriptionId);
@@ -71,7 +77,7 @@ export function createWebhookDeliverer(o: WebhookDelivererOptions) {
     const now = o.now();
     const delivered = error === null;
     const attempts = row.attempts + 1;
-    const retryAt = delivered || attempts >= o.maxAttempts ? null : now + backoffMs(o.retryBaseMs, attempts);
+    const retryAt = delivered || attempts >= o.maxAttempts ? null : now + backoffMs(delay, attempts);
     await o.store.complete(row.seq, { claimedUntil, delivered, statusCode, error, now, retryAt });
     const outcome = delivered ? "delivered" : retryAt === null ? "failed" : "retried";
     figures[outcome]++;

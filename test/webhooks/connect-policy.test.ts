@@ -32,6 +32,7 @@ it("refuses a loopback receiver on connect: the delivery fails, the receiver get
     timeoutMs: 1000,
     maxAttempts: 1,
     retryBaseMs: 10,
+    retryMaxMs: 10,
   });
   expect(await deliverer.pass()).toEqual({ delivered: 0, retried: 0, failed: 1 });
   expect(receiver.received).toHaveLength(0);

@@ -5,6 +5,8 @@
  * registration, and the admin guard.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { appOptions, parseConfig } from "../../src/config.js";
+import { backoffMs } from "../../src/services/webhook-deliverer.js";
 import { type AuthStack, bearer, startAuthStack } from "../helpers/auth-stack.js";
 import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
@@ -140,6 +142,26 @@ describe("webhooks", () => {
     await expectProblem(await app.fetch(`${API}/webhooks/${sub.id}`, { method: "DELETE" }), 404, "NOT_FOUND");
   });
 
+  it("caps the backoff at CMS_WEBHOOK_RETRY_MAX_MS: an hour's base delay still retries within the cap", async () => {
+    app = await startTestApp({
+      CMS_WEBHOOK_POLL_MS: "50",
+      CMS_WEBHOOK_RETRY_BASE_MS: "3600000",
+      CMS_WEBHOOK_RETRY_MAX_MS: "100",
+      CMS_WEBHOOK_MAX_ATTEMPTS: "3",
+    });
+    receiver = await startReceiver();
+    receiver.status = 503;
+    const sub = await subscribe(app, { url: receiver.url, events: ["resource.created"] });
+    await cmsClient(app, "acme").create();
+    // Uncapped, the second attempt would wait 30–60 minutes; capped, each waits at most 100 ms.
+    const [failed] = await eventually(async () => {
+      const list = await deliveries(app, sub.id);
+      return list[0]?.status === "failed" ? list : undefined;
+    }, 5_000);
+    expect(failed).toMatchObject({ attempts: 3, lastStatusCode: 503 });
+    expect(receiver.received).toHaveLength(3);
+  });
+
   it("refuses a loopback, private or localhost receiver with 422 naming the url unless CMS_FETCH_ALLOW_PRIVATE", async () => {
     app = await startTestApp({ CMS_FETCH_ALLOW_PRIVATE: "false" });
     for (const url of [
@@ -154,6 +176,19 @@ describe("webhooks", () => {
     }
     await expectProblem(await app.fetch(`${API}/webhooks`, json({ url: 1 })), 400, "VALIDATION_FAILED", "/json/url");
     expect(await (await app.fetch(`${API}/webhooks`)).json()).toEqual({ webhooks: [] });
+  });
+});
+
+describe("webhook backoff", () => {
+  it("keeps every backoff delay under the cap (default one hour), jitter included", () => {
+    const { retryMaxMs } = appOptions(parseConfig({})).webhooks;
+    expect(retryMaxMs).toBe(3_600_000);
+    const cap = { baseMs: 1_000, maxMs: retryMaxMs };
+    for (const attempts of [1, 12, 13, 40, 1000])
+      for (const random of [0, 0.5, 1]) expect(backoffMs(cap, attempts, random)).toBeLessThanOrEqual(retryMaxMs);
+    // Jitter still spreads retries at the cap: 50–100 % of it.
+    expect(backoffMs(cap, 40, 0)).toBe(1_800_000);
+    expect(backoffMs(cap, 2, 1)).toBe(2_000); // below the cap: doubles as before
   });
 });
 
