@@ -1,20 +1,29 @@
 /**
- * A webhook receiver on 127.0.0.1: records every request (headers, raw body) and answers `status`
- * (changeable while it runs). Tests verify what it got with the `standardwebhooks` package.
+ * A webhook receiver on 127.0.0.1: records every request (headers, raw body, the sender's port) and
+ * answers `status` (changeable while it runs), or holds its answers while `hold` is set (a receiver
+ * that hangs) until `release()`. Tests verify what it got with the `standardwebhooks` package.
  */
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 
 export interface Received {
   headers: Record<string, string>;
   body: string;
+  /** The sender's TCP port: which process sent it (test/webhooks/shared-outbox.test.ts). */
+  remotePort: number;
+  /** When it arrived (Date.now()). */
+  at: number;
 }
 
 export interface Receiver {
   url: string;
   received: Received[];
   status: number;
+  /** While true, requests are recorded but not answered until `release()`. */
+  hold: boolean;
+  /** Answers every held request with `status`. */
+  release(): void;
   /** The events it got, each verified with `secret` (throws on a bad signature). */
   verified(secret: string): { id: string; event: { type: string; timestamp: string; data: Record<string, unknown> } }[];
   waitFor(count: number, timeoutMs?: number): Promise<void>;
@@ -23,14 +32,21 @@ export interface Receiver {
 
 export async function startReceiver(port = 0): Promise<Receiver> {
   const received: Received[] = [];
-  const state = { status: 204 };
+  const state = { status: 204, hold: false };
+  const held: ServerResponse[] = [];
   const server: Server = createServer((req, res) => {
     let body = "";
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => (body += chunk));
     req.on("end", () => {
-      received.push({ headers: req.headers as Record<string, string>, body });
-      res.writeHead(state.status).end();
+      received.push({
+        headers: req.headers as Record<string, string>,
+        body,
+        remotePort: req.socket.remotePort ?? 0,
+        at: Date.now(),
+      });
+      if (state.hold) held.push(res);
+      else res.writeHead(state.status).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
@@ -43,6 +59,15 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     },
     set status(s: number) {
       state.status = s;
+    },
+    get hold() {
+      return state.hold;
+    },
+    set hold(h: boolean) {
+      state.hold = h;
+    },
+    release() {
+      for (const res of held.splice(0)) if (!res.destroyed) res.writeHead(state.status).end();
     },
     verified(secret) {
       const wh = new Webhook(secret);

@@ -1,0 +1,111 @@
+/**
+ * The Worker's delivery path in workerd: the bundle as deployed, run by Miniflare with D1 and R2,
+ * posting to a real receiver on 127.0.0.1 (workerd reaches loopback; CMS_FETCH_ALLOW_PRIVATE lets the
+ * policy through). After a write it delivers in `waitUntil`, without holding the write's answer; a
+ * delivery the write's pass could not make (receiver down) is made by the cron trigger's
+ * `scheduled` handler once its backoff is due. Signatures are checked with the `standardwebhooks` package.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { API } from "../helpers/cms-client.js";
+import { processClient } from "../helpers/process-client.js";
+import { freePort } from "../helpers/test-app.js";
+import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
+import { eventually, type Receiver, startReceiver } from "./receiver.js";
+
+/** The five-minute cron of wrangler.toml (the daily one also sweeps the bucket). */
+const CRON = "*/5 * * * *";
+
+let dir: string;
+let worker: WorkerdServer;
+let receiver: Receiver | undefined;
+let port: number;
+let subscription: { id: string; secret: string };
+
+interface Delivery {
+  id: string;
+  status: string;
+  attempts: number;
+  nextAttemptAt: string | null;
+  lastError: string | null;
+}
+const deliveries = async () =>
+  (
+    (await (await fetch(`${worker.url}${API}/webhooks/${subscription.id}/deliveries`)).json()) as {
+      deliveries: Delivery[];
+    }
+  ).deliveries;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-webhook-workerd-"));
+  port = await freePort(); // the receiver's; it starts (and stops) per test
+  worker = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
+    bindings: {
+      CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
+      CMS_LOG_LEVEL: "error",
+      CMS_FETCH_ALLOW_PRIVATE: "true", // the receiver is on 127.0.0.1
+      CMS_WEBHOOK_TIMEOUT_MS: "2000",
+      CMS_WEBHOOK_RETRY_BASE_MS: "300",
+    },
+  });
+  const res = await fetch(`${worker.url}${API}/webhooks`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
+  });
+  expect(res.status).toBe(201);
+  subscription = (await res.json()) as { id: string; secret: string };
+}, 120_000);
+afterAll(async () => {
+  await receiver?.close();
+  await worker?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+it("delivers after a write in waitUntil, signed, the write answered before the receiver does", async () => {
+  receiver = await startReceiver(port);
+  receiver.hold = true; // the receiver hangs: the create must not wait for it
+  const created = await processClient(worker, "acme").create();
+  await receiver.waitFor(1);
+  receiver.release();
+  const [event] = receiver.verified(subscription.secret);
+  expect(event?.event).toMatchObject({
+    type: "resource.created",
+    data: { resourceUID: created.resourceUID, resourceTenantId: "acme", revision: 1 },
+  });
+  await eventually(async () => ((await deliveries())[0]?.status === "delivered" ? true : undefined));
+  expect((await deliveries())[0]).toMatchObject({ id: event?.id, attempts: 1 });
+  await receiver.close();
+  receiver = undefined;
+});
+
+it("the cron trigger delivers what the write's pass could not (receiver down), with the same webhook-id", async () => {
+  // Nothing listens on the port: the write's own pass fails and leaves the delivery pending.
+  const created = await processClient(worker, "acme").create();
+  const pending = await eventually(async () => {
+    const [d] = await deliveries();
+    return d?.status === "pending" && d.attempts === 1 ? d : undefined;
+  });
+  expect(pending.lastError).not.toBeNull();
+
+  receiver = await startReceiver(port);
+  // Until the backoff is due even a cron pass leaves it alone; then the cron delivers it.
+  const due = Date.parse(pending.nextAttemptAt as string);
+  // Miniflare's Fetcher runs the `scheduled` handler (its types name only fetch).
+  const scheduled = (await worker.mf.getWorker()) as unknown as {
+    scheduled(options: { cron: string }): Promise<{ outcome: string }>;
+  };
+  while (Date.now() <= due + 50) {
+    expect((await scheduled.scheduled({ cron: CRON })).outcome).toBe("ok");
+    expect(receiver.received).toHaveLength(0);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  expect((await scheduled.scheduled({ cron: CRON })).outcome).toBe("ok");
+  await receiver.waitFor(1);
+  const [event] = receiver.verified(subscription.secret);
+  expect(event?.id).toBe(pending.id);
+  expect(event?.event).toMatchObject({ type: "resource.created", data: { resourceUID: created.resourceUID } });
+  expect((await deliveries())[0]).toMatchObject({ id: pending.id, status: "delivered", attempts: 2 });
+});
