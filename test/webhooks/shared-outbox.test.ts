@@ -114,12 +114,33 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
     );
     const total = changes.length * 7;
     await receiver.waitFor(total);
+    // Every delivery recorded delivered, and sent exactly once per attempt it records: a second claim
+    // while one is live would send without recording (its completion is refused), so it shows here.
+    // (A retry after a timeout under load is a recorded attempt, and allowed.)
+    const recorded = await eventually(async () => {
+      const res = await fetch(`${a.url}${API}/webhooks/${subscriptionId}/deliveries?limit=1000`);
+      const rows = ((await res.json()) as { deliveries: { id: string; status: string; attempts: number }[] })
+        .deliveries;
+      return rows.length === total && rows.every((d) => d.status === "delivered") ? rows : undefined;
+    });
     const events = receiver.verified(secret);
-    expect(events).toHaveLength(total);
-    expect(new Set(events.map((e) => e.id)).size).toBe(total); // no delivery claimed twice
+    const sent = new Map<string, number>();
+    for (const e of events) sent.set(e.id, (sent.get(e.id) ?? 0) + 1);
+    const perAttempt = recorded.map((d) => `${d.id} ${d.attempts}`);
+    const diagnosis = JSON.stringify(
+      receiver.received
+        .filter((r) => (sent.get(r.headers["webhook-id"] as string) ?? 0) > 1)
+        .map((r) => [r.headers["webhook-id"], r.remotePort, r.at]),
+    );
+    expect(
+      recorded.map((d) => `${d.id} ${sent.get(d.id)}`),
+      diagnosis,
+    ).toEqual(perAttempt);
+    expect(sent.size).toBe(total);
     for (const uid of changes) {
-      const mine = events.filter((e) => e.event.data.resourceUID === uid).map((e) => e.event);
-      expect(mine.map((e) => `${e.type}@${e.data.revision}`)).toEqual([
+      // In order per resource: each event's first arrival (a retry repeats one in place).
+      const firsts = new Map(events.filter((e) => e.event.data.resourceUID === uid).map((e) => [e.id, e.event]));
+      expect([...firsts.values()].map((e) => `${e.type}@${e.data.revision}`)).toEqual([
         "resource.created@1",
         "resource.locked@1",
         "resource.updated@2",
@@ -131,10 +152,12 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
     }
     const split = await eventually(async () => {
       const [x, y] = [deliveredBy(a), deliveredBy(b)];
-      return x + y === total ? [x, y] : undefined;
+      return x + y >= total ? [x, y] : undefined;
     });
     expect(split.every((n) => n > 0)).toBe(true);
-    console.log(`shared outbox (${label}): ${total} events, delivered ${split.join(" + ")} by the two instances`);
+    console.log(
+      `shared outbox (${label}): ${total} events in ${events.length} requests, delivered ${split.join(" + ")} by the two instances`,
+    );
   });
 
   it("takes over a killed instance's claim when its lease ends, then delivers the resource's next event", {
