@@ -130,7 +130,11 @@ describe("webhooks", () => {
     expect(event?.id).toBe(failed?.id);
     await eventually(async () => ((await deliveries(app, sub.id))[0]?.status === "delivered" ? true : undefined));
     // Operators see it on /metrics: deliveries by outcome, and an empty outbox again.
-    const scraped = await (await fetch(app.url("/metrics"))).text();
+    // Counted just after the outcome is stored: scrape until the last attempt shows (no race with the API's read).
+    const scraped = await eventually(async () => {
+      const text = await (await fetch(app.url("/metrics"))).text();
+      return text.includes('cms_webhook_deliveries_total{outcome="delivered"} 1') ? text : undefined;
+    }, 5_000);
     expect(scraped).toContain('cms_webhook_deliveries_total{outcome="retried"} 2');
     expect(scraped).toContain('cms_webhook_deliveries_total{outcome="failed"} 1');
     expect(scraped).toContain('cms_webhook_deliveries_total{outcome="delivered"} 1');
