@@ -15,6 +15,8 @@ import { freePort } from "../helpers/test-app.js";
 import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
 import { eventually, type Receiver, startReceiver } from "./receiver.js";
 
+/** Long: a write that waited for its delivery would take this long (the receiver hangs in the first test). */
+const TIMEOUT_MS = 20_000;
 /** The five-minute cron of wrangler.toml (the daily one also sweeps the bucket). */
 const CRON = "*/5 * * * *";
 
@@ -46,7 +48,7 @@ beforeAll(async () => {
       CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
       CMS_LOG_LEVEL: "error",
       CMS_FETCH_ALLOW_PRIVATE: "true", // the receiver is on 127.0.0.1
-      CMS_WEBHOOK_TIMEOUT_MS: "2000",
+      CMS_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
       CMS_WEBHOOK_RETRY_BASE_MS: "300",
     },
   });
@@ -67,7 +69,9 @@ afterAll(async () => {
 it("delivers after a write in waitUntil, signed, the write answered before the receiver does", async () => {
   receiver = await startReceiver(port);
   receiver.hold = true; // the receiver hangs: the create must not wait for it
+  const started = Date.now();
   const created = await processClient(worker, "acme").create();
+  expect(Date.now() - started).toBeLessThan(TIMEOUT_MS / 2);
   await receiver.waitFor(1);
   receiver.release();
   const [event] = receiver.verified(subscription.secret);
