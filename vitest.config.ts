@@ -1,7 +1,16 @@
 // Tool config: vitest expects a default export.
 import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
+import { DurationsRecorder, SlowestFirstSequencer } from "./test/helpers/slowest-first.js";
 import { SummaryReporter } from "./test/helpers/summary-reporter.js";
+
+/** Files that run in the test process with no bundle and no process-wide state of their own. */
+const SHARED = [
+  "test/{auth,client,http,lib,metadata,origin,routes,services,zip}/**/*.test.ts",
+  // All drivers but Ceph's: its cluster is the isolated project's (whose globalSetup runs it once).
+  "test/storage/**/!(rgw).test.ts",
+  "test/config.test.ts",
+];
 
 export default defineConfig({
   test: {
@@ -11,7 +20,8 @@ export default defineConfig({
     // small machine vitest's default (cores - 1, one worker on 2 cores) leaves a core idle: 3
     // workers took the suite from 7 min to 4 min on 2 cores (4 workers: no faster).
     maxWorkers: Math.max(3, availableParallelism() - 1),
-    reporters: ["default", new SummaryReporter()],
+    reporters: ["default", new SummaryReporter(), new DurationsRecorder()],
+    sequence: { sequencer: SlowestFirstSequencer },
     // One run, one summary line: Node-side tests in forks, and test/workers/ inside workerd.
     projects: [
       {
@@ -19,11 +29,28 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/workers/**"],
+          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED],
           pool: "forks",
           // Process tests start the server as shipped: the esbuild bundle. rgw-global: the run's one
           // Ceph cluster (started only if a test asks for it), torn down at the end.
           globalSetup: ["test/global-setup.ts", "test/helpers/rgw-global.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // Specifications that run the app in this process (or a driver, a store, a library):
+          // each file re-importing the app cost more than its tests (test/routes: 152 s of CPU
+          // isolated, 68 s sharing one module cache per worker), so a worker keeps its imports
+          // from file to file. Each file still builds its own app, database and temp dirs, and
+          // environment stubs are undone after each test.
+          name: "node-shared",
+          include: SHARED,
+          pool: "forks",
+          isolate: false,
+          unstubEnvs: true,
+          unstubGlobals: true,
+          restoreMocks: true,
         },
       },
       "./vitest.workers.config.ts",
