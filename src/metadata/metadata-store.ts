@@ -51,7 +51,10 @@ export type { AnySQLiteDatabase, BatchSQLiteDatabase, LockProof, UsageCharge } f
 
 /** What updateResource may change; omitted fields keep their value. */
 export type ResourceChanges = Partial<
-  Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">
+  Pick<
+    ResourceRow,
+    "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey" | "width" | "height"
+  >
 >;
 
 export interface GuardedChange {

@@ -30,6 +30,12 @@ export const resources = sqliteTable(
     sha256: text("sha256").notNull(),
     /** Key of the content-addressed blob; several rows may share one. */
     blobKey: text("blob_key").notNull(),
+    /**
+     * A raster image's displayed width and height, read from its header at ingest
+     * (images/image-header.ts); null for anything else and on rows written before these columns.
+     */
+    width: integer("width"),
+    height: integer("height"),
     /** Subject of the token that created the resource (null when auth is off). */
     owner: text("owner"),
     /**

@@ -6,6 +6,7 @@
  */
 import { ProblemError } from "../problems.js";
 import { derivativePrefix } from "../images/derivative-keys.js";
+import { readImageDimensions } from "../images/image-header.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import type { Metrics } from "../metrics/metrics.js";
 import {
@@ -21,7 +22,8 @@ import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
 
-export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean };
+/** A stored blob, with a raster image's width and height read from its header on the way (else null). */
+export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean; width: number | null; height: number | null };
 
 /** 422 naming the field or header whose digest the received bytes did not match. */
 export function digestMismatch(expected: ExpectedDigest, cause?: unknown): ProblemError {
@@ -77,8 +79,9 @@ export function createContentService({
     ): Promise<StoredBlob> {
       const prefix = await tenantPrefix(tenantId);
       let reserved: BlobKey | undefined;
+      const image = readImageDimensions(body);
       try {
-        const stored = await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
+        const stored = await blobs.putContentAddressed(image.body, (info) => contentKeyUnder(prefix, info.sha256), {
           maxBytes: maxResourceBytes,
           expectedSha256: expected?.sha256,
           reserve: async (key) => {
@@ -87,7 +90,8 @@ export function createContentService({
           },
         });
         metrics?.ingest(stored.size);
-        return stored;
+        const dimensions = image.dimensions();
+        return { ...stored, width: dimensions?.width ?? null, height: dimensions?.height ?? null };
       } catch (err) {
         if (reserved) await collector.release(reserved).catch(() => {}); // what matters is the error below
         if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected)
