@@ -8,6 +8,7 @@ import { ProblemError } from "../problems.js";
 import { derivativePrefix } from "../images/derivative-keys.js";
 import { readImageDimensions } from "../images/image-header.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
+import type { DerivativeStore } from "../metadata/derivative-store.js";
 import type { Metrics } from "../metrics/metrics.js";
 import {
   type BlobFile,
@@ -53,6 +54,8 @@ export interface ContentServiceDeps {
   cache?: { publicRead: boolean; maxAge: number; staleWhileRevalidate: number };
   /** Counts what was stored (metrics/metrics.ts); none when absent. */
   metrics?: Pick<Metrics, "ingest">;
+  /** The image derivative cache's index: a purged source's derivatives are forgotten there too. */
+  derivatives?: Pick<DerivativeStore, "forgetUnder">;
 }
 
 export type ContentService = ReturnType<typeof createContentService>;
@@ -64,6 +67,7 @@ export function createContentService({
   contentOrigin,
   cache = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 },
   metrics,
+  derivatives,
 }: ContentServiceDeps) {
   return {
     /**
@@ -129,6 +133,7 @@ export function createContentService({
         const prefix = derivativePrefix(key);
         if (!prefix || (await blobs.head(key as BlobKey))) continue;
         for await (const derivative of blobs.list(prefix)) await blobs.delete(derivative);
+        await derivatives?.forgetUnder(prefix);
       }
       return deleted;
     },
