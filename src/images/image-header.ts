@@ -205,6 +205,11 @@ export class ImageHeaderReader {
     this.jpegDone = true;
   }
 
+  /** True once more bytes cannot change what `dimensions()` answers (found, or past what is read). */
+  get settled(): boolean {
+    return this.jpegDone && (this.frame !== undefined || this.filled === HEAD_BYTES);
+  }
+
   /** The image's displayed width and height, if its bytes so far are a raster image's header. */
   dimensions(): ImageDimensions | undefined {
     const b = this.head.subarray(0, this.filled);
