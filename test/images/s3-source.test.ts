@@ -87,9 +87,9 @@ const spooled = async () => {
 
 describe("image sources in S3", () => {
   it("a large source goes to disk as it is read (never gathered in memory) and the file is removed", async () => {
-    // 1500 × 1500 of noise: a PNG of ~6.8 MB that compresses to nothing.
-    const raw = randomBytes(1500 * 1500 * 3);
-    const png = await sharp(raw, { raw: { width: 1500, height: 1500, channels: 3 } })
+    // 1000 × 1000 of noise: a PNG of ~3 MB that compresses to nothing.
+    const raw = randomBytes(1000 * 1000 * 3);
+    const png = await sharp(raw, { raw: { width: 1000, height: 1000, channels: 3 } })
       .png({ compressionLevel: 1 })
       .toBuffer();
     const facts = await source("noise", png);
@@ -110,8 +110,8 @@ describe("image sources in S3", () => {
 
   it("a bomb is refused from its first bytes: the rest of the source is never downloaded", async () => {
     onChunk = async () => {};
-    // The bomb's header, then 8 MiB more (a real bomb's IDAT would be that long).
-    const facts = await source("bomb", Buffer.concat([bombPng(), Buffer.alloc(8 * 1024 * 1024)]));
+    // The bomb's header, then 4 MiB more (a real bomb's IDAT would be longer still).
+    const facts = await source("bomb", Buffer.concat([bombPng(), Buffer.alloc(4 * 1024 * 1024)]));
     const request = parseImageQuery((n) => ({ width: "100" })[n], DEFAULT_DERIVATIVE_SETTINGS)!;
     const refused = await images()
       .derive(facts, request, "")
