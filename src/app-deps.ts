@@ -11,6 +11,7 @@ import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
 import type { ImageSettings } from "./images/params.js";
 import type { ImageTransformer } from "./images/transformer.js";
+import type { DerivativeIndex } from "./images/derivative-index.js";
 
 /** Auth settings, present only when auth is on: there is then always an issuer. */
 export interface AuthOptions {
@@ -87,6 +88,8 @@ export interface AppDeps {
   blobs: BlobStore;
   /** The one blob collector: the services reserve through it, the runtime schedules its passes. */
   collector: BlobCollector;
+  /** The image derivative cache's index and bound (the collector's passes trim it too). */
+  derivatives: DerivativeIndex;
   store: MetadataStore;
   fetchOrigin: FetchOrigin;
   /** The SSRF-safe fetcher webhook deliveries are POSTed with: CMS_WEBHOOK_TIMEOUT_MS, no redirects. */

@@ -76,6 +76,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     blobs: deps.blobs,
     transformer: deps.images,
     settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
+    index: deps.derivatives,
   });
   app.route("/", createContentRouter({ resources, revisions, content, guards, images }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));

@@ -655,6 +655,16 @@ export interface components {
             mediaType: string;
             size: number;
             sha256: string;
+            /**
+             * @description A raster image's width in pixels as displayed (EXIF orientation applied), read from its header at ingest; absent for anything else.
+             * @example 1200
+             */
+            width?: number;
+            /**
+             * @description A raster image's height in pixels as displayed; absent for anything else.
+             * @example 800
+             */
+            height?: number;
             /** Format: date-time */
             createdAt: string;
             /** @description For a package: its files (createResource: all but the start page). null otherwise. */
@@ -674,6 +684,16 @@ export interface components {
             mediaType: string;
             size: number;
             sha256: string;
+            /**
+             * @description A raster image's width in pixels as displayed (EXIF orientation applied), read from its header at ingest; absent for anything else.
+             * @example 1200
+             */
+            width?: number;
+            /**
+             * @description A raster image's height in pixels as displayed; absent for anything else.
+             * @example 800
+             */
+            height?: number;
             /** Format: date-time */
             createdAt: string;
             resourcesList: null;
@@ -778,6 +798,16 @@ export interface components {
             /** Format: date-time */
             lockExpirationDate: string;
             resourceName: string;
+            /**
+             * @description A raster image's width in pixels as displayed (EXIF orientation applied), read from its header at ingest; absent for anything else.
+             * @example 1200
+             */
+            width?: number;
+            /**
+             * @description A raster image's height in pixels as displayed; absent for anything else.
+             * @example 800
+             */
+            height?: number;
         };
         UpdateResourceDTO: components["schemas"]["LockedResourceDTO"] & {
             /**

@@ -1,44 +1,92 @@
 /**
- * Keeps the derivative cache under its byte bound: the derivatives this process knows of, least
- * recently used first (a Map keeps insertion order; a use moves the key to the end). Past the
- * bound, the oldest are deleted from the blob store. Derivatives are only a cache: deleting one
- * another request is reading is harmless (the driver's stream holds its bytes; the next request
- * makes it again).
+ * Keeps the derivative cache under its byte bound (CMS_IMAGE_CACHE_BYTES), least recently used
+ * first, across restarts and instances: each derivative's size and last use are recorded in the
+ * database (metadata/derivative-store.ts). A use is written when a derivative is made, then at most
+ * once per `touchEveryMs` per derivative (this process remembers what it wrote), so a repeat read
+ * costs no write. Past the bound the oldest are deleted from the blob store and forgotten: after
+ * each new derivative, and by the blob collector's passes (a restarted instance with a smaller
+ * bound included). Derivatives are only a cache: deleting one another request is reading is
+ * harmless (the driver's stream holds its bytes; the next request makes it again).
  */
+import type { Logger } from "../lib/logger.js";
+import type { DerivativeStore } from "../metadata/derivative-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
 
-export function createDerivativeIndex(blobs: BlobStore, maxBytes: number) {
-  const sizes = new Map<BlobKey, number>();
-  let total = 0;
-  let evicting = false;
+/** How stale a recorded last use may get: LRU order is kept to this grain. */
+export const TOUCH_EVERY_MS = 60_000;
+/** Remembered writes past this many are dropped (they only cost a write more). */
+const REMEMBERED = 10_000;
+/** Derivatives read from the index per step of an eviction. */
+const BATCH = 100;
 
-  const evict = async () => {
-    if (evicting) return;
-    evicting = true;
-    try {
-      // The newest stays: its request is about to read it.
-      while (total > maxBytes && sizes.size > 1) {
-        const oldest = sizes.keys().next();
-        if (oldest.done) break;
-        total -= sizes.get(oldest.value) ?? 0;
-        sizes.delete(oldest.value);
-        await blobs.delete(oldest.value).catch(() => {});
+export interface DerivativeIndex {
+  /** `key` (of `size` bytes) was just read, or (`made`) stored: recorded, then the cache trimmed. */
+  used(key: BlobKey, size: number, made: boolean): void;
+  /** Deletes the least recently used past the bound; how many. `keep`: a key never deleted now. */
+  evict(keep?: string): Promise<number>;
+}
+
+export function createDerivativeIndex({
+  blobs,
+  store,
+  maxBytes,
+  now,
+  logger,
+  touchEveryMs = TOUCH_EVERY_MS,
+}: {
+  blobs: BlobStore;
+  store: DerivativeStore;
+  maxBytes: number;
+  now: () => number;
+  logger?: Logger;
+  touchEveryMs?: number;
+}): DerivativeIndex {
+  const written = new Map<string, number>();
+  let evicting: Promise<number> | undefined;
+
+  const evictOnce = async (keep?: string): Promise<number> => {
+    let total = await store.totalBytes();
+    let evicted = 0;
+    while (total > maxBytes) {
+      const oldest = (await store.oldest(BATCH + 1)).filter((d) => d.key !== keep);
+      if (oldest.length === 0) break;
+      const gone: string[] = [];
+      for (const { key, size } of oldest) {
+        if (total <= maxBytes) break;
+        await blobs.delete(key as BlobKey);
+        gone.push(key);
+        written.delete(key);
+        total -= size;
       }
-    } finally {
-      evicting = false;
+      await store.forget(gone);
+      evicted += gone.length;
     }
+    return evicted;
   };
 
+  const evict = (keep?: string): Promise<number> => {
+    // One eviction at a time per process; a second caller shares the running one.
+    evicting ??= evictOnce(keep).finally(() => {
+      evicting = undefined;
+    });
+    return evicting;
+  };
+
+  const warn = (err: unknown) => logger?.warn("image derivative cache bookkeeping failed", { error: err });
+
   return {
-    /** `key` (of `size` bytes) was just made or read. */
-    used(key: BlobKey, size: number) {
-      const known = sizes.get(key);
-      if (known !== undefined) sizes.delete(key);
-      else total += size;
-      sizes.set(key, size);
-      if (total > maxBytes) void evict();
+    used(key, size, made) {
+      const at = now();
+      const last = written.get(key);
+      if (!made && last !== undefined && at - last < touchEveryMs) return;
+      if (written.size >= REMEMBERED) written.clear();
+      written.set(key, at);
+      // Off the request's path: the answer never waits for the cache's bookkeeping.
+      void store
+        .used(key, size, at)
+        .then(() => (made ? evict(key) : 0))
+        .catch(warn);
     },
-    /** Bytes the known derivatives hold. */
-    bytes: () => total,
+    evict,
   };
 }

@@ -10,7 +10,7 @@ import { ProblemError } from "../problems.js";
 import type { ContentFacts } from "../services/content.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
-import { createDerivativeIndex } from "./derivative-index.js";
+import type { DerivativeIndex } from "./derivative-index.js";
 import { derivativePrefix } from "./derivative-keys.js";
 import { createWorkLimit } from "./limit.js";
 import {
@@ -65,17 +65,19 @@ export function createImageDerivatives({
   blobs,
   transformer,
   settings = DEFAULT_DERIVATIVE_SETTINGS,
+  index,
 }: {
   blobs: BlobStore;
   transformer: ImageTransformer | undefined;
   settings?: DerivativeSettings;
+  /** Records uses and keeps the cache under CMS_IMAGE_CACHE_BYTES (derivative-index.ts); none: unbounded. */
+  index?: DerivativeIndex;
 }): ImageDerivatives {
   // navigator.hardwareConcurrency: Node 21+, Bun and Workers; Node 20 has no navigator (1 core assumed).
   const { navigator } = globalThis as { navigator?: { hardwareConcurrency?: number } };
   const cores = navigator?.hardwareConcurrency ?? 1;
   const slots = settings.concurrency > 0 ? settings.concurrency : Math.max(1, cores);
   const limit = createWorkLimit(slots, slots * 4);
-  const index = createDerivativeIndex(blobs, settings.cacheBytes);
 
   const sourceOf = async (source: ContentFacts): Promise<ImageSource> => {
     // A local file libvips reads itself (header first, then sequentially); else the stream.
@@ -114,8 +116,9 @@ export function createImageDerivatives({
       if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
       const format = outputFormat(request, accept, sourceFormat);
       const key = parseBlobKey(prefix + derivativeName(request, format));
-      const info = (await blobs.head(key)) ?? (await make(source, request, key, format));
-      index.used(key, info.size);
+      const found = await blobs.head(key);
+      const info = found ?? (await make(source, request, key, format));
+      index?.used(key, info.size, !found);
       const stem = source.name.replace(/\.[A-Za-z0-9]{1,5}$/, "");
       return {
         facts: {

@@ -8,6 +8,7 @@
  * must hold at commit time (the caller's lock is live, the revision is the one the caller saw) are
  * part of the statements themselves (`WHERE … AND EXISTS (…)`), never checked in a separate read.
  */
+import { createDerivativeStore, type DerivativeStore } from "./derivative-store.js";
 import {
   and,
   asc,
@@ -51,7 +52,10 @@ export type { AnySQLiteDatabase, BatchSQLiteDatabase, LockProof, UsageCharge } f
 
 /** What updateResource may change; omitted fields keep their value. */
 export type ResourceChanges = Partial<
-  Pick<ResourceRow, "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey">
+  Pick<
+    ResourceRow,
+    "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey" | "width" | "height"
+  >
 >;
 
 export interface GuardedChange {
@@ -137,6 +141,8 @@ export interface MetadataStore {
   ledger: BlobLedger;
   /** Webhook subscriptions and their outbox; every change above records its events in its own batch. */
   webhooks: WebhookStore;
+  /** The image derivative cache's index: sizes and last uses (images/derivative-index.ts). */
+  derivatives: DerivativeStore;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
   /**
@@ -543,6 +549,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
 
     locks: createLockStore(db),
     webhooks: createWebhookStore(db),
+    derivatives: createDerivativeStore(db),
     tusUploads: createTusUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
     ledger: createBlobLedger(db),
 

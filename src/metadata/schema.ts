@@ -30,6 +30,12 @@ export const resources = sqliteTable(
     sha256: text("sha256").notNull(),
     /** Key of the content-addressed blob; several rows may share one. */
     blobKey: text("blob_key").notNull(),
+    /**
+     * A raster image's displayed width and height, read from its header at ingest
+     * (images/image-header.ts); null for anything else and on rows written before these columns.
+     */
+    width: integer("width"),
+    height: integer("height"),
     /** Subject of the token that created the resource (null when auth is off). */
     owner: text("owner"),
     /**
@@ -304,3 +310,21 @@ export const webhookDeliveries = sqliteTable(
 );
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/**
+ * The image derivative cache's index (issue 30): each derivative stored under `img/`, its size and
+ * when it was last used, so the least recently used go first when the cache passes
+ * CMS_IMAGE_CACHE_BYTES, across restarts and instances. `lastUsedAt` is coarse (a use is written at
+ * most once a minute per derivative), so repeat reads stay a plain getData.
+ */
+export const imageDerivatives = sqliteTable(
+  "image_derivatives",
+  {
+    /** The derivative's blob key (`img/<tenant>/<sha>/<name>`). */
+    key: text("key").primaryKey(),
+    size: integer("size").notNull(),
+    /** Epoch ms. */
+    lastUsedAt: integer("last_used_at").notNull(),
+  },
+  (t) => [index("image_derivatives_last_used_idx").on(t.lastUsedAt, t.key)],
+);

@@ -12,6 +12,8 @@ import { countCollectorPasses, countOriginFetches } from "../metrics/counted.js"
 import { type Metrics, noopMetrics } from "../metrics/metrics.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
 import { createBlobCollector } from "../services/blob-collector.js";
+import { createDerivativeIndex } from "../images/derivative-index.js";
+import { DEFAULT_DERIVATIVE_SETTINGS } from "../images/derivatives.js";
 import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
@@ -40,6 +42,14 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
   // One clock for every expiry: the services' (locks, links, tus) and the token verifier's.
   const clock = runtime.clock ?? (() => new Date());
   const metrics = runtime.metrics ?? noopMetrics;
+  // The image derivative cache's bound, kept by the app's requests and the collector's passes alike.
+  const derivatives = createDerivativeIndex({
+    blobs,
+    store: store.derivatives,
+    maxBytes: (options.images ?? DEFAULT_DERIVATIVE_SETTINGS).cacheBytes,
+    now: () => clock().getTime(),
+    logger,
+  });
   const collector = countCollectorPasses(
     createBlobCollector({
       blobs,
@@ -48,6 +58,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
       now: () => clock().getTime(),
       logger,
       tusUploads: store.tusUploads,
+      derivatives,
     }),
     metrics,
   );
@@ -55,6 +66,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     options,
     blobs,
     collector,
+    derivatives,
     store,
     fetchOrigin: countOriginFetches(runtime.createFetchOrigin(options.fetch), metrics),
     // A POST is never sent on to a redirect's target: a 3xx is a failed attempt.

@@ -21,6 +21,7 @@
  */
 import type { Logger } from "../lib/logger.js";
 import type { BlobLedger } from "../metadata/blob-ledger.js";
+import type { DerivativeIndex } from "../images/derivative-index.js";
 import type { TusUploadStore } from "../metadata/tus-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
 import { collectExpiredUploads } from "./tus-parts.js";
@@ -57,6 +58,8 @@ export interface BlobCollectorDeps {
   logger?: Logger;
   /** When given, each pass also removes every expired tus upload (row and parts). */
   tusUploads?: TusUploadStore;
+  /** When given, each pass also trims the image derivative cache to its bound (least recently used first). */
+  derivatives?: Pick<DerivativeIndex, "evict">;
 }
 
 export interface CollectFigures {
@@ -68,13 +71,23 @@ export interface CollectFigures {
   takenOver: number;
   /** Expired tus uploads removed. */
   uploadsExpired: number;
+  /** Image derivatives deleted to keep the cache under CMS_IMAGE_CACHE_BYTES. */
+  derivativesEvicted: number;
 }
 
 export type BlobCollector = ReturnType<typeof createBlobCollector>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUploads }: BlobCollectorDeps) {
+export function createBlobCollector({
+  blobs,
+  ledger,
+  graceMs,
+  now,
+  logger,
+  tusUploads,
+  derivatives,
+}: BlobCollectorDeps) {
   /** Deletes a blob this collector doomed at `doomedAt`, then its ledger row. */
   async function remove(key: string, doomedAt: number): Promise<boolean> {
     // Too late to start: another instance may already be taking this deletion over.
@@ -141,11 +154,12 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUp
 
     /**
      * One collection pass: every key due for a look (purged, released, or with a lapsed
-     * reservation), then deletions left unfinished by dead collectors, then expired tus uploads.
+     * reservation), then deletions left unfinished by dead collectors, then expired tus uploads,
+     * then image derivatives past the cache's bound.
      * Errors are logged per key.
      */
     async pass(): Promise<CollectFigures> {
-      const figures: CollectFigures = { removed: 0, kept: 0, takenOver: 0, uploadsExpired: 0 };
+      const figures: CollectFigures = { removed: 0, kept: 0, takenOver: 0, uploadsExpired: 0, derivativesEvicted: 0 };
       const failed = new Set<string>();
       for (;;) {
         const due = (await ledger.due(now(), BATCH + failed.size)).filter((key) => !failed.has(key));
@@ -176,6 +190,13 @@ export function createBlobCollector({ blobs, ledger, graceMs, now, logger, tusUp
           } while (n === BATCH);
         } catch (err) {
           logger?.warn("expired upload collection failed", { error: err });
+        }
+      }
+      if (derivatives) {
+        try {
+          figures.derivativesEvicted = await derivatives.evict();
+        } catch (err) {
+          logger?.warn("image derivative eviction failed", { error: err });
         }
       }
       return figures;

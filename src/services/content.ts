@@ -6,7 +6,9 @@
  */
 import { ProblemError } from "../problems.js";
 import { derivativePrefix } from "../images/derivative-keys.js";
+import { readImageDimensions } from "../images/image-header.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
+import type { DerivativeStore } from "../metadata/derivative-store.js";
 import type { Metrics } from "../metrics/metrics.js";
 import {
   type BlobFile,
@@ -21,7 +23,8 @@ import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
 
-export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean };
+/** A stored blob, with a raster image's width and height read from its header on the way (else null). */
+export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean; width: number | null; height: number | null };
 
 /** 422 naming the field or header whose digest the received bytes did not match. */
 export function digestMismatch(expected: ExpectedDigest, cause?: unknown): ProblemError {
@@ -51,6 +54,8 @@ export interface ContentServiceDeps {
   cache?: { publicRead: boolean; maxAge: number; staleWhileRevalidate: number };
   /** Counts what was stored (metrics/metrics.ts); none when absent. */
   metrics?: Pick<Metrics, "ingest">;
+  /** The image derivative cache's index: a purged source's derivatives are forgotten there too. */
+  derivatives?: Pick<DerivativeStore, "forgetUnder">;
 }
 
 export type ContentService = ReturnType<typeof createContentService>;
@@ -62,6 +67,7 @@ export function createContentService({
   contentOrigin,
   cache = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 },
   metrics,
+  derivatives,
 }: ContentServiceDeps) {
   return {
     /**
@@ -77,8 +83,9 @@ export function createContentService({
     ): Promise<StoredBlob> {
       const prefix = await tenantPrefix(tenantId);
       let reserved: BlobKey | undefined;
+      const image = readImageDimensions(body);
       try {
-        const stored = await blobs.putContentAddressed(body, (info) => contentKeyUnder(prefix, info.sha256), {
+        const stored = await blobs.putContentAddressed(image.body, (info) => contentKeyUnder(prefix, info.sha256), {
           maxBytes: maxResourceBytes,
           expectedSha256: expected?.sha256,
           reserve: async (key) => {
@@ -87,7 +94,8 @@ export function createContentService({
           },
         });
         metrics?.ingest(stored.size);
-        return stored;
+        const dimensions = image.dimensions();
+        return { ...stored, width: dimensions?.width ?? null, height: dimensions?.height ?? null };
       } catch (err) {
         if (reserved) await collector.release(reserved).catch(() => {}); // what matters is the error below
         if (err instanceof StorageError && err.code === "HASH_MISMATCH" && expected)
@@ -125,6 +133,7 @@ export function createContentService({
         const prefix = derivativePrefix(key);
         if (!prefix || (await blobs.head(key as BlobKey))) continue;
         for await (const derivative of blobs.list(prefix)) await blobs.delete(derivative);
+        await derivatives?.forgetUnder(prefix);
       }
       return deleted;
     },

@@ -29,6 +29,7 @@ export function createServices(
     // Reads are public with auth off or CMS_PUBLIC_READ (auth/guards.ts readsAreOpen).
     cache: { publicRead: options.auth === null || options.auth.publicRead, ...options.cache },
     metrics: deps.metrics,
+    derivatives: store.derivatives,
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });

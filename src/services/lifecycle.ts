@@ -93,7 +93,8 @@ export function createLifecycleService({ store, content, resources, clock, quota
           const sniffed = update.mediaType === undefined ? sniffMediaType(body) : undefined;
           const blob = await content.put(row.tenantId, sniffed?.body ?? body, pointer);
           stored.push(blob);
-          Object.assign(changes, { size: blob.size, sha256: blob.sha256, blobKey: blob.key, externalUri });
+          const { size, sha256, width, height } = blob;
+          Object.assign(changes, { size, sha256, blobKey: blob.key, width, height, externalUri });
           if (sniffed) changes.mediaType = await sniffed.mediaType();
         }
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).

@@ -80,6 +80,8 @@ export function createPackageService({ blobs, content, newShortId, limits }: Pac
             size: blob.size,
             sha256: blob.sha256,
             blobKey: blob.key,
+            width: blob.width,
+            height: blob.height,
             owner: zip.owner,
             ownerIssuer: zip.ownerIssuer,
             createdAt: zip.createdAt,

@@ -173,6 +173,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
           size: blob.size,
           sha256: blob.sha256,
           blobKey: blob.key,
+          width: blob.width,
+          height: blob.height,
           ...(ctx.owner ?? ownershipOf(ctx.principal)),
           createdAt: now,
           updatedAt: now,

@@ -1,5 +1,5 @@
 /**
- * The same derivatives on Bun: `src/bun.ts` spawned on 127.0.0.1 (port 0) with its own volume and
+ * The same derivatives (and ingest-time width and height) on Bun: `src/bun.ts` spawned on 127.0.0.1 (port 0) with its own volume and
  * libSQL file; sharp loads under Bun's N-API, and Bun's file-sending path serves the stored derivative.
  */
 import { mkdtemp, rm } from "node:fs/promises";
@@ -31,6 +31,7 @@ describe("image derivatives on Bun", () => {
       .png()
       .toBuffer();
     const made = await cms.create({ resourceName: "wide.png", resourceMediaType: "image/png" }, png);
+    expect(made).toMatchObject({ width: 80, height: 40 }); // read from the header at ingest
     const url = new URL(`${API}/getData/${made.resourceURI}?width=20&format=webp`, server.url);
     const first = await fetch(url);
     expect(first.status).toBe(200);

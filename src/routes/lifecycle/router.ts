@@ -9,7 +9,7 @@ import type { LifecycleService } from "../../services/lifecycle.js";
 import { toUri } from "../../services/resource-ids.js";
 import { type RevisionService, versionedUri } from "../../services/revisions.js";
 import { API_PREFIX } from "../meta.js";
-import { toResourceView } from "../resources/views.js";
+import { dimensionsOf, toResourceView } from "../resources/views.js";
 import { inlineBody } from "../../http/middleware/body-limit.js";
 import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
@@ -71,6 +71,7 @@ export function createLifecycleRouter({
             lockID: lock.lockId,
             lockExpirationDate: new Date(lock.expiresAt).toISOString(),
             resourceName: row.name,
+            ...dimensionsOf(row),
           },
           200,
         );

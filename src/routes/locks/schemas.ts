@@ -3,7 +3,7 @@
  * NewLockDTO/LockDTO/QueryLockDTO for named locks, whose UID field is `uid` in JSON.
  */
 import { z } from "@hono/zod-openapi";
-import { AuthorSchema, ResourceItemSchema, ResourceUidSchema } from "../resources/schemas.js";
+import { AuthorSchema, ImageDimensionFields, ResourceItemSchema, ResourceUidSchema } from "../resources/schemas.js";
 
 /** ISO-8601 or epoch milliseconds, as Jackson's Joda module accepted; answered as ISO-8601 UTC. */
 export const InstantSchema = z
@@ -58,6 +58,7 @@ export const LockedResourceSchema = z
     lockID: z.string(),
     lockExpirationDate: z.string().openapi({ format: "date-time" }),
     resourceName: z.string(),
+    ...ImageDimensionFields,
   })
   .openapi("LockedResource");
 

@@ -130,6 +130,19 @@ export const CreateResourceRequestSchema = z
 
 export type CreateResourceRequest = z.infer<typeof CreateResourceRequestSchema>;
 
+/** A raster image's width and height (resource answers, and updateResource's). */
+export const ImageDimensionFields = {
+  width: z.number().int().optional().openapi({
+    description:
+      "A raster image's width in pixels as displayed (EXIF orientation applied), read from its header at ingest; absent for anything else.",
+    example: 1200,
+  }),
+  height: z.number().int().optional().openapi({
+    description: "A raster image's height in pixels as displayed; absent for anything else.",
+    example: 800,
+  }),
+};
+
 const ResourceFields = {
   resourceUID: z.string().openapi({ example: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345" }),
   author: z.string(),
@@ -142,6 +155,7 @@ const ResourceFields = {
   mediaType: z.string(),
   size: z.number().int(),
   sha256: z.string(),
+  ...ImageDimensionFields,
   createdAt: z.string().openapi({ format: "date-time" }),
 };
 

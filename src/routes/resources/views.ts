@@ -7,6 +7,10 @@ import type { ResourceView } from "./schemas.js";
 
 type ResourceItem = Omit<ResourceView, "resourcesList"> & { resourcesList: null };
 
+/** A raster image's width and height; nothing (absent, not null) for anything else and for rows from before. */
+export const dimensionsOf = (row: Pick<ResourceRow, "width" | "height">): { width?: number; height?: number } =>
+  row.width !== null && row.height !== null ? { width: row.width, height: row.height } : {};
+
 export const toResourceItem = (row: ResourceRow): ResourceItem => ({
   resourceUID: row.uid,
   author: row.author,
@@ -16,6 +20,7 @@ export const toResourceItem = (row: ResourceRow): ResourceItem => ({
   mediaType: row.mediaType,
   size: row.size,
   sha256: row.sha256,
+  ...dimensionsOf(row),
   createdAt: new Date(row.createdAt).toISOString(),
 });
 

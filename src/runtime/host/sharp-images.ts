@@ -5,10 +5,12 @@
  * dimensions, before any pixel is decoded), then one decode with libvips' own pixel limit and a
  * time limit, EXIF orientation applied, metadata (EXIF, GPS, XMP) dropped, sRGB out.
  */
+import { tmpdir } from "node:os";
 import { PassThrough, Readable } from "node:stream";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { ProblemError } from "../../problems.js";
+import { spoolImage, tooManyPixels } from "./image-spool.js";
 
 /** Raster formats decoded here; SVG (active content) and PDF are never rasterised. */
 const DECODED = new Set(["jpeg", "png", "webp", "avif", "heif", "gif", "tiff"]);
@@ -18,6 +20,8 @@ type SharpFn = typeof import("sharp");
 export interface SharpImageOptions {
   maxPixels: number;
   timeoutSeconds: number;
+  /** Where a streamed source (S3, R2) is written for libvips to read; default the OS's temp folder. */
+  spoolDir?: string;
 }
 
 const notTransformable = (detail: string, cause?: unknown) => new ProblemError("NOT_TRANSFORMABLE", detail, { cause });
@@ -39,50 +43,63 @@ function decodeProblem(err: unknown, timeoutSeconds: number, maxPixels: number):
   return notTransformable("the content could not be decoded as an image (corrupt or unsupported)", err);
 }
 
-export function createSharpImages({ maxPixels, timeoutSeconds }: SharpImageOptions): ImageTransformer {
+export function createSharpImages({
+  maxPixels,
+  timeoutSeconds,
+  spoolDir = tmpdir(),
+}: SharpImageOptions): ImageTransformer {
   let loaded: Promise<SharpFn> | undefined;
   const load = () => (loaded ??= import("sharp").then((m) => ((m as { default?: SharpFn }).default ?? m) as SharpFn));
 
+  /** The derivative of the file at `path`; `done` runs once its output is over (read, cancelled or failed). */
+  async function fromFile(
+    path: string,
+    request: ImageRequest,
+    formatFor: (h: ImageHeader) => OutputFormat,
+    done: () => void,
+  ) {
+    const sharp = await load();
+    // failOn "error": a damaged file is refused, not half-rendered; the pixel limit is libvips' own guard.
+    const image = sharp(path, { failOn: "error", limitInputPixels: maxPixels, sequentialRead: true });
+    const meta = await image.metadata().catch((err: unknown) => {
+      throw decodeProblem(err, timeoutSeconds, maxPixels);
+    });
+    const format = meta.format ?? "";
+    if (!DECODED.has(format)) {
+      throw notTransformable(`${format || "this content"} is not a raster image this service transforms`);
+    }
+    const width = meta.width ?? 0;
+    const height = meta.height ?? 0;
+    if (!(width > 0 && height > 0)) throw notTransformable("the image declares no dimensions");
+    if (width * height > maxPixels) throw tooManyPixels(width, height, maxPixels);
+    const output = formatFor({ format, width, height });
+    const pipeline = image
+      .timeout({ seconds: timeoutSeconds })
+      .rotate()
+      .resize({ width: request.width, height: request.height, fit: request.fit })
+      .toColourspace("srgb")
+      .toFormat(output, request.quality ? { quality: request.quality } : {});
+    // Through a PassThrough: sharp's own Duplex never ends its writable side for a file input,
+    // which Readable.toWeb takes for a premature close.
+    const out = new PassThrough();
+    out.once("close", done);
+    pipeline.on("error", (err) => out.destroy(err)).pipe(out);
+    const body = Readable.toWeb(out) as unknown as ReadableStream<Uint8Array>;
+    return { format: output, body: mapErrors(body, (err) => decodeProblem(err, timeoutSeconds, maxPixels)) };
+  }
+
   return {
     async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
-      const sharp = await load();
-      // failOn "error": a damaged file is refused, not half-rendered; the pixel limit is libvips' own guard.
-      const options = { failOn: "error", limitInputPixels: maxPixels, sequentialRead: true } as const;
-      const image = "path" in source ? sharp(source.path, options) : sharp(options);
-      // A stream source is fed to sharp as it arrives (sharp gathers it for libvips, bounded by the resource limit).
-      if ("stream" in source)
-        Readable.fromWeb(source.stream as never)
-          .on("error", (e) => image.destroy(e))
-          .pipe(image);
-      const meta = await image.metadata().catch((err: unknown) => {
-        throw decodeProblem(err, timeoutSeconds, maxPixels);
-      });
-      const format = meta.format ?? "";
-      if (!DECODED.has(format)) {
-        throw notTransformable(`${format || "this content"} is not a raster image this service transforms`);
+      if ("path" in source) return fromFile(source.path, request, formatFor, () => {});
+      // A streamed source (S3, R2) goes to a temp file first: sharp would hold it whole (image-spool.ts).
+      const spooled = await spoolImage(source.stream, spoolDir, maxPixels);
+      const remove = () => void spooled.remove().catch(() => {});
+      try {
+        return await fromFile(spooled.path, request, formatFor, remove);
+      } catch (err) {
+        remove();
+        throw err;
       }
-      const width = meta.width ?? 0;
-      const height = meta.height ?? 0;
-      if (!(width > 0 && height > 0)) throw notTransformable("the image declares no dimensions");
-      if (width * height > maxPixels) {
-        throw new ProblemError(
-          "IMAGE_TOO_LARGE",
-          `the image is ${width}×${height} (${width * height} pixels); at most ${maxPixels} are transformed`,
-        );
-      }
-      const output = formatFor({ format, width, height });
-      const pipeline = image
-        .timeout({ seconds: timeoutSeconds })
-        .rotate()
-        .resize({ width: request.width, height: request.height, fit: request.fit })
-        .toColourspace("srgb")
-        .toFormat(output, request.quality ? { quality: request.quality } : {});
-      // Through a PassThrough: sharp's own Duplex never ends its writable side for a file input,
-      // which Readable.toWeb takes for a premature close.
-      const out = new PassThrough();
-      pipeline.on("error", (err) => out.destroy(err)).pipe(out);
-      const body = Readable.toWeb(out) as unknown as ReadableStream<Uint8Array>;
-      return { format: output, body: mapErrors(body, (err) => decodeProblem(err, timeoutSeconds, maxPixels)) };
     },
   };
 }
