@@ -6,13 +6,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundleWorker, startWorkerd } from "../helpers/workerd.js";
+import { sharedWorkerBundle, startWorkerd } from "../helpers/workerd.js";
 import { describeAcceptance, PUBLIC_URL, QUOTA_OVERRIDES } from "./suite.js";
 
 describeAcceptance("workerd", async () => {
   const dir = await mkdtemp(join(tmpdir(), "cms-workerd-"));
   try {
-    const server = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
+    const server = await startWorkerd(sharedWorkerBundle(), {
       bindings: {
         CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
         CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",

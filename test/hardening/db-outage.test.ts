@@ -32,7 +32,7 @@ import { openDatabase } from "../../src/runtime/host/database.js";
 import { API, base64, expectProblem } from "../helpers/cms-client.js";
 import { runUntilExit, type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
-import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
+import { sharedWorkerBundle, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
 import { report, scaled } from "./scale.js";
 
 /** Requests of each kind sent while the database is down. */
@@ -307,7 +307,7 @@ describe("the Worker (workerd) on a remote database (sqld over http) that goes d
     // A Worker does not migrate (it cannot read drizzle/): a Node instance does, as in a deployment.
     (await openDatabase({ CMS_DATABASE_URL: sqld.url })).close();
     dir = await mkdtemp(join(tmpdir(), "cms-outage-worker-"));
-    worker = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
+    worker = await startWorkerd(sharedWorkerBundle(), {
       bindings: { CMS_DATABASE_URL: sqld.url },
       onLog: (message) => {
         for (const line of message.split("\n"))

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { Upload } from "tus-js-client";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnServer } from "../helpers/spawn-server.js";
-import { bundleWorker, startWorkerd } from "../helpers/workerd.js";
+import { sharedWorkerBundle, startWorkerd } from "../helpers/workerd.js";
 import { report, scaled } from "./scale.js";
 
 const MiB = 1024 * 1024;
@@ -105,7 +105,7 @@ type Runtime = "node" | "bun" | "workerd";
  */
 async function serverStarter(runtime: Runtime, dir: string): Promise<() => Promise<Running>> {
   if (runtime === "workerd") {
-    const bundle = await bundleWorker(join(dir, "bundle"));
+    const bundle = sharedWorkerBundle();
     const bindings = { CMS_LOG_LEVEL: "warn", CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!" };
     const options = { bindings, persistDir: join(dir, "state") };
     return async () => {

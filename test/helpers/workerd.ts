@@ -13,6 +13,7 @@ import { promisify } from "node:util";
 import { drizzle } from "drizzle-orm/d1";
 import { migrate } from "drizzle-orm/d1/migrator";
 import { Miniflare } from "miniflare";
+import { inject } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -32,6 +33,19 @@ export interface WorkerdServer {
   peakRss(): Promise<number>;
   /** Disposes of the instance (and its workerd process); persisted state stays. */
   close(): Promise<void>;
+}
+
+declare module "vitest" {
+  interface ProvidedContext {
+    /** The run's Worker bundle, made once by test/global-setup.ts. */
+    workerBundleDir: string;
+  }
+}
+
+/** The run's Worker bundle (test/global-setup.ts), read-only to every instance started from it. */
+export function sharedWorkerBundle(): WorkerBundle {
+  const dir = inject("workerBundleDir");
+  return { scriptPath: join(dir, "worker.js"), modulesRoot: dir };
 }
 
 /** Bundles src/worker.ts into `outdir` as `wrangler deploy` would (its [build] step vendors the explorer assets). */

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTexts } from "../helpers/cms-client.js";
-import { bundleWorker, startWorkerd, type WorkerBundle, type WorkerdServer } from "../helpers/workerd.js";
+import { sharedWorkerBundle, startWorkerd, type WorkerBundle, type WorkerdServer } from "../helpers/workerd.js";
 
 const bindings = { CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!", CMS_LOG_LEVEL: "error" };
 
@@ -22,7 +22,7 @@ describe("two Workers with their own D1 databases on one R2 bucket", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "cms-two-workers-"));
-    bundle = await bundleWorker(join(dir, "bundle"));
+    bundle = sharedWorkerBundle();
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { API } from "../helpers/cms-client.js";
 import { processClient } from "../helpers/process-client.js";
 import { freePort } from "../helpers/test-app.js";
-import { bundleWorker, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
+import { sharedWorkerBundle, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
 import { eventually, type Receiver, startReceiver } from "./receiver.js";
 
 /** Long: a write that waited for its delivery would take this long (the receiver hangs in the first test). */
@@ -43,7 +43,7 @@ const deliveries = async () =>
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-webhook-workerd-"));
   port = await freePort(); // the receiver's; it starts (and stops) per test
-  worker = await startWorkerd(await bundleWorker(join(dir, "bundle")), {
+  worker = await startWorkerd(sharedWorkerBundle(), {
     bindings: {
       CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
       CMS_LOG_LEVEL: "error",
