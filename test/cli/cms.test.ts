@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { BIN, runCms, startCms } from "./run-cms.js";
@@ -89,6 +90,12 @@ describe("cms put / get", () => {
     expect((JSON.parse(put.stdout) as { resourceURI: string }).resourceURI).toMatch(/\/note\.txt$/);
     const toStdout = await cms("get", (JSON.parse(put.stdout) as { resourceURI: string }).resourceURI, "-o", "-");
     expect(toStdout).toMatchObject({ code: 0, stdout: "from the origin", stderr: "" });
+  });
+
+  it("stores a URL's type as its origin says it when --type is not given", async () => {
+    const put = await cms("put", origin.put("logo.png", PNG_1x1, "image/png"), "--tenant", "acme", "--json");
+    expect(put).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(put.stdout)).toMatchObject({ mediaType: "image/png", size: PNG_1x1.length });
   });
 
   it("resumes a killed download with Range: the second run fetches only the rest, and the file verifies", async () => {
