@@ -57,7 +57,8 @@ async function grownTo(file: string, bytes: number): Promise<void> {
 // The tests below are independent (their own files, tenants and resources): they run concurrently,
 // as do the independent cms processes inside them. A cms process is mostly start-up (bin/cms.mjs runs
 // the dist/cli bundle global-setup builds), so this file's time is the number of them in a row.
-describe.concurrent("cms put / get", () => {
+// Several cms processes each, sharing the CPU with the tests beside them.
+describe.concurrent("cms put / get", { timeout: 90_000 }, () => {
   it("round-trips a file with its SHA-256, prints the API's JSON with --json and no progress bar without a TTY", async () => {
     const bytes = randomBytes(300_000);
     await writeFile(join(app.dir, "photo.bin"), bytes);
