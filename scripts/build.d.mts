@@ -2,3 +2,6 @@ export const SERVER_BUNDLE: string;
 export function buildServer(): Promise<string>;
 export const LIBRARY_SCRIPT: string;
 export function buildLibraryClient(outfile?: string): Promise<string>;
+export const CLI_BUNDLE: string;
+export const CLI_INPUTS: string;
+export function buildCli(): Promise<string>;

@@ -7,6 +7,7 @@
 // files are read from disk). The migrations are found by walking up to drizzle/ from the module
 // (src/runtime/host/migrations.ts), so the bundle's depth does not matter.
 import { build } from "esbuild";
+import { writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -81,10 +82,36 @@ export async function buildLibraryClient(outfile = LIBRARY_SCRIPT) {
   return outfile;
 }
 
+export const CLI_BUNDLE = fileURLToPath(new URL("../dist/cli/cms.mjs", import.meta.url));
+/** The sources the CLI bundle was built from: bin/cms.mjs runs the bundle only while none is newer. */
+export const CLI_INPUTS = fileURLToPath(new URL("../dist/cli/inputs.json", import.meta.url));
+
+/**
+ * The `cms` command (src/cli/main.ts) as one ES module, its packages left to node_modules. Through
+ * tsx each run spent ~0.8 s of CPU compiling and loading; the bundle starts in ~0.2 s.
+ */
+export async function buildCli() {
+  const { metafile } = await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["src/cli/main.ts"],
+    outfile: CLI_BUNDLE,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    metafile: true,
+    logLevel: "warning",
+  });
+  // Paths relative to the package root (esbuild's absWorkingDir).
+  await writeFile(CLI_INPUTS, `${JSON.stringify(Object.keys(metafile.inputs))}\n`);
+  return CLI_BUNDLE;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const started = performance.now();
-  await Promise.all([buildServer(), buildClient(), buildLibraryClient()]);
+  await Promise.all([buildServer(), buildClient(), buildLibraryClient(), buildCli()]);
   console.error(
-    `built dist/node/server.mjs, dist/client/index.mjs and dist/library/library.js in ${Math.round(performance.now() - started)} ms`,
+    `built dist/node/server.mjs, dist/client/index.mjs, dist/library/library.js and dist/cli/cms.mjs in ${Math.round(performance.now() - started)} ms`,
   );
 }

@@ -77,7 +77,7 @@ program
   .argument("<source>", "a file, or an http(s) URL the server downloads")
   .requiredOption("--tenant <tenant>", "tenant id")
   .option("--name <name>", "resource name (default: the file's name)")
-  .option("--type <mediaType>", "media type (default: the server decides; application/octet-stream for a URL)")
+  .option("--type <mediaType>", "media type (default: the server decides; for a URL, the origin's, checked)")
   .option("--author <author>", "author", process.env.USER || "cms")
   .action(async (source: string, o: { tenant: string; name?: string; type?: string; author: string }) => {
     const isUrl = /^https?:\/\//i.test(source);
@@ -88,12 +88,9 @@ program
       resourceName,
       ...(o.type ? { resourceMediaType: o.type } : {}),
     };
+    // Without --type the server decides: a URL's origin Content-Type checked against the bytes, a file's bytes.
     const created = isUrl
-      ? await client().createResource({
-          resourceMediaType: "application/octet-stream",
-          ...fields,
-          resourceExternalURI: source,
-        })
+      ? await client().createResource({ ...fields, resourceExternalURI: source })
       : await putFile(client(), source, fields, { quiet: quiet() });
     print(created, `${created.resourceURI}  ${formatBytes(created.size)}  sha256:${created.sha256}`);
   });

@@ -714,10 +714,10 @@ export interface components {
              */
             resourceBinary?: string | null;
             /**
-             * @description Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode).
+             * @description Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode). Optional: without it, the origin's Content-Type is used (its type/subtype only), checked against the content's signature (magic bytes): a type that has one the bytes lack or contradict gives the bytes' own type. Missing, invalid or application/octet-stream: the bytes' type if they have a signature, else application/octet-stream. A type not declared never makes a package.
              * @example image/png
              */
-            resourceMediaType: string;
+            resourceMediaType?: string | null;
             /**
              * @description A file name (no path separators), at most 255 bytes of UTF-8.
              * @example logo.png
@@ -1262,7 +1262,6 @@ export interface operations {
                 /**
                  * @example {
                  *       "resourceAuthor": "Test Author",
-                 *       "resourceMediaType": "image/png",
                  *       "resourceName": "logo.png",
                  *       "resourceTenantId": "zaq12345"
                  *     }

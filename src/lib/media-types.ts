@@ -46,6 +46,19 @@ const BY_EXTENSION: Record<string, string> = {
 
 export const DEFAULT_MEDIA_TYPE = "application/octet-stream";
 
+/** RFC 6838 §4.2 restricted-name: what a type and a subtype may be made of. */
+export const RESTRICTED_NAME = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
+const ESSENCE = new RegExp(`^${RESTRICTED_NAME}/${RESTRICTED_NAME}$`);
+
+/**
+ * A Content-Type's type/subtype in lower case, its parameters dropped (another party's parameters are
+ * not ours to store); undefined when it is no valid media type.
+ */
+export function mediaTypeEssence(contentType: string | null | undefined): string | undefined {
+  const essence = contentType?.split(";")[0]?.trim().toLowerCase();
+  return essence && ESSENCE.test(essence) ? essence : undefined;
+}
+
 export function mediaTypeForPath(path: string): string {
   const name = path.slice(path.lastIndexOf("/") + 1);
   const dot = name.lastIndexOf(".");

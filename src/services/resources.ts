@@ -6,6 +6,7 @@
 import { assertCan, assertTenant, type Ownership, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import type { IdGenerator } from "../lib/ids.js";
+import { checkedMediaType, sniffMediaType } from "../lib/media-sniff.js";
 import { isZipMediaType } from "../lib/media-types.js";
 import type { FinishedUpload, ListQuery, MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
 import type { NewResourceRow, ResourceRow } from "../metadata/schema.js";
@@ -43,7 +44,8 @@ export interface RequestContext {
 
 export interface NewResource {
   resourceAuthor: string;
-  resourceMediaType: string;
+  /** Absent: the origin's Content-Type checked against the bytes, or the bytes' own type (checkedMediaType). */
+  resourceMediaType?: string;
   resourceName: string;
   resourceTenantId: string;
 }
@@ -105,12 +107,20 @@ export function createResourceService(deps: ResourceServiceDeps) {
     if (source.kind === "uri") {
       const origin = await deps.fetchOrigin(source.uri, { signal });
       const digest = await expectedFromOrigin(source.digest, origin.reprSha256, origin.body);
-      return { body: origin.body, externalUri: source.uri, pointer: "/body/resourceExternalURI", digest };
+      const announcedType = origin.contentType;
+      return {
+        body: origin.body,
+        externalUri: source.uri,
+        pointer: "/body/resourceExternalURI",
+        digest,
+        announcedType,
+      };
     }
     const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;
     return {
       body: body as ReadableStream<Uint8Array>,
       externalUri: null,
+      announcedType: null,
       pointer: source.pointer,
       digest: source.digest,
     };
@@ -149,12 +159,15 @@ export function createResourceService(deps: ResourceServiceDeps) {
     async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
       if (ctx.atLeastBytes !== undefined) await deps.quotas.precheck(input.resourceTenantId, ctx.atLeastBytes);
-      const { body, externalUri, pointer, digest } = await open(source, ctx.signal);
+      const { body, externalUri, pointer, digest, announcedType } = await open(source, ctx.signal);
+      // No declared type: the bytes' first KiB are kept as they stream by, to check the origin's against.
+      const declared = input.resourceMediaType;
+      const sniffed = declared === undefined ? sniffMediaType(body) : undefined;
       const stored: StoredBlob[] = [];
       const upload = (resourceUid: string): FinishedUpload | undefined =>
         ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid } : undefined;
       try {
-        const blob = await content.put(input.resourceTenantId, body, pointer, digest);
+        const blob = await content.put(input.resourceTenantId, sniffed?.body ?? body, pointer, digest);
         stored.push(blob);
         const shortId = deps.newShortId();
         const uid = toUid(shortId, input.resourceTenantId);
@@ -168,7 +181,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
           parentUid: null,
           name: input.resourceName,
           author: input.resourceAuthor,
-          mediaType: input.resourceMediaType,
+          mediaType: declared ?? checkedMediaType(announcedType, await sniffed?.mediaType()),
           externalUri,
           size: blob.size,
           sha256: blob.sha256,
@@ -179,7 +192,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;
-        if (!isZipMediaType(row.mediaType))
+        // Only a declared zip type explodes: an origin's (or the bytes') say is not the client's request.
+        if (declared === undefined || !isZipMediaType(row.mediaType))
           return {
             primary: await charged([row], blob.size, (charge) => store.insert(row, charge, upload(uid))),
             files: null,

@@ -5,11 +5,11 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat, watch, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { BIN, runCms, startCms } from "./run-cms.js";
@@ -41,7 +41,24 @@ afterAll(async () => {
   await Promise.all([app?.close(), origin?.close()]);
 });
 
-describe("cms put / get", () => {
+/** Resolves once `file` holds at least `bytes`: checked on each change in its folder, no polling. */
+async function grownTo(file: string, bytes: number): Promise<void> {
+  const size = async () => (await stat(file).catch(() => null))?.size ?? 0;
+  const stop = new AbortController();
+  const changes = watch(join(file, ".."), { signal: stop.signal });
+  try {
+    if ((await size()) >= bytes) return;
+    for await (const _ of changes) if ((await size()) >= bytes) return;
+  } finally {
+    stop.abort();
+  }
+}
+
+// The tests below are independent (their own files, tenants and resources): they run concurrently,
+// as do the independent cms processes inside them. A cms process is mostly start-up (bin/cms.mjs runs
+// the dist/cli bundle global-setup builds), so this file's time is the number of them in a row.
+// Several cms processes each, sharing the CPU with the tests beside them.
+describe.concurrent("cms put / get", { timeout: 90_000 }, () => {
   it("round-trips a file with its SHA-256, prints the API's JSON with --json and no progress bar without a TTY", async () => {
     const bytes = randomBytes(300_000);
     await writeFile(join(app.dir, "photo.bin"), bytes);
@@ -56,12 +73,13 @@ describe("cms put / get", () => {
     };
     expect(created).toMatchObject({ sha256: sha256(bytes), mediaType: "image/png", author: "Ann" });
 
-    const got = await cms("get", created.resourceURI, "-o", "copy.bin");
+    const [got, byUid] = await Promise.all([
+      cms("get", created.resourceURI, "-o", "copy.bin"),
+      cms("get", created.resourceUID), // default name: the resource's
+    ]);
     expect(got).toMatchObject({ code: 0, stderr: "" });
     expect(got.stdout).toMatch(/copy\.bin .* sha256 verified/);
     expect(sha256(await readFile(join(app.dir, "copy.bin")))).toBe(sha256(bytes));
-
-    const byUid = await cms("get", created.resourceUID); // default name: the resource's
     expect(byUid.code).toBe(0);
     expect(sha256(await readFile(join(app.dir, "photo.bin")))).toBe(sha256(bytes));
   });
@@ -91,6 +109,12 @@ describe("cms put / get", () => {
     expect(toStdout).toMatchObject({ code: 0, stdout: "from the origin", stderr: "" });
   });
 
+  it("stores a URL's type as its origin says it when --type is not given", async () => {
+    const put = await cms("put", origin.put("logo.png", PNG_1x1, "image/png"), "--tenant", "acme", "--json");
+    expect(put).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(put.stdout)).toMatchObject({ mediaType: "image/png", size: PNG_1x1.length });
+  });
+
   it("resumes a killed download with Range: the second run fetches only the rest, and the file verifies", async () => {
     const bytes = randomBytes(4 * 1024 * 1024);
     await writeFile(join(app.dir, "big.bin"), bytes);
@@ -100,7 +124,7 @@ describe("cms put / get", () => {
 
     const slow = startCms(["get", resourceURI, "-o", "resumed.bin", "--limit-rate", "1M"], env, app.dir);
     const part = join(app.dir, "resumed.bin.part");
-    for (let i = 0; i < 100 && ((await stat(part).catch(() => null))?.size ?? 0) < 256 * 1024; i++) await sleep(50);
+    await grownTo(part, 256 * 1024);
     slow.child.kill("SIGKILL");
     await slow.done;
     const held = (await stat(part)).size;
@@ -132,39 +156,48 @@ describe("cms put / get", () => {
   });
 });
 
-describe("cms ls / info / lock / unlock / link / rm", () => {
+describe.concurrent("cms ls / info / lock / unlock / link / rm", () => {
   it("lists, shows, locks, unlocks, links and removes", async () => {
+    // Its own config folder: `cms lock` records the lock in locks.json, which the test below inspects.
+    const cms = (...args: string[]) => runCms(args, { ...env, XDG_CONFIG_HOME: join(app.dir, "config-ls") }, app.dir);
     await writeFile(join(app.dir, "a-1.txt"), "one");
-    const { resourceUID, resourceURI } = JSON.parse(
-      (await cms("put", "a-1.txt", "--tenant", "lstest", "--type", "text/plain", "--json")).stdout,
-    ) as { resourceUID: string; resourceURI: string };
-    await cms("put", "a-1.txt", "--tenant", "lstest", "--name", "b-2.txt", "--type", "text/plain");
+    const [a, b] = await Promise.all([
+      cms("put", "a-1.txt", "--tenant", "lstest", "--type", "text/plain", "--json"),
+      cms("put", "a-1.txt", "--tenant", "lstest", "--name", "b-2.txt", "--type", "text/plain"),
+    ]);
+    expect(b.code).toBe(0);
+    const { resourceUID, resourceURI } = JSON.parse(a.stdout) as { resourceUID: string; resourceURI: string };
 
-    const ls = await cms("ls", "--tenant", "lstest", "--prefix", "a-", "--json");
+    const [ls, limited, info, lock] = await Promise.all([
+      cms("ls", "--tenant", "lstest", "--prefix", "a-", "--json"),
+      cms("ls", "--tenant", "lstest", "--limit", "1"),
+      cms("info", resourceUID),
+      cms("lock", resourceUID, "--json"),
+    ]);
     expect(
       (JSON.parse(ls.stdout) as { resources: { resourceURI: string }[] }).resources.map((r) => r.resourceURI),
     ).toEqual([resourceURI]);
-    expect((await cms("ls", "--tenant", "lstest", "--limit", "1")).stdout.trim().split("\n")).toHaveLength(1);
-    expect((await cms("info", resourceUID)).stdout).toContain("text/plain");
+    expect(limited.stdout.trim().split("\n")).toHaveLength(1);
+    expect(info.stdout).toContain("text/plain");
 
-    const lock = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string };
-    expectFailure(await cms("rm", resourceUID), /^cms: 423 LOCKED: /);
-    expectFailure(
-      await cms("unlock", resourceUID, "--lock-id", "not-the-lock"),
-      /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /,
-    );
-    expect((await cms("unlock", resourceUID, "--lock-id", lock.lockID)).code).toBe(0);
-
-    const link = (await cms("link", resourceURI, "--expires", "10m")).stdout.trim();
-    expect(link).toMatch(/expires=\d+&signature=/);
-    expect(await (await fetch(link)).text()).toBe("one");
+    const { lockID } = JSON.parse(lock.stdout) as { lockID: string };
+    const [rmLocked, wrongLock, link] = await Promise.all([
+      cms("rm", resourceUID),
+      cms("unlock", resourceUID, "--lock-id", "not-the-lock"),
+      cms("link", resourceURI, "--expires", "10m"),
+    ]);
+    expectFailure(rmLocked, /^cms: 423 LOCKED: /);
+    expectFailure(wrongLock, /^cms: (409 LOCK_NOT_HELD|423 LOCKED): /);
+    expect(link.stdout.trim()).toMatch(/expires=\d+&signature=/);
+    expect(await (await fetch(link.stdout.trim())).text()).toBe("one");
+    expect((await cms("unlock", resourceUID, "--lock-id", lockID)).code).toBe(0);
 
     expect((await cms("rm", resourceUID)).code).toBe(0);
     expectFailure(await cms("info", resourceUID), /^cms: 404 NOT_FOUND: /);
-  }, 90_000); // about ten CLI processes, each starting tsx: 25 s on a loaded 2-core machine
+  }, 120_000); // seven rounds of CLI processes, beside the other tests, on a loaded 2-core machine
 });
 
-describe("cms lock / unlock / info: the lock the CLI took is remembered", () => {
+describe.concurrent("cms lock / unlock / info: the lock the CLI took is remembered", () => {
   it("unlocks without --lock-id, shows the held lock in info, and forgets it once released or gone", async () => {
     await writeFile(join(app.dir, "held.txt"), "held");
     const { resourceUID } = JSON.parse(
@@ -175,10 +208,10 @@ describe("cms lock / unlock / info: the lock the CLI took is remembered", () => 
       lockID: string;
       lockExpirationDate: string;
     };
-    const info = await cms("info", resourceUID);
+    const [info, infoJson] = await Promise.all([cms("info", resourceUID), cms("info", resourceUID, "--json")]);
     expect(info.code).toBe(0);
     expect(info.stdout).toContain(`locked by you: ${lock.lockID} until ${lock.lockExpirationDate}`);
-    expect(JSON.parse((await cms("info", resourceUID, "--json")).stdout)).toMatchObject({
+    expect(JSON.parse(infoJson.stdout)).toMatchObject({
       resourceUID,
       heldLock: { lockID: lock.lockID, lockExpirationDate: lock.lockExpirationDate },
     });
@@ -194,9 +227,14 @@ describe("cms lock / unlock / info: the lock the CLI took is remembered", () => 
     const unlocked = await cms("unlock", resourceUID);
     expect(unlocked).toMatchObject({ code: 0, stderr: "" });
     expect(unlocked.stdout).toContain(`unlocked ${resourceUID}`);
-    expect((await cms("info", resourceUID)).stdout).not.toContain("locked by you");
-    expect(JSON.parse((await cms("info", resourceUID, "--json")).stdout)).not.toHaveProperty("heldLock");
-    expectFailure(await cms("unlock", resourceUID), /^cms: no lock of .* remembered.*--lock-id/);
+    const [afterInfo, afterJson, afterUnlock] = await Promise.all([
+      cms("info", resourceUID),
+      cms("info", resourceUID, "--json"),
+      cms("unlock", resourceUID),
+    ]);
+    expect(afterInfo.stdout).not.toContain("locked by you");
+    expect(JSON.parse(afterJson.stdout)).not.toHaveProperty("heldLock");
+    expectFailure(afterUnlock, /^cms: no lock of .* remembered.*--lock-id/);
 
     // Released behind the CLI's back: the server's answer (lock not held) makes it forget the lock.
     const again = JSON.parse((await cms("lock", resourceUID, "--json")).stdout) as { lockID: string };
@@ -208,12 +246,13 @@ describe("cms lock / unlock / info: the lock the CLI took is remembered", () => 
     });
     expect(released.ok).toBe(true);
     expectFailure(await cms("unlock", resourceUID), /^cms: 409 LOCK_NOT_HELD: /);
-    expect((await cms("info", resourceUID)).stdout).not.toContain("locked by you");
-    expectFailure(await cms("unlock", resourceUID), /^cms: no lock of .* remembered/);
-  }, 120_000); // fifteen CLI processes, each starting tsx
+    const [forgotten, nothingHeld] = await Promise.all([cms("info", resourceUID), cms("unlock", resourceUID)]);
+    expect(forgotten.stdout).not.toContain("locked by you");
+    expectFailure(nothingHeld, /^cms: no lock of .* remembered/);
+  }, 150_000); // ten rounds of CLI processes, beside the other tests, on a loaded 2-core machine
 });
 
-describe("cms error paths: exit code 1 and one clear line on stderr", () => {
+describe.concurrent("cms error paths: exit code 1 and one clear line on stderr", () => {
   it.each([
     ["a missing argument", ["get"], /missing required argument 'resource'/],
     ["a missing option", ["ls"], /required option '--tenant <tenant>' not specified/],
@@ -240,8 +279,8 @@ describe("cms error paths: exit code 1 and one clear line on stderr", () => {
   });
 
   it("--help everywhere", async () => {
-    for (const args of [["--help"], ["put", "--help"], ["get", "--help"], ["login", "--help"]]) {
-      const result = await cms(...args);
+    const helps = [["--help"], ["put", "--help"], ["get", "--help"], ["login", "--help"]];
+    for (const result of await Promise.all(helps.map((args) => cms(...args)))) {
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^Usage: cms/);
     }

@@ -280,7 +280,9 @@ describe("explorer", () => {
     const doc = (await (await app.fetch(app.url("/openapi.json"))).json()) as {
       openapi: string;
       paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
-      components: { schemas: Record<string, { required?: string[] }> };
+      components: {
+        schemas: Record<string, { required?: string[]; properties?: Record<string, { description?: string }> }>;
+      };
     };
     expect(doc.openapi).toBe("3.1.0");
     expect(Object.keys(doc.paths)).toEqual(
@@ -289,9 +291,10 @@ describe("explorer", () => {
     expect(Object.keys(doc.paths["/cms/v1.0/createResource"]?.post?.responses ?? {})).toEqual(
       expect.arrayContaining(["201", "400", "413", "415", "422", "502"]),
     );
-    expect(doc.components.schemas.CreateResourceRequest?.required?.sort()).toEqual(
-      ["resourceAuthor", "resourceMediaType", "resourceName", "resourceTenantId"].sort(),
-    );
+    const createRequest = doc.components.schemas.CreateResourceRequest;
+    expect(createRequest?.required?.sort()).toEqual(["resourceAuthor", "resourceName", "resourceTenantId"].sort());
+    // Optional, and the document says what stands in for it.
+    expect(createRequest?.properties?.resourceMediaType?.description).toMatch(/origin's Content-Type/);
   });
 
   it.each(["/swagger-ui.html", "/docs"])("serves Swagger UI at %s with self-hosted assets only", async (path) => {

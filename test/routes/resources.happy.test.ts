@@ -3,8 +3,10 @@ import { createHash } from "node:crypto";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { buildZip } from "../helpers/zip-writer.js";
 
 let origin: Origin;
 let app: TestApp;
@@ -21,7 +23,8 @@ afterEach(() => expect(app.unhandledErrors()).toEqual([]));
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
-async function create(fields: Partial<Record<string, string>> & { resourceExternalURI: string }) {
+/** Fields over the defaults; one given as undefined is left out of the body. */
+async function create(fields: Partial<Record<string, string | undefined>>) {
   const res = await app.fetch(
     app.url("/cms/v1.0/createResource"),
     json({
@@ -132,6 +135,55 @@ describe("createResource", () => {
       results.map(async (r) => (await app.fetch(app.url(`/cms/v1.0/getData/${r.body.resourceURI}`))).text()),
     );
     expect(texts).toEqual(Array.from({ length: 100 }, (_, i) => `content number ${i}`));
+  });
+});
+
+describe("createResource without resourceMediaType", () => {
+  const GIF = Buffer.from("R0lGODlhAQABAAAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==", "base64");
+  const SVG = '<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>';
+
+  it.each([
+    ["the origin's Content-Type", "image/png", PNG_1x1, "image/png"],
+    ["its essence only: parameters are dropped", 'text/plain; charset=utf-8; x="a\\"; b"', "hello", "text/plain"],
+    ["in lower case", "Image/PNG", PNG_1x1, "image/png"],
+    ["a type without a signature to check (SVG), as the origin says", "image/svg+xml", SVG, "image/svg+xml"],
+    ["the bytes' type where they contradict a type that has a signature", "image/png", GIF, "image/gif"],
+    [
+      "application/octet-stream for a claimed signature the bytes lack",
+      "image/png",
+      "<html>hi</html>",
+      "application/octet-stream",
+    ],
+    ["the bytes' type for an origin's application/octet-stream", "application/octet-stream", PNG_1x1, "image/png"],
+    ["the bytes' type without a Content-Type", null, PNG_1x1, "image/png"],
+    ["the bytes' type for an invalid Content-Type", "png, or so", PNG_1x1, "image/png"],
+    ["application/octet-stream when neither says", null, "just text", "application/octet-stream"],
+  ])("stores %s", async (_what, originType, bytes, expected) => {
+    const url = origin.put(`typed-${crypto.randomUUID()}`, bytes, originType);
+    const { res, body } = await create({ resourceExternalURI: url, resourceMediaType: undefined });
+    expect(res.status).toBe(201);
+    expect(body.mediaType).toBe(expected);
+    const data = await app.fetch(app.url(`/cms/v1.0/getData/${body.resourceURI as string}`));
+    expect(data.headers.get("content-type")).toMatch(new RegExp(`^${expected.replace("+", "\\+")}`));
+    await data.arrayBuffer();
+  });
+
+  it("sniffs inline bytes (resourceBinary), else application/octet-stream", async () => {
+    const png = await create({ resourceBinary: PNG_1x1.toString("base64"), resourceMediaType: undefined });
+    expect(png.body.mediaType).toBe("image/png");
+    const text = await create({ resourceBinary: btoa("plain"), resourceMediaType: undefined });
+    expect(text.body.mediaType).toBe("application/octet-stream");
+  });
+
+  it("does not make a package of a zip whose type it was not told (only a declared zip type explodes)", async () => {
+    const zip = await buildZip([{ name: "index.html", data: "<p>hi</p>" }]);
+    const { res, body } = await create({
+      resourceExternalURI: origin.put("undeclared.zip", zip, "application/zip"),
+      resourceMediaType: undefined,
+      resourceName: "undeclared.zip",
+    });
+    expect(res.status).toBe(201);
+    expect(body).toMatchObject({ mediaType: "application/zip", resourcesList: null, size: zip.length });
   });
 });
 

@@ -1,12 +1,12 @@
 /** zod schemas for the resource endpoints. Types are inferred from these, never written twice. */
 import { z } from "@hono/zod-openapi";
 import { isBase64 } from "../../lib/base64.js";
+import { RESTRICTED_NAME } from "../../lib/media-types.js";
 import { hasBidiControl, hasControlChar, hasLineSeparator } from "../../lib/name-chars.js";
 
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
 
-/** RFC 6838 §4.2 restricted-name, with optional RFC 9110 §5.6.6 parameters (token=token|quoted-string). */
-const RESTRICTED_NAME = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
+/** RFC 6838 §4.2 type/subtype, with optional RFC 9110 §5.6.6 parameters (token=token|quoted-string). */
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
 const QUOTED = '"(?:[\\t !#-\\[\\]-~]|\\\\[\\t !-~])*"';
 const MEDIA_TYPE = new RegExp(
@@ -117,9 +117,9 @@ export const CreateResourceRequestSchema = z
     resourceAuthor: AuthorSchema,
     resourceExternalURI: optional(ExternalUriSchema),
     resourceBinary: optional(BinarySchema),
-    resourceMediaType: MediaTypeSchema.openapi({
+    resourceMediaType: optional(MediaTypeSchema).openapi({
       description:
-        "Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode).",
+        "Declared type, served as Content-Type. A type ending in `zip` makes the resource a package (explode). Optional: without it, the origin's Content-Type is used (its type/subtype only), checked against the content's signature (magic bytes): a type that has one the bytes lack or contradict gives the bytes' own type. Missing, invalid or application/octet-stream: the bytes' type if they have a signature, else application/octet-stream. A type not declared never makes a package.",
     }),
     resourceName: ResourceNameSchema,
     resourceTenantId: TenantIdSchema,

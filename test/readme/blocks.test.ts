@@ -1,0 +1,126 @@
+/**
+ * The README's *Try it* block and its `cms` block, run as written (issue 29: "a test runs the
+ * README's quick-start and CLI blocks as written, so they cannot drift again"): extracted from
+ * README.md and run by bash, in order, in one folder, against a real server and a real origin on
+ * 127.0.0.1. The blocks read two variables a user has defaults for: CMS_URL (the server) and
+ * LOGO_URL (an image to register), here the loopback ones. `cms` is on PATH as an installed
+ * package's bin is (the README's alias for this repository, which bash -c would not expand).
+ * The blocks that start the dev IdP or log in (fixed ports 8080/9082) are checked for placeholders
+ * only.
+ */
+import { execFile } from "node:child_process";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN } from "../cli/run-cms.js";
+import { type Origin, startOrigin } from "../helpers/origin.js";
+import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+
+const run = promisify(execFile);
+const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+const LOGO = fileURLToPath(new URL("../../docs/library.png", import.meta.url));
+
+/** The ```sh blocks of the README section whose heading starts with `heading`. */
+function shellBlocks(readme: string, heading: string): string[] {
+  const start = readme.indexOf(`\n## ${heading}`);
+  if (start < 0) throw new Error(`README has no section "## ${heading}"`);
+  const end = readme.indexOf("\n## ", start + 1);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
+}
+
+let app: TestApp;
+let origin: Origin;
+let logo: Buffer;
+let dir: string;
+let env: Record<string, string>;
+let readme: string;
+
+/** Runs `block` as a pasted script: bash, stop at the first failing command or pipe. */
+const bash = (block: string) =>
+  run("bash", ["-e", "-o", "pipefail", "-c", block], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 });
+
+beforeAll(async () => {
+  [app, origin, logo, readme] = await Promise.all([
+    startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }),
+    startOrigin(),
+    readFile(LOGO),
+    readFile(README, "utf8"),
+  ]);
+  dir = join(app.dir, "user");
+  const bin = join(app.dir, "bin");
+  await Promise.all([mkdir(dir), mkdir(bin)]);
+  await writeFile(join(bin, "cms"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  await chmod(join(bin, "cms"), 0o755);
+  env = {
+    PATH: `${bin}:${process.env.PATH ?? ""}`,
+    HOME: dir,
+    XDG_CONFIG_HOME: join(dir, ".config"),
+    CMS_URL: app.baseUrl,
+    LOGO_URL: origin.put("logo.png", logo, "image/png"),
+  };
+});
+afterAll(async () => {
+  await Promise.all([app?.close(), origin?.close()]);
+});
+
+describe("README blocks, as written", () => {
+  it("every shell block of Try it and the CLI section is pasteable: no elisions, no example.org, no <placeholders>", () => {
+    const blocks = [...shellBlocks(readme, "Try it"), ...shellBlocks(readme, "Command line")];
+    expect(blocks.length).toBeGreaterThanOrEqual(4);
+    for (const block of blocks) {
+      const commands = block
+        .split("\n")
+        .filter((line) => !line.trimStart().startsWith("#"))
+        .map((line) => line.replace(/\s+# .*$/, ""));
+      for (const line of commands) {
+        expect(line).not.toMatch(/…|example\.(org|com)|<[A-Z_a-z]+>/);
+      }
+    }
+  });
+
+  it("Try it, then the cms block: each exits 0 with its key output", async () => {
+    // Try it: apiversion, createResource from the origin (its type kept), getData whole and by Range.
+    const [block] = shellBlocks(readme, "Try it");
+    const { stdout } = await bash(block as string);
+    expect(stdout).toMatch(/"minVersion":1(\.0)?,"maxVersion":1(\.0)?,"versionContexts":\{"1\.0":"\/cms\/v1\.0"\}/);
+    const uri = /^([0-9a-z]{30}-zaq12345\/logo\.png)$/m.exec(stdout)?.[1];
+    expect(uri).toBeDefined();
+    expect(Buffer.compare(await readFile(join(dir, "logo.png")), logo)).toBe(0);
+    expect(stdout).toMatch(/^HTTP\/1\.1 206 /m);
+    expect(stdout).toMatch(new RegExp(`^content-range: bytes 0-99/${logo.length}\\r?$`, "mi"));
+    expect(stdout).toMatch(/^content-type: image\/png\r?$/im);
+
+    // The cms block, after Try it as the README says (its logo.png, its LOGO_URL).
+    const [cmsBlock] = shellBlocks(readme, "Command line");
+    await runCmsBlock(cmsBlock as string);
+  }, 120_000); // about fifteen processes (curl, node, cms) one after another, on a loaded 2-core machine
+});
+
+/** The cms block's key output: put a file and a URL, get, ls, lock/info/unlock, link, rm. */
+async function runCmsBlock(block: string) {
+  const { stdout } = await bash(block);
+  const lines = stdout.trim().split("\n");
+  // Two puts, each "<resourceURI>  <size>  sha256:<hex>".
+  expect(lines.filter((l) => /^[0-9a-z]{30}-acme\/logo\.png {2}.* {2}sha256:[0-9a-f]{64}$/.test(l))).toHaveLength(2);
+  expect(stdout).toMatch(/^copy\.png {2}.*sha256 verified$/m);
+  expect(Buffer.compare(await readFile(join(dir, "copy.png")), logo)).toBe(0);
+  expect(lines).toContain("100");
+  // ls (not a terminal: tab-separated, raw bytes): all three, each image/png, the URL's as its origin said.
+  const listed = lines.filter((l) => l.split("\t").length === 4);
+  expect(listed.map((l) => l.split("\t").slice(1, 3))).toEqual([
+    ["image/png", String(logo.length)],
+    ["image/png", String(logo.length)],
+    ["image/png", String(logo.length)],
+  ]);
+  expect(stdout).toMatch(/^\S+ {2}until \d{4}-/m);
+  expect(stdout).toMatch(/locked by you: /);
+  expect(stdout).toMatch(/^unlocked [0-9a-z]{30}-acme$/m);
+  // The link (the block removes the resource right after: its shape is what is left to check).
+  expect(stdout).toMatch(
+    /^http:\/\/127\.0\.0\.1:\d+\/cms\/v1\.0\/getData\/[0-9a-z]{30}-acme\/logo-2\.png\?expires=\d+&signature=\S+$/m,
+  );
+  expect(stdout).toMatch(/^deleted [0-9a-z]{30}-acme\/logo-2\.png$/m);
+}
