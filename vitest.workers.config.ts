@@ -20,6 +20,9 @@ export default defineConfig({
       wrangler: { configPath: "./wrangler.toml" },
       miniflare: {
         bindings: { CMS_LOG_LEVEL: "warn", CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!", TEST_MIGRATIONS: migrations },
+        // Miniflare's local Images binding (sharp, in this Node process); test/workers/images.test.ts
+        // also runs the Worker without it (the 501 of a deployment with no [images]).
+        images: { binding: "IMAGES" },
       },
     }),
   ],

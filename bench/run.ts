@@ -6,8 +6,9 @@
  *   npm run bench -- --quick           smoke run: short runs, smaller files (indicative only)
  *   npm run bench -- --only=small,cold --runs=5 --duration=8 --keep
  *   npm run bench -- --only=cold,ingest --baseline=<git ref>   today's build against that commit's
+ *   BENCH_DIRECTUS_DIR=/work/directus-bench npm run bench -- --only=images   beside Directus (bench/lib/directus.ts)
  *
- * Scenarios: small, large, ingest, scale, cold, workers, remote, edge (Bun rows are part of small, large and cold).
+ * Scenarios: small, large, ingest, scale, cold, workers, remote, edge, images (Bun rows are part of small, large and cold).
  * The Node service runs as shipped: `node dist/node/server.mjs`, built first by scripts/build.mjs.
  */
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -22,6 +23,7 @@ import { ensureBun, ensureSystemTools, machineInfo } from "./lib/setup.js";
 import { loadAverage, log } from "./lib/util.js";
 import { coldStart } from "./scenarios/cold-start.js";
 import { edgeCache } from "./scenarios/edge-cache.js";
+import { images } from "./scenarios/images.js";
 import { ingest } from "./scenarios/ingest.js";
 import { scale } from "./scenarios/scale.js";
 import { largeFile, smallFiles } from "./scenarios/serving.js";
@@ -29,7 +31,7 @@ import { remoteDatabase } from "./scenarios/remote-database.js";
 import { workers } from "./scenarios/workers.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers", "remote", "edge"] as const;
+const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers", "remote", "edge", "images"] as const;
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
@@ -77,6 +79,7 @@ async function main() {
     ["workers", workers],
     ["remote", remoteDatabase],
     ["edge", edgeCache],
+    ["images", images],
   ];
   const failures: string[] = [];
   try {

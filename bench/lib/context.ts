@@ -155,6 +155,7 @@ export async function createResource(
   name: string,
   tenant: string,
   logFile?: string,
+  mediaType = "application/octet-stream",
 ): Promise<Created> {
   const res = await http(`${baseUrl}/cms/v1.0/createResource`, {
     method: "POST",
@@ -162,7 +163,7 @@ export async function createResource(
     body: JSON.stringify({
       resourceAuthor: "bench",
       resourceExternalURI: externalUri,
-      resourceMediaType: "application/octet-stream",
+      resourceMediaType: mediaType,
       resourceName: name,
       resourceTenantId: tenant,
     }),

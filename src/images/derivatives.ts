@@ -83,9 +83,12 @@ export function createImageDerivatives({
     // A local file libvips reads itself (header first, then sequentially); else the stream.
     const file = await blobs.localFile?.(source.blobKey as BlobKey);
     if (file && file.offset === 0 && file.size === source.size) return { path: file.path };
-    const blob = await blobs.get(source.blobKey as BlobKey);
-    if (!blob) throw new Error(`blob ${source.blobKey} is missing`);
-    return { stream: blob.body };
+    const read = async () => {
+      const blob = await blobs.get(source.blobKey as BlobKey);
+      if (!blob) throw new Error(`blob ${source.blobKey} is missing`);
+      return blob.body;
+    };
+    return { stream: await read(), reopen: read };
   };
 
   const make = async (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) =>

@@ -6,8 +6,14 @@
  */
 import type { ImageRequest, OutputFormat } from "./params.js";
 
-/** Where the source's bytes are: a local file the library may read itself, or a stream of them. */
-export type ImageSource = { path: string } | { stream: ReadableStream<Uint8Array> };
+/**
+ * Where the source's bytes are: a local file the library may read itself, or a stream of them;
+ * `reopen` reads them again from the start (the Workers binding reads the header with one call,
+ * then transforms with another).
+ */
+export type ImageSource =
+  | { path: string }
+  | { stream: ReadableStream<Uint8Array>; reopen?: () => Promise<ReadableStream<Uint8Array>> };
 
 export interface ImageHeader {
   /** The decoder's name for the format (jpeg, png, webp, avif, gif, tiff…). */

@@ -14,6 +14,7 @@ import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { API_PREFIX } from "../../routes/api-version.js";
 import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
 import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
+import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
@@ -28,6 +29,8 @@ export interface WorkerBindings {
   ASSETS?: { fetch(request: Request): Promise<Response> };
   /** Workers Analytics Engine dataset (`[[analytics_engine_datasets]]`), optional: one data point per request. */
   METRICS?: AnalyticsEngineLike;
+  /** Cloudflare Images (`[images]` in wrangler.toml), optional: getData's image parameters; without it 501. */
+  IMAGES?: ImagesBindingLike;
 }
 
 /** The part of an Analytics Engine dataset binding the Worker writes to. */
@@ -113,7 +116,7 @@ export async function createWorkerDeps(
     await res.body?.cancel();
     return null;
   };
-  return createAppDeps(config, logger, {
+  const deps = await createAppDeps(config, logger, {
     blobs: createR2BlobStore(env.BLOBS),
     store: createMetadataStore(db),
     createFetchOrigin: createWorkerFetchOrigin,
@@ -127,6 +130,8 @@ export async function createWorkerDeps(
       setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)",
     },
   });
+  if (!env.IMAGES) return deps;
+  return { ...deps, images: createCloudflareImages(env.IMAGES, { maxPixels: config.CMS_IMAGE_MAX_PIXELS }) };
 }
 
 type Built =

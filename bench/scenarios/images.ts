@@ -1,0 +1,336 @@
+/**
+ * Issue 30's image benchmarks, every ratio from the same run:
+ * - first requests for a 320 px WebP of a 12 MP JPEG (4000 × 3000, noise made here with sharp so
+ *   it compresses like a photo, ≈ 5 MB): p50 and p99 over N first requests, each on its own upload,
+ *   one at a time, the service's and Directus's alternating so both see the same machine;
+ * - the cached derivative against plain getData of a blob of the same size (wrk, 64 connections,
+ *   interleaved rounds): req/s ratio, target ≥ 0.9×; and against Directus's cached asset;
+ * - peak RSS of the service under 16 concurrent first requests for a 320 px WebP of 24 MP JPEGs
+ *   (CMS_IMAGE_CONCURRENCY=16, so none waits in the queue): < 512 MiB, every answer a 200 within
+ *   the transform time limit (CMS_IMAGE_TIMEOUT_SECONDS, 30 s); then, reported, the same with half
+ *   the requests 1920 px wide.
+ * Directus 11.3.5 (bench/lib/directus.ts) runs from BENCH_DIRECTUS_DIR when it can; otherwise its
+ * column reads "not installed (<reason>)".
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import sharp from "sharp";
+import { type Context, createResource, getDataPath, startApp, verify } from "../lib/context.js";
+import { findDirectus, startDirectus, type Directus } from "../lib/directus.js";
+import { measureInterleaved, ratio, table, type WrkTarget, wrkTable } from "../lib/measure.js";
+import type { Server } from "../lib/proc.js";
+import type { Report } from "../lib/report.js";
+import { MiB, fmt, fmtRatio, http, log, summarize } from "../lib/util.js";
+
+const WEBP_320 = "width=320&format=webp";
+const TIME_LIMIT_SECONDS = 30;
+const CONCURRENT = 16;
+
+/** A photo-like JPEG: random colour at 1/4 scale, enlarged (smooth detail at every scale), quality 85. */
+async function photo(file: string, width: number, height: number): Promise<Buffer> {
+  if (existsSync(file)) return readFileSync(file);
+  const [w, h] = [width / 4, height / 4];
+  const bytes = await sharp(randomBytes(w * h * 3), { raw: { width: w, height: h, channels: 3 } })
+    .resize(width, height, { kernel: "cubic" })
+    .jpeg({ quality: 85 })
+    .toBuffer();
+  writeFileSync(file, bytes);
+  return bytes;
+}
+
+/** Nearest-rank percentile of `values` (ms). */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+}
+
+/** GET `url`, timed; throws unless a 200 WebP. */
+async function timedWebp(url: string): Promise<{ ms: number; body: Buffer }> {
+  const t0 = performance.now();
+  const res = await http(url, { timeoutMs: 120_000 });
+  const ms = performance.now() - t0;
+  if (res.status !== 200 || res.headers["content-type"] !== "image/webp") {
+    throw new Error(`${url}: ${res.status} ${res.headers["content-type"]} ${res.body.toString().slice(0, 300)}`);
+  }
+  return { ms, body: res.body };
+}
+
+const dataDir = (ctx: Context, name: string) => {
+  const dir = mkdtempSync(path.join(ctx.work, `${name}-`));
+  return { volume: path.join(dir, "volume"), database: path.join(dir, "cms.db") };
+};
+
+export async function images(ctx: Context, report: Report): Promise<void> {
+  const dir = path.join(ctx.fixtures.dir, "images");
+  mkdirSync(dir, { recursive: true });
+  log("scenario images: making the JPEGs (12 MP and 24 MP, photo-like noise)…");
+  const photo12 = await photo(path.join(dir, "photo-12mp.jpg"), 4000, 3000);
+  await photo(path.join(dir, "photo-24mp.jpg"), 6000, 4000);
+  const firsts = ctx.options.quick ? 6 : 10 * ctx.options.runs;
+
+  const found = findDirectus();
+  const notes: string[] = [];
+  let directus: Directus | null = null;
+  if (found.ok) {
+    try {
+      directus = await startDirectus(found.dir, mkdtempSync(path.join(ctx.work, "directus-")));
+    } catch (err) {
+      notes.push(`Directus ${found.version} from ${found.dir} did not start: ${(err as Error).message.slice(0, 600)}`);
+    }
+  } else {
+    notes.push(`Directus: not installed (${found.reason})`);
+  }
+  if (notes.length) log(notes.join("; "));
+  const directusColumn = directus ? "Directus" : `Directus: ${notes[0] ?? "not running"}`;
+
+  const app = await startApp(ctx, { runtime: "node" }, dataDir(ctx, "images"));
+  try {
+    // N uploads on each side, registered before any is measured: every request below is a first one.
+    const ours: string[] = [];
+    const theirs: string[] = [];
+    for (let i = 0; i < firsts; i++) {
+      const created = await createResource(
+        app.url,
+        `${ctx.nginx.url}/images/photo-12mp.jpg`,
+        "photo.jpg",
+        `img-${i}`,
+        undefined,
+        "image/jpeg",
+      );
+      ours.push(created.resourceURI);
+      if (directus) theirs.push(await directus.upload(photo12, `photo-${i}.jpg`, "image/jpeg"));
+    }
+    log(
+      `scenario images: ${firsts} first requests for a 320 px WebP of a 12 MP JPEG${directus ? ", alternating with Directus" : ""}`,
+    );
+    const oursMs: number[] = [];
+    const theirsMs: number[] = [];
+    for (let i = 0; i < firsts; i++) {
+      const one = async () => oursMs.push((await timedWebp(`${app.url}${getDataPath(ours[i]!)}?${WEBP_320}`)).ms);
+      const other = async () => {
+        if (directus) theirsMs.push((await timedWebp(`${directus.server.url}/assets/${theirs[i]}?${WEBP_320}`)).ms);
+      };
+      // Alternate who goes first, so neither always meets the other's leftovers.
+      if (i % 2) await other().then(one);
+      else await one().then(other);
+    }
+    const firstRow = (name: string, ms: number[]) => [
+      name,
+      String(ms.length),
+      ms.length ? fmt(percentile(ms, 50)) : "–",
+      ms.length ? fmt(percentile(ms, 99)) : "–",
+      ms.length ? fmt(Math.max(...ms)) : "–",
+    ];
+    report.check(
+      "images",
+      "first 320 px WebP of a 12 MP JPEG: p50 ms",
+      summarize([percentile(oursMs, 50)]),
+      (s) => fmt(s.median),
+      "info",
+      null,
+    );
+    report.check(
+      "images",
+      "first 320 px WebP of a 12 MP JPEG: p99 ms",
+      summarize([percentile(oursMs, 99)]),
+      (s) => fmt(s.median),
+      "info",
+      null,
+    );
+    if (directus) {
+      // Directus p50 / ours p50: ≥ 1.0 means ours is at least as fast.
+      report.check(
+        "images",
+        "first requests: Directus p50 / ours p50",
+        summarize([percentile(theirsMs, 50) / percentile(oursMs, 50)]),
+        (s) => `${fmt(s.median, 2)}×`,
+        "≥ 1.0×",
+        (m) => m >= 1.0,
+      );
+    }
+    report.section(
+      "images: first request for a 320 px WebP of a 12 MP JPEG",
+      `${table(["server", "requests", "p50 ms", "p99 ms", "max ms"], [firstRow("service (node, as shipped)", oursMs), directus ? firstRow(`Directus ${found.ok ? found.version : ""}`, theirsMs) : [directusColumn, "–", "–", "–", "–"]])}\n\nOne request at a time, each the first for its upload (4000 × 3000 JPEG, ${(photo12.length / MiB).toFixed(1)} MiB); no keep-alive. With ${firsts} requests the p99 is the slowest but one or the slowest.`,
+    );
+
+    log("scenario images: a cached derivative against plain getData of the same size");
+    const derivativeUrl = `${app.url}${getDataPath(ours[0]!)}?${WEBP_320}`;
+    const derivative = await timedWebp(derivativeUrl);
+    const sameSize = path.join(dir, "same-size.bin");
+    writeFileSync(sameSize, randomBytes(derivative.body.length));
+    const plain = await createResource(app.url, `${ctx.nginx.url}/images/same-size.bin`, "same.bin", "img-plain");
+    await verify(derivativeUrl, { sha256: createHash("sha256").update(derivative.body).digest("hex") });
+    const targets: WrkTarget[] = [
+      { name: "app: cached derivative", url: derivativeUrl, server: app },
+      { name: "app: plain getData", url: `${app.url}${getDataPath(plain.resourceURI)}`, server: app },
+      // The same blob by its versioned URL: a query string, so through the app as a derivative is
+      // (the node:http fast path answers only bare getData); shows what the path costs by itself.
+      {
+        name: "app: plain getData ?v=",
+        url: `${app.url}${getDataPath(plain.resourceURI)}?v=${plain.sha256.slice(0, 16)}`,
+        server: app,
+      },
+    ];
+    if (directus) {
+      const assetUrl = `${directus.server.url}/assets/${theirs[0]}?${WEBP_320}`;
+      await timedWebp(assetUrl); // cached by the first-request loop; checked once more here
+      targets.push({ name: "directus: cached asset", url: assetUrl, server: directus.server });
+    }
+    const samples = await measureInterleaved(targets, {
+      connections: 64,
+      durationSec: ctx.options.duration,
+      warmupSec: ctx.options.warmup,
+      runs: ctx.options.runs,
+      timeoutSec: 30,
+      workDir: ctx.work,
+    });
+    const rps = (s: { rps: number }) => s.rps;
+    report.check(
+      "images",
+      `cached derivative / plain getData of the same size (${derivative.body.length} B), req/s`,
+      ratio(samples.get(targets[0]!.name), samples.get(targets[1]!.name), rps),
+      fmtRatio,
+      "≥ 0.9×",
+      (m) => m >= 0.9,
+    );
+    report.check(
+      "images",
+      "cached derivative / plain getData ?v= (both through the app), req/s",
+      ratio(samples.get(targets[0]!.name), samples.get(targets[2]!.name), rps),
+      fmtRatio,
+      "info",
+      null,
+    );
+    if (directus) {
+      report.check(
+        "images",
+        "cached derivative: ours / Directus cached asset, req/s",
+        ratio(samples.get(targets[0]!.name), samples.get("directus: cached asset"), rps),
+        fmtRatio,
+        "≥ 1.0×",
+        (m) => m >= 1.0,
+      );
+    }
+    report.section(
+      "images: cached 320 px WebP against plain getData of a blob of the same size",
+      `${wrkTable(samples, {
+        "app: cached derivative": "getData?width=320&format=webp, already made",
+        "app: plain getData": `a ${derivative.body.length}-byte blob, no parameters (node:http fast path)`,
+        "app: plain getData ?v=": "the same blob's versioned URL (through the app)",
+        "directus: cached asset": "/assets/<id>?width=320&format=webp, already made",
+      })}\n\n${directus ? "" : `${directusColumn}.`}`,
+    );
+  } finally {
+    await app.stop();
+  }
+
+  await peakRss(ctx, report, directus);
+  await directus?.server.stop();
+}
+
+/** A burst of concurrent GETs: the server's RSS before, its peak during (VmHWM reset first), the answers. */
+async function burst(server: Server, urls: string[]) {
+  const idle = server.rss() / MiB;
+  server.resetPeak();
+  const answers = await Promise.all(
+    urls.map(async (url) => {
+      const t0 = performance.now();
+      const res = await http(url, { timeoutMs: 120_000 });
+      return { status: res.status, seconds: (performance.now() - t0) / 1000 };
+    }),
+  );
+  const statuses = answers.map((a) => a.status);
+  return {
+    idle,
+    peak: server.peakRss() / MiB,
+    slowest: Math.max(...answers.map((a) => a.seconds)),
+    ok: statuses.filter((s) => s === 200).length,
+    statuses: [...new Set(statuses)].join(", "),
+  };
+}
+
+type Burst = Awaited<ReturnType<typeof burst>>;
+const burstRow = (name: string, b: Burst) => [
+  name,
+  fmt(b.idle),
+  fmt(b.peak),
+  `${b.ok} / ${CONCURRENT} (${b.statuses})`,
+  fmt(b.slowest),
+];
+
+/**
+ * 16 concurrent first requests for 24 MP JPEGs on a fresh service: 320 px WebP (the target), then,
+ * on 16 other uploads, half of them 1920 px (reported: larger outputs cost more memory).
+ */
+async function peakRss(ctx: Context, report: Report, directus: Directus | null): Promise<void> {
+  log(`scenario images: peak RSS under ${CONCURRENT} concurrent first requests for 24 MP JPEGs`);
+  const env = { CMS_IMAGE_CONCURRENCY: String(CONCURRENT), CMS_IMAGE_TIMEOUT_SECONDS: String(TIME_LIMIT_SECONDS) };
+  const app = await startApp(ctx, { runtime: "node", env }, dataDir(ctx, "images-rss"));
+  const source = `${ctx.nginx.url}/images/photo-24mp.jpg`;
+  const uploads = async (prefix: string) => {
+    const uris: string[] = [];
+    for (let i = 0; i < CONCURRENT; i++) {
+      uris.push(
+        (await createResource(app.url, source, "big.jpg", `${prefix}-${i}`, undefined, "image/jpeg")).resourceURI,
+      );
+    }
+    return uris;
+  };
+  const rows: string[][] = [];
+  try {
+    const ours = await burst(
+      app,
+      (await uploads("rss")).map((uri) => `${app.url}${getDataPath(uri)}?${WEBP_320}`),
+    );
+    rows.push(burstRow("service (node, as shipped): 16 × 320 px", ours));
+    report.check(
+      "images",
+      `peak RSS, ${CONCURRENT} concurrent first 320 px WebP of 24 MP JPEGs`,
+      summarize([ours.peak]),
+      (s) => `${fmt(s.median)} MiB`,
+      "< 512 MiB",
+      (m) => m < 512,
+    );
+    report.check(
+      "images",
+      `${CONCURRENT} concurrent 24 MP transforms: all 200 within ${TIME_LIMIT_SECONDS} s (slowest)`,
+      summarize([ours.ok === CONCURRENT ? ours.slowest : Number.POSITIVE_INFINITY]),
+      (s) =>
+        Number.isFinite(s.median)
+          ? `${fmt(s.median)} s`
+          : `${ours.ok} of ${CONCURRENT} answered 200 (${ours.statuses})`,
+      `all 200, each < ${TIME_LIMIT_SECONDS} s`,
+      (m) => m < TIME_LIMIT_SECONDS,
+    );
+    const mixed = await burst(
+      app,
+      (await uploads("mix")).map((uri, i) => `${app.url}${getDataPath(uri)}?width=${i % 2 ? 1920 : 320}&format=webp`),
+    );
+    rows.push(burstRow("service: 8 × 320 px + 8 × 1920 px", mixed));
+    report.check(
+      "images",
+      `peak RSS, ${CONCURRENT} concurrent first requests, half 1920 px`,
+      summarize([mixed.peak]),
+      (s) => `${fmt(s.median)} MiB (slowest ${fmt(mixed.slowest)} s, ${mixed.ok} × 200)`,
+      "info",
+      null,
+    );
+    if (directus) {
+      const big = readFileSync(path.join(ctx.fixtures.dir, "images/photo-24mp.jpg"));
+      const ids: string[] = [];
+      for (let i = 0; i < CONCURRENT; i++) ids.push(await directus.upload(big, `big-${i}.jpg`, "image/jpeg"));
+      const theirs = await burst(
+        directus.server,
+        ids.map((id) => `${directus.server.url}/assets/${id}?${WEBP_320}`),
+      );
+      rows.push(burstRow("Directus (its defaults): 16 × 320 px", theirs));
+    }
+  } finally {
+    await app.stop();
+  }
+  report.section(
+    `images: peak RSS, ${CONCURRENT} concurrent first requests for 24 MP JPEGs`,
+    `${table(["server", "RSS before MiB", "peak RSS MiB", "200s", "slowest seconds"], rows)}\n\n6000 × 4000 photo-like JPEGs, one upload per request, WebP out; the service with CMS_IMAGE_CONCURRENCY=${CONCURRENT} (none queued; sharp runs at most UV_THREADPOOL_SIZE = 4 pipelines at once) and a ${TIME_LIMIT_SECONDS} s time limit. Peak RSS is VmHWM, reset just before each burst.${directus ? "" : " Directus: not measured (see above)."}`,
+  );
+}

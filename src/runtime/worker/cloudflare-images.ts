@@ -1,0 +1,112 @@
+/**
+ * The Workers image transformer (issue 30) on the Cloudflare Images binding (`[images]` in
+ * wrangler.toml): the same parameters and the same derivative cache as sharp on Node and Bun
+ * (images/derivatives.ts stores what this returns). Cloudflare decodes outside the isolate, so the
+ * Worker's memory never holds the pixels; the header is still read first (`info`) so the pixel
+ * limit and the raster-only rule answer the same problems as on Node.
+ */
+import type { ImageRequest, OutputFormat } from "../../images/params.js";
+import { FORMAT_MEDIA_TYPES } from "../../images/params.js";
+import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
+import { ProblemError } from "../../problems.js";
+
+/** The part of the Images binding used here (workerd's `ImagesBinding`). */
+export interface ImagesBindingLike {
+  info(stream: ReadableStream<Uint8Array>): Promise<{ format: string; width?: number; height?: number }>;
+  input(stream: ReadableStream<Uint8Array>): ImagesChain;
+}
+
+interface ImagesChain {
+  transform(transform: BindingTransform): ImagesChain;
+  output(options: { format: string; quality?: number }): Promise<{ image(): ReadableStream<Uint8Array> }>;
+}
+
+export interface BindingTransform {
+  width?: number;
+  height?: number;
+  fit?: "scale-down" | "contain" | "pad" | "squeeze" | "cover" | "crop";
+}
+
+/** The binding's input formats (MIME) this service transforms, by the decoder names of ImageHeader; never SVG. */
+const RASTER: Record<string, string> = {
+  "image/jpeg": "jpeg",
+  "image/png": "png",
+  "image/webp": "webp",
+  "image/avif": "avif",
+  "image/gif": "gif",
+};
+
+/** sharp's fits (the service's parameters) in Cloudflare's words, when both dimensions are given. */
+const FITS = { cover: "cover", contain: "pad", inside: "contain", fill: "squeeze" } as const;
+
+/**
+ * The binding's transform for `request` on a `header`-sized source, as sharp would resize it. One
+ * dimension keeps the aspect ratio (`contain`, which also enlarges, as sharp does); `outside` has no
+ * Cloudflare fit, so its width is computed (the smallest size covering both dimensions).
+ */
+export function bindingTransform(request: ImageRequest, header: ImageHeader): BindingTransform {
+  const { width, height, fit } = request;
+  if (width === undefined || height === undefined) return { width, height, fit: "contain" };
+  if (fit !== "outside") return { width, height, fit: FITS[fit] };
+  const scale = Math.max(width / header.width, height / header.height);
+  return { width: Math.max(1, Math.round(header.width * scale)), fit: "contain" };
+}
+
+/** A binding failure as a problem (codes: developers.cloudflare.com/images/reference/troubleshooting). */
+function bindingProblem(err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "number") return err; // not the service's refusal: a fault, reported as one
+  if (code === 9413)
+    return new ProblemError("IMAGE_TOO_LARGE", "the image exceeds the Images service's area limit", { cause: err });
+  // 9422: the account's transformation quota; 95xx: the service is unreachable or overloaded.
+  if (code === 9422 || (code >= 9500 && code < 9520)) {
+    return new ProblemError("UNAVAILABLE", "the Images service cannot transform now", {
+      headers: { "retry-after": "5" },
+      cause: err,
+    });
+  }
+  return new ProblemError(
+    "NOT_TRANSFORMABLE",
+    "the content could not be decoded as an image (corrupt or unsupported)",
+    {
+      cause: err,
+    },
+  );
+}
+
+export function createCloudflareImages(
+  images: ImagesBindingLike,
+  { maxPixels }: { maxPixels: number },
+): ImageTransformer {
+  return {
+    async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
+      if (!("stream" in source) || !source.reopen)
+        throw new Error("the Images binding needs a source it can read twice");
+      const info = await images.info(source.stream).catch((err: unknown) => {
+        throw bindingProblem(err);
+      });
+      const format = RASTER[info.format];
+      if (!format)
+        throw new ProblemError("NOT_TRANSFORMABLE", `${info.format} is not a raster image this service transforms`);
+      const { width = 0, height = 0 } = info;
+      if (!(width > 0 && height > 0)) throw new ProblemError("NOT_TRANSFORMABLE", "the image declares no dimensions");
+      if (width * height > maxPixels) {
+        throw new ProblemError(
+          "IMAGE_TOO_LARGE",
+          `the image is ${width}×${height} (${width * height} pixels); at most ${maxPixels} are transformed`,
+        );
+      }
+      const header = { format, width, height };
+      const output = formatFor(header);
+      // `info` consumed the first read; the blob is content-addressed, so the second read is the same bytes.
+      const result = await images
+        .input(await source.reopen())
+        .transform(bindingTransform(request, header))
+        .output({ format: FORMAT_MEDIA_TYPES[output], ...(request.quality ? { quality: request.quality } : {}) })
+        .catch((err: unknown) => {
+          throw bindingProblem(err);
+        });
+      return { format: output, body: result.image() };
+    },
+  };
+}
