@@ -6,7 +6,8 @@
  * restart of the Worker that keeps its state.
  */
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -117,6 +118,24 @@ export async function startWorkerd(
     };
   } catch (err) {
     await mf.dispose();
+    throw err;
+  }
+}
+
+/** Bundles the Worker into a temp directory and starts it there; closing removes the directory too. */
+export async function startBundledWorkerd(options: Parameters<typeof startWorkerd>[1]): Promise<WorkerdServer> {
+  const dir = await mkdtemp(join(tmpdir(), "cms-workerd-"));
+  try {
+    const server = await startWorkerd(await bundleWorker(join(dir, "bundle")), options);
+    return {
+      ...server,
+      async close() {
+        await server.close();
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
     throw err;
   }
 }
