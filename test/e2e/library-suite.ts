@@ -284,19 +284,23 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       // The page sends 4 MiB a PATCH (CHUNK_BYTES): one chunk and a little makes a second PATCH to hold.
       const bytes = randomBytes(4 * 1024 * 1024 + 1024);
       await writeFile(big, bytes);
-      // Hold every PATCH after the first, so the upload is still running when the test acts.
-      let patches = 0;
+      // `allow` PATCHes pass, the next wait for release(): the upload is still running when the test
+      // acts. heldOne() resolves once one is held.
+      let allow = 0;
       let release: () => void = () => {};
       const held = new Promise<void>((resolve) => (release = resolve));
+      let holding = () => {};
+      const heldOne = () => new Promise<void>((resolve) => (holding = resolve));
       await page.route("**/cms/v1.0/uploads/*", async (route) => {
-        if (route.request().method() === "PATCH" && ++patches > 1) await held;
+        if (route.request().method() === "PATCH" && allow-- <= 0) {
+          holding();
+          await held;
+        }
         await route.continue().catch(() => {}); // the page may have gone meanwhile
       });
-      const firstChunk = () =>
-        page.waitForResponse((r) => r.request().method() === "PATCH" && r.headers()["upload-offset"] === "4194304");
 
-      // Cancel: tus termination (DELETE); the upload's URL is gone on the server.
-      await Promise.all([firstChunk(), page.getByLabel("Upload", { exact: true }).setInputFiles(big)]);
+      // Cancel, the first chunk on its way: tus termination (DELETE); the upload's URL is gone on the server.
+      await Promise.all([heldOne(), page.getByLabel("Upload", { exact: true }).setInputFiles(big)]);
       const deleted = page.waitForRequest((r) => r.method() === "DELETE");
       await page.getByRole("button", { name: "Cancel big.bin" }).click();
       const uploadUrl = (await deleted).url();
@@ -308,9 +312,10 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       });
       expect(head.status).toBe(404);
 
-      // Resume: a reload mid-upload, then the same file again continues at the offset the server has.
-      patches = 0;
-      await Promise.all([firstChunk(), page.getByLabel("Upload", { exact: true }).setInputFiles(big)]);
+      // Resume: a reload mid-upload (the first chunk stored, the second held), then the same file
+      // again continues at the offset the server has.
+      allow = 1;
+      await Promise.all([heldOne(), page.getByLabel("Upload", { exact: true }).setInputFiles(big)]);
       await page.reload();
       await page.waitForSelector("body[data-ready]");
       expect(await page.textContent("#resumable")).toContain("big.bin");
