@@ -1,4 +1,4 @@
-/** Small real media for browser tests: a 1×1 PNG, a one-page PDF, a WAV tone long enough to seek in. */
+/** Small real media for browser tests: a 1×1 PNG, a one-page PDF, a WAV tone to seek in, a recorded WebM. */
 export const PNG_1x1 = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
   "base64",
@@ -49,8 +49,7 @@ export function toneWav(seconds: number): Uint8Array {
 
 /**
  * Records `frames` frames of a changing 160×120 canvas as WebM, in the page (no video fixture or
- * encoder here): pass it to `page.evaluate`. 25 frames a second. MediaRecorder's WebM names no
- * duration: see seekableWebm.
+ * encoder here): pass it to `page.evaluate`. 25 frames a second.
  */
 export async function recordCanvasWebm(frames: number): Promise<number[]> {
   const canvas = Object.assign(document.createElement("canvas"), { width: 160, height: 120 });
@@ -68,41 +67,4 @@ export async function recordCanvasWebm(frames: number): Promise<number[]> {
   recorder.stop();
   await stopped;
   return Array.from(new Uint8Array(await new Blob(chunks).arrayBuffer()));
-}
-
-/** An EBML variable-length integer at `at`: its value (marker bit removed, or kept for IDs) and length. */
-function ebmlVint(bytes: Uint8Array, at: number, keepMarker: boolean): { value: number; length: number } {
-  const first = bytes[at] ?? 0;
-  const length = Math.clz32(first) - 23; // 1 for 0b1xxxxxxx … 8 for 0b00000001
-  let value = keepMarker ? first : first & (0xff >> length);
-  for (let i = 1; i < length; i++) value = value * 256 + (bytes[at + i] ?? 0);
-  return { value, length };
-}
-
-/**
- * The WebM with a Duration in its Info element, which MediaRecorder leaves out: without it Chromium
- * takes the video for a live stream and cannot seek in it. Its Segment is of unknown size and has no
- * SeekHead, so growing Info moves no offset that anything points at.
- */
-export function seekableWebm(webm: Uint8Array, durationMs: number): Uint8Array {
-  const SEGMENT = 0x18538067;
-  const INFO = 0x1549a966;
-  let at = 0;
-  while (at < webm.length) {
-    const id = ebmlVint(webm, at, true);
-    const size = ebmlVint(webm, at + id.length, false);
-    const data = at + id.length + size.length;
-    if (id.value === INFO) {
-      // Duration (0x4489), an 8-byte float in TimecodeScale units (MediaRecorder's: milliseconds).
-      const duration = Buffer.alloc(11);
-      duration.set([0x44, 0x89, 0x88]);
-      duration.writeDoubleBE(durationMs, 3);
-      const infoSize = Buffer.alloc(8); // size as an 8-byte vint: 0x01 then 7 bytes
-      infoSize.writeBigUInt64BE(BigInt(size.value + duration.length) | (1n << 56n));
-      return Buffer.concat([webm.subarray(0, at + id.length), infoSize, duration, webm.subarray(data)]);
-    }
-    // Into the Segment (its children follow); past anything else.
-    at = id.value === SEGMENT ? data : data + size.value;
-  }
-  throw new Error("no Info element in this WebM");
 }
