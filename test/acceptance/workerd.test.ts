@@ -3,33 +3,18 @@
  * deploy --dry-run --outdir`), run by Miniflare on 127.0.0.1:0 with in-memory R2 and D1 bindings
  * and the assets directory, D1 migrated from drizzle/ first (test/helpers/workerd.ts).
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { sharedWorkerBundle, startWorkerd } from "../helpers/workerd.js";
+import { startBundledWorkerd } from "../helpers/workerd.js";
 import { describeAcceptance, PUBLIC_URL, QUOTA_OVERRIDES } from "./suite.js";
 
 describeAcceptance("workerd", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "cms-workerd-"));
-  try {
-    const server = await startWorkerd(sharedWorkerBundle(), {
-      bindings: {
-        CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
-        CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
-        CMS_LOG_LEVEL: "warn",
-        CMS_PUBLIC_URL: PUBLIC_URL,
-        CMS_QUOTA_OVERRIDES: QUOTA_OVERRIDES,
-      },
-    });
-    return {
-      baseUrl: server.url,
-      async close() {
-        await server.close();
-        await rm(dir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
+  const server = await startBundledWorkerd({
+    bindings: {
+      CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
+      CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
+      CMS_LOG_LEVEL: "warn",
+      CMS_PUBLIC_URL: PUBLIC_URL,
+      CMS_QUOTA_OVERRIDES: QUOTA_OVERRIDES,
+    },
+  });
+  return { baseUrl: server.url, close: () => server.close() };
 });

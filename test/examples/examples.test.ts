@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildClient } from "../../scripts/build.mjs";
 import { createCmsClient, staticToken } from "../../src/client/index.js";
 import { type AuthStack, startAuthStack } from "../helpers/auth-stack.js";
+import { recordCanvasWebm } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 
@@ -123,23 +124,7 @@ describe("examples/", () => {
           throw new Error(`off-loopback request ${req.url()}`);
       });
       // A real WebM, recorded by Chromium itself from a canvas (no video fixture or encoder here).
-      const webm = await page.evaluate(async () => {
-        const canvas = Object.assign(document.createElement("canvas"), { width: 160, height: 120 });
-        const ctx = canvas.getContext("2d")!;
-        const recorder = new MediaRecorder(canvas.captureStream(25), { mimeType: "video/webm" });
-        const chunks: Blob[] = [];
-        recorder.ondataavailable = (e) => chunks.push(e.data);
-        const stopped = new Promise((resolve) => (recorder.onstop = resolve));
-        recorder.start(100);
-        for (let frame = 0; frame < 40; frame++) {
-          ctx.fillStyle = `hsl(${frame * 9}, 80%, 50%)`;
-          ctx.fillRect(0, 0, 160, 120);
-          await new Promise((r) => setTimeout(r, 40));
-        }
-        recorder.stop();
-        await stopped;
-        return Array.from(new Uint8Array(await new Blob(chunks).arrayBuffer()));
-      });
+      const webm = await page.evaluate(recordCanvasWebm, 40);
       expect(webm.length).toBeGreaterThan(1000);
 
       const cms = createCmsClient({

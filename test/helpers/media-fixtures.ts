@@ -1,4 +1,4 @@
-/** Small real media for browser tests: a 1×1 PNG, a one-page PDF, a WAV tone long enough to seek in. */
+/** Small real media for browser tests: a 1×1 PNG, a one-page PDF, a WAV tone to seek in, a recorded WebM. */
 export const PNG_1x1 = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
   "base64",
@@ -45,4 +45,26 @@ export function toneWav(seconds: number): Uint8Array {
   for (let i = 0; i < samples; i++)
     wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
   return wav;
+}
+
+/**
+ * Records `frames` frames of a changing 160×120 canvas as WebM, in the page (no video fixture or
+ * encoder here): pass it to `page.evaluate`. 25 frames a second.
+ */
+export async function recordCanvasWebm(frames: number): Promise<number[]> {
+  const canvas = Object.assign(document.createElement("canvas"), { width: 160, height: 120 });
+  const ctx = canvas.getContext("2d") as CanvasRenderingContext2D;
+  const recorder = new MediaRecorder(canvas.captureStream(25), { mimeType: "video/webm" });
+  const chunks: Blob[] = [];
+  recorder.ondataavailable = (e) => chunks.push(e.data);
+  const stopped = new Promise((resolve) => (recorder.onstop = resolve));
+  recorder.start(100);
+  for (let frame = 0; frame < frames; frame++) {
+    ctx.fillStyle = `hsl(${(frame * 360) / frames}, 80%, 50%)`;
+    ctx.fillRect(0, 0, 160, 120);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+  recorder.stop();
+  await stopped;
+  return Array.from(new Uint8Array(await new Blob(chunks).arrayBuffer()));
 }

@@ -134,3 +134,8 @@ export async function startWorkerd(
     throw err;
   }
 }
+
+/** A Worker from the run's bundle (sharedWorkerBundle), as startWorkerd starts it. */
+export function startBundledWorkerd(options: Parameters<typeof startWorkerd>[1]): Promise<WorkerdServer> {
+  return startWorkerd(sharedWorkerBundle(), options);
+}
