@@ -1,7 +1,7 @@
 /**
- * "Try it out" of the content and webhook operations in real Chromium on the explorer's defaults
+ * "Try it out" of the content operations in real Chromium on the explorer's defaults
  * (explorer-try-it-harness.ts says how), and the response preview of images, video, audio and PDF
- * (from blob: URLs, under the page's CSP). The webhook's receiver is a loopback origin.
+ * (from blob: URLs, under the page's CSP).
  */
 import { expect, it } from "vitest";
 import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
@@ -69,22 +69,5 @@ describeTryIt("content", (explorer) => {
     expect(await object.getAttribute("data")).toMatch(/^blob:/);
     expect(await object.getAttribute("type")).toBe("application/pdf");
     await clear();
-  });
-
-  it("runs the webhook operations against a loopback receiver", async () => {
-    const { expectTry, create, origin, app } = explorer();
-    const hook = await expectTry("createWebhook", { json: { url: origin.url("/status/204") } }, 201);
-    const id = hook.id as string;
-    await expectTry("listWebhooks", {}, 200);
-    // An event makes a delivery (the outbox row exists once the API has answered).
-    await create("event.txt", "text/plain", "an event");
-    const res = await fetch(app.url(`/cms/v1.0/webhooks/${id}/deliveries`));
-    const { deliveries } = (await res.json()) as { deliveries: { id: string }[] };
-    const deliveryId = deliveries[0]?.id ?? "";
-    expect(deliveryId).not.toBe("");
-    const listed = await expectTry("listWebhookDeliveries", { params: { id } }, 200);
-    expect(JSON.stringify(listed.deliveries)).toContain(deliveryId);
-    await expectTry("retryWebhookDelivery", { params: { id, deliveryId } }, 202);
-    await expectTry("deleteWebhook", { params: { id } }, 204);
   });
 });

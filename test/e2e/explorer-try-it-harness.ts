@@ -26,8 +26,8 @@ type Document = { paths: Record<string, Record<string, Operation>>; components: 
 
 /** Which file runs which of the document's tags; together they run every operation. */
 export const TAG_GROUPS = {
-  resources: ["meta", "resources"],
-  content: ["content", "webhooks"],
+  resources: ["meta", "resources", "webhooks"],
+  content: ["content"],
   lifecycle: ["lifecycle", "locks"],
 } as const;
 

@@ -1,8 +1,9 @@
 /**
- * "Try it out" of the meta and resources operations, tus included, in real Chromium on the explorer's
- * defaults (explorer-try-it-harness.ts says how). tus from Swagger UI: Tus-Resumable, Upload-Metadata
- * (the createResource fields, base64) and Upload-Offset start with values that work, so creating an
- * upload needs only its length, and appending only the id and the file.
+ * "Try it out" of the meta, resources (tus included) and webhook operations in real Chromium on the
+ * explorer's defaults (explorer-try-it-harness.ts says how). tus from Swagger UI: Tus-Resumable,
+ * Upload-Metadata (the createResource fields, base64) and Upload-Offset start with values that work,
+ * so creating an upload needs only its length, and appending only the id and the file. The webhook's
+ * receiver is a loopback origin.
  */
 import { expect, it } from "vitest";
 import { PNG_1x1 } from "../helpers/media-fixtures.js";
@@ -78,5 +79,22 @@ describeTryIt("resources", (explorer) => {
     expect(res.status).toBe(201);
     const other = (res.headers.get("location") ?? "").split("/").at(-1) ?? "";
     await expectTry("tusTerminate", { params: { id: other } }, 204);
+  });
+
+  it("runs the webhook operations against a loopback receiver", async () => {
+    const { expectTry, create, origin, app } = explorer();
+    const hook = await expectTry("createWebhook", { json: { url: origin.url("/status/204") } }, 201);
+    const id = hook.id as string;
+    await expectTry("listWebhooks", {}, 200);
+    // An event makes a delivery (the outbox row exists once the API has answered).
+    await create("event.txt", "text/plain", "an event");
+    const res = await fetch(app.url(`/cms/v1.0/webhooks/${id}/deliveries`));
+    const { deliveries } = (await res.json()) as { deliveries: { id: string }[] };
+    const deliveryId = deliveries[0]?.id ?? "";
+    expect(deliveryId).not.toBe("");
+    const listed = await expectTry("listWebhookDeliveries", { params: { id } }, 200);
+    expect(JSON.stringify(listed.deliveries)).toContain(deliveryId);
+    await expectTry("retryWebhookDelivery", { params: { id, deliveryId } }, 202);
+    await expectTry("deleteWebhook", { params: { id } }, 204);
   });
 });
