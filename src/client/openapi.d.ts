@@ -4494,7 +4494,8 @@ export interface operations {
                 /** @description tus protocol version; required on every request but OPTIONS */
                 "tus-resumable": "1.0.0";
                 "upload-length": string;
-                "upload-metadata"?: string;
+                /** @description Comma-separated `key base64(value)` pairs: `resourceTenantId`, `resourceName` and `resourceAuthor` are required (the example: zaq12345, hello.txt, Test Author, text/plain). */
+                "upload-metadata": string;
             };
             path?: never;
             cookie?: never;
@@ -5097,6 +5098,7 @@ export interface operations {
             header: {
                 /** @description tus protocol version; required on every request but OPTIONS */
                 "tus-resumable": "1.0.0";
+                /** @description Where these bytes go: the offset a HEAD answered (0 at first) */
                 "upload-offset": string;
                 "upload-checksum"?: string;
             };

@@ -12,9 +12,16 @@ import { BEARER_SECURITY } from "../router.js";
 
 export const TUS_PATH = `${API_PREFIX}/uploads`;
 
+// Examples of required inputs are what Swagger UI's "Try it out" starts with: values that work.
 const TusResumable = z
   .literal("1.0.0")
-  .openapi({ description: "tus protocol version; required on every request but OPTIONS" });
+  .openapi({ description: "tus protocol version; required on every request but OPTIONS", example: "1.0.0" });
+/** The createResource fields the server needs to make the resource (tenant, name, author), base64. */
+const UploadMetadata = z.string().openapi({
+  description:
+    "Comma-separated `key base64(value)` pairs: `resourceTenantId`, `resourceName` and `resourceAuthor` are required (the example: zaq12345, hello.txt, Test Author, text/plain).",
+  example: `resourceTenantId ${btoa("zaq12345")},resourceName ${btoa("hello.txt")},resourceAuthor ${btoa("Test Author")},resourceMediaType ${btoa("text/plain")}`,
+});
 const UploadId = z.object({
   id: z
     .string()
@@ -53,7 +60,7 @@ export const tusCreate = createRoute({
     headers: z.object({
       "tus-resumable": TusResumable,
       "upload-length": z.string().regex(/^\d+$/),
-      "upload-metadata": z.string().optional(),
+      "upload-metadata": UploadMetadata,
     }),
   },
   responses: {
@@ -96,7 +103,10 @@ export const tusPatch = createRoute({
     params: UploadId,
     headers: z.object({
       "tus-resumable": TusResumable,
-      "upload-offset": z.string().regex(/^\d+$/),
+      "upload-offset": z
+        .string()
+        .regex(/^\d+$/)
+        .openapi({ description: "Where these bytes go: the offset a HEAD answered (0 at first)", example: "0" }),
       "upload-checksum": z.string().optional(),
     }),
     body: {
