@@ -149,10 +149,21 @@ async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no vi
   const frame = viewer();
   if (!frame) return "no viewer";
   await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 5_000 });
-  await new Promise((resolve) => setTimeout(resolve, 1_000)); // the error dialog appears once parsing failed
-  return frame.evaluate(() =>
-    document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog") ? "error" : "rendered",
-  );
+  // The error dialog appears once parsing failed: a fixed 1 s wait read "rendered" under load, so
+  // wait for it up to 8 s (a real PDF costs the 8 s once; bytes that are no PDF answer at once).
+  const failed = await frame
+    .waitForFunction(
+      () => document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog"),
+      undefined,
+      {
+        timeout: 8_000,
+      },
+    )
+    .then(
+      () => true,
+      () => false,
+    );
+  return failed ? "error" : "rendered";
 }
 
 describe("stored HTML and SVG in the browser", () => {
