@@ -12,6 +12,14 @@ const SHARED = [
   "test/config.test.ts",
 ];
 
+/**
+ * CMS_TESTS=node-subjects: only the files whose subject runs on Node, for CI's second pass on
+ * another Node version: not Chromium's pages (test/e2e) nor workerd (files named *workerd*, and the
+ * workers project), which are the same programs whichever Node starts them.
+ */
+const NODE_SUBJECTS_ONLY = process.env.CMS_TESTS === "node-subjects";
+const NOT_NODE_SUBJECTS = NODE_SUBJECTS_ONLY ? ["test/e2e/**", "**/*workerd*.test.ts"] : [];
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -29,7 +37,7 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED],
+          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...NOT_NODE_SUBJECTS],
           pool: "forks",
           // Process tests start the server as shipped: the esbuild bundle. rgw-global: the run's one
           // Ceph cluster (started only if a test asks for it), torn down at the end.
@@ -53,7 +61,7 @@ export default defineConfig({
           restoreMocks: true,
         },
       },
-      "./vitest.workers.config.ts",
+      ...(NODE_SUBJECTS_ONLY ? [] : ["./vitest.workers.config.ts"]),
     ],
   },
 });
