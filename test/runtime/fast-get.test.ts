@@ -538,6 +538,25 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
     expect(notModified).toMatchObject({ status: 304, answeredFast: true });
   });
 
+  it("Bun: answers the stored derivative as the app does, and leaves one not yet made to it", async () => {
+    const fast = bunFastGet({ services: app.services, anonymousRead: true, cachedUpTo: 64 * 1024 });
+    const path = data("format=png&width=20"); // stored (and cached) by the test above
+    const reference = await answer(servers.plainUrl, path, { headers: { accept: "*/*" } });
+    const res = await fast(new Request(`http://127.0.0.1${path}`, { headers: { accept: "*/*" } }), "req-1");
+    expect(res).toBeInstanceOf(Response);
+    const headers = Object.fromEntries([...res!.headers].filter(([name]) => name !== "x-request-id"));
+    const body = Buffer.from(await res!.arrayBuffer()).toString("latin1");
+    // Connection-level fields are node:http's, not the answer's.
+    const { date: _date, connection: _connection, "keep-alive": _keepAlive, ...expected } = reference.headers;
+    expect({ status: res!.status, headers, body }).toEqual({
+      status: reference.status,
+      headers: expected,
+      body: reference.body,
+    });
+    expect(await fast(new Request(`http://127.0.0.1${data("width=21&format=png")}`), "req-2")).toBeNull();
+    expect(await fast(new Request(`http://127.0.0.1${data("width=0")}`), "req-3")).toBeNull();
+  });
+
   it("answers format=auto by Accept, with Vary: Accept, as the app does", async () => {
     const accept = { accept: "image/webp,*/*" };
     expect(await decided(data("width=12&format=auto"), { headers: accept })).toMatchObject({ answeredFast: false });
