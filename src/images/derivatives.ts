@@ -28,6 +28,8 @@ export interface DerivativeSettings extends ImageSettings {
   /** 0: the number of cores. */
   concurrency: number;
   cacheBytes: number;
+  /** CMS_IMAGE_TIMEOUT_SECONDS: a transform's time limit, waiting for a slot included (limit.ts). */
+  timeoutSeconds?: number;
 }
 
 export const DEFAULT_DERIVATIVE_SETTINGS: DerivativeSettings = {
@@ -79,7 +81,7 @@ export function createImageDerivatives({
   const { navigator } = globalThis as { navigator?: { hardwareConcurrency?: number } };
   const cores = navigator?.hardwareConcurrency ?? 1;
   const slots = settings.concurrency > 0 ? settings.concurrency : Math.max(1, cores);
-  const limit = createWorkLimit(slots, slots * 4);
+  const limit = createWorkLimit(slots, slots * 4, (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000);
 
   const sourceOf = async (source: ContentFacts): Promise<ImageSource> => {
     // A local file libvips reads itself (header first, then sequentially); else the stream.
