@@ -14,7 +14,6 @@ import { requestContext } from "./http/middleware/request-context.js";
 import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
 import { mountLibrary } from "./routes/library/index.js";
 import { createContentRouter } from "./routes/content/router.js";
-import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "./images/derivatives.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
 import { createMetaRouter } from "./routes/meta.js";
@@ -72,13 +71,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
       maxInlineBytes,
     }),
   );
-  const images = createImageDerivatives({
-    blobs: deps.blobs,
-    transformer: deps.images,
-    settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
-    index: deps.derivatives,
-  });
-  app.route("/", createContentRouter({ resources, revisions, content, guards, images }));
+  app.route("/", createContentRouter({ resources, revisions, content, guards, images: services.images }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));

@@ -28,6 +28,8 @@ export interface DerivativeSettings extends ImageSettings {
   /** 0: the number of cores. */
   concurrency: number;
   cacheBytes: number;
+  /** CMS_IMAGE_TIMEOUT_SECONDS: a transform's time limit, waiting for a slot included (limit.ts). */
+  timeoutSeconds?: number;
 }
 
 export const DEFAULT_DERIVATIVE_SETTINGS: DerivativeSettings = {
@@ -59,6 +61,8 @@ export interface ImageDerivatives {
   requested(query: (name: string) => string | undefined): ImageRequest | null;
   /** The derivative of `source` for `request`, made (once) and stored. 422/501/503 as problems. */
   derive(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative>;
+  /** The derivative `derive` would answer when it is already stored; else null (nothing is made). */
+  stored(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative | null>;
 }
 
 export function createImageDerivatives({
@@ -77,7 +81,7 @@ export function createImageDerivatives({
   const { navigator } = globalThis as { navigator?: { hardwareConcurrency?: number } };
   const cores = navigator?.hardwareConcurrency ?? 1;
   const slots = settings.concurrency > 0 ? settings.concurrency : Math.max(1, cores);
-  const limit = createWorkLimit(slots, slots * 4);
+  const limit = createWorkLimit(slots, slots * 4, (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000);
 
   const sourceOf = async (source: ContentFacts): Promise<ImageSource> => {
     // A local file libvips reads itself (header first, then sequentially); else the stream.
@@ -101,40 +105,67 @@ export function createImageDerivatives({
       }
     });
 
+  /** Where `source`'s derivative for `request` and `accept` lies; 501/422 as problems. */
+  const locate = (source: ContentFacts, request: ImageRequest, accept: string) => {
+    if (!transformer) {
+      throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
+    }
+    const sourceFormat = RASTER[source.mediaType.split(";")[0]!.trim().toLowerCase()];
+    if (!sourceFormat) {
+      throw new ProblemError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
+    }
+    const prefix = derivativePrefix(source.blobKey);
+    if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
+    const format = outputFormat(request, accept, sourceFormat);
+    return { key: parseBlobKey(prefix + derivativeName(request, format)), format };
+  };
+
   return {
     requested: (query) => parseImageQuery(query, settings),
 
     async derive(source, request, accept) {
-      if (!transformer) {
-        throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
-      }
-      const sourceFormat = RASTER[source.mediaType.split(";")[0]!.trim().toLowerCase()];
-      if (!sourceFormat) {
-        throw new ProblemError(
-          "NOT_TRANSFORMABLE",
-          `${source.mediaType} is not a raster image this service transforms`,
-        );
-      }
-      const prefix = derivativePrefix(source.blobKey);
-      if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
-      const format = outputFormat(request, accept, sourceFormat);
-      const key = parseBlobKey(prefix + derivativeName(request, format));
+      const { key, format } = locate(source, request, accept);
       const found = await blobs.head(key);
       const info = found ?? (await make(source, request, key, format));
       index?.used(key, info.size, !found);
-      const stem = source.name.replace(/\.[A-Za-z0-9]{1,5}$/, "");
-      return {
-        facts: {
-          blobKey: key,
-          size: info.size,
-          sha256: info.sha256,
-          mediaType: FORMAT_MEDIA_TYPES[format],
-          name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
-          updatedAt: source.updatedAt,
-        },
-        variesOnAccept: request.format === "auto",
-      };
+      return derivative(source, request, key, format, info);
     },
+
+    async stored(source, request, accept) {
+      if (!transformer) return null; // the app answers 501
+      let place: ReturnType<typeof locate>;
+      try {
+        place = locate(source, request, accept);
+      } catch {
+        return null; // not a raster image: the app answers the problem
+      }
+      const found = await blobs.head(place.key);
+      if (!found) return null;
+      index?.used(place.key, found.size, false);
+      return derivative(source, request, place.key, place.format, found);
+    },
+  };
+}
+
+/** The derivative's own content facts: named after its source, typed by its format. */
+function derivative(
+  source: ContentFacts,
+  request: ImageRequest,
+  key: BlobKey,
+  format: OutputFormat,
+  info: { size: number; sha256: string },
+): Derivative {
+  const stem = source.name.replace(/\.[A-Za-z0-9]{1,5}$/, "");
+  return {
+    facts: {
+      blobKey: key,
+      size: info.size,
+      sha256: info.sha256,
+      mediaType: FORMAT_MEDIA_TYPES[format],
+      name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
+      updatedAt: source.updatedAt,
+    },
+    variesOnAccept: request.format === "auto",
   };
 }
 

@@ -1,6 +1,8 @@
 /**
  * Bounds the transforms running at once: `slots` run, up to `queue` more wait their turn, and any
  * beyond that are refused at once with 503 + Retry-After rather than piling up memory and latency.
+ * Waiting counts against the time limit (`maxWaitMs`, CMS_IMAGE_TIMEOUT_SECONDS): a request still
+ * waiting when it passes is refused the same way, not run late (one in a burst took 51 s of a 30 s limit).
  */
 import { ProblemError } from "../problems.js";
 
@@ -8,18 +10,34 @@ export interface WorkLimit {
   run<T>(work: () => Promise<T>): Promise<T>;
 }
 
-export function createWorkLimit(slots: number, queue: number): WorkLimit {
+export function createWorkLimit(slots: number, queue: number, maxWaitMs = Number.POSITIVE_INFINITY): WorkLimit {
   let running = 0;
   const waiting: (() => void)[] = [];
+  const busy = (detail: string, retrySeconds: number) =>
+    new ProblemError("UNAVAILABLE", detail, { headers: { "retry-after": String(retrySeconds) } });
+
+  /** Resolves when a slot passes to this waiter; rejects (leaving the queue) once `maxWaitMs` is over. */
+  const turn = () =>
+    new Promise<void>((resolve, reject) => {
+      const next = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = Number.isFinite(maxWaitMs)
+        ? setTimeout(() => {
+            waiting.splice(waiting.indexOf(next), 1);
+            const seconds = Math.ceil(maxWaitMs / 1000);
+            reject(busy(`no image transform slot came free within the ${seconds} s time limit; try again`, seconds));
+          }, maxWaitMs)
+        : undefined;
+      waiting.push(next);
+    });
+
   return {
     async run(work) {
       if (running < slots) running++;
-      else if (waiting.length < queue) await new Promise<void>((resolve) => waiting.push(resolve));
-      else {
-        throw new ProblemError("UNAVAILABLE", `${slots} image transforms are running and ${queue} waiting; try again`, {
-          headers: { "retry-after": "1" },
-        });
-      }
+      else if (waiting.length < queue) await turn();
+      else throw busy(`${slots} image transforms are running and ${queue} waiting; try again`, 1);
       try {
         return await work();
       } finally {

@@ -3,6 +3,7 @@
  * a runtime may also use them directly (src/runtime/node/fast-get.ts answers the hottest read with them).
  */
 import type { AppDeps } from "../app-deps.js";
+import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "../images/derivatives.js";
 import { createContentService } from "./content.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
@@ -17,7 +18,7 @@ export type Services = ReturnType<typeof createServices>;
 
 export function createServices(
   deps: Pick<AppDeps, "options" | "blobs" | "collector" | "store" | "fetchOrigin" | "newShortId" | "clock" | "logger"> &
-    Partial<Pick<AppDeps, "metrics">>,
+    Partial<Pick<AppDeps, "metrics" | "images" | "derivatives">>,
 ) {
   const { options, store, blobs, clock, collector } = deps;
   const { limits } = options;
@@ -56,5 +57,12 @@ export function createServices(
     maxPending: options.tus.maxPendingPerTenant,
   });
   const webhooks = createWebhookService({ store: store.webhooks, clock, allowPrivate: options.webhooks.allowPrivate });
-  return { collector, content, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
+  // One per app: the route and the runtimes' fast paths (stored derivatives) share it.
+  const images = createImageDerivatives({
+    blobs,
+    transformer: deps.images,
+    settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
+    index: deps.derivatives,
+  });
+  return { collector, content, images, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
 }

@@ -45,4 +45,25 @@ describe("image derivatives without a transformer, and under load", () => {
     expect(await queued).toBe("queued ran");
     expect(await limit.run(async () => "free again")).toBe("free again");
   });
+
+  it("counts waiting in the time limit: a wait past it is refused with 503 + Retry-After, never run late", async () => {
+    const limit = createWorkLimit(1, 4, 40);
+    let release!: () => void;
+    const running = limit.run(() => new Promise<void>((resolve) => (release = resolve)));
+    let ran = false;
+    const started = Date.now();
+    const waited = await limit
+      .run(async () => {
+        ran = true;
+      })
+      .catch((err: unknown) => err);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((waited as ProblemError).status).toBe(503);
+    expect((waited as ProblemError).headers?.["retry-after"]).toBeDefined();
+    release();
+    await running;
+    expect(ran).toBe(false);
+    // The refused waiter left the queue: the slot is free for the next request at once.
+    expect(await limit.run(async () => "free again")).toBe("free again");
+  });
 });

@@ -7,6 +7,7 @@ import { readdirSync, readlinkSync } from "node:fs";
 import { createServer, type IncomingMessage, request, type RequestListener, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.js";
 import type { MetadataStore } from "../../src/metadata/metadata-store.js";
@@ -516,5 +517,73 @@ describe("getData fast path on S3 (no local files): a blob over the cache's entr
     expect(res.status).toBe(200);
     expect(Buffer.from(await res.arrayBuffer()).equals(content)).toBe(true);
     expect(lookups).toBe(1);
+  });
+});
+
+describe("getData fast path: a stored image derivative (issue 30)", () => {
+  // Last in the file: libvips keeps the files it read open (its cache), which the fd counts above would see.
+  let png: string;
+  const data = (query: string) => `/cms/v1.0/getData/${png}?${query}`;
+  beforeAll(async () => {
+    const bytes = await sharp({ create: { width: 64, height: 32, channels: 4, background: "#36c" } })
+      .png()
+      .toBuffer();
+    png = (await cmsClient(app, "fast").create({ resourceName: "pic.png", resourceMediaType: "image/png" }, bytes))
+      .resourceURI;
+  });
+
+  it("leaves a derivative not yet made to the app, then answers it as the app does (GET, HEAD, range, 304)", async () => {
+    const first = await decided(data("width=20&format=png"));
+    expect(first).toMatchObject({ status: 200, answeredFast: false });
+    // Stored now: the same parameters in another order and spelling of the same transform.
+    const again = await decided(data("format=png&width=20"));
+    expect(again).toMatchObject({ status: 200, answeredFast: true });
+    expect(again.headers["content-type"]).toBe("image/png");
+    expect(again.body).toBe(first.body);
+    const etag = again.headers.etag as string;
+    expect(await decided(data("width=20&format=png"), { method: "HEAD" })).toMatchObject({ answeredFast: true });
+    const range = await decided(data("width=20&format=png"), { headers: { range: "bytes=2-9" } });
+    expect(range).toMatchObject({ status: 206, answeredFast: true, body: first.body.slice(2, 10) });
+    const notModified = await decided(data("width=20&format=png"), { headers: { "if-none-match": etag } });
+    expect(notModified).toMatchObject({ status: 304, answeredFast: true });
+  });
+
+  it("Bun: answers the stored derivative as the app does, and leaves one not yet made to it", async () => {
+    const fast = bunFastGet({ services: app.services, anonymousRead: true, cachedUpTo: 64 * 1024 });
+    const path = data("format=png&width=20"); // stored (and cached) by the test above
+    const reference = await answer(servers.plainUrl, path, { headers: { accept: "*/*" } });
+    const res = await fast(new Request(`http://127.0.0.1${path}`, { headers: { accept: "*/*" } }), "req-1");
+    expect(res).toBeInstanceOf(Response);
+    const headers = Object.fromEntries([...res!.headers].filter(([name]) => name !== "x-request-id"));
+    const body = Buffer.from(await res!.arrayBuffer()).toString("latin1");
+    // Connection-level fields are node:http's, not the answer's.
+    const { date: _date, connection: _connection, "keep-alive": _keepAlive, ...expected } = reference.headers;
+    expect({ status: res!.status, headers, body }).toEqual({
+      status: reference.status,
+      headers: expected,
+      body: reference.body,
+    });
+    expect(await fast(new Request(`http://127.0.0.1${data("width=21&format=png")}`), "req-2")).toBeNull();
+    expect(await fast(new Request(`http://127.0.0.1${data("width=0")}`), "req-3")).toBeNull();
+  });
+
+  it("answers format=auto by Accept, with Vary: Accept, as the app does", async () => {
+    const accept = { accept: "image/webp,*/*" };
+    expect(await decided(data("width=12&format=auto"), { headers: accept })).toMatchObject({ answeredFast: false });
+    const webp = await decided(data("width=12&format=auto"), { headers: accept });
+    expect(webp).toMatchObject({ status: 200, answeredFast: true });
+    expect(webp.headers["content-type"]).toBe("image/webp");
+    expect(webp.headers.vary).toMatch(/Accept$/);
+    // Another Accept names another derivative, not made yet: the app's.
+    expect(await decided(data("width=12&format=auto"), { headers: { accept: "*/*" } })).toMatchObject({
+      status: 200,
+      answeredFast: false,
+    });
+  });
+
+  it("leaves invalid parameters and any other query name to the app (its 400, its policy)", async () => {
+    expect(await decided(data("width=0"))).toMatchObject({ status: 400, answeredFast: false });
+    expect(await decided(data("width=20&width=21&format=png"))).toMatchObject({ answeredFast: false });
+    expect(await decided(data("width=20&format=png&x=1"))).toMatchObject({ status: 200, answeredFast: false });
   });
 });

@@ -115,6 +115,17 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
   };
 }
 
+/**
+ * `answer` with `policy`'s fields set over its head (a derivative's Vary: derivative-read.ts): into
+ * `fields` when the head is shared (it is never changed), else into the answer's own head.
+ */
+export function overlaid(answer: ContentAnswer, policy: ResponseHeaders | undefined): ContentAnswer {
+  if (!policy || answer.problem) return answer;
+  if (answer.shared) return { ...answer, fields: { ...answer.fields, ...policy } };
+  Object.assign(answer.head, policy);
+  return answer;
+}
+
 /** One per content service: the route and the runtimes' fast paths share its plain heads. */
 const answersOf = new WeakMap<object, ContentAnswers>();
 

@@ -1,21 +1,29 @@
 /**
  * Which requests a runtime may answer before the app (runtime/node/fast-get.ts,
  * runtime/bun/fast-get.ts): a GET or HEAD of getData at a plain path, and only when reads are open
- * (`readsAreOpen`, auth/guards.ts: the one statement of that rule). Everything else needs the app:
- * tokens and signed links (its guards read them, and the query), %-escapes (Hono decodes them).
+ * (`readsAreOpen`, auth/guards.ts: the one statement of that rule), its query at most image
+ * parameters (derivative-read.ts decides those). Everything else needs the app: tokens and signed
+ * links (its guards read them, and the query), %-escapes (Hono decodes them).
  */
 import { API_PREFIX } from "../../routes/api-version.js";
 import { parseUri } from "../../services/resource-ids.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
 
-/** The resource named by `path` (a request target: path and query) when a runtime may answer it; else null. */
+/**
+ * The resource named by `target` (a request target: path and query) when a runtime may answer it,
+ * with the query (after `?`; undefined: none); else null.
+ */
 export function runtimeRead(
   readsOpen: boolean,
   method: string | undefined,
-  path: string | undefined,
-): { context: string; path: string } | null {
+  target: string | undefined,
+): { context: string; path: string; query: string | undefined } | null {
   if (!readsOpen || (method !== "GET" && method !== "HEAD")) return null;
-  if (!path?.startsWith(PREFIX) || path.includes("%") || path.includes("?")) return null;
-  return parseUri(path.slice(PREFIX.length));
+  if (!target?.startsWith(PREFIX)) return null;
+  const at = target.indexOf("?");
+  const path = at < 0 ? target : target.slice(0, at);
+  if (path.includes("%")) return null;
+  const uri = parseUri(path.slice(PREFIX.length));
+  return uri && { ...uri, query: at < 0 ? undefined : target.slice(at + 1) };
 }

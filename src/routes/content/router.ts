@@ -5,7 +5,8 @@ import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
 import { takeHandedOverRow } from "../../http/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
-import { answerCacheHeaders, CONTENT_VARY } from "../../http/cache-policy.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
+import { derivativePolicy } from "../../http/content-answer/derivative-read.js";
 import type { ImageDerivatives } from "../../images/derivatives.js";
 import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
@@ -86,8 +87,8 @@ export function createContentRouter({
     if (!transform) return send(source, c.req.method, fields(c), requestHost(c), cache);
     // A derivative is content of its own (ETag, Range, 304), under the source URL's cache policy.
     const made = await images!.derive(source, transform, c.req.header("accept") ?? "");
-    const vary = made.variesOnAccept ? { vary: `${CONTENT_VARY}, Accept` } : undefined;
-    return send(made.facts, c.req.method, fields(c), requestHost(c), vary ? { ...cache, ...vary } : cache);
+    const policy = derivativePolicy(made);
+    return send(made.facts, c.req.method, fields(c), requestHost(c), policy ? { ...cache, ...policy } : cache);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);

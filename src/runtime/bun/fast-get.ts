@@ -8,16 +8,19 @@
  * build a Web stream.
  *
  * It only ever sends 200, single-range 206 and 304; `null` hands the request to the app
- * untouched: tokens (when reads need one), signed links and any query string, percent-encoded
+ * untouched: tokens (when reads need one), signed links and any query string but image parameters
+ * whose derivative is stored (http/content-answer/derivative-read.ts), percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
  * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
-import { type ContentAnswer, contentAnswers } from "../../http/content-answer/decide.js";
+import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
+import { imageQuery, storedDerivative } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import type { ResourceRow } from "../../metadata/schema.js";
+import type { ContentFacts } from "../../services/content.js";
 import type { Services } from "../../services/index.js";
 import type { LocalBlobFile } from "../../storage/blob-store.js";
 import { bunApi } from "./bun-api.js";
@@ -26,7 +29,7 @@ const EMPTY = new Uint8Array(0);
 const KNOWN_FILES = 4096;
 
 export interface BunFastGetDeps {
-  services: Pick<Services, "resources" | "content">;
+  services: Pick<Services, "resources" | "content"> & Partial<Pick<Services, "images">>;
   /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise nothing is answered here. */
   anonymousRead: boolean;
   /** Blobs up to this size go to the app until the small-blob cache holds them (0: no cache). */
@@ -63,17 +66,17 @@ function bunHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId
 
 /** Returns a handler giving the fast answer with `requestId`, or null when the app must answer. */
 export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
-  const { resources, content } = services;
+  const { resources, content, images } = services;
   const answers = contentAnswers(content);
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (a stat per request was 7–9 % of the CPU of random range GETs; one per file took the
   // profiled server from 5.5k to 10.0k req/s). Bounded: cleared when full.
   const files = new Map<string, LocalBlobFile>();
-  const knownFile = (row: ResourceRow) => {
+  const knownFile = (row: ContentFacts) => {
     const known = files.get(row.blobKey);
     return known && known.size === row.size ? known : undefined;
   };
-  async function localFile(row: ResourceRow): Promise<LocalBlobFile | null> {
+  async function localFile(row: ContentFacts): Promise<LocalBlobFile | null> {
     const file = await content.localFile(row);
     if (file) {
       if (files.size >= KNOWN_FILES) files.clear();
@@ -83,14 +86,17 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   }
 
   /** The answer for `row`: in the same call when nothing needs reading (bytes cached, HEAD, 304, empty). */
-  function answer(req: Request, row: ResourceRow, requestId: string): Response | null | Promise<Response | null> {
+  function answer(
+    req: Request,
+    row: ContentFacts,
+    requestId: string,
+    policy?: ResponseHeaders,
+  ): Response | null | Promise<Response | null> {
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
-    const decided = answers.decide(
-      row,
-      req.method,
-      (name) => req.headers.get(name),
-      req.headers.get("host") ?? undefined,
+    const decided = overlaid(
+      answers.decide(row, req.method, (name) => req.headers.get(name), req.headers.get("host") ?? undefined),
+      policy,
     );
     // 412, 416, several ranges: the app answers them, with its problem details or its multipart body.
     if (decided.problem || decided.multipart) return null;
@@ -106,7 +112,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
 
   /** The answer with a slice of the blob's file: in this call when the file is known already, as most reads find it. */
   function fileSlice(
-    row: ResourceRow,
+    row: ContentFacts,
     start: number,
     end: number,
     status: number,
@@ -145,9 +151,24 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
    * answered in this call: no promise, no microtask (Bun's handler in-process 10.2–11.1 → 8.1–8.5 µs
    * per request; 1.11× the req/s under wrk).
    */
+  /** `row`'s stored derivative for a query of image parameters (derivative-read.ts), or null: the app's. */
+  async function derivativeAnswer(req: Request, row: ResourceRow, query: string, requestId: string) {
+    const params = imageQuery(query);
+    const made = params && (await storedDerivative(images, row, params, req.headers.get("accept") ?? ""));
+    return (made && (await answer(req, made.facts, requestId, made.policy))) ?? toApp(req, row);
+  }
+
   return (req: Request, requestId: string): Response | null | Promise<Response | null> => {
     const uri = runtimeRead(anonymousRead, req.method, targetOf(req.url));
     if (!uri) return null;
+    if (uri.query !== undefined) {
+      const { query } = uri;
+      return orNull(
+        resources
+          .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
+          .then((row) => derivativeAnswer(req, row, query, requestId)),
+      );
+    }
     try {
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);
       if (row) {

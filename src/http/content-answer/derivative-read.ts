@@ -1,0 +1,48 @@
+/**
+ * A getData with image parameters (issue 30) that the runtimes' fast paths may answer: only a
+ * derivative already stored, found as the app finds it (images/derivatives.ts `stored`, the same
+ * parameters, presets and `format=auto`), under the same header fields as the route's answer. Not
+ * yet made, invalid parameters (the app's 400), any other query name: null, the app answers.
+ */
+import { CONTENT_VARY } from "../cache-policy.js";
+import type { ResponseHeaders } from "../answer-blob.js";
+import type { Derivative, ImageDerivatives } from "../../images/derivatives.js";
+import { IMAGE_QUERY } from "../../images/params.js";
+import type { ContentFacts } from "../../services/content.js";
+
+const NAMES: ReadonlySet<string> = new Set(IMAGE_QUERY);
+
+/** `query` (after `?`) as a parameter lookup when it names image parameters only, each once; else null. */
+export function imageQuery(query: string): ((name: string) => string | undefined) | null {
+  if (query === "" || query.includes("%") || query.includes("+")) return null;
+  const params = new Map<string, string>();
+  for (const pair of query.split("&")) {
+    const at = pair.indexOf("=");
+    const name = at < 0 ? pair : pair.slice(0, at);
+    if (!NAMES.has(name) || params.has(name)) return null;
+    params.set(name, at < 0 ? "" : pair.slice(at + 1));
+  }
+  return (name) => params.get(name);
+}
+
+/** The header fields a derivative's answer adds over its content's (the route's too). */
+export const derivativePolicy = (made: Derivative): ResponseHeaders | undefined =>
+  made.variesOnAccept ? { vary: `${CONTENT_VARY}, Accept` } : undefined;
+
+/** `source`'s stored derivative for `query` and `accept`, with its header fields; null: the app answers. */
+export async function storedDerivative(
+  images: ImageDerivatives | undefined,
+  source: ContentFacts,
+  query: (name: string) => string | undefined,
+  accept: string,
+): Promise<{ facts: ContentFacts; policy: ResponseHeaders | undefined } | null> {
+  if (!images) return null;
+  let request: ReturnType<ImageDerivatives["requested"]>;
+  try {
+    request = images.requested(query);
+  } catch {
+    return null; // the app's 400, with its problem details
+  }
+  const made = request && (await images.stored(source, request, accept));
+  return made ? { facts: made.facts, policy: derivativePolicy(made) } : null;
+}
