@@ -47,15 +47,7 @@ const idp = await startIdp({
   clientSecret,
   users,
 });
-const tokenUrl = `${idp.issuer}${KEYCLOAK_ROUTES.token}`;
-console.log(`issuer:    ${idp.issuer}`);
-console.log(`token URL: ${tokenUrl}`);
-console.log(
-  `try:       curl -s -X POST ${tokenUrl} -H 'Content-Type: application/x-www-form-urlencoded' ` +
-    `-d 'client_id=cms-server&client_secret=${clientSecret === DEFAULT_CLIENT_SECRET ? clientSecret : "<secret>"}` +
-    `&username=cms-creator&password=cms-creator&grant_type=password'`,
-);
-
+// Signals are handled before the first line is printed: whoever waits for that line may stop it at once.
 let stopping = false;
 const stop = (signal: NodeJS.Signals): void => {
   if (stopping) return;
@@ -71,3 +63,12 @@ const stop = (signal: NodeJS.Signals): void => {
 };
 process.once("SIGINT", stop);
 process.once("SIGTERM", stop);
+
+const tokenUrl = `${idp.issuer}${KEYCLOAK_ROUTES.token}`;
+console.log(`issuer:    ${idp.issuer}`);
+console.log(`token URL: ${tokenUrl}`);
+console.log(
+  `try:       curl -s -X POST ${tokenUrl} -H 'Content-Type: application/x-www-form-urlencoded' ` +
+    `-d 'client_id=cms-server&client_secret=${clientSecret === DEFAULT_CLIENT_SECRET ? clientSecret : "<secret>"}` +
+    `&username=cms-creator&password=cms-creator&grant_type=password'`,
+);
