@@ -9,6 +9,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { answerBlob } from "../../src/http/answer-blob.js";
 import { contentAnswers } from "../../src/http/content-answer/decide.js";
+import { imageQuery } from "../../src/http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../src/http/content-answer/runtime-reads.js";
 import { contentEntities } from "../../src/http/content-entity.js";
 import { CONTENT_CORS_HEADERS } from "../../src/http/middleware/cors.js";
@@ -146,7 +147,17 @@ describe("runtimeRead: what a runtime may answer before the app", () => {
   it("leaves everything else to the app", () => {
     expect(runtimeRead(false, "GET", path)).toBeNull(); // reads need credentials
     expect(runtimeRead(true, "POST", path)).toBeNull();
-    expect(runtimeRead(true, "GET", `${path}?expires=1&signature=x`)).toBeNull(); // a signed link
+    // A query reaches the runtime, which answers only stored image derivatives (imageQuery):
+    // a signed link's parameters, or image ones mixed with others, are the app's.
+    expect(runtimeRead(true, "GET", `${path}?expires=1&signature=x`)).toEqual({
+      context: "ctx",
+      path: "docs/a.txt",
+      query: "expires=1&signature=x",
+    });
+    expect(imageQuery("expires=1&signature=x")).toBeNull();
+    expect(imageQuery("width=64&signature=x")).toBeNull();
+    expect(imageQuery("width=64&width=65")).toBeNull();
+    expect(imageQuery("width=64")?.("width")).toBe("64");
     expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx/docs/a%20b.txt")).toBeNull();
     expect(runtimeRead(true, "GET", "/cms/v1.0/getDataUuid/x")).toBeNull();
     expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx")).toBeNull();
