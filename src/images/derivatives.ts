@@ -95,13 +95,29 @@ export function createImageDerivatives({
     return { stream: await read(), reopen: read };
   };
 
+  // libvips checks sharp's timeout only while it evaluates pixels: an AVIF encode ran 7–14 s past a
+  // 1 s limit. So the limit is also a wall-clock deadline on the output, which aborts its stream
+  // (the put stores nothing) and answers 503.
+  const deadlineMs = (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000;
+  const overTime = () =>
+    new ProblemError("UNAVAILABLE", `the image transform took longer than ${settings.timeoutSeconds} s`, {
+      headers: { "retry-after": "5" },
+    });
+
   const make = async (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) =>
     limit.run(async () => {
-      const made = await transformer!.transform(await sourceOf(source), request, () => format);
+      const deadline = new AbortController();
+      const timer = Number.isFinite(deadlineMs) ? setTimeout(() => deadline.abort(overTime()), deadlineMs) : undefined;
       try {
-        return await blobs.put(key, made.body);
+        const made = await transformer!.transform(await sourceOf(source), request, () => format);
+        deadline.signal.throwIfAborted();
+        const body = made.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal: deadline.signal });
+        return await blobs.put(key, body);
       } catch (err) {
+        if (deadline.signal.aborted) throw deadline.signal.reason;
         throw problemIn(err) ?? err;
+      } finally {
+        clearTimeout(timer);
       }
     });
 
