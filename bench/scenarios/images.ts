@@ -164,8 +164,8 @@ export async function images(ctx: Context, report: Report): Promise<void> {
     const targets: WrkTarget[] = [
       { name: "app: cached derivative", url: derivativeUrl, server: app },
       { name: "app: plain getData", url: `${app.url}${getDataPath(plain.resourceURI)}`, server: app },
-      // The same blob by its versioned URL: a query string, so through the app as a derivative is
-      // (the node:http fast path answers only bare getData); shows what the path costs by itself.
+      // The same blob by its versioned URL: the fast paths leave `?v=` to the app (they answer bare
+      // getData and stored derivatives), so this shows what the app's path costs by itself.
       {
         name: "app: plain getData ?v=",
         url: `${app.url}${getDataPath(plain.resourceURI)}?v=${plain.sha256.slice(0, 16)}`,
