@@ -41,7 +41,7 @@ export const DEFAULT_DERIVATIVE_SETTINGS: DerivativeSettings = {
 };
 
 /** Media types decoded for derivatives; anything else (SVG above all: active content) is refused unread. */
-const RASTER: Record<string, string> = {
+export const RASTER: Readonly<Record<string, string>> = {
   "image/jpeg": "jpeg",
   "image/png": "png",
   "image/webp": "webp",

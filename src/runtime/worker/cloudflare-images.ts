@@ -5,6 +5,7 @@
  * Worker's memory never holds the pixels; the header is still read first (`info`) so the pixel
  * limit and the raster-only rule answer the same problems as on Node.
  */
+import { RASTER as HOST_RASTER } from "../../images/derivatives.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { FORMAT_MEDIA_TYPES } from "../../images/params.js";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
@@ -27,14 +28,8 @@ export interface BindingTransform {
   fit?: "scale-down" | "contain" | "pad" | "squeeze" | "cover" | "crop";
 }
 
-/** The binding's input formats (MIME) this service transforms, by the decoder names of ImageHeader; never SVG. */
-const RASTER: Record<string, string> = {
-  "image/jpeg": "jpeg",
-  "image/png": "png",
-  "image/webp": "webp",
-  "image/avif": "avif",
-  "image/gif": "gif",
-};
+/** The binding's input formats (MIME) this service transforms: the host's, but TIFF (Cloudflare reads none); never SVG. */
+const RASTER = Object.fromEntries(Object.entries(HOST_RASTER).filter(([, format]) => format !== "tiff"));
 
 /** sharp's fits (the service's parameters) in Cloudflare's words, when both dimensions are given. */
 const FITS = { cover: "cover", contain: "pad", inside: "contain", fill: "squeeze" } as const;
