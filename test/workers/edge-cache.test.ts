@@ -25,18 +25,35 @@ function counting<T extends object>(target: T, label: string, counts: Record<str
   });
 }
 
+/**
+ * The Worker's fetch with a context whose waitUntil work (cache puts, evictions) is awaited before
+ * each answer is returned, so the next request sees it; `post` sends a JSON body to an API verb.
+ */
+function caller(app: ReturnType<typeof createWorkerApp>, bindings: typeof env) {
+  const pending: Promise<unknown>[] = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
+  const call = async (request: Request) => {
+    const res = await app.fetch(request, bindings, ctx);
+    await Promise.all(pending.splice(0));
+    return res;
+  };
+  const post = (verb: string, body: unknown) =>
+    call(
+      new Request(`${API}/${verb}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
+  return { call, post };
+}
+
 describe("the Workers Cache API in front of the app", () => {
   it("answers a public versioned URL from the colo's cache: no D1 query, no R2 read, Range and 304 too", async () => {
     const counts: Record<string, number> = {};
     const bindings = { ...env, DB: counting(env.DB, "d1", counts), BLOBS: counting(env.BLOBS, "r2", counts) };
     const app = createWorkerApp();
-    const pending: Promise<unknown>[] = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
-    const call = async (request: Request) => {
-      const res = await app.fetch(request, bindings, ctx);
-      await Promise.all(pending.splice(0));
-      return res;
-    };
+    const { call } = caller(app, bindings);
     const created = await call(
       new Request(`${API}/createResource`, {
         method: "POST",
@@ -81,21 +98,7 @@ describe("the Workers Cache API in front of the app", () => {
     const counts: Record<string, number> = {};
     const bindings = { ...env, CMS_CACHE_MAX_AGE: "60", DB: counting(env.DB, "d1", counts) };
     const app = createWorkerApp();
-    const pending: Promise<unknown>[] = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
-    const call = async (request: Request) => {
-      const res = await app.fetch(request, bindings, ctx);
-      await Promise.all(pending.splice(0));
-      return res;
-    };
-    const post = (verb: string, body: unknown) =>
-      call(
-        new Request(`${API}/${verb}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
-        }),
-      );
+    const { call, post } = caller(app, bindings);
     const created = await post("createResource", {
       resourceAuthor: "a",
       resourceBinary: btoa("first"),
@@ -125,21 +128,7 @@ describe("the Workers Cache API in front of the app", () => {
 describe("delete and purge evict every URL the colo holds for the resource", () => {
   /** A resource with two contents, each of its URLs read once through the cache (CMS_CACHE_MAX_AGE=60). */
   async function cachedResource(app: ReturnType<typeof createWorkerApp>, bindings: typeof env, name: string) {
-    const pending: Promise<unknown>[] = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p), passThroughOnException() {} };
-    const call = async (request: Request) => {
-      const res = await app.fetch(request, bindings, ctx);
-      await Promise.all(pending.splice(0));
-      return res;
-    };
-    const post = (verb: string, body: unknown) =>
-      call(
-        new Request(`${API}/${verb}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(body),
-        }),
-      );
+    const { call, post } = caller(app, bindings);
     const created = (await (
       await post("createResource", {
         resourceAuthor: "a",
