@@ -1,5 +1,5 @@
 export const SERVER_BUNDLE: string;
-export function buildServer(): Promise<string>;
+export function buildServer(outfile?: string): Promise<string>;
 export const LIBRARY_SCRIPT: string;
 export function buildLibraryClient(outfile?: string): Promise<string>;
 export const CLI_BUNDLE: string;

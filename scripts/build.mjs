@@ -7,17 +7,47 @@
 // files are read from disk). The migrations are found by walking up to drizzle/ from the module
 // (src/runtime/host/migrations.ts), so the bundle's depth does not matter.
 import { build } from "esbuild";
-import { writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const SERVER_BUNDLE = fileURLToPath(new URL("../dist/node/server.mjs", import.meta.url));
 
-export async function buildServer() {
-  await build({
+/** Writes a file whole or not at all: a process reading it meanwhile sees the old file or the new one. */
+async function replaceFile(path, contents) {
+  await mkdir(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    await writeFile(temporary, contents);
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * esbuild, its outputs swapped in atomically. `npm start` builds before it serves, so a second
+ * `npm start` rebuilds the bundle another server may be loading at that moment; written in place,
+ * that server read a truncated module.
+ */
+async function bundle(options) {
+  const result = await build({ ...options, write: false });
+  // The map first: a bundle never names a map that is not there yet.
+  const files = [...result.outputFiles].sort(
+    (a, b) => Number(b.path.endsWith(".map")) - Number(a.path.endsWith(".map")),
+  );
+  for (const file of files) await replaceFile(file.path, file.contents);
+  return result;
+}
+
+export async function buildServer(outfile = SERVER_BUNDLE) {
+  await bundle({
     absWorkingDir: ROOT,
     entryPoints: ["src/node.ts"],
-    outfile: SERVER_BUNDLE,
+    outfile,
     bundle: true,
     platform: "node",
     format: "esm",
@@ -36,7 +66,7 @@ export async function buildServer() {
     },
     logLevel: "warning",
   });
-  return SERVER_BUNDLE;
+  return outfile;
 }
 
 export const CLIENT_BUNDLE = fileURLToPath(new URL("../dist/client/index.mjs", import.meta.url));
@@ -46,7 +76,7 @@ export const CLIENT_BUNDLE = fileURLToPath(new URL("../dist/client/index.mjs", i
  * for the browser platform, so a `node:` import anywhere in it fails the build.
  */
 export async function buildClient(outfile = CLIENT_BUNDLE) {
-  await build({
+  await bundle({
     absWorkingDir: ROOT,
     entryPoints: ["src/client/index.ts"],
     outfile,
@@ -67,7 +97,7 @@ export const LIBRARY_SCRIPT = fileURLToPath(new URL("../dist/library/library.js"
  * builds it into public/library/), so it never weighs on the Worker bundle.
  */
 export async function buildLibraryClient(outfile = LIBRARY_SCRIPT) {
-  await build({
+  await bundle({
     absWorkingDir: ROOT,
     entryPoints: ["src/library-client/main.ts"],
     outfile,
@@ -91,7 +121,7 @@ export const CLI_INPUTS = fileURLToPath(new URL("../dist/cli/inputs.json", impor
  * tsx each run spent ~0.8 s of CPU compiling and loading; the bundle starts in ~0.2 s.
  */
 export async function buildCli() {
-  const { metafile } = await build({
+  const { metafile } = await bundle({
     absWorkingDir: ROOT,
     entryPoints: ["src/cli/main.ts"],
     outfile: CLI_BUNDLE,
@@ -104,7 +134,7 @@ export async function buildCli() {
     logLevel: "warning",
   });
   // Paths relative to the package root (esbuild's absWorkingDir).
-  await writeFile(CLI_INPUTS, `${JSON.stringify(Object.keys(metafile.inputs))}\n`);
+  await replaceFile(CLI_INPUTS, `${JSON.stringify(Object.keys(metafile.inputs))}\n`);
   return CLI_BUNDLE;
 }
 
