@@ -24,6 +24,7 @@ import type { BlobLedger } from "../metadata/blob-ledger.js";
 import type { DerivativeIndex } from "../images/derivative-index.js";
 import type { TusUploadStore } from "../metadata/tus-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+import { STAGING_MAX_AGE_MS, STAGING_PREFIX, stagedAt } from "../storage/staging.js";
 import { collectExpiredUploads } from "./tus-parts.js";
 
 /** A deletion claimed this long ago and not finished is taken over (its collector died). */
@@ -73,6 +74,8 @@ export interface CollectFigures {
   uploadsExpired: number;
   /** Image derivatives deleted to keep the cache under CMS_IMAGE_CACHE_BYTES. */
   derivativesEvicted: number;
+  /** Staged blobs (storage/staging.ts) older than any request, left by a crash. */
+  stagedRemoved: number;
 }
 
 export type BlobCollector = ReturnType<typeof createBlobCollector>;
@@ -109,6 +112,19 @@ export function createBlobCollector({
     if (await ledger.doom(key, at, at - graceMs)) return remove(key, at);
     await ledger.postpone(key, graceMs);
     return false;
+  }
+
+  /** Deletes the staged blobs no running request can still hold; how many. */
+  async function removeAbandonedStaging(): Promise<number> {
+    const before = now() - STAGING_MAX_AGE_MS;
+    let removed = 0;
+    for await (const key of blobs.list(STAGING_PREFIX)) {
+      const at = stagedAt(key);
+      if (at === null || at >= before) continue;
+      await blobs.delete(key);
+      removed++;
+    }
+    return removed;
   }
 
   return {
@@ -155,11 +171,18 @@ export function createBlobCollector({
     /**
      * One collection pass: every key due for a look (purged, released, or with a lapsed
      * reservation), then deletions left unfinished by dead collectors, then expired tus uploads,
-     * then image derivatives past the cache's bound.
+     * then image derivatives past the cache's bound, then staged blobs a crash left behind.
      * Errors are logged per key.
      */
     async pass(): Promise<CollectFigures> {
-      const figures: CollectFigures = { removed: 0, kept: 0, takenOver: 0, uploadsExpired: 0, derivativesEvicted: 0 };
+      const figures: CollectFigures = {
+        removed: 0,
+        kept: 0,
+        takenOver: 0,
+        uploadsExpired: 0,
+        derivativesEvicted: 0,
+        stagedRemoved: 0,
+      };
       const failed = new Set<string>();
       for (;;) {
         const due = (await ledger.due(now(), BATCH + failed.size)).filter((key) => !failed.has(key));
@@ -198,6 +221,11 @@ export function createBlobCollector({
         } catch (err) {
           logger?.warn("image derivative eviction failed", { error: err });
         }
+      }
+      try {
+        figures.stagedRemoved = await removeAbandonedStaging();
+      } catch (err) {
+        logger?.warn("staged blob collection failed", { error: err });
       }
       return figures;
     },

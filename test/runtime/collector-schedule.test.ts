@@ -22,7 +22,7 @@ it("sweeps at start, passes every interval, and sweeps again once the app clock 
     sweep: async () => void calls.push("sweep"),
     pass: async () => {
       calls.push("pass");
-      return { removed: 0, kept: 0, takenOver: 0, uploadsExpired: 0, derivativesEvicted: 0 };
+      return { removed: 0, kept: 0, takenOver: 0, uploadsExpired: 0, derivativesEvicted: 0, stagedRemoved: 0 };
     },
   } as unknown as BlobCollector;
   const time = fakeClock();

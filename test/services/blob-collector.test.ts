@@ -15,6 +15,7 @@ import { createContentService, type ContentService } from "../../src/services/co
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 import { contentKey } from "../../src/storage/keys.js";
+import { STAGING_MAX_AGE_MS, stagedAt, stagingKey } from "../../src/storage/staging.js";
 import { resourceRow } from "../helpers/resource-row.js";
 import { streamOf } from "../helpers/streams.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
@@ -276,5 +277,31 @@ describe("expired tus uploads", () => {
     expect(await store.tusUploads.find(id)).toBeNull();
     expect(await keysUnder(`tus/${id}/`)).toEqual([]);
     expect((await store.usage("t"))?.bytes).toBe(0);
+  });
+});
+
+describe("staged files a crash left behind", () => {
+  it("a pass removes staged blobs older than STAGING_MAX_AGE_MS and keeps younger ones and everything else", async () => {
+    clock = 1_700_000_000_000;
+    const put = async (key: BlobKey) => {
+      await blobs.put(key, streamOf(bytes("staged")));
+      return key;
+    };
+    const abandoned = await put(stagingKey("uploads", clock - STAGING_MAX_AGE_MS - 1));
+    const inFlight = await put(stagingKey("uploads", clock - STAGING_MAX_AGE_MS + 60_000));
+    const foreign = await put("staging/uploads/not-ours" as BlobKey); // no time in its name: not ours to judge
+    const { blob } = await createWith("content");
+    const figures = await collector.pass();
+    expect(figures.stagedRemoved).toBe(1);
+    expect(await blobs.head(abandoned)).toBeNull();
+    for (const kept of [inFlight, foreign, blob.key]) expect(await blobs.head(kept)).not.toBeNull();
+  });
+
+  it("names each staged blob by the time it was made, under staging/<area>/", () => {
+    const key = stagingKey("uploads", 1_700_000_000_000);
+    expect(key).toMatch(/^staging\/uploads\/1700000000000-[0-9a-f]{32}$/);
+    expect(stagedAt(key)).toBe(1_700_000_000_000);
+    expect(stagedAt("staging/uploads/0123abcd")).toBeNull();
+    expect(stagingKey("uploads", 1)).not.toBe(stagingKey("uploads", 1));
   });
 });

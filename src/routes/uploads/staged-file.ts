@@ -3,18 +3,14 @@
  * blob (never held in memory), read back once the fields are known, and deleted either way.
  */
 import { ProblemError } from "../../problems.js";
-import { toHex } from "../../lib/sha256.js";
-import { type BlobKey, type BlobStore, StorageError } from "../../storage/blob-store.js";
-import { parseBlobKey } from "../../storage/keys.js";
-
-/** Outside every tenant's `t/` area, so the content collector never mistakes it for content. */
-const STAGING_PREFIX = "staging/uploads/";
+import { type BlobStore, StorageError } from "../../storage/blob-store.js";
+import { stagingKey } from "../../storage/staging.js";
 
 export interface StagedFile {
   size: number;
   /** The staged bytes, streamed from storage. */
   open(): Promise<ReadableStream<Uint8Array>>;
-  /** Best effort: a crash before this leaves the blob under STAGING_PREFIX for an operator to sweep. */
+  /** Best effort: what a crash leaves behind, the collector removes a day later (storage/staging.ts). */
   drop(): Promise<void>;
 }
 
@@ -24,7 +20,7 @@ export async function stageFile(
   maxBytes: number,
   pointer: string,
 ): Promise<StagedFile> {
-  const key: BlobKey = parseBlobKey(`${STAGING_PREFIX}${toHex(crypto.getRandomValues(new Uint8Array(16)))}`);
+  const key = stagingKey("uploads", Date.now());
   let size: number;
   try {
     size = (await blobs.put(key, body, { maxBytes })).size;

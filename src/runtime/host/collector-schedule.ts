@@ -26,7 +26,13 @@ export function scheduleCollector(
       await collector.sweep(); // logs blobs this database has no record of; never deletes them
     }
     const figures = await collector.pass();
-    if (figures.removed > 0 || figures.takenOver > 0 || figures.uploadsExpired > 0 || figures.derivativesEvicted > 0)
+    if (
+      figures.removed > 0 ||
+      figures.takenOver > 0 ||
+      figures.uploadsExpired > 0 ||
+      figures.derivativesEvicted > 0 ||
+      figures.stagedRemoved > 0
+    )
       logger.info("blobs collected", { ...figures });
   };
   return schedulePasses(run, intervalMs, (err) => logger.warn("blob collection pass failed", { error: err }), {
