@@ -38,7 +38,7 @@ beforeAll(async () => {
     startOrigin(),
     readFile(LOGO),
     installCms(dir),
-    Promise.all([freePort(), freePort()]).then(([idp, cms]) => ({ idp, cms })),
+    twoFreePorts(),
   ]);
   env = {
     PATH: `${bin}:${process.env.PATH ?? ""}`,
@@ -55,6 +55,14 @@ beforeAll(async () => {
     LOGO_URL: origin.put("logo.png", logo, "image/png"),
   };
 });
+/** Two different free ports: the IdP's and the server's. */
+async function twoFreePorts(): Promise<{ idp: number; cms: number }> {
+  const idp = await freePort();
+  let cms = await freePort();
+  while (cms === idp) cms = await freePort();
+  return { idp, cms };
+}
+
 afterAll(async () => {
   if (group !== undefined) signalGroup(group, "SIGKILL"); // only if the last test did not stop it
   await origin?.close();
