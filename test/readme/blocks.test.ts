@@ -4,32 +4,22 @@
  * README.md and run by bash, in order, in one folder, against a real server and a real origin on
  * 127.0.0.1. The blocks read two variables a user has defaults for: CMS_URL (the server) and
  * LOGO_URL (an image to register), here the loopback ones. `cms` is on PATH as an installed
- * package's bin is (the README's alias for this repository, which bash -c would not expand).
- * The blocks that start the dev IdP or log in (fixed ports 8080/9082) are checked for placeholders
- * only.
+ * package's bin is. The auth blocks run in auth-blocks.test.ts; this file also holds the inventory:
+ * every ```sh block of the README is run by one of the two files or listed, with its reason, as not
+ * run (readme-blocks.ts).
  */
 import { execFile } from "node:child_process";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN } from "../cli/run-cms.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { blockStarting, commandLines, installCms, NOT_RUN, README, RUN, shellBlocks } from "./readme-blocks.js";
 
 const run = promisify(execFile);
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 const LOGO = fileURLToPath(new URL("../../docs/library.png", import.meta.url));
-
-/** The ```sh blocks of the README section whose heading starts with `heading`. */
-function shellBlocks(readme: string, heading: string): string[] {
-  const start = readme.indexOf(`\n## ${heading}`);
-  if (start < 0) throw new Error(`README has no section "## ${heading}"`);
-  const end = readme.indexOf("\n## ", start + 1);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
-}
 
 let app: TestApp;
 let origin: Origin;
@@ -50,10 +40,7 @@ beforeAll(async () => {
     readFile(README, "utf8"),
   ]);
   dir = join(app.dir, "user");
-  const bin = join(app.dir, "bin");
-  await Promise.all([mkdir(dir), mkdir(bin)]);
-  await writeFile(join(bin, "cms"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-  await chmod(join(bin, "cms"), 0o755);
+  const [bin] = await Promise.all([installCms(app.dir), mkdir(dir)]);
   env = {
     PATH: `${bin}:${process.env.PATH ?? ""}`,
     HOME: dir,
@@ -67,15 +54,30 @@ afterAll(async () => {
 });
 
 describe("README blocks, as written", () => {
-  it("every shell block of Try it and the CLI section is pasteable: no elisions, no example.org, no <placeholders>", () => {
-    const blocks = [...shellBlocks(readme, "Try it"), ...shellBlocks(readme, "Command line")];
-    expect(blocks.length).toBeGreaterThanOrEqual(4);
+  it("every sh block is run by a test or listed as not run, with its reason; no entry is stale", () => {
+    // A shell block fenced otherwise (```bash, indented in a list) would escape the inventory.
+    const fences = readme.split("\n").filter((line) => line.trimStart().startsWith("```"));
+    expect(fences.filter((fence) => !/^```(sh|ts|json)?$/.test(fence))).toEqual([]);
+    const entries = [...Object.values(RUN), ...NOT_RUN.map((n) => n.start)];
+    const blocks = shellBlocks(readme);
     for (const block of blocks) {
-      const commands = block
-        .split("\n")
-        .filter((line) => !line.trimStart().startsWith("#"))
-        .map((line) => line.replace(/\s+# .*$/, ""));
-      for (const line of commands) {
+      expect(
+        entries.filter((start) => block.startsWith(start)),
+        `README block:\n${block}`,
+      ).toHaveLength(1);
+    }
+    for (const start of entries) {
+      expect(
+        blocks.filter((block) => block.startsWith(start)),
+        `entry "${start}"`,
+      ).toHaveLength(1);
+    }
+    for (const { why } of NOT_RUN) expect(why.length).toBeGreaterThan(40);
+  });
+
+  it("every block that runs is pasteable: no elisions, no example.org, no <placeholders>", () => {
+    for (const start of Object.values(RUN)) {
+      for (const line of commandLines(blockStarting(readme, start))) {
         expect(line).not.toMatch(/…|example\.(org|com)|<[A-Z_a-z]+>/);
       }
     }
@@ -83,8 +85,7 @@ describe("README blocks, as written", () => {
 
   it("Try it, then the cms block: each exits 0 with its key output", async () => {
     // Try it: apiversion, createResource from the origin (its type kept), getData whole and by Range.
-    const [block] = shellBlocks(readme, "Try it");
-    const { stdout } = await bash(block as string);
+    const { stdout } = await bash(blockStarting(readme, RUN.tryIt));
     expect(stdout).toMatch(/"minVersion":1(\.0)?,"maxVersion":1(\.0)?,"versionContexts":\{"1\.0":"\/cms\/v1\.0"\}/);
     const uri = /^([0-9a-z]{30}-zaq12345\/logo\.png)$/m.exec(stdout)?.[1];
     expect(uri).toBeDefined();
@@ -94,8 +95,7 @@ describe("README blocks, as written", () => {
     expect(stdout).toMatch(/^content-type: image\/png\r?$/im);
 
     // The cms block, after Try it as the README says (its logo.png, its LOGO_URL).
-    const [cmsBlock] = shellBlocks(readme, "Command line");
-    await runCmsBlock(cmsBlock as string);
+    await runCmsBlock(blockStarting(readme, RUN.cms));
   }, 120_000); // about fifteen processes (curl, node, cms) one after another, on a loaded 2-core machine
 });
 

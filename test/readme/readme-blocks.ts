@@ -1,0 +1,77 @@
+/**
+ * README.md's ```sh blocks and what becomes of each under test: run as written (by the file named),
+ * or not run, for the reason given. A block is known by how its first line starts, so a new block,
+ * or one whose first line changed, matches nothing and fails the inventory in blocks.test.ts.
+ */
+import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { BIN } from "../cli/run-cms.js";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const README = join(ROOT, "README.md");
+
+/** The blocks a test runs as written, by the start of their first line. */
+export const RUN = {
+  /** *Try it*: apiversion, createResource, getData (blocks.test.ts). */
+  tryIt: "CMS=${CMS_URL:-",
+  /** The `cms` block after *Try it* (blocks.test.ts). */
+  cms: "cms put logo.png ",
+  /** The dev IdP and the server with auth on, a token, calls with and without it (auth-blocks.test.ts). */
+  auth: "IDP=",
+  /** `cms login`, a command with its token, `cms logout` (auth-blocks.test.ts). */
+  login: "cms login ",
+} as const;
+
+/** The blocks no test runs, each with why not. */
+export const NOT_RUN: ReadonlyArray<{ start: string; why: string }> = [
+  {
+    start: "npm ci && npm start",
+    why:
+      "the quick start: `npm ci` would reinstall the node_modules every test shares and `npm test` is this suite; " +
+      "`npm start` runs in the auth block and in test/runtime/npm-start.test.ts",
+  },
+  {
+    start: "cp .dev.vars.example .dev.vars",
+    why:
+      "Workers: its deploy steps need a Cloudflare account, and `npm run dev:worker` takes the fixed port 8787 " +
+      "and writes .dev.vars and .wrangler/ into the repository",
+  },
+  {
+    start: "CMS_STORAGE=s3 CMS_S3_ENDPOINT=https://s3.",
+    why:
+      "several instances on AWS S3 and Turso, with secrets left for the reader; docs/scale-out.md's commands " +
+      "for the same setup on loopback are run by test/multi/two-instances.test.ts",
+  },
+];
+
+/** Every ```sh block of the README, in order. */
+export function shellBlocks(readme: string): string[] {
+  return [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1] as string);
+}
+
+/** The one block whose first line starts with `start`. */
+export function blockStarting(readme: string, start: string): string {
+  const found = shellBlocks(readme).filter((block) => block.startsWith(start));
+  if (found.length !== 1) throw new Error(`README has ${found.length} sh blocks starting "${start}", not one`);
+  return found[0] as string;
+}
+
+/** The block's command lines: comment lines dropped, trailing comments cut. */
+export const commandLines = (block: string): string[] =>
+  block
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("#"))
+    .map((line) => line.replace(/\s+# .*$/, ""));
+
+/**
+ * Puts `cms` on a PATH as an installed package's bin is (the README's alias for this repository,
+ * which bash -c would not expand); returns the folder to prepend to PATH.
+ */
+export async function installCms(dir: string): Promise<string> {
+  const bin = join(dir, "bin");
+  await mkdir(bin, { recursive: true });
+  await writeFile(join(bin, "cms"), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  await chmod(join(bin, "cms"), 0o755);
+  return bin;
+}
