@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
+import { DEFAULT_MEDIA_TYPE, isZipMediaType, mediaTypeForPath } from "../lib/media-types.js";
 import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
 import { readHidden } from "./prompt.js";
@@ -71,13 +72,26 @@ function parsePositive(text: string): number {
   return n;
 }
 
+/**
+ * What `put` tells the server a file is when --type is not given: its name's type, which the server
+ * checks against the bytes (a PNG named .jpg is stored as PNG; a .txt, which has no signature to
+ * contradict, as text/plain). Never a zip type: only --type asks for a package.
+ */
+function guessedType(file: string): string | undefined {
+  const type = mediaTypeForPath(file);
+  return type === DEFAULT_MEDIA_TYPE || isZipMediaType(type) ? undefined : type;
+}
+
 program
   .command("put")
   .description("upload a file (streamed, with progress) or register a URL")
   .argument("<source>", "a file, or an http(s) URL the server downloads")
   .requiredOption("--tenant <tenant>", "tenant id")
   .option("--name <name>", "resource name (default: the file's name)")
-  .option("--type <mediaType>", "media type (default: the server decides; for a URL, the origin's, checked)")
+  .option(
+    "--type <mediaType>",
+    "media type, stored as given (default: the server decides: a file's name's type or a URL's origin's, checked against the bytes; a zip becomes a package only with --type)",
+  )
   .option("--author <author>", "author", process.env.USER || "cms")
   .action(async (source: string, o: { tenant: string; name?: string; type?: string; author: string }) => {
     const isUrl = /^https?:\/\//i.test(source);
@@ -88,10 +102,10 @@ program
       resourceName,
       ...(o.type ? { resourceMediaType: o.type } : {}),
     };
-    // Without --type the server decides: a URL's origin Content-Type checked against the bytes, a file's bytes.
+    // Without --type the server decides: a URL's origin Content-Type, a file's name's type, checked against the bytes.
     const created = isUrl
       ? await client().createResource({ ...fields, resourceExternalURI: source })
-      : await putFile(client(), source, fields, { quiet: quiet() });
+      : await putFile(client(), source, { ...fields, fileType: guessedType(source) }, { quiet: quiet() });
     print(created, `${created.resourceURI}  ${formatBytes(created.size)}  sha256:${created.sha256}`);
   });
 

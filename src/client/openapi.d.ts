@@ -252,7 +252,7 @@ export interface paths {
         put?: never;
         /**
          * Register a resource from a streamed multipart/form-data upload (large files)
-         * @description Send the fields and the `file` part in any order (fields first is best: a file sent before its fields is staged in storage until they arrive); the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name and resourceMediaType to the part's Content-Type. With the fields first, parts after the file are ignored. Zip packages are exploded as in createResource. The file's SHA-256 may be announced by the `expectedSha256` field or by a `Repr-Digest` / `Content-Digest` header (RFC 9530, sha-256) on the file part itself; a mismatch is 422 DIGEST_MISMATCH and nothing is stored.
+         * @description Send the fields and the `file` part in any order (fields first is best: a file sent before its fields is staged in storage until they arrive); the file is streamed to storage (never held in memory) and counted against CMS_MAX_RESOURCE_BYTES. resourceName defaults to the file name. resourceMediaType, when given, is stored as declared; without it the file part's Content-Type (its type/subtype) is checked against the bytes' signature (magic bytes) as they stream by: a type that has a signature the bytes lack or contradict gives the bytes' own type; a type without one (text, HTML, SVG, JSON) is kept; no Content-Type or application/octet-stream (what curl -F and many clients send) gives the bytes' type if they have a signature, else application/octet-stream. With the fields first, parts after the file are ignored. A zip is exploded into a package only when resourceMediaType or the part's Content-Type says zip; a zip sent as application/octet-stream is stored as application/zip, unexploded. The file's SHA-256 may be announced by the `expectedSha256` field or by a `Repr-Digest` / `Content-Digest` header (RFC 9530, sha-256) on the file part itself; a mismatch is 422 DIGEST_MISMATCH and nothing is stored.
          */
         post: operations["uploadResource"];
         delete?: never;
@@ -292,7 +292,7 @@ export interface paths {
         put?: never;
         /**
          * Start a resumable upload (creation, creation-with-upload)
-         * @description Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (or `filetype`; default application/octet-stream), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH.
+         * @description Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (declared, stored as given) or `filetype` / `type` (what tus-js-client and Uppy send: checked against the bytes' signature as createResource checks an origin's type; without either, the bytes' type, else application/octet-stream; only a zip type given here makes a package), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH.
          */
         post: operations["tusCreateUpload"];
         delete?: never;
@@ -4133,8 +4133,11 @@ export interface operations {
                 "multipart/form-data": {
                     /** @example Test Author */
                     resourceAuthor: string;
-                    /** @example image/png */
-                    resourceMediaType?: string;
+                    /**
+                     * @description Declared type, stored as given. Optional: without it, the file part's Content-Type checked against the bytes, or the bytes' own type.
+                     * @example image/png
+                     */
+                    resourceMediaType?: string | null;
                     /**
                      * @description A file name (no path separators), at most 255 bytes of UTF-8.
                      * @example logo.png

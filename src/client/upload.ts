@@ -8,6 +8,11 @@ export interface UploadFields {
   resourceAuthor: string;
   resourceName?: string;
   resourceMediaType?: string;
+  /**
+   * The file's likely type (say, from its name), sent only as the file part's Content-Type: without
+   * resourceMediaType the server checks it against the bytes, where a declared type is stored as given.
+   */
+  fileType?: string;
 }
 
 export type Progress = (sent: number, total: number | undefined) => void;
@@ -38,7 +43,8 @@ export function multipartUpload(
 ) {
   const boundary = newBoundary();
   // No media type given: none is sent, so the server decides (it may detect it from the bytes).
-  const { resourceName = "upload", resourceMediaType, ...rest } = fields;
+  const { resourceName = "upload", resourceMediaType, fileType, ...rest } = fields;
+  const partType = resourceMediaType ?? fileType;
   const head =
     Object.entries({ ...rest, resourceName, ...(resourceMediaType ? { resourceMediaType } : {}) })
       .map(
@@ -46,7 +52,7 @@ export function multipartUpload(
       )
       .join("") +
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=${quoted(resourceName)}\r\n` +
-    (resourceMediaType ? `Content-Type: ${resourceMediaType}\r\n\r\n` : "\r\n");
+    (partType ? `Content-Type: ${partType}\r\n\r\n` : "\r\n");
   const headBytes = encoder.encode(head);
   const tail = `\r\n--${boundary}--\r\n`;
   const reader = file.getReader();

@@ -1,5 +1,6 @@
 /**
- * Media types by file extension, for files extracted from a zip package. Only what e-learning packages carry; anything else is application/octet-stream.
+ * Media types by file extension, for files extracted from a zip package (and `cms put`'s guess, which the
+ * server checks against the bytes). Only what e-learning packages carry; anything else is application/octet-stream.
  */
 const BY_EXTENSION: Record<string, string> = {
   html: "text/html",

@@ -42,7 +42,8 @@ export async function uploadFile(api: Api, file: File, context: UploadContext): 
     metadata: {
       resourceTenantId: tenant,
       resourceName: file.name,
-      resourceMediaType: file.type || "application/octet-stream",
+      // The browser's type is a guess from the name: sent as filetype, the server checks it against the bytes.
+      ...(file.type ? { filetype: file.type } : {}),
       resourceAuthor: context.author() || "unknown",
     },
     removeFingerprintOnSuccess: true,

@@ -13,12 +13,15 @@ export interface ExpectedDigest {
 
 /**
  * `pointer` names the request field that problems with this content should point at; `digest`, when
- * given, must match the bytes received or nothing is stored (422 DIGEST_MISMATCH).
+ * given, must match the bytes received or nothing is stored (422 DIGEST_MISMATCH). A stream's
+ * `mediaType` is the type its uploader sent with it (a multipart part's Content-Type, tus `filetype`),
+ * usually a guess from the file's name: without a declared type it is checked against the bytes, and
+ * a zip type asks for a package (the uploader's own word, unlike an origin's).
  */
 export type ContentSource = (
   | { kind: "uri"; uri: string }
   | { kind: "bytes"; bytes: Uint8Array<ArrayBuffer>; pointer: string }
-  | { kind: "stream"; body: ReadableStream<Uint8Array>; pointer: string }
+  | { kind: "stream"; body: ReadableStream<Uint8Array>; pointer: string; mediaType?: string }
 ) & { digest?: ExpectedDigest };
 
 export const EXPECTED_SHA256_POINTER = "/body/expectedSha256";

@@ -44,7 +44,7 @@ export interface RequestContext {
 
 export interface NewResource {
   resourceAuthor: string;
-  /** Absent: the origin's Content-Type checked against the bytes, or the bytes' own type (checkedMediaType). */
+  /** Absent: the origin's or uploader's type checked against the bytes, or the bytes' own type (checkedMediaType). */
   resourceMediaType?: string;
   resourceName: string;
   resourceTenantId: string;
@@ -114,13 +114,16 @@ export function createResourceService(deps: ResourceServiceDeps) {
         pointer: "/body/resourceExternalURI",
         digest,
         announcedType,
+        uploaderType: undefined,
       };
     }
     const body = source.kind === "bytes" ? new Response(source.bytes).body : source.body;
+    const uploaderType = source.kind === "stream" ? source.mediaType : undefined;
     return {
       body: body as ReadableStream<Uint8Array>,
       externalUri: null,
-      announcedType: null,
+      announcedType: uploaderType ?? null,
+      uploaderType,
       pointer: source.pointer,
       digest: source.digest,
     };
@@ -159,8 +162,8 @@ export function createResourceService(deps: ResourceServiceDeps) {
     async create(input: NewResource, source: ContentSource, ctx: RequestContext): Promise<Created> {
       assertTenant(ctx.principal, input.resourceTenantId);
       if (ctx.atLeastBytes !== undefined) await deps.quotas.precheck(input.resourceTenantId, ctx.atLeastBytes);
-      const { body, externalUri, pointer, digest, announcedType } = await open(source, ctx.signal);
-      // No declared type: the bytes' first KiB are kept as they stream by, to check the origin's against.
+      const { body, externalUri, pointer, digest, announcedType, uploaderType } = await open(source, ctx.signal);
+      // No declared type: the bytes' first KiB are kept as they stream by, to check the origin's or uploader's against.
       const declared = input.resourceMediaType;
       const sniffed = declared === undefined ? sniffMediaType(body) : undefined;
       const stored: StoredBlob[] = [];
@@ -192,8 +195,9 @@ export function createResourceService(deps: ResourceServiceDeps) {
           createdAt: now,
           updatedAt: now,
         } satisfies NewResourceRow;
-        // Only a declared zip type explodes: an origin's (or the bytes') say is not the client's request.
-        if (declared === undefined || !isZipMediaType(row.mediaType))
+        // Only the client's zip type explodes (declared, or its upload's): an origin's or the bytes' is no request.
+        const asked = declared ?? uploaderType;
+        if (asked === undefined || !isZipMediaType(asked))
           return {
             primary: await charged([row], blob.size, (charge) => store.insert(row, charge, upload(uid))),
             files: null,

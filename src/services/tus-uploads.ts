@@ -37,7 +37,8 @@ export interface TusUploadDeps {
   maxPending: number;
 }
 
-export type TusFields = NewResource & { expectedSha256?: string };
+/** `filetype`: the type the uploader's library sent (tus-js-client's, Uppy's key), checked against the bytes. */
+export type TusFields = NewResource & { expectedSha256?: string; filetype?: string };
 
 export type TusUploadService = ReturnType<typeof createTusUploadService>;
 
@@ -275,7 +276,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
       try {
         created = await resources.create(
           fields,
-          { kind: "stream", body, pointer: METADATA_POINTER, digest },
+          { kind: "stream", body, pointer: METADATA_POINTER, digest, mediaType: fields.filetype },
           { principal, owner, tusUploadId: row.id },
         );
       } catch (err) {

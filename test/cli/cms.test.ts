@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
+import { scormZip } from "../helpers/packages.js";
 import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { BIN, runCms, startCms } from "./run-cms.js";
 
@@ -113,6 +114,22 @@ describe.concurrent("cms put / get", { timeout: 90_000 }, () => {
     const put = await cms("put", origin.put("logo.png", PNG_1x1, "image/png"), "--tenant", "acme", "--json");
     expect(put).toMatchObject({ code: 0, stderr: "" });
     expect(JSON.parse(put.stdout)).toMatchObject({ mediaType: "image/png", size: PNG_1x1.length });
+  });
+
+  it("puts a file without --type as its name suggests, checked by the server against the bytes", async () => {
+    const files: [string, Uint8Array | string, string][] = [
+      ["typed-photo.png", PNG_1x1, "image/png"],
+      ["typed-notes.txt", "no signature to contradict the name", "text/plain"],
+      ["typed-misnamed.jpg", PNG_1x1, "image/png"], // a PNG named .jpg: the bytes win
+      ["typed-unknown", PNG_1x1, "image/png"], // no extension: the bytes decide
+      ["typed-course.zip", await scormZip(), "application/zip"], // a zip, but no package without --type
+    ];
+    await Promise.all(files.map(([name, bytes]) => writeFile(join(app.dir, name), bytes)));
+    const puts = await Promise.all(files.map(([name]) => cms("put", name, "--tenant", "acme", "--json")));
+    for (const [i, put] of puts.entries()) {
+      expect(put).toMatchObject({ code: 0, stderr: "" });
+      expect(JSON.parse(put.stdout)).toMatchObject({ mediaType: files[i]?.[2], resourcesList: null });
+    }
   });
 
   it("resumes a killed download with Range: the second run fetches only the rest, and the file verifies", async () => {

@@ -181,7 +181,7 @@ export function form(
 }
 
 /** POST uploadResource with a form (or any raw body). */
-export const upload = (target: TestApp, body: FormData | string, headers: Record<string, string> = {}) =>
+export const upload = (target: TestApp, body: BodyInit, headers: Record<string, string> = {}) =>
   target.fetch(target.url(`${API}/uploadResource`), { method: "POST", body, headers });
 
 /** What a route test file shares: a loopback origin, the real app (options.transport: socket by default), and a client for one tenant. */

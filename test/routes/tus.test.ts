@@ -8,6 +8,7 @@ import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { API, expectProblem, tableCounts, useCmsApp } from "../helpers/cms-client.js";
 import { fakeClock } from "../helpers/fake-clock.js";
+import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { infoJsonZip } from "../helpers/packages.js";
 
 const LIMIT = 1024 * 1024;
@@ -314,4 +315,37 @@ describe("tus on an S3 bucket (s3rver)", () => {
       await s3.close();
     }
   }, 60_000);
+});
+
+// After the expiration test: its next creation collects a bounded number of expired uploads, these included.
+describe("tus media type", () => {
+  it.each([
+    ["no type: the bytes' type", { filetype: undefined }, PNG_1x1, "image/png"],
+    ["no type, no signature: application/octet-stream", { filetype: undefined }, "plain", "application/octet-stream"],
+    ["filetype application/octet-stream: the bytes' type", {}, PNG_1x1, "image/png"],
+    ["filetype checked: a PNG named image/jpeg is a PNG", { filetype: "image/jpeg" }, PNG_1x1, "image/png"],
+    ["type (alias) checked the same way", { filetype: undefined, type: "image/gif" }, PNG_1x1, "image/png"],
+    [
+      "resourceMediaType as declared, unchecked",
+      { resourceMediaType: "application/x-custom" },
+      PNG_1x1,
+      "application/x-custom",
+    ],
+  ])("the media type with %s", async (_what, change, bytes, expected) => {
+    const fields = Object.fromEntries(
+      Object.entries({ ...FIELDS, ...change }).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    const url = await create(bytes.length, fields);
+    const res = await patch(url, 0, bytes);
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ mediaType: expected, size: bytes.length });
+  });
+
+  it("a zip whose metadata does not say zip is stored as application/zip, not exploded", async () => {
+    const zip = await infoJsonZip();
+    const url = await create(zip.byteLength, { ...FIELDS, filename: "p.zip" });
+    const res = await patch(url, 0, zip);
+    expect(res.status).toBe(201);
+    expect(await res.json()).toMatchObject({ mediaType: "application/zip", resourcesList: null, size: zip.length });
+  });
 });

@@ -48,6 +48,10 @@ describe("uploadResource refusals", () => {
     await refuses(form({ ...fields, ...change }, small), 400, "VALIDATION_FAILED", `/body/${field}`);
   });
 
+  it("a file part whose Content-Type is no media type → 400 naming the file part", async () => {
+    await refuses(form(fields, { ...small, type: "nonsense" }), 400, "VALIDATION_FAILED", "/body/file");
+  });
+
   it("a file name with a bidirectional control (the name when no resourceName is sent) → 400 naming resourceName", async () => {
     const { resourceName: _, ...withoutName } = fields;
     for (const name of ["invoice\u202Efdp.exe", "a\u2067b.bin", "a\u200Fb.bin"]) {

@@ -54,7 +54,7 @@ export const tusCreate = createRoute({
   tags: [tag],
   summary: "Start a resumable upload (creation, creation-with-upload)",
   description:
-    "Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (or `filetype`; default application/octet-stream), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH.",
+    "Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (declared, stored as given) or `filetype` / `type` (what tus-js-client and Uppy send: checked against the bytes' signature as createResource checks an origin's type; without either, the bytes' type, else application/octet-stream; only a zip type given here makes a package), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH.",
   security: BEARER_SECURITY,
   request: {
     headers: z.object({

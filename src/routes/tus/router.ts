@@ -20,12 +20,15 @@ import type { TusUploadRow } from "../../metadata/schema.js";
 import { METADATA_POINTER, type TusFields, type TusUploadService } from "../../services/tus-uploads.js";
 import { dataPath, toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
+import { MediaTypeSchema, optional } from "../resources/schemas.js";
 import { UploadFieldsSchema } from "../uploads/contract.js";
 import { TUS_PATH, TUS_ROUTES } from "./contract.js";
 
 /**
  * Upload-Metadata keys → createResource fields; Uppy's and tus-js-client's usual names are aliases.
- * A Map: a client's key such as `toString` must not find Object.prototype's.
+ * Their `filetype` (or `type`) is the browser's guess from the file's name, so it stays the uploader's
+ * type, checked against the bytes; only `resourceMediaType` declares one. A Map: a client's key such
+ * as `toString` must not find Object.prototype's.
  */
 const METADATA_KEYS = new Map<string, keyof TusFields>([
   ["resourceTenantId", "resourceTenantId"],
@@ -34,20 +37,22 @@ const METADATA_KEYS = new Map<string, keyof TusFields>([
   ["filename", "resourceName"],
   ["name", "resourceName"],
   ["resourceMediaType", "resourceMediaType"],
-  ["filetype", "resourceMediaType"],
-  ["type", "resourceMediaType"],
+  ["filetype", "filetype"],
+  ["type", "filetype"],
   ["resourceAuthor", "resourceAuthor"],
   ["author", "resourceAuthor"],
   ["expectedSha256", "expectedSha256"],
 ]);
 
+const TusFieldsSchema = UploadFieldsSchema.extend({ filetype: optional(MediaTypeSchema) });
+
 function metadataFields(header: string | undefined): TusFields {
-  const fields: Record<string, string> = { resourceMediaType: "application/octet-stream" };
+  const fields: Record<string, string> = {};
   for (const [key, value] of parseUploadMetadata(header)) {
     const field = METADATA_KEYS.get(key);
     if (field) fields[field] = value; // other keys (Uppy adds its own) are ignored
   }
-  const parsed = UploadFieldsSchema.safeParse(fields);
+  const parsed = TusFieldsSchema.safeParse(fields);
   if (!parsed.success) {
     // Pointers name the metadata key under the header (toFieldErrors would escape the header's "/").
     const errors = toFieldErrors(parsed.error, "metadata").map((e) => ({

@@ -10,6 +10,7 @@ import { type MultipartPart, parseMultipart, readText } from "../../http/multipa
 import { digestMismatch } from "../../services/content.js";
 import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/content-source.js";
 import type { ResourceService } from "../../services/resources.js";
+import { MediaTypeSchema } from "../resources/schemas.js";
 import type { BlobStore } from "../../storage/blob-store.js";
 import { dataPath, toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
@@ -84,12 +85,23 @@ function heldUntilVerified(
   );
 }
 
-/** The fields as the schema reads them: the file part's name and type stand in for absent ones. */
+/** The fields as the schema reads them: the file part's name stands in for an absent resourceName. */
 const fieldsWith = (part: MultipartPart, fields: Record<string, string>): Record<string, string | undefined> => ({
   resourceName: part.filename || undefined,
-  resourceMediaType: part.contentType ?? "application/octet-stream",
   ...fields,
 });
+
+/**
+ * The file part's Content-Type, which resources.create checks against the bytes when no
+ * resourceMediaType is given (clients send one guessed from the name, or application/octet-stream).
+ * One that is no media type is refused before the file is read.
+ */
+function partMediaType(part: MultipartPart): string | undefined {
+  if (part.contentType === null) return undefined;
+  if (!MediaTypeSchema.safeParse(part.contentType).success)
+    throw badPart(part, "its content-type header is not a media type per RFC 6838, e.g. image/png");
+  return part.contentType;
+}
 
 /** The 400 naming each field the schema refused. */
 function invalidFields(error: ZodError): ProblemError {
@@ -131,7 +143,7 @@ export function createUploadRouter({
     const fields: Record<string, string> = {};
     const ctx = { principal: c.get("principal"), signal: c.req.raw.signal };
     const filePointer = `/body/${FILE_FIELD}`;
-    let staged: { part: MultipartPart; file: StagedFile } | undefined;
+    let staged: { part: MultipartPart; mediaType: string | undefined; file: StagedFile } | undefined;
     try {
       for await (const part of parts) {
         if (part.filename === null) {
@@ -145,6 +157,7 @@ export function createUploadRouter({
         }
         if (part.name !== FILE_FIELD) throw badPart(part, `files go in the "${FILE_FIELD}" part`);
         if (staged) throw badPart(part, "given twice");
+        const mediaType = partMediaType(part);
         const given = fieldsWith(part, fields);
         const parsed = UploadFieldsSchema.safeParse(given);
         if (!parsed.success) {
@@ -152,12 +165,12 @@ export function createUploadRouter({
           // still follow the file: stage it (streamed to storage) and decide at the end.
           if (parsed.error.issues.some((issue) => given[String(issue.path[0])] !== undefined))
             throw invalidFields(parsed.error);
-          staged = { part, file: await stageFile(staging, part.body, maxBytes, filePointer) };
+          staged = { part, mediaType, file: await stageFile(staging, part.body, maxBytes, filePointer) };
           continue;
         }
         const digest = expectedDigest(part, parsed.data.expectedSha256);
         const body = request ? heldUntilVerified(part.body, parts, request.verify) : part.body;
-        const source = { kind: "stream", body, pointer: filePointer, digest } as const;
+        const source = { kind: "stream", body, pointer: filePointer, digest, mediaType } as const;
         const created = await resources.create(parsed.data, source, {
           ...ctx,
           atLeastBytes: Math.max(0, (declared ?? 0) - UPLOAD_FRAMING_BYTES),
@@ -173,7 +186,8 @@ export function createUploadRouter({
       // The whole body has been read: a request-level digest is settled before anything is stored.
       request?.verify();
       const digest = expectedDigest(staged.part, parsed.data.expectedSha256);
-      const source = { kind: "stream", body: await staged.file.open(), pointer: filePointer, digest } as const;
+      const body = await staged.file.open();
+      const source = { kind: "stream", body, pointer: filePointer, digest, mediaType: staged.mediaType } as const;
       const created = await resources.create(parsed.data, source, { ...ctx, atLeastBytes: staged.file.size });
       return c.json(toResourceView(created.primary, created.files), 201, { location: dataPath(created.primary) });
     } finally {
