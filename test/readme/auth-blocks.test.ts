@@ -34,12 +34,7 @@ let group: number | undefined;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-readme-auth-"));
   let bin: string;
-  [origin, logo, bin, ports] = await Promise.all([
-    startOrigin(),
-    readFile(LOGO),
-    installCms(dir),
-    twoFreePorts(),
-  ]);
+  [origin, logo, bin, ports] = await Promise.all([startOrigin(), readFile(LOGO), installCms(dir), twoFreePorts()]);
   env = {
     PATH: `${bin}:${process.env.PATH ?? ""}`,
     HOME: process.env.HOME ?? dir, // npm's cache and logs
