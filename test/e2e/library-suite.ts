@@ -41,6 +41,8 @@ interface Created {
   resourceUID: string;
   resourceURI: string;
   sha256: string;
+  /** In listResources' items. */
+  mediaType?: string;
 }
 
 /** The suite once per target, `{ "node-auth-off": start, … }`, all in one Chromium. */
@@ -85,7 +87,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       expect(res.status, await res.clone().text()).toBe(201);
       return (await res.json()) as Created;
     }
-    async function listed(query: string): Promise<{ resourceURI: string; sha256: string; resourceUID: string }[]> {
+    async function listed(query: string): Promise<Created[]> {
       const res = await api(`listResources?tenant=${target.tenant}&limit=200&${query}`);
       return ((await res.json()) as { resources: Created[] }).resources;
     }
@@ -258,17 +260,31 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       expect(
         await page.locator("#uploads progress").evaluateAll((ps) => ps.map((p) => (p as HTMLProgressElement).value)),
       ).toEqual([picked.length, 12]);
-      const dropped = await page.evaluateHandle(() => {
-        const transfer = new DataTransfer();
-        transfer.items.add(new File(["dropped text"], "dropped.txt", { type: "text/plain" }));
-        return transfer;
-      });
+      // A file the browser has no type for (no known extension) goes without one: the server
+      // stores the type its bytes show.
+      const dropped = await page.evaluateHandle(
+        (png) => {
+          const transfer = new DataTransfer();
+          transfer.items.add(new File(["dropped text"], "dropped.txt", { type: "text/plain" }));
+          transfer.items.add(new File([new Uint8Array(png)], "scan", { type: "" }));
+          return transfer;
+        },
+        [...PNG_1x1],
+      );
       await page.dispatchEvent("#drop-zone", "drop", { dataTransfer: dropped });
-      await eventually(() => page.locator("#uploads li .status").allTextContents()).toEqual(["done", "done", "done"]);
+      await eventually(() => page.locator("#uploads li .status").allTextContents()).toEqual([
+        "done",
+        "done",
+        "done",
+        "done",
+      ]);
       await eventually(rowNames).toContain("dropped.txt");
       const [bin] = await listed("namePrefix=picked.bin");
       expect(bin?.sha256).toBe(sha256(picked));
-      expect((await listed("namePrefix=dropped.txt"))[0]?.sha256).toBe(sha256("dropped text"));
+      expect(bin?.mediaType).toBe("application/octet-stream"); // random bytes: no signature
+      const [text] = await listed("namePrefix=dropped.txt");
+      expect([text?.sha256, text?.mediaType]).toEqual([sha256("dropped text"), "text/plain"]);
+      expect((await listed("namePrefix=scan"))[0]?.mediaType).toBe("image/png");
       // The quota's usage: a bar against the limit, and its figures.
       await expect
         .poll(() => page.locator("#usage-bar").evaluate((m) => (m as HTMLMeterElement).value))
