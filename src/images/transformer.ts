@@ -32,4 +32,6 @@ export interface ImageTransformer {
     request: ImageRequest,
     formatFor: (header: ImageHeader) => OutputFormat,
   ): Promise<{ format: OutputFormat; body: ReadableStream<Uint8Array> }>;
+  /** Loads the library and runs one tiny transform, so the first request pays for neither. */
+  warm?(): Promise<void>;
 }

@@ -89,6 +89,15 @@ export function createSharpImages({
   }
 
   return {
+    async warm() {
+      const sharp = await load();
+      // A JPEG decoded and a WebP encoded, 8 × 8: libvips' decoder, resampler and encoder set up.
+      const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#888" } })
+        .jpeg()
+        .toBuffer();
+      await sharp(jpeg).resize({ width: 4 }).webp().toBuffer();
+    },
+
     async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
       if ("path" in source) return fromFile(source.path, request, formatFor, () => {});
       // A streamed source (S3, R2) goes to a temp file first: sharp would hold it whole (image-spool.ts).
