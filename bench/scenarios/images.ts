@@ -2,9 +2,11 @@
  * Issue 30's image benchmarks, every ratio from the same run:
  * - first requests for a 320 px WebP of a 12 MP JPEG (4000 × 3000, noise made here with sharp so
  *   it compresses like a photo, ≈ 5 MB): p50 and p99 over N first requests, each on its own upload,
- *   one at a time, the service's and Directus's alternating so both see the same machine;
+ *   one at a time, the service on Node, on Bun (`bun src/bun.ts`) and Directus in turn so all see
+ *   the same machine; Directus's p50 and p99 over each of ours (target ≥ 1.0×);
  * - the cached derivative against plain getData of a blob of the same size (wrk, 64 connections,
- *   interleaved rounds): req/s ratio, target ≥ 0.9×; and against Directus's cached asset;
+ *   interleaved rounds), on Node and on Bun: req/s ratio, target ≥ 0.9×; and against Directus's
+ *   cached asset;
  * - peak RSS of the service under 16 concurrent first requests for a 320 px WebP of 24 MP JPEGs
  *   (CMS_IMAGE_CONCURRENCY=16, so none waits in the queue): < 512 MiB, every answer a 200 within
  *   the transform time limit (CMS_IMAGE_TIMEOUT_SECONDS, 30 s); then, reported, the same with half
@@ -61,6 +63,21 @@ const dataDir = (ctx: Context, name: string) => {
   return { volume: path.join(dir, "volume"), database: path.join(dir, "cms.db") };
 };
 
+/** One server of the first-request comparison: its uploads (one per request) and its timings. */
+interface Side {
+  name: string;
+  key: "node" | "bun" | "directus";
+  server: Server;
+  uris: string[];
+  ms: number[];
+}
+
+/** The i-th first request of `side`: a 320 px WebP of its i-th upload. */
+const firstUrl = (side: Side, i: number) =>
+  side.key === "directus"
+    ? `${side.server.url}/assets/${side.uris[i]}?${WEBP_320}`
+    : `${side.server.url}${getDataPath(side.uris[i]!)}?${WEBP_320}`;
+
 export async function images(ctx: Context, report: Report): Promise<void> {
   const dir = path.join(ctx.fixtures.dir, "images");
   mkdirSync(dir, { recursive: true });
@@ -85,97 +102,117 @@ export async function images(ctx: Context, report: Report): Promise<void> {
   const directusColumn = directus ? "Directus" : `Directus: ${notes[0] ?? "not running"}`;
 
   const app = await startApp(ctx, { runtime: "node" }, dataDir(ctx, "images"));
+  const bunApp = ctx.bun ? await startApp(ctx, { runtime: "bun" }, dataDir(ctx, "images-bun")) : null;
   try {
     // N uploads on each side, registered before any is measured: every request below is a first one.
-    const ours: string[] = [];
-    const theirs: string[] = [];
+    const sides: Side[] = [{ name: "service (node, as shipped)", key: "node", server: app, uris: [], ms: [] }];
+    if (bunApp) sides.push({ name: "service (bun src/bun.ts)", key: "bun", server: bunApp, uris: [], ms: [] });
+    if (directus) {
+      sides.push({
+        name: `Directus ${found.ok ? found.version : ""}`,
+        key: "directus",
+        server: directus.server,
+        uris: [],
+        ms: [],
+      });
+    }
     for (let i = 0; i < firsts; i++) {
-      const created = await createResource(
-        app.url,
-        `${ctx.nginx.url}/images/photo-12mp.jpg`,
-        "photo.jpg",
-        `img-${i}`,
-        undefined,
-        "image/jpeg",
-      );
-      ours.push(created.resourceURI);
-      if (directus) theirs.push(await directus.upload(photo12, `photo-${i}.jpg`, "image/jpeg"));
+      for (const side of sides) {
+        if (side.key === "directus") side.uris.push(await directus!.upload(photo12, `photo-${i}.jpg`, "image/jpeg"));
+        else {
+          const created = await createResource(
+            side.server.url,
+            `${ctx.nginx.url}/images/photo-12mp.jpg`,
+            "photo.jpg",
+            `img-${i}`,
+            undefined,
+            "image/jpeg",
+          );
+          side.uris.push(created.resourceURI);
+        }
+      }
     }
     log(
-      `scenario images: ${firsts} first requests for a 320 px WebP of a 12 MP JPEG${directus ? ", alternating with Directus" : ""}`,
+      `scenario images: ${firsts} first requests for a 320 px WebP of a 12 MP JPEG on ${sides.map((s) => s.key).join(", ")}, in turn`,
     );
-    const oursMs: number[] = [];
-    const theirsMs: number[] = [];
     for (let i = 0; i < firsts; i++) {
-      const one = async () => oursMs.push((await timedWebp(`${app.url}${getDataPath(ours[i]!)}?${WEBP_320}`)).ms);
-      const other = async () => {
-        if (directus) theirsMs.push((await timedWebp(`${directus.server.url}/assets/${theirs[i]}?${WEBP_320}`)).ms);
-      };
-      // Alternate who goes first, so neither always meets the other's leftovers.
-      if (i % 2) await other().then(one);
-      else await one().then(other);
+      // Each side goes first in turn, so none always meets another's leftovers.
+      for (let j = 0; j < sides.length; j++) {
+        const side = sides[(i + j) % sides.length]!;
+        side.ms.push((await timedWebp(firstUrl(side, i))).ms);
+      }
     }
-    const firstRow = (name: string, ms: number[]) => [
-      name,
-      String(ms.length),
-      ms.length ? fmt(percentile(ms, 50)) : "–",
-      ms.length ? fmt(percentile(ms, 99)) : "–",
-      ms.length ? fmt(Math.max(...ms)) : "–",
+    const firstRow = (side: Side) => [
+      side.name,
+      String(side.ms.length),
+      fmt(percentile(side.ms, 50)),
+      fmt(percentile(side.ms, 99)),
+      fmt(Math.max(...side.ms)),
     ];
-    report.check(
-      "images",
-      "first 320 px WebP of a 12 MP JPEG: p50 ms",
-      summarize([percentile(oursMs, 50)]),
-      (s) => fmt(s.median),
-      "info",
-      null,
-    );
-    report.check(
-      "images",
-      "first 320 px WebP of a 12 MP JPEG: p99 ms",
-      summarize([percentile(oursMs, 99)]),
-      (s) => fmt(s.median),
-      "info",
-      null,
-    );
-    if (directus) {
-      // Directus p50 / ours p50: ≥ 1.0 means ours is at least as fast.
-      report.check(
-        "images",
-        "first requests: Directus p50 / ours p50",
-        summarize([percentile(theirsMs, 50) / percentile(oursMs, 50)]),
-        (s) => `${fmt(s.median, 2)}×`,
-        "≥ 1.0×",
-        (m) => m >= 1.0,
-      );
+    const ourSides = sides.filter((side) => side.key !== "directus");
+    const theirs = sides.find((side) => side.key === "directus");
+    for (const side of ourSides) {
+      for (const p of [50, 99]) {
+        report.check(
+          "images",
+          `first 320 px WebP of a 12 MP JPEG (${side.key}): p${p} ms`,
+          summarize([percentile(side.ms, p)]),
+          (m) => fmt(m.median),
+          "info",
+          null,
+        );
+        // Directus pNN / ours pNN: ≥ 1.0 means ours is at least as fast.
+        if (theirs) {
+          report.check(
+            "images",
+            `first requests: Directus p${p} / ${side.key} p${p}`,
+            summarize([percentile(theirs.ms, p) / percentile(side.ms, p)]),
+            (m) => `${fmt(m.median, 2)}×`,
+            "≥ 1.0×",
+            (m) => m >= 1.0,
+          );
+        }
+      }
     }
     report.section(
       "images: first request for a 320 px WebP of a 12 MP JPEG",
-      `${table(["server", "requests", "p50 ms", "p99 ms", "max ms"], [firstRow("service (node, as shipped)", oursMs), directus ? firstRow(`Directus ${found.ok ? found.version : ""}`, theirsMs) : [directusColumn, "–", "–", "–", "–"]])}\n\nOne request at a time, each the first for its upload (4000 × 3000 JPEG, ${(photo12.length / MiB).toFixed(1)} MiB); no keep-alive. With ${firsts} requests the p99 is the slowest but one or the slowest.`,
+      `${table(["server", "requests", "p50 ms", "p99 ms", "max ms"], [...sides.map(firstRow), ...(directus ? [] : [[directusColumn, "–", "–", "–", "–"]])])}\n\nOne request at a time, each the first for its upload (4000 × 3000 JPEG, ${(photo12.length / MiB).toFixed(1)} MiB), the servers in turn; no keep-alive.${bunApp ? "" : " Bun: not found (no Bun rows)."} With ${firsts} requests the p99 is the slowest but one or the slowest.`,
     );
 
     log("scenario images: a cached derivative against plain getData of the same size");
-    const derivativeUrl = `${app.url}${getDataPath(ours[0]!)}?${WEBP_320}`;
-    const derivative = await timedWebp(derivativeUrl);
+    const derivative = await timedWebp(firstUrl(sides[0]!, 0));
     const sameSize = path.join(dir, "same-size.bin");
     writeFileSync(sameSize, randomBytes(derivative.body.length));
-    const plain = await createResource(app.url, `${ctx.nginx.url}/images/same-size.bin`, "same.bin", "img-plain");
-    await verify(derivativeUrl, { sha256: createHash("sha256").update(derivative.body).digest("hex") });
-    const targets: WrkTarget[] = [
-      { name: "app: cached derivative", url: derivativeUrl, server: app },
-      { name: "app: plain getData", url: `${app.url}${getDataPath(plain.resourceURI)}`, server: app },
-      // The same blob by its versioned URL: the fast paths leave `?v=` to the app (they answer bare
-      // getData and stored derivatives), so this shows what the app's path costs by itself.
-      {
-        name: "app: plain getData ?v=",
-        url: `${app.url}${getDataPath(plain.resourceURI)}?v=${plain.sha256.slice(0, 16)}`,
-        server: app,
-      },
-    ];
-    if (directus) {
-      const assetUrl = `${directus.server.url}/assets/${theirs[0]}?${WEBP_320}`;
+    const targets: WrkTarget[] = [];
+    for (const side of ourSides) {
+      const prefix = side.key === "bun" ? "bun-app" : "app";
+      const derivativeUrl = firstUrl(side, 0);
+      // Made by the first-request loop: a repeat answers the same bytes.
+      const made = await timedWebp(derivativeUrl);
+      await verify(derivativeUrl, { sha256: createHash("sha256").update(made.body).digest("hex") });
+      const plain = await createResource(
+        side.server.url,
+        `${ctx.nginx.url}/images/same-size.bin`,
+        "same.bin",
+        "img-plain",
+      );
+      const plainUrl = `${side.server.url}${getDataPath(plain.resourceURI)}`;
+      targets.push(
+        { name: `${prefix}: cached derivative`, url: derivativeUrl, server: side.server },
+        { name: `${prefix}: plain getData`, url: plainUrl, server: side.server },
+        // The same blob by its versioned URL: the fast paths leave `?v=` to the app (they answer bare
+        // getData and stored derivatives), so this shows what the app's path costs by itself.
+        {
+          name: `${prefix}: plain getData ?v=`,
+          url: `${plainUrl}?v=${plain.sha256.slice(0, 16)}`,
+          server: side.server,
+        },
+      );
+    }
+    if (theirs) {
+      const assetUrl = firstUrl(theirs, 0);
       await timedWebp(assetUrl); // cached by the first-request loop; checked once more here
-      targets.push({ name: "directus: cached asset", url: assetUrl, server: directus.server });
+      targets.push({ name: "directus: cached asset", url: assetUrl, server: theirs.server });
     }
     const samples = await measureInterleaved(targets, {
       connections: 64,
@@ -185,44 +222,53 @@ export async function images(ctx: Context, report: Report): Promise<void> {
       timeoutSec: 30,
       workDir: ctx.work,
     });
-    const rps = (s: { rps: number }) => s.rps;
-    report.check(
-      "images",
-      `cached derivative / plain getData of the same size (${derivative.body.length} B), req/s`,
-      ratio(samples.get(targets[0]!.name), samples.get(targets[1]!.name), rps),
-      fmtRatio,
-      "≥ 0.9×",
-      (m) => m >= 0.9,
-    );
-    report.check(
-      "images",
-      "cached derivative / plain getData ?v= (both through the app), req/s",
-      ratio(samples.get(targets[0]!.name), samples.get(targets[2]!.name), rps),
-      fmtRatio,
-      "info",
-      null,
-    );
-    if (directus) {
+    const rps = (sample: { rps: number }) => sample.rps;
+    for (const side of ourSides) {
+      const prefix = side.key === "bun" ? "bun-app" : "app";
+      const cached = samples.get(`${prefix}: cached derivative`);
       report.check(
         "images",
-        "cached derivative: ours / Directus cached asset, req/s",
-        ratio(samples.get(targets[0]!.name), samples.get("directus: cached asset"), rps),
+        `cached derivative / plain getData of the same size (${derivative.body.length} B), ${side.key}, req/s`,
+        ratio(cached, samples.get(`${prefix}: plain getData`), rps),
         fmtRatio,
-        "≥ 1.0×",
-        (m) => m >= 1.0,
+        "≥ 0.9×",
+        (m) => m >= 0.9,
       );
+      report.check(
+        "images",
+        `cached derivative / plain getData ?v= (both through the app), ${side.key}, req/s`,
+        ratio(cached, samples.get(`${prefix}: plain getData ?v=`), rps),
+        fmtRatio,
+        "info",
+        null,
+      );
+      if (theirs) {
+        report.check(
+          "images",
+          `cached derivative: ${side.key} / Directus cached asset, req/s`,
+          ratio(cached, samples.get("directus: cached asset"), rps),
+          fmtRatio,
+          "≥ 1.0×",
+          (m) => m >= 1.0,
+        );
+      }
+    }
+    const notes: Record<string, string> = {
+      "directus: cached asset": "/assets/<id>?width=320&format=webp, already made",
+    };
+    for (const prefix of ["app", "bun-app"]) {
+      notes[`${prefix}: cached derivative`] = "getData?width=320&format=webp, already made";
+      notes[`${prefix}: plain getData`] =
+        `a ${derivative.body.length}-byte blob, no parameters (${prefix === "app" ? "node:http" : "Bun.serve"} fast path)`;
+      notes[`${prefix}: plain getData ?v=`] = "the same blob's versioned URL (through the app)";
     }
     report.section(
       "images: cached 320 px WebP against plain getData of a blob of the same size",
-      `${wrkTable(samples, {
-        "app: cached derivative": "getData?width=320&format=webp, already made",
-        "app: plain getData": `a ${derivative.body.length}-byte blob, no parameters (node:http fast path)`,
-        "app: plain getData ?v=": "the same blob's versioned URL (through the app)",
-        "directus: cached asset": "/assets/<id>?width=320&format=webp, already made",
-      })}\n\n${directus ? "" : `${directusColumn}.`}`,
+      `${wrkTable(samples, notes)}\n\n${directus ? "" : `${directusColumn}.`}`,
     );
   } finally {
     await app.stop();
+    await bunApp?.stop();
   }
 
   await peakRss(ctx, report, directus);

@@ -97,7 +97,7 @@ export function createImageDerivatives({
 
   // libvips checks sharp's timeout only while it evaluates pixels: an AVIF encode ran 7–14 s past a
   // 1 s limit. So the limit is also a wall-clock deadline on the output, which aborts its stream
-  // (the put stores nothing) and answers 503.
+  // (the put stores nothing) and answers 503; the slot stays taken until libvips stops (limit.ts).
   const deadlineMs = (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000;
   const overTime = () =>
     new ProblemError("UNAVAILABLE", `the image transform took longer than ${settings.timeoutSeconds} s`, {
@@ -105,11 +105,13 @@ export function createImageDerivatives({
     });
 
   const make = async (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) =>
-    limit.run(async () => {
+    limit.run(async (hold) => {
       const deadline = new AbortController();
       const timer = Number.isFinite(deadlineMs) ? setTimeout(() => deadline.abort(overTime()), deadlineMs) : undefined;
       try {
         const made = await transformer!.transform(await sourceOf(source), request, () => format);
+        // Past the deadline the answer is a 503 at once, but libvips may encode on: its slot waits for it.
+        if (made.finished) hold(made.finished);
         deadline.signal.throwIfAborted();
         const body = made.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal: deadline.signal });
         return await blobs.put(key, body);

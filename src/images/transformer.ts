@@ -31,5 +31,12 @@ export interface ImageTransformer {
     source: ImageSource,
     request: ImageRequest,
     formatFor: (header: ImageHeader) => OutputFormat,
-  ): Promise<{ format: OutputFormat; body: ReadableStream<Uint8Array> }>;
+  ): Promise<{
+    format: OutputFormat;
+    body: ReadableStream<Uint8Array>;
+    /** Settles once the library has stopped working on it, read or not (limit.ts holds its slot till then). */
+    finished?: Promise<void>;
+  }>;
+  /** Loads the library and runs one tiny transform, so the first request pays for neither. */
+  warm?(): Promise<void>;
 }

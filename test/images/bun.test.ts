@@ -9,6 +9,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { libvipsLoaded } from "./libvips-loaded.js";
 
 let dir: string;
 let server: ServerProcess;
@@ -25,6 +26,10 @@ afterAll(async () => {
 });
 
 describe("image derivatives on Bun", () => {
+  it("loads libvips soon after listening, before any image request", async () => {
+    await expect.poll(() => libvipsLoaded(server.child.pid), { timeout: 10_000, interval: 50 }).toBe(true);
+  });
+
   it("resizes to WebP, answers a repeat from the stored derivative, refuses SVG", async () => {
     const cms = cmsClient({ url: (path) => new URL(path, server.url).href }, "bun-images");
     const png = await sharp({ create: { width: 80, height: 40, channels: 3, background: "#48c" } })

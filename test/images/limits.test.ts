@@ -66,4 +66,25 @@ describe("image derivatives without a transformer, and under load", () => {
     // The refused waiter left the queue: the slot is free for the next request at once.
     expect(await limit.run(async () => "free again")).toBe("free again");
   });
+
+  it("keeps a slot its work holds past its answer until that settles (libvips still encoding)", async () => {
+    const limit = createWorkLimit(1, 4);
+    let stop!: () => void;
+    const encoding = new Promise<void>((resolve) => (stop = resolve));
+    // Answered at once (a 503 past the deadline), but the library has not stopped yet.
+    const answered = await limit.run(async (hold) => {
+      hold(encoding);
+      return "503 answered";
+    });
+    expect(answered).toBe("503 answered");
+    let next = false;
+    const waiting = limit.run(async () => {
+      next = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(next).toBe(false); // the held slot is not reused
+    stop();
+    await waiting;
+    expect(next).toBe(true);
+  });
 });

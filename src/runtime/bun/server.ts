@@ -22,7 +22,7 @@
  * - SIGINT/SIGTERM stop accepting, let answers in flight finish (5 s at most), close the database.
  */
 import type { Bootstrapped } from "../host/bootstrap.js";
-import { fail, logListening, stopOnSignals } from "../host/bootstrap.js";
+import { fail, logListening, stopOnSignals, warmImages } from "../host/bootstrap.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import { parseTraceparent } from "../../metrics/trace-context.js";
 import { METRICS_PATH } from "../host/metrics-endpoint.js";
@@ -160,5 +160,6 @@ export function serveBun(started: Bootstrapped): void {
   }
   const host = config.CMS_HOST.includes(":") ? `[${config.CMS_HOST}]` : config.CMS_HOST;
   logListening(started, `http://${host}:${server.port}`, "bun");
+  warmImages(started);
   stopOnSignals(started, () => server.stop());
 }

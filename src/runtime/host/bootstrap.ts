@@ -79,6 +79,22 @@ export function logListening({ config, logger }: Bootstrapped, url: string, runt
   });
 }
 
+/** How long after listening libvips is loaded: past the cold-start window, long before most first image requests. */
+const WARM_IMAGES_AFTER_MS = 1000;
+
+/**
+ * Loads the image library (sharp, libvips) a moment after listening. Loading it took 100–340 ms,
+ * paid by the first image request (the images bench's p99); loaded at start-up instead, it would
+ * delay the first answer of every start. A request arriving during the load waits for it once.
+ */
+export function warmImages({ deps, logger }: Bootstrapped) {
+  const warm = deps.images?.warm;
+  if (!warm) return;
+  setTimeout(() => {
+    warm().catch((err: unknown) => logger.warn("image library failed to load", { error: err }));
+  }, WARM_IMAGES_AFTER_MS).unref();
+}
+
 /**
  * Stops on SIGINT/SIGTERM: `close` stops accepting, then the database closes; 5 s at most. Later
  * signals change nothing (a worker gets Ctrl-C's SIGINT from the terminal and again from its primary).

@@ -6,7 +6,6 @@
  * time limit, EXIF orientation applied, metadata (EXIF, GPS, XMP) dropped, sRGB out.
  */
 import { tmpdir } from "node:os";
-import { PassThrough, Readable } from "node:stream";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { ProblemError } from "../../problems.js";
@@ -23,6 +22,8 @@ export interface SharpImageOptions {
   /** Where a streamed source (S3, R2) is written for libvips to read; default the OS's temp folder. */
   spoolDir?: string;
 }
+
+const noop = () => {};
 
 const notTransformable = (detail: string, cause?: unknown) => new ProblemError("NOT_TRANSFORMABLE", detail, { cause });
 
@@ -51,7 +52,7 @@ export function createSharpImages({
   let loaded: Promise<SharpFn> | undefined;
   const load = () => (loaded ??= import("sharp").then((m) => ((m as { default?: SharpFn }).default ?? m) as SharpFn));
 
-  /** The derivative of the file at `path`; `done` runs once its output is over (read, cancelled or failed). */
+  /** The derivative of the file at `path`; `done` runs once libvips has stopped with the file. */
   async function fromFile(
     path: string,
     request: ImageRequest,
@@ -79,16 +80,36 @@ export function createSharpImages({
       .resize({ width: request.width, height: request.height, fit: request.fit })
       .toColourspace("srgb")
       .toFormat(output, request.quality ? { quality: request.quality } : {});
-    // Through a PassThrough: sharp's own Duplex never ends its writable side for a file input,
-    // which Readable.toWeb takes for a premature close.
-    const out = new PassThrough();
-    out.once("close", done);
-    pipeline.on("error", (err) => out.destroy(err)).pipe(out);
-    const body = Readable.toWeb(out) as unknown as ReadableStream<Uint8Array>;
-    return { format: output, body: mapErrors(body, (err) => decodeProblem(err, timeoutSeconds, maxPixels)) };
+    // A buffer: sharp's stream output is the same one buffer, pushed when libvips is done. Its
+    // promise says when libvips has stopped, which its stream would not once its reader is gone.
+    const encoded = pipeline.toBuffer();
+    const finished = encoded.then(noop, noop);
+    void finished.then(done);
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const bytes = await encoded;
+          controller.enqueue(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length));
+          controller.close();
+        } catch (err) {
+          // A corrupt body shows only when decoded: its libvips error as a problem.
+          controller.error(decodeProblem(err, timeoutSeconds, maxPixels));
+        }
+      },
+    });
+    return { format: output, body, finished };
   }
 
   return {
+    async warm() {
+      const sharp = await load();
+      // A JPEG decoded and a WebP encoded, 8 × 8: libvips' decoder, resampler and encoder set up.
+      const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#888" } })
+        .jpeg()
+        .toBuffer();
+      await sharp(jpeg).resize({ width: 4 }).webp().toBuffer();
+    },
+
     async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
       if ("path" in source) return fromFile(source.path, request, formatFor, () => {});
       // A streamed source (S3, R2) goes to a temp file first: sharp would hold it whole (image-spool.ts).
@@ -102,26 +123,4 @@ export function createSharpImages({
       }
     },
   };
-}
-
-/** The same stream, its libvips errors turned into problems (a corrupt body shows only when decoded). */
-function mapErrors(
-  body: ReadableStream<Uint8Array>,
-  problem: (err: unknown) => ProblemError,
-): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      } catch (err) {
-        controller.error(problem(err));
-      }
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
 }

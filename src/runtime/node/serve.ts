@@ -1,6 +1,6 @@
 /** Node's `serve` for the shared start-up (host/bootstrap.ts): the app on a node:http server. */
 import type { AddressInfo } from "node:net";
-import { type Bootstrapped, fail, logListening, stopOnSignals } from "../host/bootstrap.js";
+import { type Bootstrapped, fail, logListening, stopOnSignals, warmImages } from "../host/bootstrap.js";
 import { createNodeServer } from "./server.js";
 
 /** Serves the app through node:http (Node's, or Bun's own), logs "listening" and stops on signals. */
@@ -17,6 +17,7 @@ export function serveNode(started: Bootstrapped, runtime: string) {
       `http://${info.family === "IPv6" ? `[${info.address}]` : info.address}:${info.port}`,
       runtime,
     );
+    warmImages(started);
   });
   stopOnSignals(started, () => new Promise((resolve) => server.close(() => resolve())));
 }
