@@ -26,8 +26,11 @@ interface Variant {
 const BARE_NODE = `require("node:http").createServer((q, s) => s.end("{}")).listen(+process.env.PORT, "127.0.0.1")`;
 const BARE_BUN = `Bun.serve({ hostname: "127.0.0.1", port: +process.env.PORT, fetch: () => new Response("{}") })`;
 
-/** How long after the first 200 the idle RSS is read: start-up's garbage is collected by then. */
-const SETTLE_MS = 500;
+/**
+ * How long after the first 200 the idle RSS is read: start-up's garbage is collected by then, and the
+ * image library, loaded a second after listening (runtime/host/bootstrap.ts `warmImages`), is counted.
+ */
+const SETTLE_MS = 2000;
 
 /**
  * Spawns, polls /apiversion every 2 ms, returns ms from spawn to the first 200 and the process's
