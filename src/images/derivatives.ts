@@ -8,7 +8,7 @@
  */
 import { ProblemError } from "../problems.js";
 import type { ContentFacts } from "../services/content.js";
-import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { DerivativeIndex } from "./derivative-index.js";
 import { derivativePrefix } from "./derivative-keys.js";
@@ -61,8 +61,13 @@ export interface ImageDerivatives {
   requested(query: (name: string) => string | undefined): ImageRequest | null;
   /** The derivative of `source` for `request`, made (once) and stored. 422/501/503 as problems. */
   derive(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative>;
-  /** The derivative `derive` would answer when it is already stored; else null (nothing is made). */
+  /**
+   * The derivative `derive` would answer when it is already stored; else null (nothing is made).
+   * One this process found or stored before comes from memory (derivative-index.ts `known`): no I/O.
+   */
   stored(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative | null>;
+  /** A read of `stored`'s derivative found its blob gone or changed: it is looked up afresh next time. */
+  missing(derivative: ContentFacts): void;
 }
 
 export function createImageDerivatives({
@@ -121,6 +126,29 @@ export function createImageDerivatives({
       }
     });
 
+  // The facts answered per source row and derivative key: the same object while the blob holds the
+  // same bytes, so the content core builds the plain head once per derivative (http/plain-heads.ts,
+  // by facts object) rather than per request. Rows are never changed in place (a changed row is a
+  // new object), and the WeakMap lets a row's facts go with it.
+  const answered = new WeakMap<ContentFacts, Map<string, ContentFacts>>();
+  const derivative = (
+    source: ContentFacts,
+    request: ImageRequest,
+    key: BlobKey,
+    format: OutputFormat,
+    info: BlobInfo,
+  ) => {
+    let bySource = answered.get(source);
+    if (!bySource) answered.set(source, (bySource = new Map()));
+    let facts = bySource.get(key);
+    if (!facts || facts.size !== info.size || facts.sha256 !== info.sha256) {
+      if (bySource.size >= ANSWERED_PER_SOURCE) bySource.clear();
+      facts = derivativeFacts(source, key, format, info);
+      bySource.set(key, facts);
+    }
+    return { facts, variesOnAccept: request.format === "auto" };
+  };
+
   /** Where `source`'s derivative for `request` and `accept` lies; 501/422 as problems. */
   const locate = (source: ContentFacts, request: ImageRequest, accept: string) => {
     if (!transformer) {
@@ -141,8 +169,10 @@ export function createImageDerivatives({
 
     async derive(source, request, accept) {
       const { key, format } = locate(source, request, accept);
+      // Always asked: a request comes here when the fast path's memory was wrong (missing).
       const found = await blobs.head(key);
       const info = found ?? (await make(source, request, key, format));
+      index?.remember(key, info);
       index?.used(key, info.size, !found);
       return derivative(source, request, key, format, info);
     },
@@ -155,33 +185,36 @@ export function createImageDerivatives({
       } catch {
         return null; // not a raster image: the app answers the problem
       }
-      const found = await blobs.head(place.key);
-      if (!found) return null;
+      let found = index?.known(place.key);
+      if (!found) {
+        const head = await blobs.head(place.key);
+        if (!head) return null;
+        index?.remember(place.key, head);
+        found = head;
+      }
       index?.used(place.key, found.size, false);
       return derivative(source, request, place.key, place.format, found);
+    },
+
+    missing(facts) {
+      index?.gone(facts.blobKey as BlobKey);
     },
   };
 }
 
+/** Derivatives' facts kept per source row (more: the row's are dropped and built again). */
+const ANSWERED_PER_SOURCE = 64;
+
 /** The derivative's own content facts: named after its source, typed by its format. */
-function derivative(
-  source: ContentFacts,
-  request: ImageRequest,
-  key: BlobKey,
-  format: OutputFormat,
-  info: { size: number; sha256: string },
-): Derivative {
+function derivativeFacts(source: ContentFacts, key: BlobKey, format: OutputFormat, info: BlobInfo): ContentFacts {
   const stem = source.name.replace(/\.[A-Za-z0-9]{1,5}$/, "");
   return {
-    facts: {
-      blobKey: key,
-      size: info.size,
-      sha256: info.sha256,
-      mediaType: FORMAT_MEDIA_TYPES[format],
-      name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
-      updatedAt: source.updatedAt,
-    },
-    variesOnAccept: request.format === "auto",
+    blobKey: key,
+    size: info.size,
+    sha256: info.sha256,
+    mediaType: FORMAT_MEDIA_TYPES[format],
+    name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
+    updatedAt: source.updatedAt,
   };
 }
 

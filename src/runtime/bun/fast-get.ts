@@ -91,6 +91,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     row: ContentFacts,
     requestId: string,
     policy?: ResponseHeaders,
+    derived = false,
   ): Response | null | Promise<Response | null> {
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
@@ -107,7 +108,19 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     // Bun waits seconds before sending an empty file slice; an empty body goes out at once.
     if (end < start) return new Response(EMPTY, { status, headers });
     if (bytes) return new Response(bytes.subarray(start, end + 1), { status, headers });
+    if (derived) return derivativeSlice(row, start, end, status, headers);
     return fileSlice(row, start, end, status, headers);
+  }
+
+  /**
+   * A stored derivative's slice: its file is looked at for each answer (one stat), never taken from
+   * `files`, since another instance may evict it (Bun would answer a vanished file with an error).
+   * Gone: forgotten as stored, and the app makes it again.
+   */
+  async function derivativeSlice(row: ContentFacts, start: number, end: number, status: number, headers: HeadersInit) {
+    const file = await content.localFile(row);
+    if (!file) images?.missing(row);
+    return file && sliceAnswer(file, start, end, status, headers);
   }
 
   /** The answer with a slice of the blob's file: in this call when the file is known already, as most reads find it. */
@@ -155,7 +168,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   async function derivativeAnswer(req: Request, row: ResourceRow, query: string, requestId: string) {
     const params = imageQuery(query);
     const made = params && (await storedDerivative(images, row, params, req.headers.get("accept") ?? ""));
-    return (made && (await answer(req, made.facts, requestId, made.policy))) ?? toApp(req, row);
+    return (made && (await answer(req, made.facts, requestId, made.policy, true))) ?? toApp(req, row);
   }
 
   return (req: Request, requestId: string): Response | null | Promise<Response | null> => {

@@ -106,7 +106,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     const params = imageQuery(query);
     const made = params && (await storedDerivative(images, row, params, req.headers.accept ?? ""));
     if (!made) return toApp(req, res, row);
-    return sendFacts(req, res, row, made.facts, made.policy);
+    return sendFacts(req, res, row, made.facts, made.policy, true);
   }
 
   async function sendFacts(
@@ -115,6 +115,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     row: ResourceRow,
     facts: ContentFacts,
     policy: ResponseHeaders | undefined,
+    derived = false,
   ) {
     let answer: ReturnType<typeof decide>;
     try {
@@ -136,6 +137,8 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     // No local files (S3), a missing blob, or a file that does not hold what the row says: the app's answer.
     if (!file || file.size !== facts.size) {
       file?.release();
+      // A derivative remembered as stored that another instance evicted: the app makes it again.
+      if (derived) images?.missing(facts);
       return toApp(req, res, row);
     }
     if (!writeHead(res, status, headers)) {
