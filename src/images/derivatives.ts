@@ -63,9 +63,10 @@ export interface ImageDerivatives {
   derive(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative>;
   /**
    * The derivative `derive` would answer when it is already stored; else null (nothing is made).
-   * One this process found or stored before comes from memory (derivative-index.ts `known`): no I/O.
+   * One this process found or stored before comes from memory (derivative-index.ts `known`), in
+   * this call: no I/O, no promise (the fast paths answer it as they answer a cached plain getData).
    */
-  stored(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative | null>;
+  stored(source: ContentFacts, request: ImageRequest, accept: string): Derivative | null | Promise<Derivative | null>;
   /** A read of `stored`'s derivative found its blob gone or changed: it is looked up afresh next time. */
   missing(derivative: ContentFacts): void;
 }
@@ -177,7 +178,7 @@ export function createImageDerivatives({
       return derivative(source, request, key, format, info);
     },
 
-    async stored(source, request, accept) {
+    stored(source, request, accept) {
       if (!transformer) return null; // the app answers 501
       let place: ReturnType<typeof locate>;
       try {
@@ -185,15 +186,18 @@ export function createImageDerivatives({
       } catch {
         return null; // not a raster image: the app answers the problem
       }
-      let found = index?.known(place.key);
-      if (!found) {
-        const head = await blobs.head(place.key);
-        if (!head) return null;
-        index?.remember(place.key, head);
-        found = head;
-      }
-      index?.used(place.key, found.size, false);
-      return derivative(source, request, place.key, place.format, found);
+      const { key, format } = place;
+      const answer = (info: BlobInfo) => {
+        index?.used(key, info.size, false);
+        return derivative(source, request, key, format, info);
+      };
+      const known = index?.known(key);
+      if (known) return answer(known);
+      return blobs.head(key).then((found) => {
+        if (!found) return null;
+        index?.remember(key, found);
+        return answer(found);
+      });
     },
 
     missing(facts) {

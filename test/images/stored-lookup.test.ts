@@ -41,7 +41,8 @@ const derivativeFiles = async (volume: string) =>
 beforeAll(async () => {
   app = await startTestApp({ CMS_BLOB_CACHE_BYTES: "0" });
   count(app.deps.blobs, ["head", "get", "put", "list", "delete"], "blobs");
-  count(app.deps.store.derivatives, ["used", "totalBytes", "oldest", "forget", "forgetUnder"], "db");
+  // What a request may ask of the database (the collector's passes read the rest, at their own times).
+  count(app.deps.store.derivatives, ["used"], "db");
   const bytes = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#c63" } })
     .png()
     .toBuffer();
@@ -56,8 +57,8 @@ describe("a stored derivative's lookup", () => {
     const first = await app.fetch(url("width=16&format=webp"));
     expect(first.status).toBe(200);
     const made = await bytesOf(first);
-    // The first use's write and the bound's check go off the request's path: let them land first.
-    await expect.poll(() => calls.includes("db.totalBytes")).toBe(true);
+    // The first use's write goes off the request's path: let it land first.
+    await expect.poll(() => calls.includes("db.used")).toBe(true);
     calls.length = 0;
     for (const query of ["width=16&format=webp", "format=webp&width=16"]) {
       const again = await app.fetch(url(query));

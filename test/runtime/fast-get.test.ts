@@ -567,6 +567,28 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
     expect(await fast(new Request(`http://127.0.0.1${data("width=0")}`), "req-3")).toBeNull();
   });
 
+  it("Node: a derivative known to be stored is sent in the request's own call, as a cached plain getData is", async () => {
+    const path = data("width=20&format=png"); // stored (and cached) by the first test above
+    const sentInCall: boolean[] = [];
+    const fast = withFastGet(
+      { services: app.services, logger: app.deps.logger, anonymousRead: true },
+      getRequestListener(app.app.fetch),
+    );
+    const server = createServer((req, res) => {
+      fast(req, res);
+      sentInCall.push(res.headersSent);
+    });
+    const url = await listen(server);
+    try {
+      const reference = await answer(servers.plainUrl, path);
+      expect(await answer(url, path)).toMatchObject({ status: 200, body: reference.body });
+      expect(sentInCall).toEqual([true]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it("answers format=auto by Accept, with Vary: Accept, as the app does", async () => {
     const accept = { accept: "image/webp,*/*" };
     expect(await decided(data("width=12&format=auto"), { headers: accept })).toMatchObject({ answeredFast: false });

@@ -100,11 +100,15 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     return next(req, res);
   }
 
-  /** `row`'s answer, or (a query of image parameters) its stored derivative's; else the app's. */
+  /**
+   * `row`'s answer, or (a query of image parameters) its stored derivative's; else the app's. A
+   * derivative this process knows is stored is decided in this call, as a plain getData is.
+   */
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
     if (query === undefined) return sendFacts(req, res, row, row, undefined);
     const params = imageQuery(query);
-    const made = params && (await storedDerivative(images, row, params, req.headers.accept ?? ""));
+    const stored = params && storedDerivative(images, row, params, req.headers.accept ?? "");
+    const made = stored instanceof Promise ? await stored : stored;
     if (!made) return toApp(req, res, row);
     return sendFacts(req, res, row, made.facts, made.policy, true);
   }
