@@ -127,31 +127,14 @@ export function createImageDerivatives({
       }
     });
 
-  // The facts answered per source row and derivative key: the same object while the blob holds the
-  // same bytes, so the content core builds the plain head once per derivative (http/plain-heads.ts,
-  // by facts object) rather than per request. Rows are never changed in place (a changed row is a
-  // new object), and the WeakMap lets a row's facts go with it.
-  const answered = new WeakMap<ContentFacts, Map<string, ContentFacts>>();
-  const derivative = (
-    source: ContentFacts,
-    request: ImageRequest,
-    key: BlobKey,
-    format: OutputFormat,
-    info: BlobInfo,
-  ) => {
-    let bySource = answered.get(source);
-    if (!bySource) answered.set(source, (bySource = new Map()));
-    let facts = bySource.get(key);
-    if (!facts || facts.size !== info.size || facts.sha256 !== info.sha256) {
-      if (bySource.size >= ANSWERED_PER_SOURCE) bySource.clear();
-      facts = derivativeFacts(source, key, format, info);
-      bySource.set(key, facts);
-    }
-    return { facts, variesOnAccept: request.format === "auto" };
-  };
+  // Per source row, each derivative's key and the facts answered for it: the same object while its
+  // blob holds the same bytes, so the content core builds its plain head once (http/plain-heads.ts,
+  // by facts object) and a repeat request builds no key. Rows are never changed in place (a
+  // changed row is a new object), and the WeakMap lets a row's entries go with it.
+  const bySource = new WeakMap<ContentFacts, Map<string, Place>>();
 
   /** Where `source`'s derivative for `request` and `accept` lies; 501/422 as problems. */
-  const locate = (source: ContentFacts, request: ImageRequest, accept: string) => {
+  const locate = (source: ContentFacts, request: ImageRequest, accept: string): Place => {
     if (!transformer) {
       throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
     }
@@ -159,37 +142,55 @@ export function createImageDerivatives({
     if (!sourceFormat) {
       throw new ProblemError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
     }
-    const prefix = derivativePrefix(source.blobKey);
-    if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
     const format = outputFormat(request, accept, sourceFormat);
-    return { key: parseBlobKey(prefix + derivativeName(request, format)), format };
+    const name = derivativeName(request, format);
+    let places = bySource.get(source);
+    if (!places) bySource.set(source, (places = new Map()));
+    let place = places.get(name);
+    if (!place) {
+      const prefix = derivativePrefix(source.blobKey);
+      if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
+      if (places.size >= PLACES_PER_SOURCE) places.clear();
+      place = { key: parseBlobKey(prefix + name), format, facts: undefined };
+      places.set(name, place);
+    }
+    return place;
+  };
+
+  const derivative = (source: ContentFacts, request: ImageRequest, place: Place, info: BlobInfo): Derivative => {
+    const { facts } = place;
+    if (!facts || facts.size !== info.size || facts.sha256 !== info.sha256) {
+      place.facts = derivativeFacts(source, place.key, place.format, info);
+    }
+    return { facts: place.facts!, variesOnAccept: request.format === "auto" };
   };
 
   return {
     requested: (query) => parseImageQuery(query, settings),
 
     async derive(source, request, accept) {
-      const { key, format } = locate(source, request, accept);
+      const place = locate(source, request, accept);
+      const { key, format } = place;
       // Always asked: a request comes here when the fast path's memory was wrong (missing).
       const found = await blobs.head(key);
       const info = found ?? (await make(source, request, key, format));
       index?.remember(key, info);
       index?.used(key, info.size, !found);
-      return derivative(source, request, key, format, info);
+      return derivative(source, request, place, info);
     },
 
     stored(source, request, accept) {
       if (!transformer) return null; // the app answers 501
-      let place: ReturnType<typeof locate>;
+      let place: Place;
       try {
         place = locate(source, request, accept);
       } catch {
         return null; // not a raster image: the app answers the problem
       }
-      const { key, format } = place;
+      const { key } = place;
       const answer = (info: BlobInfo) => {
         index?.used(key, info.size, false);
-        return derivative(source, request, key, format, info);
+        return derivative(source, request, place, info);
       };
       const known = index?.known(key);
       if (known) return answer(known);
@@ -206,8 +207,15 @@ export function createImageDerivatives({
   };
 }
 
-/** Derivatives' facts kept per source row (more: the row's are dropped and built again). */
-const ANSWERED_PER_SOURCE = 64;
+/** A derivative of one source row: its key, format, and the facts last answered for it. */
+interface Place {
+  key: BlobKey;
+  format: OutputFormat;
+  facts: ContentFacts | undefined;
+}
+
+/** Derivatives' places kept per source row (more: the row's are dropped and built again). */
+const PLACES_PER_SOURCE = 64;
 
 /** The derivative's own content facts: named after its source, typed by its format. */
 function derivativeFacts(source: ContentFacts, key: BlobKey, format: OutputFormat, info: BlobInfo): ContentFacts {
