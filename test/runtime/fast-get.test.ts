@@ -563,6 +563,10 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
       headers: expected,
       body: reference.body,
     });
+    // Known to be stored and its bytes cached: the Response itself, as a cached plain getData's (no promise).
+    const again = fast(new Request(`http://127.0.0.1${path}`, { headers: { accept: "*/*" } }), "req-4");
+    expect(again).toBeInstanceOf(Response);
+    expect(Buffer.from(await (again as Response).arrayBuffer()).toString("latin1")).toBe(reference.body);
     expect(await fast(new Request(`http://127.0.0.1${data("width=21&format=png")}`), "req-2")).toBeNull();
     expect(await fast(new Request(`http://127.0.0.1${data("width=0")}`), "req-3")).toBeNull();
   });
