@@ -7,10 +7,15 @@
  * each new derivative, and by the blob collector's passes (a restarted instance with a smaller
  * bound included). Derivatives are only a cache: deleting one another request is reading is
  * harmless (the driver's stream holds its bytes; the next request makes it again).
+ *
+ * It also remembers, in memory, what each derivative this process saw stored holds (size, SHA-256),
+ * so a repeat request finds it with no head() and no query (`known`): forgotten when this process
+ * evicts or purges it, and when a read finds its blob gone (another instance evicted it: `gone`).
  */
+import { LRUCache } from "lru-cache";
 import type { Logger } from "../lib/logger.js";
 import type { DerivativeStore } from "../metadata/derivative-store.js";
-import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 
 /** How stale a recorded last use may get: LRU order is kept to this grain. */
 export const TOUCH_EVERY_MS = 60_000;
@@ -18,12 +23,22 @@ export const TOUCH_EVERY_MS = 60_000;
 const REMEMBERED = 10_000;
 /** Derivatives read from the index per step of an eviction. */
 const BATCH = 100;
+/** Stored derivatives whose facts are remembered (≈ 200 B each), least recently asked for dropped first. */
+const KNOWN = 10_000;
 
 export interface DerivativeIndex {
   /** `key` (of `size` bytes) was just read, or (`made`) stored: recorded, then the cache trimmed. */
   used(key: BlobKey, size: number, made: boolean): void;
   /** Deletes the least recently used past the bound; how many. `keep`: a key never deleted now. */
   evict(keep?: string): Promise<number>;
+  /** What the blob store held at `key` when this process last found or stored it; undefined: ask it. */
+  known(key: BlobKey): BlobInfo | undefined;
+  /** `key` was found (or stored) holding `info`. */
+  remember(key: BlobKey, info: BlobInfo): void;
+  /** A read of `key` found no blob of the remembered size (another instance evicted it): forgotten. */
+  gone(key: BlobKey): void;
+  /** A purged source's derivatives, all under `prefix` (deleted by the caller): forgotten here and in the database. */
+  forgetUnder(prefix: string): Promise<void>;
 }
 
 export function createDerivativeIndex({
@@ -42,6 +57,7 @@ export function createDerivativeIndex({
   touchEveryMs?: number;
 }): DerivativeIndex {
   const written = new Map<string, number>();
+  const facts = new LRUCache<string, BlobInfo>({ max: KNOWN });
   let evicting: Promise<number> | undefined;
 
   const evictOnce = async (keep?: string): Promise<number> => {
@@ -53,6 +69,7 @@ export function createDerivativeIndex({
       const gone: string[] = [];
       for (const { key, size } of oldest) {
         if (total <= maxBytes) break;
+        facts.delete(key); // before the delete: a request from now on asks the blob store
         await blobs.delete(key as BlobKey);
         gone.push(key);
         written.delete(key);
@@ -88,5 +105,16 @@ export function createDerivativeIndex({
         .catch(warn);
     },
     evict,
+    known: (key) => facts.get(key),
+    remember(key, info) {
+      facts.set(key, { size: info.size, sha256: info.sha256 });
+    },
+    gone(key) {
+      facts.delete(key);
+    },
+    async forgetUnder(prefix) {
+      for (const key of [...facts.keys()].filter((k) => k.startsWith(prefix))) facts.delete(key);
+      await store.forgetUnder(prefix);
+    },
   };
 }

@@ -8,7 +8,7 @@
  */
 import { ProblemError } from "../problems.js";
 import type { ContentFacts } from "../services/content.js";
-import type { BlobKey, BlobStore } from "../storage/blob-store.js";
+import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { DerivativeIndex } from "./derivative-index.js";
 import { derivativePrefix } from "./derivative-keys.js";
@@ -61,8 +61,14 @@ export interface ImageDerivatives {
   requested(query: (name: string) => string | undefined): ImageRequest | null;
   /** The derivative of `source` for `request`, made (once) and stored. 422/501/503 as problems. */
   derive(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative>;
-  /** The derivative `derive` would answer when it is already stored; else null (nothing is made). */
-  stored(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative | null>;
+  /**
+   * The derivative `derive` would answer when it is already stored; else null (nothing is made).
+   * One this process found or stored before comes from memory (derivative-index.ts `known`), in
+   * this call: no I/O, no promise (the fast paths answer it as they answer a cached plain getData).
+   */
+  stored(source: ContentFacts, request: ImageRequest, accept: string): Derivative | null | Promise<Derivative | null>;
+  /** A read of `stored`'s derivative found its blob gone or changed: it is looked up afresh next time. */
+  missing(derivative: ContentFacts): void;
 }
 
 export function createImageDerivatives({
@@ -123,8 +129,14 @@ export function createImageDerivatives({
       }
     });
 
+  // Per source row, each derivative's key and the facts answered for it: the same object while its
+  // blob holds the same bytes, so the content core builds its plain head once (http/plain-heads.ts,
+  // by facts object) and a repeat request builds no key. Rows are never changed in place (a
+  // changed row is a new object), and the WeakMap lets a row's entries go with it.
+  const bySource = new WeakMap<ContentFacts, Map<string, Place>>();
+
   /** Where `source`'s derivative for `request` and `accept` lies; 501/422 as problems. */
-  const locate = (source: ContentFacts, request: ImageRequest, accept: string) => {
+  const locate = (source: ContentFacts, request: ImageRequest, accept: string): Place => {
     if (!transformer) {
       throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
     }
@@ -132,58 +144,91 @@ export function createImageDerivatives({
     if (!sourceFormat) {
       throw new ProblemError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
     }
-    const prefix = derivativePrefix(source.blobKey);
-    if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
     const format = outputFormat(request, accept, sourceFormat);
-    return { key: parseBlobKey(prefix + derivativeName(request, format)), format };
+    const name = derivativeName(request, format);
+    let places = bySource.get(source);
+    if (!places) bySource.set(source, (places = new Map()));
+    let place = places.get(name);
+    if (!place) {
+      const prefix = derivativePrefix(source.blobKey);
+      if (!prefix) throw new Error(`blob key ${source.blobKey} is not a content key`);
+      if (places.size >= PLACES_PER_SOURCE) places.clear();
+      place = { key: parseBlobKey(prefix + name), format, facts: undefined };
+      places.set(name, place);
+    }
+    return place;
+  };
+
+  const derivative = (source: ContentFacts, request: ImageRequest, place: Place, info: BlobInfo): Derivative => {
+    const { facts } = place;
+    if (!facts || facts.size !== info.size || facts.sha256 !== info.sha256) {
+      place.facts = derivativeFacts(source, place.key, place.format, info);
+    }
+    return { facts: place.facts!, variesOnAccept: request.format === "auto" };
   };
 
   return {
     requested: (query) => parseImageQuery(query, settings),
 
     async derive(source, request, accept) {
-      const { key, format } = locate(source, request, accept);
+      const place = locate(source, request, accept);
+      const { key, format } = place;
+      // Always asked: a request comes here when the fast path's memory was wrong (missing).
       const found = await blobs.head(key);
       const info = found ?? (await make(source, request, key, format));
+      index?.remember(key, info);
       index?.used(key, info.size, !found);
-      return derivative(source, request, key, format, info);
+      return derivative(source, request, place, info);
     },
 
-    async stored(source, request, accept) {
+    stored(source, request, accept) {
       if (!transformer) return null; // the app answers 501
-      let place: ReturnType<typeof locate>;
+      let place: Place;
       try {
         place = locate(source, request, accept);
       } catch {
         return null; // not a raster image: the app answers the problem
       }
-      const found = await blobs.head(place.key);
-      if (!found) return null;
-      index?.used(place.key, found.size, false);
-      return derivative(source, request, place.key, place.format, found);
+      const { key } = place;
+      const answer = (info: BlobInfo) => {
+        index?.used(key, info.size, false);
+        return derivative(source, request, place, info);
+      };
+      const known = index?.known(key);
+      if (known) return answer(known);
+      return blobs.head(key).then((found) => {
+        if (!found) return null;
+        index?.remember(key, found);
+        return answer(found);
+      });
+    },
+
+    missing(facts) {
+      index?.gone(facts.blobKey as BlobKey);
     },
   };
 }
 
+/** A derivative of one source row: its key, format, and the facts last answered for it. */
+interface Place {
+  key: BlobKey;
+  format: OutputFormat;
+  facts: ContentFacts | undefined;
+}
+
+/** Derivatives' places kept per source row (more: the row's are dropped and built again). */
+const PLACES_PER_SOURCE = 64;
+
 /** The derivative's own content facts: named after its source, typed by its format. */
-function derivative(
-  source: ContentFacts,
-  request: ImageRequest,
-  key: BlobKey,
-  format: OutputFormat,
-  info: { size: number; sha256: string },
-): Derivative {
+function derivativeFacts(source: ContentFacts, key: BlobKey, format: OutputFormat, info: BlobInfo): ContentFacts {
   const stem = source.name.replace(/\.[A-Za-z0-9]{1,5}$/, "");
   return {
-    facts: {
-      blobKey: key,
-      size: info.size,
-      sha256: info.sha256,
-      mediaType: FORMAT_MEDIA_TYPES[format],
-      name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
-      updatedAt: source.updatedAt,
-    },
-    variesOnAccept: request.format === "auto",
+    blobKey: key,
+    size: info.size,
+    sha256: info.sha256,
+    mediaType: FORMAT_MEDIA_TYPES[format],
+    name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
+    updatedAt: source.updatedAt,
   };
 }
 

@@ -30,7 +30,8 @@ export function createServices(
     // Reads are public with auth off or CMS_PUBLIC_READ (auth/guards.ts readsAreOpen).
     cache: { publicRead: options.auth === null || options.auth.publicRead, ...options.cache },
     metrics: deps.metrics,
-    derivatives: store.derivatives,
+    // The index, when there is one: it also forgets the purged derivatives it remembers in memory.
+    derivatives: deps.derivatives ?? store.derivatives,
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });

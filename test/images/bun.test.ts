@@ -1,14 +1,17 @@
 /**
  * The same derivatives (and ingest-time width and height) on Bun: `src/bun.ts` spawned on 127.0.0.1 (port 0) with its own volume and
- * libSQL file; sharp loads under Bun's N-API, and Bun's file-sending path serves the stored derivative.
+ * libSQL file; sharp loads under Bun's N-API, and Bun's file-sending path serves the stored derivative
+ * (the small-blob cache is off, so every answer is read from its file). A rival instance is an app in
+ * this process on the same volume and database file.
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
+import { startTestApp } from "../helpers/test-app.js";
 import { libvipsLoaded } from "./libvips-loaded.js";
 
 let dir: string;
@@ -16,7 +19,12 @@ let server: ServerProcess;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-images-bun-"));
   server = await spawnServer(
-    { CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`, CMS_PORT: "0" },
+    {
+      CMS_VOLUME: join(dir, "volume"),
+      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+      CMS_PORT: "0",
+      CMS_BLOB_CACHE_BYTES: "0",
+    },
     "bun",
   );
 }, 60_000);
@@ -57,5 +65,25 @@ describe("image derivatives on Bun", () => {
       422,
       "NOT_TRANSFORMABLE",
     );
+
+    // A rival instance evicts every derivative (a bound of 0): the derivative Bun remembers as
+    // stored is gone from the volume. Bun answers a vanished file with an error, so its fast path
+    // must notice and leave it to the app, which makes it again: 200, the same bytes.
+    const rival = await startTestApp(
+      { CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`, CMS_IMAGE_CACHE_BYTES: "0" },
+      { transport: "in-process" },
+    );
+    try {
+      await rival.deps.collector.pass();
+      const left = await readdir(join(dir, "volume", "img"), { recursive: true }).catch(() => []); // emptied folders go too
+      expect(left.filter((name) => name.endsWith(".webp"))).toEqual([]);
+    } finally {
+      await rival.close();
+    }
+    for (let i = 0; i < 2; i++) {
+      const remade = await fetch(url);
+      expect(remade.status).toBe(200);
+      expect(Buffer.from(await remade.arrayBuffer())).toEqual(bytes);
+    }
   });
 });

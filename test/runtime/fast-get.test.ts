@@ -563,8 +563,34 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
       headers: expected,
       body: reference.body,
     });
+    // Known to be stored and its bytes cached: the Response itself, as a cached plain getData's (no promise).
+    const again = fast(new Request(`http://127.0.0.1${path}`, { headers: { accept: "*/*" } }), "req-4");
+    expect(again).toBeInstanceOf(Response);
+    expect(Buffer.from(await (again as Response).arrayBuffer()).toString("latin1")).toBe(reference.body);
     expect(await fast(new Request(`http://127.0.0.1${data("width=21&format=png")}`), "req-2")).toBeNull();
     expect(await fast(new Request(`http://127.0.0.1${data("width=0")}`), "req-3")).toBeNull();
+  });
+
+  it("Node: a derivative known to be stored is sent in the request's own call, as a cached plain getData is", async () => {
+    const path = data("width=20&format=png"); // stored (and cached) by the first test above
+    const sentInCall: boolean[] = [];
+    const fast = withFastGet(
+      { services: app.services, logger: app.deps.logger, anonymousRead: true },
+      getRequestListener(app.app.fetch),
+    );
+    const server = createServer((req, res) => {
+      fast(req, res);
+      sentInCall.push(res.headersSent);
+    });
+    const url = await listen(server);
+    try {
+      const reference = await answer(servers.plainUrl, path);
+      expect(await answer(url, path)).toMatchObject({ status: 200, body: reference.body });
+      expect(sentInCall).toEqual([true]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it("answers format=auto by Accept, with Vary: Accept, as the app does", async () => {

@@ -27,15 +27,27 @@ export function imageQuery(query: string): ((name: string) => string | undefined
 
 /** The header fields a derivative's answer adds over its content's (the route's too). */
 export const derivativePolicy = (made: Derivative): ResponseHeaders | undefined =>
-  made.variesOnAccept ? { vary: `${CONTENT_VARY}, Accept` } : undefined;
+  made.variesOnAccept ? VARIES_ON_ACCEPT : undefined;
+const VARIES_ON_ACCEPT: ResponseHeaders = Object.freeze({ vary: `${CONTENT_VARY}, Accept` });
 
-/** `source`'s stored derivative for `query` and `accept`, with its header fields; null: the app answers. */
-export async function storedDerivative(
+export interface StoredDerivative {
+  facts: ContentFacts;
+  policy: ResponseHeaders | undefined;
+}
+
+const withPolicy = (made: Derivative | null): StoredDerivative | null =>
+  made && { facts: made.facts, policy: derivativePolicy(made) };
+
+/**
+ * `source`'s stored derivative for `query` and `accept`, with its header fields; null: the app
+ * answers. In this call (no promise) when this process knows it is stored (images/derivatives.ts).
+ */
+export function storedDerivative(
   images: ImageDerivatives | undefined,
   source: ContentFacts,
   query: (name: string) => string | undefined,
   accept: string,
-): Promise<{ facts: ContentFacts; policy: ResponseHeaders | undefined } | null> {
+): StoredDerivative | null | Promise<StoredDerivative | null> {
   if (!images) return null;
   let request: ReturnType<ImageDerivatives["requested"]>;
   try {
@@ -43,6 +55,6 @@ export async function storedDerivative(
   } catch {
     return null; // the app's 400, with its problem details
   }
-  const made = request && (await images.stored(source, request, accept));
-  return made ? { facts: made.facts, policy: derivativePolicy(made) } : null;
+  const made = request && images.stored(source, request, accept);
+  return made instanceof Promise ? made.then(withPolicy) : withPolicy(made);
 }

@@ -16,7 +16,7 @@
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
-import { imageQuery, storedDerivative } from "../../http/content-answer/derivative-read.js";
+import { imageQuery, type StoredDerivative, storedDerivative } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import type { ResourceRow } from "../../metadata/schema.js";
@@ -91,6 +91,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     row: ContentFacts,
     requestId: string,
     policy?: ResponseHeaders,
+    derived = false,
   ): Response | null | Promise<Response | null> {
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
@@ -107,7 +108,19 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     // Bun waits seconds before sending an empty file slice; an empty body goes out at once.
     if (end < start) return new Response(EMPTY, { status, headers });
     if (bytes) return new Response(bytes.subarray(start, end + 1), { status, headers });
+    if (derived) return derivativeSlice(row, start, end, status, headers);
     return fileSlice(row, start, end, status, headers);
+  }
+
+  /**
+   * A stored derivative's slice: its file is looked at for each answer (one stat), never taken from
+   * `files`, since another instance may evict it (Bun would answer a vanished file with an error).
+   * Gone: forgotten as stored, and the app makes it again.
+   */
+  async function derivativeSlice(row: ContentFacts, start: number, end: number, status: number, headers: HeadersInit) {
+    const file = await content.localFile(row);
+    if (!file) images?.missing(row);
+    return file && sliceAnswer(file, start, end, status, headers);
   }
 
   /** The answer with a slice of the blob's file: in this call when the file is known already, as most reads find it. */
@@ -146,33 +159,39 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   const orNull = (pending: Promise<Response | null>) => pending.catch(() => null);
 
   /**
+   * `row`'s stored derivative for a query of image parameters (derivative-read.ts), or null: the
+   * app's. In this call when this process knows it is stored and its bytes are cached.
+   */
+  function derivativeAnswer(
+    req: Request,
+    row: ResourceRow,
+    query: string,
+    requestId: string,
+  ): Response | null | Promise<Response | null> {
+    const params = imageQuery(query);
+    const stored = params && storedDerivative(images, row, params, req.headers.get("accept") ?? "");
+    const answered = (made: StoredDerivative | null) => made && answer(req, made.facts, requestId, made.policy, true);
+    return stored instanceof Promise ? stored.then(answered) : answered(stored);
+  }
+
+  /** `row`'s answer, or (a query) its stored derivative's: null when the app must give it. */
+  const rowAnswer = (req: Request, row: ResourceRow, query: string | undefined, requestId: string) =>
+    query === undefined ? answer(req, row, requestId) : derivativeAnswer(req, row, query, requestId);
+
+  /**
    * The answer (a promise of it when the row or the blob must be read first), or null. With the
    * synchronous row lookup (Node's and Bun's prepared read connection) a cached row and blob are
    * answered in this call: no promise, no microtask (Bun's handler in-process 10.2–11.1 → 8.1–8.5 µs
    * per request; 1.11× the req/s under wrk).
    */
-  /** `row`'s stored derivative for a query of image parameters (derivative-read.ts), or null: the app's. */
-  async function derivativeAnswer(req: Request, row: ResourceRow, query: string, requestId: string) {
-    const params = imageQuery(query);
-    const made = params && (await storedDerivative(images, row, params, req.headers.get("accept") ?? ""));
-    return (made && (await answer(req, made.facts, requestId, made.policy))) ?? toApp(req, row);
-  }
-
   return (req: Request, requestId: string): Response | null | Promise<Response | null> => {
     const uri = runtimeRead(anonymousRead, req.method, targetOf(req.url));
     if (!uri) return null;
-    if (uri.query !== undefined) {
-      const { query } = uri;
-      return orNull(
-        resources
-          .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
-          .then((row) => derivativeAnswer(req, row, query, requestId)),
-      );
-    }
+    const { query } = uri;
     try {
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);
       if (row) {
-        const answered = answer(req, row, requestId);
+        const answered = rowAnswer(req, row, query, requestId);
         return answered instanceof Promise
           ? orNull(answered.then((res) => res ?? toApp(req, row)))
           : (answered ?? toApp(req, row));
@@ -183,7 +202,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return orNull(
       resources
         .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
-        .then(async (row) => (await answer(req, row, requestId)) ?? toApp(req, row)),
+        .then(async (row) => (await rowAnswer(req, row, query, requestId)) ?? toApp(req, row)),
     );
   };
 }

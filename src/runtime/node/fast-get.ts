@@ -100,13 +100,17 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     return next(req, res);
   }
 
-  /** `row`'s answer, or (a query of image parameters) its stored derivative's; else the app's. */
+  /**
+   * `row`'s answer, or (a query of image parameters) its stored derivative's; else the app's. A
+   * derivative this process knows is stored is decided in this call, as a plain getData is.
+   */
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
     if (query === undefined) return sendFacts(req, res, row, row, undefined);
     const params = imageQuery(query);
-    const made = params && (await storedDerivative(images, row, params, req.headers.accept ?? ""));
+    const stored = params && storedDerivative(images, row, params, req.headers.accept ?? "");
+    const made = stored instanceof Promise ? await stored : stored;
     if (!made) return toApp(req, res, row);
-    return sendFacts(req, res, row, made.facts, made.policy);
+    return sendFacts(req, res, row, made.facts, made.policy, true);
   }
 
   async function sendFacts(
@@ -115,6 +119,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     row: ResourceRow,
     facts: ContentFacts,
     policy: ResponseHeaders | undefined,
+    derived = false,
   ) {
     let answer: ReturnType<typeof decide>;
     try {
@@ -136,6 +141,8 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     // No local files (S3), a missing blob, or a file that does not hold what the row says: the app's answer.
     if (!file || file.size !== facts.size) {
       file?.release();
+      // A derivative remembered as stored that another instance evicted: the app makes it again.
+      if (derived) images?.missing(facts);
       return toApp(req, res, row);
     }
     if (!writeHead(res, status, headers)) {
