@@ -4,10 +4,11 @@
  * DatabaseUnavailableError (503 DATABASE_UNAVAILABLE + Retry-After) and starts an outage; the next
  * statement that succeeds ends it. Each outage is logged once when it starts and once when it ends,
  * however many requests meet it. A read that succeeds does not end an outage a write met: a volume
- * that refuses writes still serves reads, and counting them would log a recovery per request.
+ * that refuses writes still serves reads, and counting them would log a recovery per request; nor
+ * does a write that changed no row, which SQLite commits without writing.
  * Nothing is polled: the service recovers with the first request the database answers. Web APIs only.
  */
-import type { Client, InStatement } from "@libsql/client";
+import type { Client, InStatement, ResultSet } from "@libsql/client";
 import type { Logger } from "../lib/logger.js";
 import { DatabaseUnavailableError, isDatabaseUnavailable, rootMessage } from "./database-errors.js";
 
@@ -54,11 +55,24 @@ export const isReadOnly = (statement: InStatement | [string, unknown?]) => READ_
  * turned into DatabaseUnavailableError. Interactive transactions pass through unwatched (nothing in
  * the service uses them: D1 has none).
  */
+/**
+ * Whether a write's result shows it changed a row. One that changed none (a background pass's claim
+ * with nothing due) wrote no page: SQLite commits it even on a volume that refuses writes, so it
+ * proves only that the database reads. Results without counts (migrate, executeMultiple) count.
+ */
+const wroteSomething = (result: unknown): boolean => {
+  const results = Array.isArray(result) ? (result as unknown[]) : [result];
+  return results.some((r) => {
+    const affected = (r as Partial<ResultSet> | undefined)?.rowsAffected;
+    return typeof affected !== "number" || affected > 0;
+  });
+};
+
 export function withDatabaseHealth(client: Client, health: DatabaseHealth): Client {
   const watch = <T>(kind: StatementKind, pending: Promise<T>): Promise<T> =>
     pending.then(
       (value) => {
-        health.succeeded(kind);
+        health.succeeded(kind === "write" && !wroteSomething(value) ? "read" : kind);
         return value;
       },
       (err: unknown) => {

@@ -116,4 +116,25 @@ describe("the database health judge", () => {
     health.failed(ioError, "write");
     expect(messages()).toEqual(["database unavailable", "database available again", "database unavailable"]);
   });
+
+  it("does not end an outage that writes met when a write changes nothing (it wrote no page), on a real file", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "cms-health-"));
+    const { health, messages } = judge();
+    const client = withDatabaseHealth(createClient({ url: `file:${join(dir, "t.db")}` }), health);
+    try {
+      await client.execute("create table t (x integer)");
+      const ioError = Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE", rawCode: 778 });
+      health.failed(ioError, "write");
+      // A background pass's claim with nothing due: an UPDATE of no row, which SQLite commits
+      // without writing, even on a volume that refuses writes (seen in db-outage.test.ts).
+      await client.execute("update t set x = 1 where x = 0");
+      await client.batch(["update t set x = 2 where x = 0", "select 1"], "write");
+      expect(messages()).toEqual(["database unavailable"]);
+      await client.execute("insert into t values (1)");
+      expect(messages()).toEqual(["database unavailable", "database available again"]);
+    } finally {
+      client.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
