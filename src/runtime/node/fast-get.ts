@@ -22,7 +22,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
-import { imageQuery, storedDerivative } from "../../http/content-answer/derivative-read.js";
+import { storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
@@ -106,8 +106,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
    */
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
     if (query === undefined) return sendFacts(req, res, row, row, undefined);
-    const params = imageQuery(query);
-    const stored = params && storedDerivative(images, row, params, req.headers.accept ?? "");
+    const stored = storedDerivativeOf(images, row, query, req.headers.accept ?? "");
     const made = stored instanceof Promise ? await stored : stored;
     if (!made) return toApp(req, res, row);
     return sendFacts(req, res, row, made.facts, made.policy, true);
