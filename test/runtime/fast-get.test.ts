@@ -600,6 +600,13 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
     expect(webp).toMatchObject({ status: 200, answeredFast: true });
     expect(webp.headers["content-type"]).toBe("image/webp");
     expect(webp.headers.vary).toMatch(/Accept$/);
+    // Its Vary with a range's fields, and on HEAD: the app's answer to the byte.
+    const ranged = await decided(data("width=12&format=auto"), { headers: { ...accept, range: "bytes=1-5" } });
+    expect(ranged).toMatchObject({ status: 206, answeredFast: true });
+    expect(ranged.headers.vary).toMatch(/Accept$/);
+    expect(await decided(data("width=12&format=auto"), { method: "HEAD", headers: accept })).toMatchObject({
+      answeredFast: true,
+    });
     // Another Accept names another derivative, not made yet: the app's.
     expect(await decided(data("width=12&format=auto"), { headers: { accept: "*/*" } })).toMatchObject({
       status: 200,
