@@ -3,6 +3,7 @@
  *
  *   node --import tsx bench/profile.ts small  [--nocache] [--norowcache] [--bun | --bundle] [--seconds=8]
  *   node --import tsx bench/profile.ts range | large | ingest [--ref] [--concurrency=4]
+ *   node --import tsx bench/profile.ts derivative  [--bundle]   (a cached 320 px WebP: issue 30's fast path)
  *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
  *
  * On Node the service runs through tsx (bench/servers/node-entry.ts, see there), not as shipped:
@@ -25,7 +26,7 @@ import { createResource, getDataPath, prepareFixtures, shippedServer } from "./l
 import { startNginx } from "./lib/nginx.js";
 import { installExitHooks, startServer, stopAll } from "./lib/proc.js";
 import { ensureBun } from "./lib/setup.js";
-import { KiB, fmt, log } from "./lib/util.js";
+import { KiB, fmt, http, log } from "./lib/util.js";
 import { rangeLua, runWrk } from "./lib/wrk.js";
 import { postAll } from "./scenarios/ingest.js";
 
@@ -246,11 +247,31 @@ async function main() {
       ingested = objects + 16;
       log(`ingest: ${fmt(objects / elapsed)} objects/s, ${failures} failures`);
     } else {
-      const file = scenario === "small" ? fixtures.small : fixtures.large;
-      const created = await createResource(server.url, `${nginx.url}/${file.name}`, file.name, "bench");
-      const url = `${server.url}${getDataPath(created.resourceURI)}`;
+      const derivative = scenario === "derivative";
+      const file = derivative
+        ? await jpegFixture(fixtures.dir)
+        : scenario === "small"
+          ? fixtures.small
+          : fixtures.large;
+      const type = derivative ? "image/jpeg" : undefined;
+      const created = await createResource(
+        server.url,
+        `${nginx.url}/${file.name}`,
+        file.name,
+        "bench",
+        undefined,
+        type,
+      );
+      const url = `${server.url}${getDataPath(created.resourceURI)}${derivative ? "?width=320&format=webp" : ""}`;
+      // Made and stored (once libvips has loaded: 503 before): every request below reads it.
+      for (let tries = 0; derivative; tries++) {
+        const res = await http(url, { timeoutMs: 120_000 });
+        if (res.status === 200) break;
+        if (tries > 50) throw new Error(`${url}: ${res.status} ${res.body.toString().slice(0, 300)}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
       const plan =
-        scenario === "small"
+        scenario === "small" || derivative
           ? { connections: 64 }
           : scenario === "range"
             ? { connections: 64, lua: rangeLua(file.size, 64 * KiB) }
@@ -276,6 +297,16 @@ async function main() {
     process.stdout.write(
       `busy per object: ${fmt(busyMicros(profile) / 1000 / ingested, 2)} ms (${ingested} objects)\n`,
     );
+}
+
+/** A 1200 × 900 JPEG in `dir` (served by nginx) for the derivative scenario. */
+async function jpegFixture(dir: string): Promise<{ name: string; size: number }> {
+  const name = "derivative-source.jpg";
+  const { default: sharp } = await import("sharp");
+  await sharp({ create: { width: 1200, height: 900, channels: 3, background: "#3a6" } })
+    .jpeg()
+    .toFile(path.join(dir, name));
+  return { name, size: statSync(path.join(dir, name)).size };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

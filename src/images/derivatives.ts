@@ -134,9 +134,22 @@ export function createImageDerivatives({
   // by facts object) and a repeat request builds no key. Rows are never changed in place (a
   // changed row is a new object), and the WeakMap lets a row's entries go with it.
   const bySource = new WeakMap<ContentFacts, Map<string, Place>>();
+  // And by request object when Accept cannot change it (not `auto`): the fast paths' requests are
+  // the same object per query text (http/content-answer/derivative-read.ts), so a repeat one
+  // resolves no format and builds no name. Weak both ways: entries go with the row or the request.
+  const byRequest = new WeakMap<ContentFacts, WeakMap<ImageRequest, Place>>();
 
   /** Where `source`'s derivative for `request` and `accept` lies; 501/422 as problems. */
   const locate = (source: ContentFacts, request: ImageRequest, accept: string): Place => {
+    if (request.format === "auto") return place(source, request, accept);
+    let places = byRequest.get(source);
+    if (!places) byRequest.set(source, (places = new WeakMap()));
+    let found = places.get(request);
+    if (!found) places.set(request, (found = place(source, request, accept)));
+    return found;
+  };
+
+  const place = (source: ContentFacts, request: ImageRequest, accept: string): Place => {
     if (!transformer) {
       throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
     }

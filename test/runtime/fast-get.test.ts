@@ -603,11 +603,52 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
     expect(webp).toMatchObject({ status: 200, answeredFast: true });
     expect(webp.headers["content-type"]).toBe("image/webp");
     expect(webp.headers.vary).toMatch(/Accept$/);
+    // Its Vary with a range's fields, and on HEAD: the app's answer to the byte.
+    const ranged = await decided(data("width=12&format=auto"), { headers: { ...accept, range: "bytes=1-5" } });
+    expect(ranged).toMatchObject({ status: 206, answeredFast: true });
+    expect(ranged.headers.vary).toMatch(/Accept$/);
+    expect(await decided(data("width=12&format=auto"), { method: "HEAD", headers: accept })).toMatchObject({
+      answeredFast: true,
+    });
     // Another Accept names another derivative, not made yet: the app's.
     expect(await decided(data("width=12&format=auto"), { headers: { accept: "*/*" } })).toMatchObject({
       status: 200,
       answeredFast: false,
     });
+  });
+
+  it("parses each query text once: a bad one stays the app's 400, two queries never share an answer", async () => {
+    const images = app.services.images!;
+    const real = images.requested;
+    const parsed: string[] = [];
+    images.requested = (query) => {
+      parsed.push(["width", "height", "fit", "format"].map((name) => query(name) ?? "").join("/"));
+      return real(query);
+    };
+    try {
+      expect(await decided(data("width=20&format=png"))).toMatchObject({ status: 200 }); // stored (made if not yet)
+      parsed.length = 0;
+      // The same transform, in a text not seen yet, from the fast path alone.
+      const before = servers.fallbacks;
+      for (let i = 0; i < 3; i++)
+        expect((await answer(servers.fastUrl, data("fit=inside&width=20&format=png"))).status).toBe(200);
+      expect(servers.fallbacks).toBe(before);
+      expect(parsed).toEqual(["20//inside/png"]);
+      // Remembered as "the app's": each time its 400, naming the parameter.
+      for (let i = 0; i < 2; i++) {
+        const bad = await decided(data("width=20&height=0&format=png"));
+        expect(bad).toMatchObject({ status: 400, answeredFast: false });
+        expect(JSON.parse(bad.body).errors).toEqual([expect.objectContaining({ pointer: "/query/height" })]);
+      }
+      // Another text, another transform (not made yet: the app's), then its own bytes.
+      const other = await decided(data("fit=inside&width=21&format=png"));
+      expect(other).toMatchObject({ status: 200, answeredFast: false });
+      const otherAgain = await decided(data("fit=inside&width=21&format=png"));
+      expect(otherAgain).toMatchObject({ status: 200, answeredFast: true, body: other.body });
+      expect(otherAgain.body).not.toBe((await decided(data("fit=inside&width=20&format=png"))).body);
+    } finally {
+      images.requested = real;
+    }
   });
 
   it("leaves invalid parameters and any other query name to the app (its 400, its policy)", async () => {

@@ -7,7 +7,7 @@
 import { CONTENT_VARY } from "../cache-policy.js";
 import type { ResponseHeaders } from "../answer-blob.js";
 import type { Derivative, ImageDerivatives } from "../../images/derivatives.js";
-import { IMAGE_QUERY } from "../../images/params.js";
+import { IMAGE_QUERY, type ImageRequest } from "../../images/params.js";
 import type { ContentFacts } from "../../services/content.js";
 
 const NAMES: ReadonlySet<string> = new Set(IMAGE_QUERY);
@@ -38,6 +38,27 @@ export interface StoredDerivative {
 const withPolicy = (made: Derivative | null): StoredDerivative | null =>
   made && { facts: made.facts, policy: derivativePolicy(made) };
 
+type Stored = StoredDerivative | null | Promise<StoredDerivative | null>;
+
+/** `query`'s transform, or null: the app answers (its 400, with its problem details). */
+function requested(images: ImageDerivatives, query: (name: string) => string | undefined): ImageRequest | null {
+  try {
+    return images.requested(query);
+  } catch {
+    return null;
+  }
+}
+
+function storedFor(
+  images: ImageDerivatives,
+  source: ContentFacts,
+  request: ImageRequest | null,
+  accept: string,
+): Stored {
+  const made = request && images.stored(source, request, accept);
+  return made instanceof Promise ? made.then(withPolicy) : withPolicy(made);
+}
+
 /**
  * `source`'s stored derivative for `query` and `accept`, with its header fields; null: the app
  * answers. In this call (no promise) when this process knows it is stored (images/derivatives.ts).
@@ -47,14 +68,43 @@ export function storedDerivative(
   source: ContentFacts,
   query: (name: string) => string | undefined,
   accept: string,
-): StoredDerivative | null | Promise<StoredDerivative | null> {
-  if (!images) return null;
-  let request: ReturnType<ImageDerivatives["requested"]>;
-  try {
-    request = images.requested(query);
-  } catch {
-    return null; // the app's 400, with its problem details
+): Stored {
+  return images ? storedFor(images, source, requested(images, query), accept) : null;
+}
+
+/** Query texts whose transform is remembered, per image service; more: all forgotten, parsed again. */
+const PARSED = 256;
+/** A longer query text is parsed each time: the memory held stays small whatever clients send. */
+const PARSED_TEXT = 128;
+/** Per image service (its settings are fixed), each query text's transform; null: the app's. */
+const parsedBy = new WeakMap<ImageDerivatives, Map<string, ImageRequest | null>>();
+
+/**
+ * `query`'s (the text after `?`) transform, parsed once per exact text: a repeat request splits
+ * and validates nothing, and the object is the same each time (images/derivatives.ts finds its
+ * place by it). Null: not image parameters only, or invalid (the app answers, its 400).
+ */
+function requestOf(images: ImageDerivatives, query: string): ImageRequest | null {
+  let parsed = parsedBy.get(images);
+  if (!parsed) parsedBy.set(images, (parsed = new Map()));
+  let request = parsed.get(query);
+  if (request !== undefined) return request;
+  const params = imageQuery(query);
+  request = params && requested(images, params);
+  if (request) Object.freeze(request); // shared by every request of this text
+  if (query.length <= PARSED_TEXT) {
+    if (parsed.size >= PARSED) parsed.clear();
+    parsed.set(query, request);
   }
-  const made = request && images.stored(source, request, accept);
-  return made instanceof Promise ? made.then(withPolicy) : withPolicy(made);
+  return request;
+}
+
+/** `storedDerivative` of a raw query text (after `?`), its parse remembered (`requestOf`). */
+export function storedDerivativeOf(
+  images: ImageDerivatives | undefined,
+  source: ContentFacts,
+  query: string,
+  accept: string,
+): Stored {
+  return images ? storedFor(images, source, requestOf(images, query), accept) : null;
 }

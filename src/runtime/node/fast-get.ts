@@ -21,8 +21,8 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
-import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
-import { imageQuery, storedDerivative } from "../../http/content-answer/derivative-read.js";
+import { type ContentAnswer, contentAnswers } from "../../http/content-answer/decide.js";
+import { storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
@@ -50,14 +50,32 @@ function flatHead(head: ResponseHeaders): string[] {
   return flat;
 }
 
-/** The head of a sent answer for node:http's writeHead, with the request id. */
-function nodeHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId: string) {
+/** A shared head with a derivative's fields over it (its Vary), flat: built once per head and policy. */
+const flatOverlays = new WeakMap<ResponseHeaders, WeakMap<ResponseHeaders, string[]>>();
+function flatOverlay(head: ResponseHeaders, policy: ResponseHeaders): string[] {
+  let byPolicy = flatOverlays.get(head);
+  if (!byPolicy) flatOverlays.set(head, (byPolicy = new WeakMap()));
+  let flat = byPolicy.get(policy);
+  if (!flat) {
+    flat = Object.entries({ ...head, ...policy }).flat();
+    byPolicy.set(policy, flat);
+  }
+  return flat;
+}
+
+/** The head of a sent answer for node:http's writeHead, with `policy`'s fields and the request id. */
+function nodeHead(
+  answer: Exclude<ContentAnswer, { problem: unknown }>,
+  policy: ResponseHeaders | undefined,
+  requestId: string,
+) {
   const { head, shared, fields } = answer;
   if (!shared) {
+    if (policy) Object.assign(head, policy);
     head["x-request-id"] = requestId; // a fresh head belongs to this answer
     return head;
   }
-  const headers = flatHead(head).slice();
+  const headers = (policy ? flatOverlay(head, policy) : flatHead(head)).slice();
   if (fields) {
     for (const [name, value] of Object.entries(fields)) {
       let at = 0;
@@ -81,14 +99,14 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
   /** The status, head and body range of `facts`' answer (the core's), or null when the app must give it. Writes nothing. */
   function decide(req: IncomingMessage, facts: ContentFacts, policy: ResponseHeaders | undefined) {
     const header = (name: string) => req.headers[name] as string | undefined;
-    const answer = overlaid(answers.decide(facts, req.method as string, header, req.headers.host), policy);
+    const answer = answers.decide(facts, req.method as string, header, req.headers.host);
     // 412, 416, several ranges: the app answers them, with its problem details or its multipart body.
     if (answer.problem || answer.multipart) return null;
     const requestId = requestIdFrom(req.headers["x-request-id"] as string | undefined);
     const { body } = answer;
     return {
       status: answer.status,
-      headers: nodeHead(answer, requestId),
+      headers: nodeHead(answer, policy, requestId),
       start: body ? body.start : 0,
       length: body ? body.end - body.start + 1 : 0,
     };
@@ -106,8 +124,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
    */
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
     if (query === undefined) return sendFacts(req, res, row, row, undefined);
-    const params = imageQuery(query);
-    const stored = params && storedDerivative(images, row, params, req.headers.accept ?? "");
+    const stored = storedDerivativeOf(images, row, query, req.headers.accept ?? "");
     const made = stored instanceof Promise ? await stored : stored;
     if (!made) return toApp(req, res, row);
     return sendFacts(req, res, row, made.facts, made.policy, true);
