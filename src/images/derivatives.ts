@@ -90,9 +90,9 @@ export function createImageDerivatives({
   const limit = createWorkLimit(slots, slots * 4, (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000);
 
   const sourceOf = async (source: ContentFacts): Promise<ImageSource> => {
-    // A local file libvips reads itself (header first, then sequentially); else the stream.
+    // A local file libvips reads (header first, then sequentially), or a copy of its bytes; else the stream.
     const file = await blobs.localFile?.(source.blobKey as BlobKey);
-    if (file && file.offset === 0 && file.size === source.size) return { path: file.path };
+    if (file && file.size === source.size) return file;
     const read = async () => {
       const blob = await blobs.get(source.blobKey as BlobKey);
       if (!blob) throw new Error(`blob ${source.blobKey} is missing`);

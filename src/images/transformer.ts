@@ -7,12 +7,13 @@
 import type { ImageRequest, OutputFormat } from "./params.js";
 
 /**
- * Where the source's bytes are: a local file the library may read itself, or a stream of them;
- * `reopen` reads them again from the start (the Workers binding reads the header with one call,
- * then transforms with another).
+ * Where the source's bytes are: a local file the library may read itself (from `offset`, `size`
+ * long, when the file holds more: the fs driver's blob files start with its header), or a stream
+ * of them; `reopen` reads them again from the start (the Workers binding reads the header with one
+ * call, then transforms with another).
  */
 export type ImageSource =
-  | { path: string }
+  | { path: string; offset?: number; size?: number }
   | { stream: ReadableStream<Uint8Array>; reopen?: () => Promise<ReadableStream<Uint8Array>> };
 
 export interface ImageHeader {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { ProblemError } from "../../problems.js";
-import { spoolImage, tooManyPixels } from "./image-spool.js";
+import { spoolFileRange, spoolImage, type SpooledImage, tooManyPixels } from "./image-spool.js";
 
 /** Raster formats decoded here; SVG (active content) and PDF are never rasterised. */
 const DECODED = new Set(["jpeg", "png", "webp", "avif", "heif", "gif", "tiff"]);
@@ -111,9 +111,13 @@ export function createSharpImages({
     },
 
     async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
-      if ("path" in source) return fromFile(source.path, request, formatFor, () => {});
-      // A streamed source (S3, R2) goes to a temp file first: sharp would hold it whole (image-spool.ts).
-      const spooled = await spoolImage(source.stream, spoolDir, maxPixels);
+      if ("path" in source && !source.offset) return fromFile(source.path, request, formatFor, () => {});
+      // A streamed source (S3, R2) or a file's range (the fs driver's blob after its header) goes to
+      // a temp file first: sharp would hold a stream whole, and reads a file only from its start.
+      const spooled: SpooledImage =
+        "path" in source
+          ? await spoolFileRange(source.path, source.offset!, source.size, spoolDir)
+          : await spoolImage(source.stream, spoolDir, maxPixels);
       const remove = () => void spooled.remove().catch(() => {});
       try {
         return await fromFile(spooled.path, request, formatFor, remove);
