@@ -414,6 +414,28 @@ describe("getData fast path from blob files (not in memory)", () => {
   });
 });
 
+/**
+ * A Node server running the fast path before the app, recording for each request whether its head
+ * was sent before the request listener returned (answered in the request's own call).
+ */
+async function inCallServer() {
+  const sentInCall: boolean[] = [];
+  const fast = withFastGet(
+    { services: app.services, logger: app.deps.logger, anonymousRead: true },
+    getRequestListener(app.app.fetch),
+  );
+  const server = createServer((req, res) => {
+    fast(req, res);
+    sentInCall.push(res.headersSent);
+  });
+  const url = await listen(server);
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return { url, sentInCall, close };
+}
+
 describe("a cached row and blob are answered in the request's own call (no promise in between)", () => {
   let path: string;
   beforeAll(async () => {
@@ -422,24 +444,14 @@ describe("a cached row and blob are answered in the request's own call (no promi
   });
 
   it("Node: the head is sent before the request listener returns; a blob not in memory waits for its file", async () => {
-    const sentInCall: boolean[] = [];
-    const fast = withFastGet(
-      { services: app.services, logger: app.deps.logger, anonymousRead: true },
-      getRequestListener(app.app.fetch),
-    );
-    const server = createServer((req, res) => {
-      fast(req, res);
-      sentInCall.push(res.headersSent);
-    });
-    const url = await listen(server);
+    const { url, sentInCall, close } = await inCallServer();
     try {
       expect(await answer(url, path)).toMatchObject({ status: 200, body: "answered at once" });
       (app.deps.blobs as CachedBlobStore).clear();
       expect(await answer(url, path)).toMatchObject({ status: 200, body: "answered at once" });
       expect(sentInCall).toEqual([true, false]);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     }
   });
 
@@ -576,23 +588,13 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
 
   it("Node: a derivative known to be stored is sent in the request's own call, as a cached plain getData is", async () => {
     const path = data("width=20&format=png"); // stored (and cached) by the first test above
-    const sentInCall: boolean[] = [];
-    const fast = withFastGet(
-      { services: app.services, logger: app.deps.logger, anonymousRead: true },
-      getRequestListener(app.app.fetch),
-    );
-    const server = createServer((req, res) => {
-      fast(req, res);
-      sentInCall.push(res.headersSent);
-    });
-    const url = await listen(server);
+    const { url, sentInCall, close } = await inCallServer();
     try {
       const reference = await answer(servers.plainUrl, path);
       expect(await answer(url, path)).toMatchObject({ status: 200, body: reference.body });
       expect(sentInCall).toEqual([true]);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     }
   });
 
