@@ -59,19 +59,6 @@ function storedFor(
   return made instanceof Promise ? made.then(withPolicy) : withPolicy(made);
 }
 
-/**
- * `source`'s stored derivative for `query` and `accept`, with its header fields; null: the app
- * answers. In this call (no promise) when this process knows it is stored (images/derivatives.ts).
- */
-export function storedDerivative(
-  images: ImageDerivatives | undefined,
-  source: ContentFacts,
-  query: (name: string) => string | undefined,
-  accept: string,
-): Stored {
-  return images ? storedFor(images, source, requested(images, query), accept) : null;
-}
-
 /** Query texts whose transform is remembered, per image service; more: all forgotten, parsed again. */
 const PARSED = 256;
 /** A longer query text is parsed each time: the memory held stays small whatever clients send. */
@@ -99,7 +86,11 @@ function requestOf(images: ImageDerivatives, query: string): ImageRequest | null
   return request;
 }
 
-/** `storedDerivative` of a raw query text (after `?`), its parse remembered (`requestOf`). */
+/**
+ * `source`'s stored derivative for the raw query text (after `?`) and `accept`, with its header
+ * fields; null: the app answers. The parse is remembered (`requestOf`); in this call (no promise)
+ * when this process knows the derivative is stored (images/derivatives.ts).
+ */
 export function storedDerivativeOf(
   images: ImageDerivatives | undefined,
   source: ContentFacts,

@@ -16,7 +16,7 @@
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
-import { imageQuery, type StoredDerivative, storedDerivative } from "../../http/content-answer/derivative-read.js";
+import { type StoredDerivative, storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import type { ResourceRow } from "../../metadata/schema.js";
@@ -168,8 +168,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     query: string,
     requestId: string,
   ): Response | null | Promise<Response | null> {
-    const params = imageQuery(query);
-    const stored = params && storedDerivative(images, row, params, req.headers.get("accept") ?? "");
+    const stored = storedDerivativeOf(images, row, query, req.headers.get("accept") ?? "");
     const answered = (made: StoredDerivative | null) => made && answer(req, made.facts, requestId, made.policy, true);
     return stored instanceof Promise ? stored.then(answered) : answered(stored);
   }
