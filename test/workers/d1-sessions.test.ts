@@ -71,6 +71,34 @@ describe("D1 through the Sessions API", () => {
     expect(sessions.at(-1)).toBe("first-unconstrained");
   });
 
+  it("a browser script may send the bookmark back and read it (CORS)", async () => {
+    const app = createWorkerApp();
+    const preflight = await app.fetch(
+      new Request(`${API}/getData/x`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "https://app.example",
+          "access-control-request-method": "GET",
+          "access-control-request-headers": "x-d1-bookmark",
+        },
+      }),
+      env,
+    );
+    expect(preflight.status).toBe(204);
+    const allowed = (preflight.headers.get("access-control-allow-headers") ?? "").toLowerCase().split(",");
+    expect(allowed).toContain("x-d1-bookmark");
+
+    const listed = await app.fetch(
+      new Request(`${API}/listResources?tenant=d1`, { headers: { origin: "https://app.example" } }),
+      env,
+    );
+    expect(listed.status).toBe(200);
+    expect(listed.headers.get("x-d1-bookmark")).toBeTruthy();
+    const exposed = (listed.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(",");
+    expect(exposed).toContain("x-d1-bookmark");
+    expect(exposed).toContain("x-request-id"); // the app's own list is kept
+  });
+
   it("a malformed bookmark is 400 naming the header, not a D1 error", async () => {
     const app = createWorkerApp();
     const res = await app.fetch(

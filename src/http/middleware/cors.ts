@@ -37,6 +37,7 @@ export const API_CORS: CorsOptions = {
     "Upload-Offset",
     "Upload-Metadata",
     "Upload-Checksum", // tus 1.0
+    "X-D1-Bookmark", // Workers: a writer's next request reads its own writes (runtime/worker/d1-sessions.ts)
   ],
   // Beyond the CORS-safelisted ones: what a script needs to act on an answer (Retry-After of 423/503, Allow of 405).
   exposeHeaders: [

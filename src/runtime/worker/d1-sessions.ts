@@ -12,6 +12,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { ProblemError } from "../../problems.js";
 
 export const BOOKMARK_HEADER = "x-d1-bookmark";
+const EXPOSE = "access-control-expose-headers";
 /** A D1 bookmark: dash-separated hex groups (an opaque, ordered token; this shape guards the binding from other input). */
 const BOOKMARK = /^[0-9a-f]+(?:-[0-9a-f]+){1,7}$/i;
 const MAX_BOOKMARK = 256;
@@ -142,6 +143,9 @@ export function d1Sessions(db: unknown): D1Sessions | undefined {
         // A copy: answers from the colo's cache (and fetch's) have immutable headers.
         const sent = new Response(response.body, response);
         sent.headers.set(BOOKMARK_HEADER, bookmark);
+        // A browser script reads it only when exposed (it may send it back: API_CORS allows it).
+        const exposed = sent.headers.get(EXPOSE);
+        if (exposed !== null) sent.headers.set(EXPOSE, `${exposed},X-D1-Bookmark`);
         return sent;
       },
     };
