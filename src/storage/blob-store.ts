@@ -73,13 +73,22 @@ export interface PutOptions {
    * checks whether that blob already exists. The blob collector's reservation (services/blob-collector.ts).
    */
   reserve?: (key: BlobKey) => Promise<void>;
+  /**
+   * false: a cache's write (image derivatives), made again at will. Still atomic, but it need not
+   * reach the disk before the put resolves (the fs driver skips its fsyncs, which wait behind every
+   * other process's unwritten data), so a crash of the machine may lose it; a store never serves
+   * what such a crash left of it (the fs driver hashes one it did not write before first use).
+   * Default true.
+   */
+  durable?: boolean;
 }
 
 export interface BlobStore {
   readonly driver: string;
   /**
    * Stores the stream under `key` atomically: readers see the old blob, or the complete new one,
-   * never part of it. Resolves once the data is durable. On any error nothing is left behind.
+   * never part of it. Resolves once the data is durable (unless `durable: false`). On any error
+   * nothing is left behind.
    */
   put(key: BlobKey, body: ReadableStream<Uint8Array>, options?: PutOptions): Promise<BlobInfo>;
   /**

@@ -34,7 +34,7 @@ import {
   type PutOptions,
 } from "../blob-store.js";
 import { isSha256Hex, parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../keys.js";
-import { HEADER_LENGTH, HEADER_PREFIX } from "./fs/blob-format.js";
+import { HEADER_LENGTH, HEADER_PREFIX, LAZY_HEADER_PREFIX } from "./fs/blob-format.js";
 import {
   DRIVER,
   describe,
@@ -48,7 +48,7 @@ import {
   writeFully,
 } from "./fs/file-io.js";
 import { createOpenFiles } from "./fs/open-files.js";
-import { fileStream, writeTempFile } from "./fs/streams.js";
+import { fileStream, hashOf, writeTempFile } from "./fs/streams.js";
 import { claimTempDir, sweepTempRoot } from "./fs/temp.js";
 import { checkRange } from "./utils/driver-kit.js";
 import { decodeOwner, encodeOwner, OWNER_MARKER } from "./utils/owner-marker.js";
@@ -61,6 +61,8 @@ const TMP_DIR = ".tmp";
 const OPEN_FILES_MAX = 64;
 const OPEN_FILES_IDLE_MS = 3_000;
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
+/** Lazily written blob files remembered as whole (more: forgotten, and hashed again when next opened). */
+const LAZY_CHECKED_MAX = 16_384;
 /** mkdir + rename tries in a put whose directory concurrent deletes keep emptying and removing. */
 const COMMIT_ATTEMPTS = 8;
 
@@ -111,6 +113,8 @@ class FsStore implements FsBlobStore {
   readonly #files = createOpenFiles<FileHandle, BlobInfo>({ max: OPEN_FILES_MAX, idleMs: OPEN_FILES_IDLE_MS });
 
   readonly #stopHeartbeat: () => void;
+  /** Lazily written blob files known whole (by path, the inode checked): written or hashed by this process. */
+  readonly #lazyChecked = new Map<string, number>();
 
   constructor(root: string, tmp: { dir: string; stop(): void }, tempMaxAgeMs: number, syncReadBytes: number) {
     this.root = root;
@@ -124,11 +128,12 @@ class FsStore implements FsBlobStore {
     const target = targetOrCancel(body, () => this.#pathOf(key));
     const temp = await writeTempFile(this.#tmpDir, body, options);
     try {
-      await this.#commit(temp.path, target);
+      await this.#commit(temp.path, target, options.durable ?? true);
     } catch (err) {
       await this.#discard(temp.path);
       throw err;
     }
+    if (temp.ino !== undefined) this.#checkedLazy(target, temp.ino);
     return temp.info;
   }
 
@@ -360,8 +365,13 @@ class FsStore implements FsBlobStore {
     }
   }
 
-  /** Renames the finished temp file over `target` and makes the new directory entries durable. */
-  async #commit(tempPath: string, target: string): Promise<void> {
+  #checkedLazy(file: string, ino: number): void {
+    if (this.#lazyChecked.size >= LAZY_CHECKED_MAX) this.#lazyChecked.clear();
+    this.#lazyChecked.set(file, ino);
+  }
+
+  /** Renames the finished temp file over `target` and (`durable`) makes the new directory entries durable. */
+  async #commit(tempPath: string, target: string, durable = true): Promise<void> {
     const dir = path.dirname(target);
     let firstCreated: string | undefined;
     // A delete emptying `dir` may remove it (or a parent) between our mkdir and rename: then both
@@ -380,6 +390,7 @@ class FsStore implements FsBlobStore {
       }
     }
     this.#files.forget(target); // an open file of the blob it replaced must not be served again
+    if (!durable) return;
     const dirs = [dir];
     if (firstCreated !== undefined) {
       // New fan-out directories are entries in their parents: sync up to the first one that existed.
@@ -415,10 +426,20 @@ class FsStore implements FsBlobStore {
       }
       const header = new TextDecoder().decode(await readFully(handle, HEADER_LENGTH, 0));
       const sha256 = header.slice(HEADER_PREFIX.length, -1);
-      if (!header.startsWith(HEADER_PREFIX) || !header.endsWith("\n") || !isSha256Hex(sha256)) {
+      const lazy = header.startsWith(LAZY_HEADER_PREFIX);
+      if (!(lazy || header.startsWith(HEADER_PREFIX)) || !header.endsWith("\n") || !isSha256Hex(sha256)) {
         throw new StorageError(DRIVER, "IO", "blob file has no valid header (not written by this driver?)");
       }
-      return { handle, info: { size: st.size - HEADER_LENGTH, sha256 } };
+      const info = { size: st.size - HEADER_LENGTH, sha256 };
+      if (lazy && this.#lazyChecked.get(file) !== st.ino) {
+        // What a crash left of a lazily written blob (cut short, zeroed) is no blob at all.
+        if ((await hashOf(handle, HEADER_LENGTH, info.size)) !== sha256) {
+          await handle.close().catch(noop);
+          return null;
+        }
+        this.#checkedLazy(file, st.ino);
+      }
+      return { handle, info };
     } catch (err) {
       await handle.close().catch(noop);
       throw ioError("read blob header", err);

@@ -1,17 +1,31 @@
 // Runs the blob-store conformance suite against the fs driver, plus fs-only guarantees: temp-file
 // hygiene, start-up sweep, on-disk layout, clear failures on unwritable roots, read backpressure.
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  mkdir,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { StorageError, type BlobFile, type BlobKey } from "../../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../../src/storage/drivers/fs.js";
 import { contentKey, contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { streamOf } from "../../helpers/streams.js";
 import { describeBlobStore } from "../blob-store.contract.js";
 
+/** The fs driver's header line before each blob's bytes (`crs-blob/1 sha256=<64 hex>\n`). */
+const HEADER_BYTES = 83;
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
@@ -193,6 +207,72 @@ describe("fs driver extras", () => {
     const info = await store.put(k, streamOf(bytesOf("persisted")));
     const reopened = await createFsBlobStore({ root });
     expect(await reopened.head(k)).toEqual(info);
+  });
+
+  /** Counts FileHandle syncs (files and directories alike: fsyncDir syncs a handle too) while `run` runs. */
+  async function syncsDuring(run: () => Promise<unknown>): Promise<number> {
+    const probe = await open(path.join(root, ".probe"), "w");
+    const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
+    await probe.close();
+    await rm(path.join(root, ".probe"));
+    const spy = vi.spyOn(proto, "sync");
+    try {
+      await run();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  describe("a put with durable: false (a cache's write: image derivatives)", () => {
+    const cacheKey = parseBlobKey("img/ab/cd/w320.webp");
+    const body = bytesOf("a derivative's bytes, made again at will");
+
+    it("is not flushed to disk before it resolves, where a durable put is", async () => {
+      expect(await syncsDuring(() => store.put(parseBlobKey("durable/one"), streamOf(body)))).toBeGreaterThan(0);
+      expect(await syncsDuring(() => store.put(cacheKey, streamOf(body), { durable: false }))).toBe(0);
+      // Still atomic and whole: read back at once, and by a restarted driver.
+      expect(await readText((await store.get(cacheKey))!.body)).toBe(new TextDecoder().decode(body));
+      const reopened = await createFsBlobStore({ root });
+      const info = await reopened.head(cacheKey);
+      expect(info).toEqual({ size: body.byteLength, sha256: createHash("sha256").update(body).digest("hex") });
+      expect(await readText((await reopened.get(cacheKey))!.body)).toBe(new TextDecoder().decode(body));
+    });
+
+    // What a crash of the machine may leave of a file renamed into place before its data reached
+    // the disk: its length cut short, or its blocks never written (zeros).
+    const damages: [string, (file: string) => Promise<void>][] = [
+      ["cut short", (file) => truncate(file, HEADER_BYTES + 5)],
+      [
+        "its bytes zeroed",
+        async (file) => {
+          const whole = await readFile(file);
+          whole.fill(0, HEADER_BYTES);
+          await writeFile(file, whole);
+        },
+      ],
+    ];
+    for (const [damage, harm] of damages) {
+      it(`${damage} by a crash: a restarted driver finds no blob there, never serves it`, async () => {
+        await store.put(cacheKey, streamOf(body), { durable: false });
+        await harm((await store.localFile(cacheKey))!.path);
+        const reopened = await createFsBlobStore({ root });
+        expect(await reopened.head(cacheKey)).toBeNull();
+        expect(await reopened.get(cacheKey)).toBeNull();
+        expect(await reopened.openFile(cacheKey)).toBeNull();
+        // Put again, it is a blob like any other.
+        await reopened.put(cacheKey, streamOf(body), { durable: false });
+        expect(await readText((await reopened.get(cacheKey))!.body)).toBe(new TextDecoder().decode(body));
+      });
+    }
+
+    it("a durable blob is not hashed when opened: its header is trusted, as before", async () => {
+      const k = parseBlobKey("durable/two");
+      await store.put(k, streamOf(body));
+      await truncate((await store.localFile(k))!.path, HEADER_BYTES + 5);
+      const reopened = await createFsBlobStore({ root });
+      expect(await reopened.head(k)).toEqual({ size: 5, sha256: createHash("sha256").update(body).digest("hex") });
+    });
   });
 
   it("localFile names the file slice holding a blob's content (for Bun's sendfile)", async () => {

@@ -7,7 +7,7 @@ import { open, rm, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { StorageError, type BlobInfo, type PutOptions } from "../../blob-store.js";
 import { checkChunk, checkHash, checkLimit } from "../utils/put-checks.js";
-import { HEADER_LENGTH, HEADER_PREFIX } from "./blob-format.js";
+import { HEADER_LENGTH, HEADER_PREFIX, LAZY_HEADER_PREFIX } from "./blob-format.js";
 import { DRIVER, io, ioError, noop, writeFully } from "./file-io.js";
 
 /** Size of the writes the fs driver makes while storing a stream. */
@@ -63,9 +63,24 @@ export function fileStream(handle: FileHandle, position: number, length: number)
   );
 }
 
+/** The SHA-256 (hex) of `length` bytes of an open file from `position`, read in 1 MiB steps. */
+export async function hashOf(handle: FileHandle, position: number, length: number): Promise<string> {
+  const hash = createHash("sha256");
+  const chunk = Buffer.allocUnsafe(Math.min(length, 1024 * 1024));
+  for (let done = 0; done < length; ) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.byteLength, length - done), position + done);
+    if (bytesRead === 0) break; // shorter than its size: the hash cannot match
+    hash.update(chunk.subarray(0, bytesRead));
+    done += bytesRead;
+  }
+  return hash.digest("hex");
+}
+
 export interface TempFile {
   path: string;
   info: BlobInfo;
+  /** A lazily written one's inode (`durable: false`): its writer need not check it when it opens it. */
+  ino?: number;
 }
 
 /**
@@ -78,7 +93,7 @@ export async function writeTempFile(
   body: ReadableStream<Uint8Array>,
   options: PutOptions,
 ): Promise<TempFile> {
-  const { maxBytes, expectedSha256 } = options;
+  const { maxBytes, expectedSha256, durable = true } = options;
   // Same filesystem as the blobs, so the final rename is atomic (rename across devices is not).
   const tempPath = path.join(tmpDir, `${randomUUID()}.part`);
   const reader = body.getReader();
@@ -137,13 +152,14 @@ export async function writeTempFile(
     await flush();
     const sha256 = hash.digest("hex");
     checkHash(DRIVER, sha256, expectedSha256);
-    const header = new TextEncoder().encode(`${HEADER_PREFIX}${sha256}\n`);
+    const header = new TextEncoder().encode(`${durable ? HEADER_PREFIX : LAZY_HEADER_PREFIX}${sha256}\n`);
     const fileHandle = handle;
     await io("write temp file", () => writeFully(fileHandle, header, 0));
-    await io("fsync temp file", () => fileHandle.sync());
+    if (durable) await io("fsync temp file", () => fileHandle.sync());
+    const ino = durable ? undefined : (await io("stat temp file", () => fileHandle.stat())).ino;
     await io("close temp file", () => fileHandle.close());
     handle = undefined;
-    return { path: tempPath, info: { size, sha256 } };
+    return { path: tempPath, info: { size, sha256 }, ino };
   } catch (err) {
     // Stop the producer (e.g. an origin download) instead of leaving it to fill buffers.
     if (!bodyFinished) reader.cancel(err).catch(noop);
