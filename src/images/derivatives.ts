@@ -120,7 +120,9 @@ export function createImageDerivatives({
         if (made.finished) hold(made.finished);
         deadline.signal.throwIfAborted();
         const body = made.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal: deadline.signal });
-        return await blobs.put(key, body);
+        // A cache's write: not flushed before the answer (durable: false, blob-store.ts); a crash's
+        // leftovers are never served (the store checks them) and are made again here.
+        return await blobs.put(key, body, { durable: false });
       } catch (err) {
         if (deadline.signal.aborted) throw deadline.signal.reason;
         throw problemIn(err) ?? err;
@@ -186,8 +188,9 @@ export function createImageDerivatives({
     async derive(source, request, accept) {
       const place = locate(source, request, accept);
       const { key, format } = place;
-      // Always asked: a request comes here when the fast path's memory was wrong (missing).
-      const found = await blobs.head(key);
+      // Always asked: a request comes here when the fast path's memory was wrong (missing). A file
+      // that cannot be read as a blob (a crash left it empty) is made again: the put replaces it.
+      const found = await blobs.head(key).catch(() => null);
       const info = found ?? (await make(source, request, key, format));
       index?.remember(key, info);
       index?.used(key, info.size, !found);
@@ -209,11 +212,15 @@ export function createImageDerivatives({
       };
       const known = index?.known(key);
       if (known) return answer(known);
-      return blobs.head(key).then((found) => {
-        if (!found) return null;
-        index?.remember(key, found);
-        return answer(found);
-      });
+      // A file that cannot be read as a blob: not known as stored; the app's derive makes it again.
+      return blobs.head(key).then(
+        (found) => {
+          if (!found) return null;
+          index?.remember(key, found);
+          return answer(found);
+        },
+        () => null,
+      );
     },
 
     missing(facts) {

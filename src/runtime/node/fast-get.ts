@@ -125,7 +125,8 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
     if (query === undefined) return sendFacts(req, res, row, row, undefined);
     const stored = storedDerivativeOf(images, row, query, req.headers.accept ?? "");
-    const made = stored instanceof Promise ? await stored : stored;
+    // A store fault while looking (before any head): the app answers, as for any storage fault here.
+    const made = stored instanceof Promise ? await stored.catch(() => null) : stored;
     if (!made) return toApp(req, res, row);
     return sendFacts(req, res, row, made.facts, made.policy, true);
   }
