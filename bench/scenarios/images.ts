@@ -58,6 +58,23 @@ async function timedWebp(url: string): Promise<{ ms: number; body: Buffer }> {
   return { ms, body: res.body };
 }
 
+/**
+ * Waits until every server has used under 2 % of a core over 500 ms (at most 30 s): the uploads'
+ * aftermath (Directus extracts metadata in the background, the kernel writes back hundreds of MB)
+ * must not land on whichever server happens to be measured first.
+ */
+async function settle(servers: Server[]): Promise<void> {
+  const deadline = performance.now() + 30_000;
+  const cpu = () => servers.reduce((sum, server) => sum + server.cpuSeconds(), 0);
+  for (let before = cpu(); performance.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = cpu();
+    if (now - before < 0.01) return;
+    before = now;
+  }
+  log("scenario images: the servers were still busy after 30 s; measuring anyway");
+}
+
 const dataDir = (ctx: Context, name: string) => {
   const dir = mkdtempSync(path.join(ctx.work, `${name}-`));
   return { volume: path.join(dir, "volume"), database: path.join(dir, "cms.db") };
@@ -132,6 +149,7 @@ export async function images(ctx: Context, report: Report): Promise<void> {
         }
       }
     }
+    await settle(sides.map((side) => side.server));
     log(
       `scenario images: ${firsts} first requests for a 320 px WebP of a 12 MP JPEG on ${sides.map((s) => s.key).join(", ")}, in turn`,
     );
@@ -142,6 +160,8 @@ export async function images(ctx: Context, report: Report): Promise<void> {
         side.ms.push((await timedWebp(firstUrl(side, i))).ms);
       }
     }
+    for (const side of sides)
+      log(`  ${side.key} first requests, ms in order: ${side.ms.map((ms) => fmt(ms)).join(" ")}`);
     const firstRow = (side: Side) => [
       side.name,
       String(side.ms.length),
