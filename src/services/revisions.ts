@@ -30,6 +30,23 @@ export function splitVersion(uri: string): { uri: string; version?: string } {
   return VERSION_PATTERN.test(version) ? { uri: uri.slice(0, at), version: version.toLowerCase() } : { uri };
 }
 
+/** Per live row, its current content as a versioned answer's facts (one object: its answer head is built once). */
+const currentFacts = new WeakMap<ResourceRow, ContentFacts>();
+
+/**
+ * `row`'s current content as facts without the URI (a versioned answer links nowhere further);
+ * the same object for the same row object, which is never changed in place.
+ */
+export function currentContentFacts(row: ResourceRow): ContentFacts {
+  let facts = currentFacts.get(row);
+  if (!facts) {
+    const { blobKey, size, sha256, mediaType, name, updatedAt, parentUid } = row;
+    facts = { blobKey, size, sha256, mediaType, name, updatedAt, parentUid };
+    currentFacts.set(row, facts);
+  }
+  return facts;
+}
+
 export type RevisionService = ReturnType<typeof createRevisionService>;
 
 export function createRevisionService({ store, resources }: { store: MetadataStore; resources: ResourceService }) {
@@ -55,9 +72,7 @@ export function createRevisionService({ store, resources }: { store: MetadataSto
      */
     async byVersion(row: ResourceRow, version: string): Promise<ContentFacts> {
       const prefix = version.toLowerCase();
-      // The current content, as facts without the URI: a versioned answer links nowhere further.
-      const { blobKey, size, sha256, mediaType, name, updatedAt, parentUid } = row;
-      if (sha256.startsWith(prefix)) return { blobKey, size, sha256, mediaType, name, updatedAt, parentUid };
+      if (row.sha256.startsWith(prefix)) return currentContentFacts(row);
       const found = await store.revisionBySha256Prefix(row.uid, prefix);
       if (!found) throw new ProblemError("VERSION_NOT_FOUND", `no revision of ${toUri(row)} has the content ${prefix}`);
       return { ...found, updatedAt: found.createdAt, parentUid: row.parentUid };

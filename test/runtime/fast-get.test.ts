@@ -659,3 +659,77 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
     expect(await decided(data("width=20&format=png&x=1"))).toMatchObject({ status: 200, answeredFast: false });
   });
 });
+
+describe("getData fast path: a versioned URL of the current content (issue 28)", () => {
+  let uri: string;
+  let uid: string;
+  let sha256: string;
+  const data = (query: string) => `/cms/v1.0/getData/${uri}?${query}`;
+  beforeAll(async () => {
+    const made = await cmsClient(app, "fast").create({ resourceName: "v.txt" }, "the first version");
+    ({ resourceURI: uri, resourceUID: uid, sha256 } = made);
+    await answer(servers.plainUrl, data(`v=${sha256.slice(0, 16)}`)); // the app's read fills the caches
+  });
+
+  it("answers ?v= of the current content as the app does, immutable (GET, HEAD, range, 304)", async () => {
+    for (const v of [sha256.slice(0, 16), sha256, sha256.slice(0, 30).toUpperCase()]) {
+      const got = await decided(data(`v=${v}`));
+      expect(got).toMatchObject({ status: 200, answeredFast: true, body: "the first version" });
+      expect(got.headers["cache-control"]).toMatch(/max-age=31536000, immutable/);
+      expect(got.headers.link).toBeUndefined();
+    }
+    const v = `v=${sha256.slice(0, 16)}`;
+    const etag = (await decided(data(v))).headers.etag as string;
+    expect(await decided(data(v), { method: "HEAD" })).toMatchObject({ status: 200, answeredFast: true, body: "" });
+    const range = await decided(data(v), { headers: { range: "bytes=4-8" } });
+    expect(range).toMatchObject({ status: 206, answeredFast: true, body: "first" });
+    expect(await decided(data(v), { headers: { "if-none-match": etag } })).toMatchObject({
+      status: 304,
+      answeredFast: true,
+    });
+    // The mutable URL keeps its own policy and its pointer to the versioned one.
+    const mutable = await decided(`/cms/v1.0/getData/${uri}`);
+    expect(mutable.headers["cache-control"]).not.toMatch(/immutable/);
+    expect(mutable.headers.link).toContain(`?v=${sha256.slice(0, 16)}`);
+  });
+
+  it("leaves earlier versions, unknown or malformed ones and other queries to the app", async () => {
+    const cms = cmsClient(app, "fast");
+    const lock = await cms.lock(uid, "a");
+    const updated = await cms.post("updateResource", {
+      ...lock,
+      resourceAuthor: "a",
+      resourceBinary: base64("second"),
+    });
+    expect(updated.status, await updated.clone().text()).toBe(200);
+    await cms.post("unlockResourceDTO", { resourceUID: uid, author: "a", lockID: lock.lockID });
+    const old = await decided(data(`v=${sha256.slice(0, 16)}`));
+    expect(old).toMatchObject({ status: 200, answeredFast: false, body: "the first version" });
+    expect(await decided(data("v=0123456789abcdef"))).toMatchObject({ status: 404, answeredFast: false });
+    expect(await decided(data("v=xyz"))).toMatchObject({ status: 400, answeredFast: false });
+    expect(await decided(data(`v=${sha256.slice(0, 16)}&v=${sha256.slice(0, 16)}`))).toMatchObject({
+      answeredFast: false,
+    });
+    const current = await decided(`/cms/v1.0/getData/${uri}`);
+    const now = /\?v=([0-9a-f]{16})/.exec(current.headers.link as string)![1];
+    expect(await decided(data(`v=${now}`))).toMatchObject({ status: 200, answeredFast: true, body: "second" });
+  });
+
+  it("Bun: answers ?v= of the current content as the app does, in the handler's call; an earlier one is the app's", async () => {
+    const fast = bunFastGet({ services: app.services, anonymousRead: true, cachedUpTo: 64 * 1024 });
+    const current = await answer(servers.plainUrl, `/cms/v1.0/getData/${uri}`);
+    const now = /\?v=([0-9a-f]{16})/.exec(current.headers.link as string)![1];
+    const path = data(`v=${now}`);
+    const reference = await answer(servers.plainUrl, path);
+    const res = fast(new Request(`http://127.0.0.1${path}`), "req-v");
+    expect(res).toBeInstanceOf(Response);
+    const headers = Object.fromEntries([...(res as Response).headers].filter(([name]) => name !== "x-request-id"));
+    const { date: _date, connection: _connection, "keep-alive": _keepAlive, ...expected } = reference.headers;
+    expect({ status: (res as Response).status, headers, body: await (res as Response).text() }).toEqual({
+      status: reference.status,
+      headers: expected,
+      body: reference.body,
+    });
+    expect(await fast(new Request(`http://127.0.0.1${data(`v=${sha256.slice(0, 16)}`)}`), "req-old")).toBeNull();
+  });
+});

@@ -2,8 +2,8 @@
  * Which requests a runtime may answer before the app (runtime/node/fast-get.ts,
  * runtime/bun/fast-get.ts): a GET or HEAD of getData at a plain path, and only when reads are open
  * (`readsAreOpen`, auth/guards.ts: the one statement of that rule), its query at most image
- * parameters (derivative-read.ts decides those). Everything else needs the app: tokens and signed
- * links (its guards read them, and the query), %-escapes (Hono decodes them).
+ * parameters (derivative-read.ts decides those) or a `v` (versioned-read.ts). Everything else needs
+ * the app: tokens and signed links (its guards read them, and the query), %-escapes (Hono decodes them).
  */
 import { API_PREFIX } from "../../routes/api-version.js";
 import { parseUri } from "../../services/resource-ids.js";

@@ -9,7 +9,8 @@
  *
  * It only ever sends 200, single-range 206 and 304; `null` hands the request to the app
  * untouched: tokens (when reads need one), signed links and any query string but image parameters
- * whose derivative is stored (http/content-answer/derivative-read.ts), percent-encoded
+ * whose derivative is stored (http/content-answer/derivative-read.ts) and a `v` naming the current
+ * content (versioned-read.ts), percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
  * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
  */
@@ -18,6 +19,8 @@ import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
 import { type StoredDerivative, storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
+import { currentVersionOf } from "../../http/content-answer/versioned-read.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import type { ContentFacts } from "../../services/content.js";
@@ -68,6 +71,8 @@ function bunHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId
 export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
   const { resources, content, images } = services;
   const answers = contentAnswers(content);
+  // A versioned answer's policy (the route's for `?v=`).
+  const immutable = answerCacheHeaders(content.cache, true, undefined);
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (a stat per request was 7–9 % of the CPU of random range GETs; one per file took the
   // profiled server from 5.5k to 10.0k req/s). Bounded: cleared when full.
@@ -173,9 +178,12 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return stored instanceof Promise ? stored.then(answered) : answered(stored);
   }
 
-  /** `row`'s answer, or (a query) its stored derivative's: null when the app must give it. */
-  const rowAnswer = (req: Request, row: ResourceRow, query: string | undefined, requestId: string) =>
-    query === undefined ? answer(req, row, requestId) : derivativeAnswer(req, row, query, requestId);
+  /** `row`'s answer, its current content's by a versioned URL, or its stored derivative's: null when the app must give it. */
+  function rowAnswer(req: Request, row: ResourceRow, query: string | undefined, requestId: string) {
+    if (query === undefined) return answer(req, row, requestId);
+    const versioned = currentVersionOf(row, query);
+    return versioned ? answer(req, versioned, requestId, immutable) : derivativeAnswer(req, row, query, requestId);
+  }
 
   /**
    * The answer (a promise of it when the row or the blob must be read first), or null. With the

@@ -10,6 +10,7 @@
  *
  * A query of image parameters only is answered here when its derivative is stored already
  * (http/content-answer/derivative-read.ts): issue 30's cached derivative as fast as plain getData.
+ * So is a versioned URL of the current content (`?v=`, http/content-answer/versioned-read.ts).
  *
  * It only ever sends 200, single-range 206 and 304. Everything else is handed to the app
  * untouched: tokens (when reads need one), signed links and any other query string, percent-encoded
@@ -21,9 +22,11 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
+import { answerCacheHeaders } from "../../http/cache-policy.js";
 import { type ContentAnswer, contentAnswers } from "../../http/content-answer/decide.js";
 import { storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
 import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
+import { currentVersionOf } from "../../http/content-answer/versioned-read.js";
 import { handOverRow } from "../../http/handed-over-row.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import type { Logger } from "../../lib/logger.js";
@@ -95,6 +98,8 @@ function nodeHead(
 export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, next: RequestListener): RequestListener {
   const { resources, content, images } = services;
   const answers = contentAnswers(content);
+  // A versioned answer's policy (the route's for `?v=`): one object, so its head is flattened once.
+  const immutable = answerCacheHeaders(content.cache, true, undefined);
 
   /** The status, head and body range of `facts`' answer (the core's), or null when the app must give it. Writes nothing. */
   function decide(req: IncomingMessage, facts: ContentFacts, policy: ResponseHeaders | undefined) {
@@ -119,11 +124,14 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
   }
 
   /**
-   * `row`'s answer, or (a query of image parameters) its stored derivative's; else the app's. A
+   * `row`'s answer, its current content's by a versioned URL, or (a query of image parameters) its
+   * stored derivative's; else the app's. A
    * derivative this process knows is stored is decided in this call, as a plain getData is.
    */
   async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
     if (query === undefined) return sendFacts(req, res, row, row, undefined);
+    const versioned = currentVersionOf(row, query);
+    if (versioned) return sendFacts(req, res, row, versioned, immutable);
     const stored = storedDerivativeOf(images, row, query, req.headers.accept ?? "");
     // A store fault while looking (before any head): the app answers, as for any storage fault here.
     const made = stored instanceof Promise ? await stored.catch(() => null) : stored;
