@@ -227,8 +227,7 @@ export async function images(ctx: Context, report: Report): Promise<void> {
         { name: `${prefix}: cached derivative`, url: derivativeUrl, server: side.server },
         { name: `${prefix}: plain getData`, url: plainUrl, server: side.server },
       ]);
-      // The same blob by its versioned URL: the fast paths leave `?v=` to the app (they answer bare
-      // getData and stored derivatives), so this shows what the app's path costs by itself.
+      // The same blob by its versioned URL (immutable; answered by the fast paths like the bare URL).
       others.push({
         name: `${prefix}: plain getData ?v=`,
         url: `${plainUrl}?v=${plain.sha256.slice(0, 16)}`,
@@ -267,7 +266,7 @@ export async function images(ctx: Context, report: Report): Promise<void> {
       );
       report.check(
         "images",
-        `cached derivative / plain getData ?v= (both through the app), ${side.key}, req/s`,
+        `cached derivative / plain getData ?v= (versioned, immutable), ${side.key}, req/s`,
         ratio(cached, samples.get(`${prefix}: plain getData ?v=`), rps),
         fmtRatio,
         "info",
@@ -291,7 +290,7 @@ export async function images(ctx: Context, report: Report): Promise<void> {
       notes[`${prefix}: cached derivative`] = "getData?width=320&format=webp, already made";
       notes[`${prefix}: plain getData`] =
         `a ${derivative.body.length}-byte blob, no parameters (${prefix === "app" ? "node:http" : "Bun.serve"} fast path)`;
-      notes[`${prefix}: plain getData ?v=`] = "the same blob's versioned URL (through the app)";
+      notes[`${prefix}: plain getData ?v=`] = "the same blob's versioned URL (immutable)";
     }
     report.section(
       "images: cached 320 px WebP against plain getData of a blob of the same size",
