@@ -128,6 +128,8 @@ export const ConfigSchema = z
     CMS_IMAGE_TIMEOUT_SECONDS: integer(30, 1, 3600),
     /** Bytes the derivative cache may hold in the blob store (least recently used go first). */
     CMS_IMAGE_CACHE_BYTES: integer(GiB, 0, Number.MAX_SAFE_INTEGER),
+    /** Node/Bun: load the image library a second after start-up, not at the first image request. */
+    CMS_IMAGE_WARMUP: boolean(true),
     /** Most entries (files and folders) a zip package may list. */
     CMS_ZIP_MAX_ENTRIES: integer(10_000, 1, 1_000_000),
     /** Most bytes all files of a zip package may expand to together. */

@@ -85,3 +85,37 @@ describe("image derivatives' memory", () => {
     expect(peak).toBeLessThan(512 * MiB);
   }, 60_000);
 });
+
+describe("CMS_IMAGE_WARMUP=false", () => {
+  it("leaves libvips unloaded until the first image request (a service that never transforms never loads it)", async () => {
+    const cold = await mkdtemp(join(tmpdir(), "cms-image-cold-"));
+    const lazy = await spawnServer({
+      CMS_VOLUME: join(cold, "volume"),
+      CMS_DATABASE_URL: `file:${join(cold, "cms.db")}`,
+      CMS_IMAGE_WARMUP: "false",
+    });
+    try {
+      // Past the moment the warm-up would have loaded it (1 s after listening), with time to spare.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await libvipsLoaded(lazy.child.pid)).toBe(false);
+      const png = await sharp({ create: { width: 20, height: 20, channels: 3, background: "#5a5" } })
+        .png()
+        .toBuffer();
+      const form = new FormData();
+      for (const [name, value] of Object.entries({ resourceAuthor: "a", resourceName: "p.png", resourceTenantId: "t" }))
+        form.set(name, value);
+      form.set("resourceMediaType", "image/png");
+      form.set("file", new Blob([new Uint8Array(png)], { type: "image/png" }), "p.png");
+      const created = await fetch(`${lazy.url}/cms/v1.0/uploadResource`, { method: "POST", body: form });
+      expect(created.status).toBe(201);
+      const { resourceURI } = (await created.json()) as { resourceURI: string };
+      const res = await fetch(`${lazy.url}/cms/v1.0/getData/${resourceURI}?width=10&format=webp`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/webp");
+      expect(await libvipsLoaded(lazy.child.pid)).toBe(true);
+    } finally {
+      await lazy.stop();
+      await rm(cold, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -86,10 +86,11 @@ const WARM_IMAGES_AFTER_MS = 1000;
  * Loads the image library (sharp, libvips) a moment after listening. Loading it took 100–340 ms,
  * paid by the first image request (the images bench's p99); loaded at start-up instead, it would
  * delay the first answer of every start. A request arriving during the load waits for it once.
+ * It costs about 14 MiB of memory: CMS_IMAGE_WARMUP=false leaves it to the first image request.
  */
-export function warmImages({ deps, logger }: Bootstrapped) {
+export function warmImages({ config, deps, logger }: Bootstrapped) {
   const warm = deps.images?.warm;
-  if (!warm) return;
+  if (!warm || !config.CMS_IMAGE_WARMUP) return;
   setTimeout(() => {
     warm().catch((err: unknown) => logger.warn("image library failed to load", { error: err }));
   }, WARM_IMAGES_AFTER_MS).unref();
