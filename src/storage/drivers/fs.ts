@@ -151,7 +151,11 @@ class FsStore implements FsBlobStore {
         });
         return existing?.isFile() ?? false;
       },
-      commit: (key) => this.#commit(temp.path, this.#pathOf(key)),
+      commit: async (key) => {
+        const target = this.#pathOf(key);
+        await this.#commit(temp.path, target, options.durable ?? true);
+        if (temp.ino !== undefined) this.#checkedLazy(target, temp.ino);
+      },
       discard: () => this.#discard(temp.path),
     });
   }

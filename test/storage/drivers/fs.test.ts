@@ -239,6 +239,17 @@ describe("fs driver extras", () => {
       expect(await readText((await reopened.get(cacheKey))!.body)).toBe(new TextDecoder().decode(body));
     });
 
+    it("holds for a content-addressed put too", async () => {
+      const prefix = await tenantPrefix("lazy");
+      const keyFor = ({ sha256 }: { sha256: string }) => contentKeyUnder(prefix, sha256);
+      const syncs = await syncsDuring(() => store.putContentAddressed(streamOf(body), keyFor, { durable: false }));
+      expect(syncs).toBe(0);
+      const key = keyFor({ sha256: createHash("sha256").update(body).digest("hex") });
+      expect(await readText((await (await createFsBlobStore({ root })).get(key))!.body)).toBe(
+        new TextDecoder().decode(body),
+      );
+    });
+
     // What a crash of the machine may leave of a file renamed into place before its data reached
     // the disk: its length cut short, or its blocks never written (zeros).
     const damages: [string, (file: string) => Promise<void>][] = [
