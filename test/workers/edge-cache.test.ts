@@ -175,3 +175,55 @@ describe("delete and purge evict every URL the colo holds for the resource", () 
     for (const url of urls) expect((await call(new Request(url))).status, url).toBe(404);
   });
 });
+
+describe("image derivatives are never kept in the colo's cache", () => {
+  // A 60×40 PNG (one colour), made with sharp.
+  const PNG =
+    "iVBORw0KGgoAAAANSUhEUgAAADwAAAAoCAIAAAAt2Q6oAAAACXBIWXMAAAPoAAAD6AG1e1JrAAAAPElEQVR42u3OQQkAAAgEsAthHPtjLFP4EAYLsEzXO5GWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlr5ML1eaQZcnBE1IAAAAAElFTkSuQmCC";
+
+  it("format=auto answers each Accept with its own format, and a deleted resource's derivative is 404 at once", async () => {
+    const counts: Record<string, number> = {};
+    const bindings = { ...env, CMS_CACHE_MAX_AGE: "60", DB: counting(env.DB, "d1", counts) };
+    const app = createWorkerApp();
+    const { call, post } = caller(app, bindings);
+    const created = (await (
+      await post("createResource", {
+        resourceAuthor: "a",
+        resourceBinary: PNG,
+        resourceMediaType: "image/png",
+        resourceName: "p.png",
+        resourceTenantId: "edge",
+      })
+    ).json()) as { resourceUID: string; versionedURI: string; resourceURI: string };
+    // Public and immutable (a versioned URL), as a derivative of it is: the policy alone would let it be kept.
+    const url = `${API}/getData/${created.versionedURI}&width=20`;
+    const avif = await call(new Request(url, { headers: { accept: "image/avif,image/webp,*/*" } }));
+    expect(avif.status).toBe(200);
+    expect(avif.headers.get("content-type")).toBe("image/avif");
+    expect(avif.headers.get("cache-control")).toContain("immutable");
+    expect(avif.headers.get("vary")).toMatch(/accept/i);
+    // The Cache API keys by URL alone: a kept AVIF would reach a client that cannot show it.
+    const webp = await call(new Request(url, { headers: { accept: "image/webp,*/*" } }));
+    expect(webp.headers.get("content-type")).toBe("image/webp");
+    const png = await call(new Request(url, { headers: { accept: "*/*" } }));
+    expect(png.headers.get("content-type")).toBe("image/png");
+
+    const fixed = `${API}/getData/${created.resourceURI}?width=20&format=png`;
+    expect((await call(new Request(fixed))).status).toBe(200);
+    counts.d1 = 0;
+    expect((await call(new Request(fixed))).status).toBe(200);
+    expect(counts.d1).toBeGreaterThan(0); // answered by the app, not by the colo's cache
+
+    // Its URLs cannot all be named to evict them on delete: not kept, nothing outlives the resource.
+    const lock = (await (
+      await post("lockResourceDTO", { resourceUID: created.resourceUID, author: "a" })
+    ).json()) as Record<string, unknown>;
+    const deleted = await post("deleteResource", {
+      resourceUID: created.resourceUID,
+      author: "a",
+      lockID: lock.lockID,
+    });
+    expect(deleted.status, await deleted.clone().text()).toBe(200);
+    for (const gone of [url, fixed]) expect((await call(new Request(gone))).status, gone).toBe(404);
+  });
+});

@@ -2,8 +2,8 @@
  * The Workers Cache API (`caches.default`, this colo's cache) in front of the app for content that
  * shared caches may keep (issue 28 §4): a public GET of getData or getRevisionData whose answer
  * says `public, max-age=…` (a versioned URL, a revision, or a mutable URL under CMS_CACHE_MAX_AGE).
- * A hit is answered here: no D1 query, no R2 read. Requests with credentials, signed links and
- * anything the policy marks `no-cache` or `private` always reach the app. Ranges and conditional
+ * A hit is answered here: no D1 query, no R2 read. Requests with credentials, signed links, image
+ * derivatives and anything the policy marks `no-cache` or `private` always reach the app. Ranges and conditional
  * requests are answered by the cache from the stored 200, as Cloudflare's edge does.
  */
 import type { MetadataStore } from "../../metadata/metadata-store.js";
@@ -22,11 +22,16 @@ interface EdgeStore {
 /** This colo's cache, or undefined where there is none (not on Workers). */
 const edge = (): EdgeStore | undefined => (globalThis as { caches?: { default?: EdgeStore } }).caches?.default;
 
-/** Whether `request` may be answered from, and stored in, the shared cache. */
+/**
+ * Whether `request` may be answered from, and stored in, the shared cache: its query at most a `v`.
+ * Not signed links, and not image derivatives (`?width=…`): their URLs cannot all be named to evict
+ * them on delete or purge (`cachedPaths`), and `format=auto` varies on Accept, which the Cache API
+ * does not key by (one client's AVIF would reach the next).
+ */
 function shareable(request: Request): boolean {
   if (request.method !== "GET" || request.headers.has("authorization")) return false;
   const url = new URL(request.url);
-  if (url.searchParams.has("signature") || url.searchParams.has("expires")) return false;
+  for (const name of url.searchParams.keys()) if (name !== "v") return false;
   return CONTENT.some((prefix) => url.pathname.startsWith(prefix));
 }
 
