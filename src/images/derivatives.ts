@@ -83,7 +83,7 @@ export function createImageDerivatives({
   /** Records uses and keeps the cache under CMS_IMAGE_CACHE_BYTES (derivative-index.ts); none: unbounded. */
   index?: DerivativeIndex;
 }): ImageDerivatives {
-  // navigator.hardwareConcurrency: Node 21+, Bun and Workers; Node 20 has no navigator (1 core assumed).
+  // navigator.hardwareConcurrency: Node 21+, Bun and Workers; Node 20 has none (the host passes its cores).
   const { navigator } = globalThis as { navigator?: { hardwareConcurrency?: number } };
   const cores = navigator?.hardwareConcurrency ?? 1;
   const slots = settings.concurrency > 0 ? settings.concurrency : Math.max(1, cores);

@@ -3,7 +3,7 @@
  * and runs the blob collector on the app's clock.
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { parseConfig } from "../../src/config.js";
@@ -90,5 +90,29 @@ it("builds one blob collector: the services reserve through the one the runtime 
     expect(deps.options.collector.graceMs).toBe(900_000);
   } finally {
     await deps.close();
+  }
+});
+
+it("CMS_IMAGE_CONCURRENCY=0 (the default) means the machine's cores, on Node 20 too (which has no navigator)", async () => {
+  const config = parseConfig({ CMS_VOLUME: join(dir, "volume"), CMS_DATABASE_URL: `file:${join(dir, "cms.db")}` });
+  expect(config.CMS_IMAGE_CONCURRENCY).toBe(0);
+  const deps = await createServerDeps(config, silentLogger);
+  try {
+    expect(deps.options.images?.concurrency).toBe(availableParallelism());
+  } finally {
+    await deps.close();
+  }
+  const fixed = await createServerDeps(
+    parseConfig({
+      CMS_VOLUME: join(dir, "volume"),
+      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+      CMS_IMAGE_CONCURRENCY: "3",
+    }),
+    silentLogger,
+  );
+  try {
+    expect(fixed.options.images?.concurrency).toBe(3);
+  } finally {
+    await fixed.close();
   }
 });

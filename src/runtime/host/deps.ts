@@ -3,6 +3,7 @@
  * database (database.ts) with the prepared getData lookup in front, the SSRF-safe origin fetcher,
  * the self-hosted explorer assets, and the blob collector on a timer.
  */
+import { availableParallelism } from "node:os";
 import type { AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
@@ -62,7 +63,9 @@ export async function createServerDeps(
     : null;
   const metrics = config.CMS_METRICS_ENABLED ? createPromMetrics({ instanceId: instanceIdOf(config) }) : null;
   // A store of another deployment (or any other failure here) gives the volume and database back.
-  const deps = await createAppDeps(config, logger, {
+  // CMS_IMAGE_CONCURRENCY=0 means the cores: counted here, since Node 20 has no navigator.hardwareConcurrency.
+  const imageConcurrency = config.CMS_IMAGE_CONCURRENCY || availableParallelism();
+  const deps = await createAppDeps({ ...config, CMS_IMAGE_CONCURRENCY: imageConcurrency }, logger, {
     blobs,
     store: store ?? resourceStore,
     // Origin fetches carry the request's trace onwards (W3C traceparent, as a child span).
