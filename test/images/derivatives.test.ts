@@ -177,3 +177,71 @@ describe("getData image derivatives", () => {
     expect(await derivatives()).toHaveLength(0);
   });
 });
+
+describe("a source in another colour space", () => {
+  const t = useCmsApp("images-p3");
+
+  it("is converted to sRGB before its profile is stripped: the colours stay the same", async () => {
+    // sRGB (200, 100, 50) written as Display P3 (the pixel values change, the profile says how).
+    const p3 = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 200, g: 100, b: 50 } } })
+      .withIccProfile("p3")
+      .png()
+      .toBuffer();
+    const stored = await sharp(p3, { ignoreIcc: true }).raw().toBuffer();
+    // Without the conversion the derivative would keep these values and lose the profile that explains them.
+    expect(Math.max(...[200, 100, 50].map((v, i) => Math.abs(stored[i]! - v)))).toBeGreaterThan(8);
+    const made = await t.cms.create({ resourceName: "p3.png", resourceMediaType: "image/png" }, p3);
+    const res = await t.app.fetch(t.app.url(`${API}/getData/${made.resourceURI}?width=4&format=png`));
+    expect(res.status).toBe(200);
+    const out = sharp(Buffer.from(await res.arrayBuffer()));
+    expect((await out.metadata()).icc).toBeUndefined();
+    const pixel = await out.raw().toBuffer();
+    for (const [i, v] of [200, 100, 50].entries()) expect(Math.abs(pixel[i]! - v)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe("CMS_IMAGE_PRESETS_ONLY=true", () => {
+  const t = useCmsApp("images-presets", {
+    CMS_IMAGE_PRESETS_ONLY: "true",
+    CMS_IMAGE_PRESETS: JSON.stringify({ thumb: { width: 12, height: 12, fit: "cover", format: "webp" } }),
+  });
+
+  it("serves presets, and refuses any other image parameter with a 400 naming it, before and after a derivative is stored", async () => {
+    const png = await sharp({ create: { width: 40, height: 20, channels: 3, background: "#36c" } })
+      .png()
+      .toBuffer();
+    const made = await t.cms.create({ resourceName: "p.png", resourceMediaType: "image/png" }, png);
+    const data = (query: string) => t.app.fetch(t.app.url(`${API}/getData/${made.resourceURI}?${query}`));
+    for (let i = 0; i < 2; i++) {
+      const thumb = await data("preset=thumb"); // the second one: stored, answered by the fast path
+      expect(thumb.status).toBe(200);
+      expect(thumb.headers.get("content-type")).toBe("image/webp");
+      expect((await sharp(Buffer.from(await thumb.arrayBuffer())).metadata()).width).toBe(12);
+      await expectProblem(await data("width=12"), 400, "VALIDATION_FAILED", "/query/width");
+      await expectProblem(await data("width=12&height=12&fit=cover&format=webp"), 400, "VALIDATION_FAILED");
+    }
+  });
+});
+
+describe("derivatives and quotas", () => {
+  const t = useCmsApp("images-quota", { CMS_QUOTA_BYTES: "1500" });
+
+  it("are never counted toward the tenant's quota, even past its limit", async () => {
+    const png = await sharp({ create: { width: 200, height: 120, channels: 3, background: "#c63" } })
+      .png()
+      .toBuffer();
+    expect(png.byteLength).toBeLessThan(1500);
+    const made = await t.cms.create({ resourceName: "q.png", resourceMediaType: "image/png" }, png);
+    const usage = async () =>
+      ((await (await t.cms.get("usage?resourceTenantId=images-quota")).json()) as { bytes: number }).bytes;
+    expect(await usage()).toBe(png.byteLength);
+    let derived = 0;
+    for (const width of [150, 160, 170, 180]) {
+      const res = await t.app.fetch(t.app.url(`${API}/getData/${made.resourceURI}?width=${width}&format=png`));
+      expect(res.status).toBe(200);
+      derived += (await res.arrayBuffer()).byteLength;
+    }
+    expect(png.byteLength + derived).toBeGreaterThan(1500); // they would not have fitted
+    expect(await usage()).toBe(png.byteLength);
+  });
+});

@@ -98,11 +98,13 @@ describe("tus core and extensions", () => {
     expect(res.headers.get("upload-offset")).toBe("11");
     const created = (await res.json()) as {
       resourceURI: string;
+      versionedURI: string;
       sha256: string;
       size: number;
       author: string;
       mediaType: string;
     };
+    expect(created.versionedURI).toBe(`${created.resourceURI}?v=${sha256("hello world").toString("hex").slice(0, 16)}`);
     expect(created).toMatchObject({
       size: 11,
       sha256: sha256("hello world").toString("hex"),

@@ -33,6 +33,10 @@ describe("uploadResource", () => {
       resourcesList: null,
     });
     expect(body.sha256).toBe(createHash("sha256").update(bytes).digest("hex"));
+    // Issue 28: the URL that names these bytes for good, as createResource gives it.
+    expect((body as ResourceDto & { versionedURI: string }).versionedURI).toBe(
+      `${body.resourceURI}?v=${body.sha256.slice(0, 16)}`,
+    );
     expect(res.headers.get("location")).toBe(`${API}/getData/${body.resourceURI}`);
     expect(await t.cms.data(body.resourceURI)).toEqual(bytes);
   });
