@@ -3,6 +3,7 @@
  * (explorer-try-it-harness.ts says how), and the response preview of images, video, audio and PDF
  * (from blob: URLs, under the page's CSP).
  */
+import sharp from "sharp";
 import { expect, it } from "vitest";
 import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
 import { buildZip } from "../helpers/zip-writer.js";
@@ -69,5 +70,30 @@ describeTryIt("content", (explorer) => {
     expect(await object.getAttribute("data")).toMatch(/^blob:/);
     expect(await object.getAttribute("type")).toBe("application/pdf");
     await clear();
+  });
+
+  it("tries image parameters: getData with width and format shows the resized WebP (issue 30)", async () => {
+    const { create, open } = explorer();
+    const png = await sharp({ create: { width: 40, height: 20, channels: 3, background: "#c63" } })
+      .png()
+      .toBuffer();
+    const uid = await create("wide.png", "image/png", png);
+    const op = await open("getData");
+    await type(op.locator('tr[data-param-name="context"] input'), uid);
+    await type(op.locator('tr[data-param-name="path"] input'), "wide.png");
+    await type(op.locator('tr[data-param-name="width"] input'), "10");
+    await op.locator('tr[data-param-name="format"] select').selectOption("webp");
+    await press(op.locator("button.execute"));
+    const img = op.locator(".live-responses-table img").first();
+    await img.waitFor({ timeout: 60_000 });
+    // Decoded by the browser at the size asked for: a 10 × 5 WebP, not the 40 × 20 PNG.
+    await expect
+      .poll(() => img.evaluate((e: HTMLImageElement) => e.complete && [e.naturalWidth, e.naturalHeight]), {
+        timeout: 30_000,
+      })
+      .toEqual([10, 5]);
+    const headers = await op.locator(".live-responses-table .response .response-col_description").first().textContent();
+    expect(headers).toContain("image/webp");
+    await press(op.locator("button.btn-clear"));
   });
 });
