@@ -757,8 +757,13 @@ describe("CMS_PUBLIC_READ=true", () => {
         body: JSON.stringify(createBody("pub", "p.txt")),
       });
       expect(created.status).toBe(201);
-      const { resourceURI } = (await created.json()) as { resourceURI: string };
-      expect((await open.app.fetch(open.app.url(`/cms/v1.0/getData/${resourceURI}`))).status).toBe(200);
+      const { resourceURI, versionedURI } = (await created.json()) as { resourceURI: string; versionedURI: string };
+      const mutable = await open.app.fetch(open.app.url(`/cms/v1.0/getData/${resourceURI}`));
+      expect(mutable.status).toBe(200);
+      // Public reads are public to caches too (issue 28): shared caches may keep what anyone may read.
+      expect(mutable.headers.get("cache-control")).toBe("public, no-cache");
+      const versioned = await open.app.fetch(open.app.url(`/cms/v1.0/getData/${versionedURI}`));
+      expect(versioned.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
       const anonymous = await open.app.fetch(open.app.url("/cms/v1.0/createResource"), {
         method: "POST",
         headers: { "content-type": "application/json" },
