@@ -94,6 +94,39 @@ describe("the Workers Cache API in front of the app", () => {
     expect(counts.r2 ?? 0).toBe(0);
   });
 
+  it("answers a revision (getRevisionData) and a kept mutable URL from the colo's cache: no D1 query, no R2 read", async () => {
+    const counts: Record<string, number> = {};
+    const bindings = {
+      ...env,
+      CMS_CACHE_MAX_AGE: "60",
+      DB: counting(env.DB, "d1", counts),
+      BLOBS: counting(env.BLOBS, "r2", counts),
+    };
+    const { call, post } = caller(createWorkerApp(), bindings);
+    const created = (await (
+      await post("createResource", {
+        resourceAuthor: "a",
+        resourceBinary: btoa("revision bytes"),
+        resourceMediaType: "text/plain",
+        resourceName: "r.txt",
+        resourceTenantId: "edge",
+      })
+    ).json()) as { resourceUID: string; resourceURI: string };
+    const urls = [`${API}/getRevisionData/${created.resourceUID}/1`, `${API}/getData/${created.resourceURI}`];
+    for (const url of urls) expect(await (await call(new Request(url))).text()).toBe("revision bytes");
+    for (const key of Object.keys(counts)) counts[key] = 0;
+    for (const url of urls) {
+      const hit = await call(new Request(url));
+      expect(await hit.text(), url).toBe("revision bytes");
+      const ranged = await call(new Request(url, { headers: { range: "bytes=0-7" } }));
+      expect([ranged.status, await ranged.text()], url).toEqual([206, "revision"]);
+      const revalidated = await call(new Request(url, { headers: { "if-none-match": hit.headers.get("etag") ?? "" } }));
+      expect(revalidated.status, url).toBe(304);
+    }
+    expect(counts.d1 ?? 0).toBe(0);
+    expect(counts.r2 ?? 0).toBe(0);
+  });
+
   it("keeps a mutable URL within CMS_CACHE_MAX_AGE, and an update evicts the colo's copy", async () => {
     const counts: Record<string, number> = {};
     const bindings = { ...env, CMS_CACHE_MAX_AGE: "60", DB: counting(env.DB, "d1", counts) };
