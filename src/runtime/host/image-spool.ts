@@ -87,7 +87,10 @@ export async function spoolFileRange(
       while (left > 0) {
         const { bytesRead } = await source.read(chunk, 0, Math.min(COPY_CHUNK, left), position);
         if (bytesRead === 0) break;
-        await target.write(chunk, 0, bytesRead);
+        // A write may take fewer bytes than it is given: the rest goes in the next one.
+        for (let written = 0; written < bytesRead; ) {
+          written += (await target.write(chunk, written, bytesRead - written)).bytesWritten;
+        }
         position += bytesRead;
         left -= bytesRead;
       }
