@@ -48,7 +48,7 @@ import {
   writeFully,
 } from "./fs/file-io.js";
 import { createOpenFiles } from "./fs/open-files.js";
-import { fileStream, hashOf, writeTempFile } from "./fs/streams.js";
+import { fileStream, hashOf, type TempFile, writeTempFile } from "./fs/streams.js";
 import { claimTempDir, sweepTempRoot } from "./fs/temp.js";
 import { checkRange } from "./utils/driver-kit.js";
 import { decodeOwner, encodeOwner, OWNER_MARKER } from "./utils/owner-marker.js";
@@ -128,12 +128,11 @@ class FsStore implements FsBlobStore {
     const target = targetOrCancel(body, () => this.#pathOf(key));
     const temp = await writeTempFile(this.#tmpDir, body, options);
     try {
-      await this.#commit(temp.path, target, options.durable ?? true);
+      await this.#commit(temp, target);
     } catch (err) {
       await this.#discard(temp.path);
       throw err;
     }
-    if (temp.ino !== undefined) this.#checkedLazy(target, temp.ino);
     return temp.info;
   }
 
@@ -151,11 +150,7 @@ class FsStore implements FsBlobStore {
         });
         return existing?.isFile() ?? false;
       },
-      commit: async (key) => {
-        const target = this.#pathOf(key);
-        await this.#commit(temp.path, target, options.durable ?? true);
-        if (temp.ino !== undefined) this.#checkedLazy(target, temp.ino);
-      },
+      commit: (key) => this.#commit(temp, this.#pathOf(key)),
       discard: () => this.#discard(temp.path),
     });
   }
@@ -374,8 +369,11 @@ class FsStore implements FsBlobStore {
     this.#lazyChecked.set(file, ino);
   }
 
-  /** Renames the finished temp file over `target` and (`durable`) makes the new directory entries durable. */
-  async #commit(tempPath: string, target: string, durable = true): Promise<void> {
+  /**
+   * Renames the finished temp file over `target` and makes the new directory entries durable; a
+   * lazily written one (`durable: false`) is only renamed, and remembered as whole by this process.
+   */
+  async #commit({ path: tempPath, ino: lazyIno }: TempFile, target: string): Promise<void> {
     const dir = path.dirname(target);
     let firstCreated: string | undefined;
     // A delete emptying `dir` may remove it (or a parent) between our mkdir and rename: then both
@@ -394,7 +392,7 @@ class FsStore implements FsBlobStore {
       }
     }
     this.#files.forget(target); // an open file of the blob it replaced must not be served again
-    if (!durable) return;
+    if (lazyIno !== undefined) return this.#checkedLazy(target, lazyIno);
     const dirs = [dir];
     if (firstCreated !== undefined) {
       // New fan-out directories are entries in their parents: sync up to the first one that existed.

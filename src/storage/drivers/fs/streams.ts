@@ -79,7 +79,7 @@ export async function hashOf(handle: FileHandle, position: number, length: numbe
 export interface TempFile {
   path: string;
   info: BlobInfo;
-  /** A lazily written one's inode (`durable: false`): its writer need not check it when it opens it. */
+  /** Set only for a lazily written one (`durable: false`): its inode, which its writer need not check. */
   ino?: number;
 }
 
