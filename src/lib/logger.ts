@@ -188,11 +188,24 @@ const isObject = (value: unknown) => typeof value === "object" && value !== null
 /** Errors serialise to name/message/code/stack (logs only — never sent to clients). */
 function errorReplacer(_key: string, value: unknown) {
   if (value instanceof Error) {
-    const { name, message, stack } = value;
-    const code = (value as { code?: unknown }).code;
+    const { name, code } = value as Error & { code?: unknown };
+    const { message, stack } = withoutQueryParams(value);
     return { name, message, ...(code ? { code } : {}), stack, ...(value.cause ? { cause: value.cause } : {}) };
   }
   return value;
+}
+
+/**
+ * A failed statement's error (drizzle's: `Failed query: <sql>\nparams: <values>`, with `query` and
+ * `params` beside) without the values: they are user data, tokens, webhook secrets. The SQL and how
+ * many values there were stay, and so does the database's own reason (the `cause`).
+ */
+function withoutQueryParams(err: Error): { message: string; stack: string | undefined } {
+  const { query, params } = err as Error & { query?: unknown; params?: unknown };
+  if (typeof query !== "string" || !Array.isArray(params)) return { message: err.message, stack: err.stack };
+  const message = `Failed query: ${query}\nparams: [${params.length} values not logged]`;
+  const stack = err.stack?.includes(err.message) ? err.stack.replace(err.message, message) : undefined;
+  return { message, stack };
 }
 
 export const silentLogger: Logger = createJsonLogger(() => {}, "silent");

@@ -1,6 +1,9 @@
 /** The JSON logger: one parseable object per line, errors serialised, levels filtered. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { createClient } from "@libsql/client";
+import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/libsql";
 import { createJsonLogger } from "../../src/lib/logger.js";
 
 const capture = (level: "debug" | "info" | "warn" = "info") => {
@@ -118,6 +121,29 @@ describe("createJsonLogger", () => {
       cause: { name: "Error", message: "disk gone", code: "EIO" },
     });
     expect(record?.context).toMatchObject({ inner: { name: "RangeError", message: "deep" } });
+  });
+
+  it("never writes a failed statement's parameters (drizzle's `params:` text), only how many there were", async () => {
+    // A real failure: drizzle over libSQL, an insert a constraint refuses, with a secret among its values.
+    const client = createClient({ url: ":memory:" });
+    await client.execute("create table hooks (id integer primary key, secret text not null, url text unique)");
+    const db = drizzle(client);
+    const secret = "whsec_do-not-log-me";
+    const insert = () => db.run(sql`insert into hooks (secret, url) values (${secret}, ${"https://a.example"})`);
+    await insert();
+    const err = await insert().then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    client.close();
+    expect(err?.message).toContain(secret); // what drizzle puts in its message
+    const { logger, lines, records } = capture();
+    logger.error("unhandled error", { err, nested: { err } });
+    expect(lines.join("\n")).not.toContain(secret);
+    const [record] = records() as { err: { message: string; stack: string; cause?: { message: string } } }[];
+    expect(record!.err.message).toMatch(/^Failed query: insert into hooks .*\nparams: \[2 values not logged\]$/s);
+    expect(record!.err.stack).toContain("params: [2 values not logged]");
+    expect(record!.err.cause?.message).toMatch(/UNIQUE constraint failed/); // the database's own reason stays
   });
 
   it("drops records below its level", () => {
