@@ -16,9 +16,9 @@ import { libvipsLoaded } from "./libvips-loaded.js";
 
 let dir: string;
 let server: ServerProcess;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "cms-images-bun-"));
-  server = await spawnServer(
+/** `bun src/bun.ts` on this file's volume and database (a second call: another process on the same ones). */
+const spawnBun = () =>
+  spawnServer(
     {
       CMS_VOLUME: join(dir, "volume"),
       CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
@@ -27,6 +27,9 @@ beforeAll(async () => {
     },
     "bun",
   );
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-images-bun-"));
+  server = await spawnBun();
 }, 60_000);
 afterAll(async () => {
   await server?.stop();
@@ -102,15 +105,7 @@ describe("image derivatives on Bun", () => {
     expect(file).toBeDefined();
     // Written without an fsync (a cache's write): a crash may leave the renamed file empty.
     await truncate(join(dir, "volume", "img", file!), 0);
-    const next = await spawnServer(
-      {
-        CMS_VOLUME: join(dir, "volume"),
-        CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
-        CMS_PORT: "0",
-        CMS_BLOB_CACHE_BYTES: "0",
-      },
-      "bun",
-    );
+    const next = await spawnBun();
     try {
       for (let i = 0; i < 2; i++) {
         const res = await fetch(new URL(path, next.url));

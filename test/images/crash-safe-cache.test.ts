@@ -6,11 +6,12 @@
  * next instance, never served and never a 500. A real server on a real volume and libSQL file; the
  * crash's damage is done to the derivative's file by hand between two instances.
  */
-import { open, readdir, readFile, rm, truncate, writeFile } from "node:fs/promises";
+import { readdir, readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import sharp from "sharp";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API, cmsClient, type ResourceDto } from "../helpers/cms-client.js";
+import { fsyncsDuring } from "../helpers/fsync-spy.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
@@ -35,25 +36,9 @@ const derivativeFile = async (query: RegExp) => {
 };
 
 describe("the derivative cache and a crash of the machine", () => {
-  /** The stacks of FileHandle syncs made by the blob store (not the database's WAL syncs) while `run` runs. */
-  async function storeSyncsDuring(run: () => Promise<unknown>): Promise<string[]> {
-    const probe = await open(join(app.volume, ".probe"), "w");
-    const proto = Object.getPrototypeOf(probe) as { sync: (...args: unknown[]) => Promise<void> };
-    await probe.close();
-    await rm(join(app.volume, ".probe"));
-    const real = proto.sync;
-    const stacks: string[] = [];
-    const spy = vi.spyOn(proto, "sync").mockImplementation(function (this: unknown, ...args: unknown[]) {
-      stacks.push(new Error().stack ?? "");
-      return real.apply(this, args);
-    });
-    try {
-      await run();
-      return stacks.filter((stack) => stack.includes("/storage/"));
-    } finally {
-      spy.mockRestore();
-    }
-  }
+  /** The FileHandle syncs the blob store makes (not the database's WAL syncs) while `run` runs. */
+  const storeSyncsDuring = async (run: () => Promise<unknown>) =>
+    (await fsyncsDuring(app.volume, run)).filter((stack) => stack.includes("/storage/"));
 
   it("a first request writes its derivative without an fsync; an upload is still flushed", async () => {
     const derivative = await storeSyncsDuring(async () => {

@@ -1,27 +1,16 @@
 // Runs the blob-store conformance suite against the fs driver, plus fs-only guarantees: temp-file
 // hygiene, start-up sweep, on-disk layout, clear failures on unwritable roots, read backpressure.
-import {
-  chmod,
-  mkdir,
-  mkdtemp,
-  open,
-  readdir,
-  readFile,
-  rm,
-  stat,
-  truncate,
-  utimes,
-  writeFile,
-} from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, utimes, writeFile } from "node:fs/promises";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type BlobFile, type BlobKey } from "../../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../../src/storage/drivers/fs.js";
 import { contentKey, contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { streamOf } from "../../helpers/streams.js";
+import { fsyncsDuring } from "../../helpers/fsync-spy.js";
 import { describeBlobStore } from "../blob-store.contract.js";
 
 /** The fs driver's header line before each blob's bytes (`crs-blob/1 sha256=<64 hex>\n`). */
@@ -209,20 +198,8 @@ describe("fs driver extras", () => {
     expect(await reopened.head(k)).toEqual(info);
   });
 
-  /** Counts FileHandle syncs (files and directories alike: fsyncDir syncs a handle too) while `run` runs. */
-  async function syncsDuring(run: () => Promise<unknown>): Promise<number> {
-    const probe = await open(path.join(root, ".probe"), "w");
-    const proto = Object.getPrototypeOf(probe) as { sync: () => Promise<void> };
-    await probe.close();
-    await rm(path.join(root, ".probe"));
-    const spy = vi.spyOn(proto, "sync");
-    try {
-      await run();
-      return spy.mock.calls.length;
-    } finally {
-      spy.mockRestore();
-    }
-  }
+  /** FileHandle syncs (files and directories alike) while `run` runs. */
+  const syncsDuring = async (run: () => Promise<unknown>) => (await fsyncsDuring(root, run)).length;
 
   describe("a put with durable: false (a cache's write: image derivatives)", () => {
     const cacheKey = parseBlobKey("img/ab/cd/w320.webp");
