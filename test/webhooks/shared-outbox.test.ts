@@ -20,14 +20,18 @@ const TIMEOUT_MS = 2_000;
 /** The deliverer's lease on a claim (services/webhook-deliverer.ts): 2 × timeout + 1 s. */
 const LEASE_MS = 2 * TIMEOUT_MS + 1_000;
 
-/** The pid among `pids` holding the TCP socket whose local port is `port` (Linux /proc). */
-async function socketOwner(port: number, pids: number[]): Promise<number | undefined> {
+/**
+ * The pid among `pids` holding the TCP socket from local port `port` to the receiver's `peerPort`
+ * (Linux /proc). Both ends are matched and inode 0 skipped: an earlier connection from the same
+ * local port may linger in TIME_WAIT, owned by no process.
+ */
+async function socketOwner(port: number, peerPort: number, pids: number[]): Promise<number | undefined> {
   const table = await readFile("/proc/net/tcp", "utf8");
-  const hex = port.toString(16).toUpperCase().padStart(4, "0");
+  const hex = (n: number) => `:${n.toString(16).toUpperCase().padStart(4, "0")}`;
   const inode = table
     .split("\n")
     .map((line) => line.trim().split(/\s+/))
-    .find((f) => f[1]?.endsWith(`:${hex}`))?.[9];
+    .find((f) => f[1]?.endsWith(hex(port)) && f[2]?.endsWith(hex(peerPort)) && f[9] !== "0")?.[9];
   if (!inode) return undefined;
   for (const pid of pids) {
     const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
@@ -172,7 +176,7 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
     await receiver.waitFor(before + 1);
     const first = receiver.received[before];
     const pids = servers.map((s) => s.child.pid as number);
-    const victimPid = await socketOwner(first?.remotePort ?? 0, pids);
+    const victimPid = await socketOwner(first?.remotePort ?? 0, Number(new URL(receiver.url).port), pids);
     expect(victimPid).toBeDefined();
     const victim = servers.find((s) => s.child.pid === victimPid) as ServerProcess;
     const survivor = servers.find((s) => s !== victim) as ServerProcess;
