@@ -98,7 +98,7 @@ export function createImageDerivatives({
       if (!blob) throw new Error(`blob ${source.blobKey} is missing`);
       return blob.body;
     };
-    return { stream: await read(), reopen: read };
+    return { stream: await read(), size: source.size, reopen: read };
   };
 
   // libvips checks sharp's timeout only while it evaluates pixels: an AVIF encode ran 7–14 s past a

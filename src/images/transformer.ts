@@ -9,12 +9,12 @@ import type { ImageRequest, OutputFormat } from "./params.js";
 /**
  * Where the source's bytes are: a local file the library may read itself (from `offset`, `size`
  * long, when the file holds more: the fs driver's blob files start with its header), or a stream
- * of them; `reopen` reads them again from the start (the Workers binding reads the header with one
- * call, then transforms with another).
+ * of them, `size` long when known; `reopen` reads them again from the start (the Workers binding
+ * reads the header with one call, then transforms with another).
  */
 export type ImageSource =
   | { path: string; offset?: number; size?: number }
-  | { stream: ReadableStream<Uint8Array>; reopen?: () => Promise<ReadableStream<Uint8Array>> };
+  | { stream: ReadableStream<Uint8Array>; size?: number; reopen?: () => Promise<ReadableStream<Uint8Array>> };
 
 export interface ImageHeader {
   /** The decoder's name for the format (jpeg, png, webp, avif, gif, tiff…). */

@@ -1,8 +1,9 @@
 /**
  * Image derivatives of sources in S3 (issue 30): the s3 driver against a real S3-compatible server
  * (s3rver on 127.0.0.1, test/helpers/s3-server.ts) and sharp. sharp gathers a stream input into one
- * Buffer, so a source from S3 is written to a temp file as it arrives instead: shown by the spool
- * file's size while the source is still being read, and by a bomb refused after its first bytes.
+ * fresh Buffer, so a source from S3 is read into one of the bounded reused buffers when it fits
+ * (runtime/host/source-buffers.ts), else written to a temp file as it arrives: shown by the spool
+ * file's size while the source is still being read. Either way a bomb is refused after its first bytes.
  * The driver is the real one; a pass-through only counts the bytes read from it.
  */
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -73,10 +74,16 @@ async function source(name: string, bytes: Uint8Array) {
   return { blobKey: key, size: info.size, sha256: info.sha256, mediaType: "image/png", name, updatedAt: 0 };
 }
 
-const images = () =>
+/** Sources up to `bufferBytes` are read into a buffer, larger ones spooled. */
+const images = (bufferBytes = 8 * 1024 * 1024) =>
   createImageDerivatives({
     blobs: counted(),
-    transformer: createSharpImages({ maxPixels: 50_000_000, timeoutSeconds: 30, spoolDir }),
+    transformer: createSharpImages({
+      maxPixels: 50_000_000,
+      timeoutSeconds: 30,
+      spoolDir,
+      buffers: { count: 1, bytes: bufferBytes },
+    }),
     settings: DEFAULT_DERIVATIVE_SETTINGS,
   });
 const spooled = async () => {
@@ -86,7 +93,7 @@ const spooled = async () => {
 };
 
 describe("image sources in S3", () => {
-  it("a large source goes to disk as it is read (never gathered in memory) and the file is removed", async () => {
+  it("a source larger than the buffers goes to disk as it is read (never gathered in memory), then is removed", async () => {
     // 1000 × 1000 of noise: a PNG of ~3 MB that compresses to nothing.
     const raw = randomBytes(1000 * 1000 * 3);
     const png = await sharp(raw, { raw: { width: 1000, height: 1000, channels: 3 } })
@@ -98,7 +105,7 @@ describe("image sources in S3", () => {
       if (key === facts.blobKey && !seen && read >= facts.size * 0.75) seen = { read, spooled: await spooled() };
     };
     const request = parseImageQuery((n) => ({ width: "100", format: "png" })[n], DEFAULT_DERIVATIVE_SETTINGS)!;
-    const made = await images().derive(facts, request, "");
+    const made = await images(1024 * 1024).derive(facts, request, "");
     expect(reads.get(facts.blobKey)).toBe(facts.size);
     // Three quarters read, and all but the chunks in flight already on disk.
     expect(seen!.spooled).toBeGreaterThan(facts.size * 0.5);
@@ -108,17 +115,52 @@ describe("image sources in S3", () => {
     await expect.poll(() => readdir(spoolDir)).toEqual([]);
   }, 60_000);
 
-  it("a bomb is refused from its first bytes: the rest of the source is never downloaded", async () => {
-    onChunk = async () => {};
-    // The bomb's header, then 4 MiB more (a real bomb's IDAT would be longer still).
-    const facts = await source("bomb", Buffer.concat([bombPng(), Buffer.alloc(4 * 1024 * 1024)]));
-    const request = parseImageQuery((n) => ({ width: "100" })[n], DEFAULT_DERIVATIVE_SETTINGS)!;
-    const refused = await images()
-      .derive(facts, request, "")
-      .catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(ProblemError);
-    expect((refused as ProblemError).code).toBe("IMAGE_TOO_LARGE");
-    expect(reads.get(facts.blobKey)).toBeLessThan(1024 * 1024);
+  it("a small source is read into a buffer: no temp file", async () => {
+    // Blue above, noise below: 300 KB, read in several chunks.
+    const noise = await sharp(randomBytes(300 * 300 * 3), { raw: { width: 300, height: 300, channels: 3 } })
+      .png({ compressionLevel: 1 })
+      .toBuffer();
+    const png = await sharp({ create: { width: 300, height: 400, channels: 3, background: "#33c" } })
+      .composite([{ input: noise, top: 100, left: 0 }])
+      .png({ compressionLevel: 1 })
+      .toBuffer();
+    const facts = await source("small", png);
+    let filesMidway = -1;
+    onChunk = async (key, read) => {
+      if (key === facts.blobKey && filesMidway < 0 && read >= facts.size / 2)
+        filesMidway = (await readdir(spoolDir)).length;
+    };
+    const request = parseImageQuery((n) => ({ width: "30", format: "png" })[n], DEFAULT_DERIVATIVE_SETTINGS)!;
+    const made = await images().derive(facts, request, "");
+    expect(reads.get(facts.blobKey)).toBe(facts.size);
+    expect(facts.size).toBeGreaterThan(250_000);
+    expect(filesMidway).toBe(0);
     expect(await readdir(spoolDir)).toEqual([]);
+    const derivative = await store.get(made.facts.blobKey as BlobKey);
+    const { data } = await sharp(Buffer.from(await new Response(derivative!.body).arrayBuffer()))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect([...data.subarray(0, 3)]).toEqual([0x33, 0x33, 0xcc]);
   }, 60_000);
+
+  it.each([
+    ["read into a buffer", 8 * 1024 * 1024],
+    ["spooled", 1024 * 1024],
+  ])(
+    "a bomb (%s) is refused from its first bytes: the rest of the source is never downloaded",
+    async (_, bufferBytes) => {
+      onChunk = async () => {};
+      // The bomb's header, then 4 MiB more (a real bomb's IDAT would be longer still).
+      const facts = await source(`bomb${bufferBytes}`, Buffer.concat([bombPng(), Buffer.alloc(4 * 1024 * 1024)]));
+      const request = parseImageQuery((n) => ({ width: "100" })[n], DEFAULT_DERIVATIVE_SETTINGS)!;
+      const refused = await images(bufferBytes)
+        .derive(facts, request, "")
+        .catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(ProblemError);
+      expect((refused as ProblemError).code).toBe("IMAGE_TOO_LARGE");
+      expect(reads.get(facts.blobKey)).toBeLessThan(1024 * 1024);
+      expect(await readdir(spoolDir)).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -30,6 +30,9 @@ import { readLibraryAsset } from "./library-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
 import { createSharpImages } from "./sharp-images.js";
 
+/** Image sources up to this size are decoded from memory (source-buffers.ts): a 12 MP phone photo is 3–6 MB. */
+const IMAGE_SOURCE_BUFFER_BYTES = 8 * 1024 * 1024;
+
 const isCached = (blobs: BlobStore): blobs is CachedBlobStore => "stats" in blobs;
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
@@ -116,6 +119,8 @@ export async function createServerDeps(
     images: createSharpImages({
       maxPixels: config.CMS_IMAGE_MAX_PIXELS,
       timeoutSeconds: config.CMS_IMAGE_TIMEOUT_SECONDS,
+      // One per transform slot, at most 4 (32 MiB): a source beyond them goes through a temp file.
+      buffers: { count: Math.min(imageConcurrency, 4), bytes: IMAGE_SOURCE_BUFFER_BYTES },
     }),
     metricsEndpoint: metrics ? createMetricsEndpoint(metrics, config.CMS_METRICS_TOKEN) : null,
     close: async () => {

@@ -36,20 +36,7 @@ export async function spoolImage(
 ): Promise<SpooledImage> {
   const path = join(dir, `cms-image-${randomUUID()}`);
   const remove = () => rm(path, { force: true });
-  const header = new ImageHeaderReader();
-  let checked = false;
-  const check = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      if (!checked) {
-        header.push(chunk);
-        const found = header.dimensions();
-        // Refused here, the source is cancelled: the bomb's remaining bytes are never fetched.
-        if (found && found.width * found.height > maxPixels) throw tooManyPixels(found.width, found.height, maxPixels);
-        checked = found !== undefined || header.settled;
-      }
-      controller.enqueue(chunk);
-    },
-  });
+  const check = headerGuard(maxPixels);
   try {
     await pipeline(Readable.fromWeb(stream.pipeThrough(check) as never), createWriteStream(path, { flags: "wx" }));
   } catch (err) {
@@ -57,6 +44,27 @@ export async function spoolImage(
     throw err;
   }
   return { path, remove };
+}
+
+/**
+ * Passes an image's bytes through, reading its header on the way: a source declaring more than
+ * `maxPixels` is refused (IMAGE_TOO_LARGE) after its first bytes, and its stream is cancelled, so
+ * the bomb's remaining bytes are never fetched.
+ */
+export function headerGuard(maxPixels: number): TransformStream<Uint8Array, Uint8Array> {
+  const header = new ImageHeaderReader();
+  let checked = false;
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      if (!checked) {
+        header.push(chunk);
+        const found = header.dimensions();
+        if (found && found.width * found.height > maxPixels) throw tooManyPixels(found.width, found.height, maxPixels);
+        checked = found !== undefined || header.settled;
+      }
+      controller.enqueue(chunk);
+    },
+  });
 }
 
 /** Bytes copied per read and write by spoolFileRange. */

@@ -10,6 +10,7 @@ import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/tr
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { ProblemError } from "../../problems.js";
 import { spoolFileRange, spoolImage, type SpooledImage, tooManyPixels } from "./image-spool.js";
+import { createSourceBuffers, readFileInto, readStreamInto } from "./source-buffers.js";
 
 /** Raster formats decoded here; SVG (active content) and PDF are never rasterised. */
 const DECODED = new Set(["jpeg", "png", "webp", "avif", "heif", "gif", "tiff"]);
@@ -21,6 +22,8 @@ export interface SharpImageOptions {
   timeoutSeconds: number;
   /** Where a streamed source (S3, R2) is written for libvips to read; default the OS's temp folder. */
   spoolDir?: string;
+  /** Sources up to `bytes` are read into one of `count` reused buffers (source-buffers.ts); default 2 × 8 MiB. */
+  buffers?: { count: number; bytes: number };
 }
 
 const noop = () => {};
@@ -48,20 +51,22 @@ export function createSharpImages({
   maxPixels,
   timeoutSeconds,
   spoolDir = tmpdir(),
+  buffers: bufferSizes = { count: 2, bytes: 8 * 1024 * 1024 },
 }: SharpImageOptions): ImageTransformer {
   let loaded: Promise<SharpFn> | undefined;
+  const buffers = createSourceBuffers(bufferSizes);
   const load = () => (loaded ??= import("sharp").then((m) => ((m as { default?: SharpFn }).default ?? m) as SharpFn));
 
-  /** The derivative of the file at `path`; `done` runs once libvips has stopped with the file. */
-  async function fromFile(
-    path: string,
+  /** The derivative of `input` (a file's path or the bytes); `done` runs once libvips has stopped with it. */
+  async function decode(
+    input: string | Buffer,
     request: ImageRequest,
     formatFor: (h: ImageHeader) => OutputFormat,
     done: () => void,
   ) {
     const sharp = await load();
     // failOn "error": a damaged file is refused, not half-rendered; the pixel limit is libvips' own guard.
-    const image = sharp(path, { failOn: "error", limitInputPixels: maxPixels, sequentialRead: true });
+    const image = sharp(input, { failOn: "error", limitInputPixels: maxPixels, sequentialRead: true });
     const meta = await image.metadata().catch((err: unknown) => {
       throw decodeProblem(err, timeoutSeconds, maxPixels);
     });
@@ -102,6 +107,7 @@ export function createSharpImages({
 
   return {
     async warm() {
+      buffers.prepare();
       const sharp = await load();
       // A JPEG decoded and a WebP encoded, 8 × 8: libvips' decoder, resampler and encoder set up.
       const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#888" } })
@@ -111,16 +117,31 @@ export function createSharpImages({
     },
 
     async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
-      if ("path" in source && !source.offset) return fromFile(source.path, request, formatFor, () => {});
-      // A streamed source (S3, R2) or a file's range (the fs driver's blob after its header) goes to
-      // a temp file first: sharp would hold a stream whole, and reads a file only from its start.
+      const size = source.size;
+      const buffer = size === undefined ? undefined : buffers.take(size);
+      if (buffer) {
+        const give = () => buffers.give(buffer);
+        try {
+          const bytes =
+            "path" in source
+              ? await readFileInto(buffer, source.path, source.offset ?? 0, size!)
+              : await readStreamInto(buffer, source.stream, size!, maxPixels);
+          return await decode(bytes, request, formatFor, give);
+        } catch (err) {
+          give();
+          throw err;
+        }
+      }
+      if ("path" in source && !source.offset) return decode(source.path, request, formatFor, () => {});
+      // A larger streamed source (S3, R2) or file range (the fs driver's blob after its header) goes
+      // to a temp file: sharp would gather a stream whole, and reads a file only from its start.
       const spooled: SpooledImage =
         "path" in source
           ? await spoolFileRange(source.path, source.offset!, source.size, spoolDir)
           : await spoolImage(source.stream, spoolDir, maxPixels);
       const remove = () => void spooled.remove().catch(() => {});
       try {
-        return await fromFile(spooled.path, request, formatFor, remove);
+        return await decode(spooled.path, request, formatFor, remove);
       } catch (err) {
         remove();
         throw err;
