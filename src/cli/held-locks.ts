@@ -2,11 +2,13 @@
  * The locks `cms lock` took, so `cms unlock <UID>` needs no --lock-id and `cms info` can show them:
  * `locks.json` beside the login (session.ts), per server URL and resource UID. A lock ID is a
  * capability (with it, the lock can be released), so the file is 0600 like the login, and replaced
- * whole (written aside, then renamed) so a crash never leaves half a file.
+ * whole (written aside, then renamed) so a crash never leaves half a file. Changes are made one
+ * process at a time (file-lock.ts): several `cms lock` at once each keep theirs.
  */
 import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { LockedResourceDTO } from "../client/index.js";
+import { withFileLock } from "./file-lock.js";
 import { configDir } from "./session.js";
 
 type HeldLocks = Record<string, Record<string, LockedResourceDTO>>;
@@ -22,9 +24,17 @@ async function load(): Promise<HeldLocks> {
   }
 }
 
+/** Reads, changes and writes the file back, one process at a time; `change` false: nothing to write. */
+async function update(change: (locks: HeldLocks) => boolean): Promise<void> {
+  await mkdir(configDir(), { recursive: true, mode: 0o700 });
+  await withFileLock(locksFile(), async () => {
+    const locks = await load();
+    if (change(locks)) await save(locks);
+  });
+}
+
 async function save(locks: HeldLocks): Promise<void> {
   const file = locksFile();
-  await mkdir(configDir(), { recursive: true, mode: 0o700 });
   const aside = `${file}.${process.pid}.tmp`;
   await writeFile(aside, `${JSON.stringify(locks, null, 2)}\n`, { mode: 0o600 });
   await chmod(aside, 0o600);
@@ -39,22 +49,24 @@ export async function heldLock(server: string, uid: string): Promise<LockedResou
 }
 
 export async function rememberLock(server: string, lock: LockedResourceDTO): Promise<void> {
-  const locks = await load();
-  // Expired entries go whenever the file is written: it never grows past the locks still held.
-  const now = Date.now();
-  const kept = Object.entries(locks[server] ?? {}).filter(
-    ([, held]) => !(Date.parse(held.lockExpirationDate ?? "") <= now),
-  );
-  locks[server] = { ...Object.fromEntries(kept), [lock.resourceUID]: lock };
-  await save(locks);
+  await update((locks) => {
+    // Expired entries go whenever the file is written: it never grows past the locks still held.
+    const now = Date.now();
+    const kept = Object.entries(locks[server] ?? {}).filter(
+      ([, held]) => !(Date.parse(held.lockExpirationDate ?? "") <= now),
+    );
+    locks[server] = { ...Object.fromEntries(kept), [lock.resourceUID]: lock };
+    return true;
+  });
 }
 
 /** Forgets the lock on `uid` (only if it is `lockID`, when given: another lock taken since stays). */
 export async function forgetLock(server: string, uid: string, lockID?: string): Promise<void> {
-  const locks = await load();
-  const held = locks[server]?.[uid];
-  if (!held || (lockID !== undefined && held.lockID !== lockID)) return;
-  delete locks[server]?.[uid];
-  if (Object.keys(locks[server] ?? {}).length === 0) delete locks[server];
-  await save(locks);
+  await update((locks) => {
+    const held = locks[server]?.[uid];
+    if (!held || (lockID !== undefined && held.lockID !== lockID)) return false;
+    delete locks[server]?.[uid];
+    if (Object.keys(locks[server] ?? {}).length === 0) delete locks[server];
+    return true;
+  });
 }

@@ -267,6 +267,29 @@ describe.concurrent("cms lock / unlock / info: the lock the CLI took is remember
     expect(forgotten.stdout).not.toContain("locked by you");
     expectFailure(nothingHeld, /^cms: no lock of .* remembered/);
   }, 150_000); // ten rounds of CLI processes, beside the other tests, on a loaded 2-core machine
+
+  it("remembers every lock when several `cms lock` run at once, and forgets each on its unlock", async () => {
+    // Its own config folder: every process reads and rewrites the same locks.json.
+    const own = (...args: string[]) =>
+      runCms(args, { ...env, XDG_CONFIG_HOME: join(app.dir, "config-racing") }, app.dir);
+    await writeFile(join(app.dir, "racing.txt"), "racing");
+    const uids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const put = await own("put", "racing.txt", "--tenant", "racing", "--name", `r-${i}.txt`, "--json");
+      uids.push((JSON.parse(put.stdout) as { resourceUID: string }).resourceUID);
+    }
+    const locked = await Promise.all(uids.map((uid) => own("lock", uid)));
+    expect(locked.map((r) => r.code)).toEqual(uids.map(() => 0));
+    const stored = JSON.parse(await readFile(join(app.dir, "config-racing", "cms", "locks.json"), "utf8")) as Record<
+      string,
+      Record<string, unknown>
+    >;
+    expect(Object.keys(stored[app.baseUrl] ?? {}).sort()).toEqual([...uids].sort());
+    // Unlocked at once too, without --lock-id: each finds its lock, and none is left behind.
+    const unlocked = await Promise.all(uids.map((uid) => own("unlock", uid)));
+    expect(unlocked.map((r) => r.code)).toEqual(uids.map(() => 0));
+    expect(JSON.parse(await readFile(join(app.dir, "config-racing", "cms", "locks.json"), "utf8"))).toEqual({});
+  }, 150_000);
 });
 
 describe.concurrent("cms error paths: exit code 1 and one clear line on stderr", () => {
