@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parsePromText, type Scrape } from "../helpers/prom-text.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -44,14 +45,19 @@ async function until<T>(
 }
 
 /** One request on a connection of its own; which worker answered is read from its access-log line. */
-async function request(method: string, path: string, body?: unknown): Promise<Answer> {
+async function request(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const requestId = `workers-test-${++sent}`;
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
     const req = http.request(`${server.url}${path}`, {
       method,
       agent: false,
-      headers: { "x-request-id": requestId, ...(payload ? { "content-type": "application/json" } : {}) },
+      headers: { "x-request-id": requestId, ...(payload ? { "content-type": "application/json" } : {}), ...headers },
     });
     req.on("response", (res) => {
       let text = "";
@@ -106,6 +112,8 @@ beforeAll(async () => {
     CMS_WORKERS: String(WORKERS),
     CMS_VOLUME: join(dir, "volume"),
     CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
+    CMS_METRICS_ENABLED: "true",
+    CMS_INSTANCE_ID: "workers-test",
   });
   await until("both workers listening", () => (listening().length >= WORKERS ? true : undefined));
 });
@@ -144,6 +152,32 @@ describe("CMS_WORKERS=2 (node:cluster)", () => {
     })) {
       expect(answer.status, `worker ${answer.worker}`).toBe(423);
       expect(JSON.parse(answer.body)).toMatchObject({ code: "LOCKED" });
+    }
+  });
+
+  it("GET /metrics through either worker counts every worker's requests, and database gauges once", async () => {
+    const scrapes = async () => (await throughEveryWorker("GET", "/metrics")).map((a) => parsePromText(a.body));
+    const apiversion = (s: Scrape) => s.value("cms_http_requests_total", { route: "/apiversion", status: "200" });
+    const before = await scrapes();
+    expect(new Set(before.map(apiversion)).size).toBe(1); // either worker: the same figure
+    const answers = await Promise.all(Array.from({ length: 40 }, () => request("GET", "/apiversion")));
+    expect(new Set(answers.map((a) => a.worker))).toEqual(new Set([1, 2]));
+    const upload = await request("POST", "/cms/v1.0/uploads", undefined, {
+      "tus-resumable": "1.0.0",
+      "upload-length": "10",
+      "upload-metadata": `tenant ${btoa("workers")},filename ${btoa("a.txt")},author ${btoa("T")}`,
+    });
+    expect(upload.status, upload.body).toBe(201);
+    const after = await scrapes();
+    for (const scrape of after) {
+      expect(apiversion(scrape) - apiversion(before[0] as Scrape)).toBe(40);
+      // Read from the one database by each worker, counted once; one instance id, once.
+      expect(scrape.value("cms_tus_pending_uploads")).toBe(1);
+      expect(scrape.find("cms_instance_info")).toEqual([
+        { name: "cms_instance_info", labels: { id: "workers-test" }, value: 1 },
+      ]);
+      // Both processes' memory, added up.
+      expect(scrape.value("process_resident_memory_bytes")).toBeGreaterThan(0);
     }
   });
 

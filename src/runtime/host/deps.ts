@@ -3,6 +3,7 @@
  * database (database.ts) with the prepared getData lookup in front, the SSRF-safe origin fetcher,
  * the self-hosted explorer assets, and the blob collector on a timer.
  */
+import cluster from "node:cluster";
 import { availableParallelism } from "node:os";
 import type { AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
@@ -23,6 +24,7 @@ import { openDatabase, openReadReplica } from "./database.js";
 import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
 import { instanceIdOf } from "./instance-id.js";
+import { clusterScrape } from "./cluster-metrics.js";
 import { createMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
 import { createPromMetrics } from "./prom-metrics.js";
 import { outgoingTraceparent } from "./trace-scope.js";
@@ -122,7 +124,13 @@ export async function createServerDeps(
       // One per transform slot, at most 4 (32 MiB): a source beyond them goes through a temp file.
       buffers: { count: Math.min(imageConcurrency, 4), bytes: IMAGE_SOURCE_BUFFER_BYTES },
     }),
-    metricsEndpoint: metrics ? createMetricsEndpoint(metrics, config.CMS_METRICS_TOKEN) : null,
+    // A cluster worker's scrape answers for every worker (cluster-metrics.ts).
+    metricsEndpoint: metrics
+      ? createMetricsEndpoint(
+          cluster.isWorker ? clusterScrape(metrics.registry) : metrics.scrape,
+          config.CMS_METRICS_TOKEN,
+        )
+      : null,
     close: async () => {
       await collector?.stop();
       await deliveries.stop();

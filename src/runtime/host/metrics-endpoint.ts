@@ -7,6 +7,9 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import { ProblemError, problemResponse } from "../../problems.js";
 import type { PromMetrics } from "./prom-metrics.js";
 
+/** The exposition: this process's (prom-metrics.ts) or, under CMS_WORKERS > 1, every worker's (cluster-metrics.ts). */
+export type Scrape = PromMetrics["scrape"];
+
 export const METRICS_PATH = "/metrics";
 
 export type MetricsEndpoint = (method: string, authorization: string | null | undefined) => Promise<Response>;
@@ -18,7 +21,7 @@ function authorized(authorization: string | null | undefined, expected: Buffer):
   return timingSafeEqual(digest(authorization ?? ""), expected);
 }
 
-export function createMetricsEndpoint(metrics: PromMetrics, token: string | undefined): MetricsEndpoint {
+export function createMetricsEndpoint(scrape: Scrape, token: string | undefined): MetricsEndpoint {
   const expected = token === undefined ? null : digest(`Bearer ${token}`);
   return async (method, authorization) => {
     if (method !== "GET" && method !== "HEAD") {
@@ -38,7 +41,15 @@ export function createMetricsEndpoint(metrics: PromMetrics, token: string | unde
         METRICS_PATH,
       );
     }
-    const { contentType, text } = await metrics.scrape();
+    const scraped = await scrape().catch((err: unknown) => err as Error);
+    if (scraped instanceof Error) {
+      // The workers' metrics could not all be gathered (one busy past the wait): never a partial sum.
+      return problemResponse(
+        new ProblemError("UNAVAILABLE", scraped.message, { headers: { "retry-after": "1" } }),
+        METRICS_PATH,
+      );
+    }
+    const { contentType, text } = scraped;
     return new Response(method === "HEAD" ? null : text, {
       headers: { "content-type": contentType, "cache-control": "no-store" },
     });

@@ -74,6 +74,7 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
     help: "Always 1; `id` is this instance's id (CMS_INSTANCE_ID, as on every log line).",
     labelNames: ["id"],
     registers: [registry],
+    aggregator: "max", // CMS_WORKERS > 1 with one CMS_INSTANCE_ID: still 1 (cluster-metrics.ts)
   }).set({ id: instanceId }, 1);
 
   const requestSamples = (pick: (cell: RequestCell) => number, byStatus: boolean) => () => {
@@ -183,6 +184,8 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
     name: "cms_tus_pending_uploads",
     help: "Resumable (tus) uploads not finished and not expired, all tenants (read from the database when scraped).",
     registers: [registry],
+    aggregator: "max", // every worker reads the same database: counted once, not once per worker
+
     async collect() {
       // A scrape during a database outage still answers: the gauge is left out, not an error.
       const count = await sources.pendingUploads?.().catch(() => undefined);
@@ -206,6 +209,7 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
       name,
       help,
       registers: [registry],
+      aggregator: "max", // read from the one database by every worker
       async collect() {
         // A scrape during a database outage still answers: the gauge is left out, not an error.
         const figures = await sources.webhookOutbox?.().catch(() => undefined);

@@ -114,5 +114,7 @@ export async function runPrimary(config: Config, count: number, logger: Logger):
   process.on("SIGTERM", stop);
 
   logger.info("starting workers", { workers: count });
+  // One scrape of /metrics through any worker answers for them all (cluster-metrics.ts).
+  if (config.CMS_METRICS_ENABLED) (await import("./cluster-metrics.js")).gatherWorkerMetrics();
   for (let slot = 1; slot <= count; slot++) fork(slot);
 }
