@@ -152,6 +152,17 @@ describe("getData image derivatives", () => {
     await expectProblem(await data(broken.resourceURI, "width=5"), 422, "NOT_TRANSFORMABLE");
     // Plain getData of the same content is unchanged.
     expect((await data(broken.resourceURI, "")).status).toBe(200);
+    // An empty one, labelled an image (uploadResource takes an empty file; createResource does not).
+    const form = new FormData();
+    form.set("resourceAuthor", "a");
+    form.set("resourceMediaType", "image/png");
+    form.set("resourceName", "empty.png");
+    form.set("resourceTenantId", "images");
+    form.set("file", new Blob([], { type: "image/png" }), "empty.png");
+    const uploaded = await t.app.fetch(t.app.url(`${API}/uploadResource`), { method: "POST", body: form });
+    expect(uploaded.status, await uploaded.clone().text()).toBe(201);
+    const empty = (await uploaded.json()) as ResourceDto;
+    await expectProblem(await data(empty.resourceURI, "width=5"), 422, "NOT_TRANSFORMABLE");
   });
 
   it("the OpenAPI document describes the image parameters and refusals of getData", async () => {

@@ -6,7 +6,6 @@
  * through a Web stream (on Bun that stream was 20–55 ms of a 12 MP JPEG's first 320 px WebP).
  * Real fs driver in a temp folder, real sharp; temp files are seen with a real fs.watch.
  */
-import { watch } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +18,7 @@ import { createSharpImages } from "../../src/runtime/host/sharp-images.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../src/storage/drivers/fs.js";
 import { parseBlobKey } from "../../src/storage/keys.js";
+import { spooledDuring } from "./spool-watch.js";
 
 let dir: string;
 let spoolDir: string;
@@ -81,26 +81,11 @@ async function made(facts: { blobKey: string }) {
   return { width: info.width, height: info.height, rgb: [...data.subarray(at, at + 3)] };
 }
 
-/** Temp files created in the spool folder while `work` runs (inotify, through fs.watch). */
-async function spooledDuring<T>(work: () => Promise<T>): Promise<{ result: T; created: number }> {
-  let created = 0;
-  const watcher = watch(spoolDir, (event) => {
-    if (event === "rename") created++;
-  });
-  try {
-    const result = await work();
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the last events arrive
-    return { result, created };
-  } finally {
-    watcher.close();
-  }
-}
-
 describe("image sources on the fs driver", () => {
   it("a small source is read into a buffer: no stream read, no temp file", async () => {
     const { images, reads } = derivatives(1024 * 1024);
     const facts = await source(await solid("#c33"));
-    const { result, created } = await spooledDuring(() => images.derive(facts, png30, ""));
+    const { result, created } = await spooledDuring(spoolDir, () => images.derive(facts, png30, ""));
     expect(reads.streamed).toBe(0);
     expect(created).toBe(0);
     expect(await made(result.facts)).toEqual({ width: 30, height: 20, rgb: [0xcc, 0x33, 0x33] });
@@ -109,7 +94,7 @@ describe("image sources on the fs driver", () => {
   it("a larger source is copied past the header to a temp file, removed afterwards", async () => {
     const { images, reads } = derivatives(1024);
     const facts = await source(await solid("#3c3"));
-    const { result, created } = await spooledDuring(() => images.derive(facts, png30, ""));
+    const { result, created } = await spooledDuring(spoolDir, () => images.derive(facts, png30, ""));
     expect(reads.streamed).toBe(0);
     expect(created).toBeGreaterThan(0);
     expect(await made(result.facts)).toEqual({ width: 30, height: 20, rgb: [0x33, 0xcc, 0x33] });
@@ -134,7 +119,7 @@ describe("image sources on the fs driver", () => {
       source(await solid("#c33", 600, 400)),
       source(await solid("#33c", 600, 400)),
     ]);
-    const { result, created } = await spooledDuring(() =>
+    const { result, created } = await spooledDuring(spoolDir, () =>
       Promise.all([images.derive(red, png30, ""), images.derive(blue, png30, "")]),
     );
     expect(created).toBeGreaterThan(0);
@@ -142,14 +127,19 @@ describe("image sources on the fs driver", () => {
     expect((await made(result[1].facts)).rgb).toEqual([0x33, 0x33, 0xcc]);
   });
 
-  it("a corrupt source gives its buffer back: the next source is still read into it", async () => {
+  it.each([
+    ["its header (metadata fails)", (png: Buffer) => Buffer.alloc(png.length, 7)],
+    [
+      "its pixels (the decode fails)",
+      (png: Buffer) => Buffer.concat([png.subarray(0, 100), Buffer.alloc(png.length - 100, 7)]),
+    ],
+  ])("a source corrupt in %s gives its buffer back: the next source is still read into it", async (_, corrupt) => {
     const { images } = derivatives(1024 * 1024);
     const png = await solid("#c33");
-    const corrupt = await source(Buffer.concat([png.subarray(0, 100), Buffer.alloc(png.length - 100, 7)]));
-    const refused = await images.derive(corrupt, png30, "").catch((err: unknown) => err);
+    const refused = await images.derive(await source(corrupt(png)), png30, "").catch((err: unknown) => err);
     expect((refused as ProblemError).code).toBe("NOT_TRANSFORMABLE");
     const facts = await source(await solid("#33c"));
-    const { result, created } = await spooledDuring(() => images.derive(facts, png30, ""));
+    const { result, created } = await spooledDuring(spoolDir, () => images.derive(facts, png30, ""));
     expect(created).toBe(0);
     expect((await made(result.facts)).rgb).toEqual([0x33, 0x33, 0xcc]);
   });

@@ -21,6 +21,7 @@ import { createS3BlobStore } from "../../src/storage/drivers/s3.js";
 import { parseBlobKey } from "../../src/storage/keys.js";
 import { S3RVER_ACCESS_KEY_ID, type S3TestServer, startS3Server } from "../helpers/s3-server.js";
 import { bombPng } from "./bomb.js";
+import { spooledDuring } from "./spool-watch.js";
 
 let s3: S3TestServer;
 let spoolDir: string;
@@ -153,9 +154,12 @@ describe("image sources in S3", () => {
       // The bomb's header, then 4 MiB more (a real bomb's IDAT would be longer still).
       const facts = await source(`bomb${bufferBytes}`, Buffer.concat([bombPng(), Buffer.alloc(4 * 1024 * 1024)]));
       const request = parseImageQuery((n) => ({ width: "100" })[n], DEFAULT_DERIVATIVE_SETTINGS)!;
-      const refused = await images(bufferBytes)
-        .derive(facts, request, "")
-        .catch((err: unknown) => err);
+      const { result: refused, created } = await spooledDuring(spoolDir, () =>
+        images(bufferBytes)
+          .derive(facts, request, "")
+          .catch((err: unknown) => err),
+      );
+      expect(created > 0).toBe(bufferBytes < facts.size); // which way it went: a temp file or none
       expect(refused).toBeInstanceOf(ProblemError);
       expect((refused as ProblemError).code).toBe("IMAGE_TOO_LARGE");
       expect(reads.get(facts.blobKey)).toBeLessThan(1024 * 1024);

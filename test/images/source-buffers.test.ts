@@ -5,7 +5,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProblemError } from "../../src/problems.js";
 import { createSourceBuffers, readFileInto, readStreamInto } from "../../src/runtime/host/source-buffers.js";
 import { bombPng } from "./bomb.js";
@@ -33,11 +33,33 @@ describe("image source buffers", () => {
     expect(buffers.take(10)).toBe(a);
   });
 
-  it("prepare makes them all up front, and no more are made later", () => {
+  it("prepare makes one buffer up front; the rest are made when first needed", () => {
+    const allocations = vi.spyOn(Buffer, "allocUnsafeSlow");
+    try {
+      const buffers = createSourceBuffers({ count: 2, bytes: 64 });
+      buffers.prepare();
+      buffers.prepare(); // once
+      expect(allocations).toHaveBeenCalledTimes(1);
+      const first = buffers.take(1);
+      expect(allocations).toHaveBeenCalledTimes(1); // the prepared one
+      const second = buffers.take(1);
+      expect(allocations).toHaveBeenCalledTimes(2);
+      expect(first && second && first !== second).toBe(true);
+      expect(buffers.take(1)).toBeUndefined();
+    } finally {
+      allocations.mockRestore();
+    }
+  });
+
+  it("ignores a second give and a buffer it never handed out: no two takers share one", () => {
     const buffers = createSourceBuffers({ count: 2, bytes: 64 });
-    buffers.prepare();
+    const a = buffers.take(1)!;
+    buffers.give(a);
+    buffers.give(a);
+    buffers.give(Buffer.alloc(64));
     const taken = [buffers.take(1), buffers.take(1), buffers.take(1)];
-    expect(taken[0] && taken[1] && taken[0] !== taken[1]).toBe(true);
+    expect(taken[0]).toBe(a);
+    expect(taken[1] && taken[1] !== a).toBe(true);
     expect(taken[2]).toBeUndefined();
   });
 

@@ -86,9 +86,8 @@ const WARM_IMAGES_AFTER_MS = 1000;
  * Loads the image library (sharp, libvips) a moment after listening. Loading it took 100–340 ms,
  * paid by the first image request (the images bench's p99); loaded at start-up instead, it would
  * delay the first answer of every start. A request arriving during the load waits for it once.
- * It costs about 14 MiB of memory, and the image source buffers (source-buffers.ts, 8 MiB per
- * transform slot, at most 4) are made then too: CMS_IMAGE_WARMUP=false leaves both to the first
- * image request.
+ * It costs about 14 MiB of memory, and 8 MiB more for the first image source buffer
+ * (source-buffers.ts), made then too: CMS_IMAGE_WARMUP=false leaves both to the first image request.
  */
 export function warmImages({ config, deps, logger }: Bootstrapped) {
   const warm = deps.images?.warm;

@@ -121,7 +121,8 @@ export async function createServerDeps(
     images: createSharpImages({
       maxPixels: config.CMS_IMAGE_MAX_PIXELS,
       timeoutSeconds: config.CMS_IMAGE_TIMEOUT_SECONDS,
-      // One per transform slot, at most 4 (32 MiB): a source beyond them goes through a temp file.
+      // Per process, one per transform slot, at most 4 (32 MiB), made when first needed: a source
+      // arriving while all are in use goes through a temp file.
       buffers: { count: Math.min(imageConcurrency, 4), bytes: IMAGE_SOURCE_BUFFER_BYTES },
     }),
     // A cluster worker's scrape answers for every worker (cluster-metrics.ts).

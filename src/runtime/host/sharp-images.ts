@@ -66,10 +66,15 @@ export function createSharpImages({
   ) {
     const sharp = await load();
     // failOn "error": a damaged file is refused, not half-rendered; the pixel limit is libvips' own guard.
-    const image = sharp(input, { failOn: "error", limitInputPixels: maxPixels, sequentialRead: true });
-    const meta = await image.metadata().catch((err: unknown) => {
+    let image: ReturnType<SharpFn>;
+    let meta: Awaited<ReturnType<ReturnType<SharpFn>["metadata"]>>;
+    try {
+      // The constructor refuses some input itself (an empty buffer: an empty source), before metadata.
+      image = sharp(input, { failOn: "error", limitInputPixels: maxPixels, sequentialRead: true });
+      meta = await image.metadata();
+    } catch (err) {
       throw decodeProblem(err, timeoutSeconds, maxPixels);
-    });
+    }
     const format = meta.format ?? "";
     if (!DECODED.has(format)) {
       throw notTransformable(`${format || "this content"} is not a raster image this service transforms`);
@@ -133,8 +138,9 @@ export function createSharpImages({
         }
       }
       if ("path" in source && !source.offset) return decode(source.path, request, formatFor, () => {});
-      // A larger streamed source (S3, R2) or file range (the fs driver's blob after its header) goes
-      // to a temp file: sharp would gather a stream whole, and reads a file only from its start.
+      // A larger streamed source (S3, R2) or file range (the fs driver's blob after its header), or
+      // one arriving while every buffer is in use, goes to a temp file: sharp would gather a stream
+      // whole, and reads a file only from its start.
       const spooled: SpooledImage =
         "path" in source
           ? await spoolFileRange(source.path, source.offset!, source.size, spoolDir)

@@ -5,9 +5,10 @@
  * 74 ms on Node and 85 to 75 on Bun, measured side by side. Reused, never fresh: a fresh 5 MB
  * buffer's page faults cost 20 ms here, and sharp from fresh buffers took 60 or 100 ms by turns.
  *
- * Bounded: at most `count` buffers of `bytes` each, so memory does not grow with load. A larger
- * source, one of unknown size, or one arriving while every buffer is in use goes through a file
- * as before (image-spool.ts). A buffer is given back only once libvips has stopped with it.
+ * Bounded: at most `count` buffers of `bytes` each, per process, so memory does not grow with
+ * load; made when first needed (one at the warm-up). A larger source, one of unknown size, or one
+ * arriving while every buffer is in use goes through a file as before (image-spool.ts). A buffer
+ * is given back only once libvips has stopped with it.
  */
 import { open } from "node:fs/promises";
 import { headerGuard } from "./image-spool.js";
@@ -15,21 +16,30 @@ import { headerGuard } from "./image-spool.js";
 export interface SourceBuffers {
   /** A free buffer that holds `size` bytes, or undefined (too large, or all in use). */
   take(size: number): Buffer | undefined;
+  /** Gives back a buffer `take` handed out (anything else, or a second give, is ignored). */
   give(buffer: Buffer): void;
-  /** Makes every buffer now (the warm-up), so no request pays for their page faults. */
+  /** Makes one buffer now and touches its pages (the warm-up), so a lone first request pays no faults. */
   prepare(): void;
 }
 
 export function createSourceBuffers({ count, bytes }: { count: number; bytes: number }): SourceBuffers {
   const free: Buffer[] = [];
+  const inUse = new Set<Buffer>();
   let made = 0;
-  // Filled once: its pages are the process's from then on (allocUnsafeSlow: outside Node's pool).
-  const make = () => (made++, Buffer.allocUnsafeSlow(bytes).fill(0));
+  // allocUnsafeSlow: outside Node's pool; its pages are faulted in by the first read into it.
+  const make = () => (made++, Buffer.allocUnsafeSlow(bytes));
   return {
-    take: (size) => (size > bytes ? undefined : (free.pop() ?? (made < count ? make() : undefined))),
-    give: (buffer) => void free.push(buffer),
+    take(size) {
+      if (size > bytes) return undefined;
+      const buffer = free.pop() ?? (made < count ? make() : undefined);
+      if (buffer) inUse.add(buffer);
+      return buffer;
+    },
+    give(buffer) {
+      if (inUse.delete(buffer)) free.push(buffer);
+    },
     prepare() {
-      while (made < count) free.push(make());
+      if (made === 0) free.push(make().fill(0));
     },
   };
 }
