@@ -131,6 +131,25 @@ export function createImageDerivatives({
       }
     });
 
+  // Requests for a derivative being made wait for that make: a new image on a busy page is
+  // transformed and recorded once, in one transform slot, not once per asker (16 at once with one
+  // slot: 11 were refused 503 past the queue). A failure is shared, then forgotten: the next tries again.
+  const making = new Map<BlobKey, Promise<BlobInfo>>();
+  const makeOnce = (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) => {
+    let made = making.get(key);
+    if (!made) {
+      made = make(source, request, key, format)
+        .then((info) => {
+          index?.remember(key, info);
+          index?.used(key, info.size, true);
+          return info;
+        })
+        .finally(() => making.delete(key));
+      making.set(key, made);
+    }
+    return made;
+  };
+
   // Per source row, each derivative's key and the facts answered for it: the same object while its
   // blob holds the same bytes, so the content core builds its plain head once (http/plain-heads.ts,
   // by facts object) and a repeat request builds no key. Rows are never changed in place (a
@@ -191,9 +210,11 @@ export function createImageDerivatives({
       // Always asked: a request comes here when the fast path's memory was wrong (missing). A file
       // that cannot be read as a blob (a crash left it empty) is made again: the put replaces it.
       const found = await blobs.head(key).catch(() => null);
-      const info = found ?? (await make(source, request, key, format));
-      index?.remember(key, info);
-      index?.used(key, info.size, !found);
+      if (found) {
+        index?.remember(key, found);
+        index?.used(key, found.size, false);
+      }
+      const info = found ?? (await makeOnce(source, request, key, format));
       return derivative(source, request, place, info);
     },
 
