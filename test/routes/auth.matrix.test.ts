@@ -2,6 +2,7 @@
  * Who may do what, with real tokens from the dev IdP's password grant: every endpoint × role,
  * tenant confinement from the token's `tenants` claim, signed links and CMS_PUBLIC_READ.
  */
+import sharp from "sharp";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Role } from "../../src/auth/principal.js";
 import { createLinkSigner } from "../../src/auth/signed-links.js";
@@ -772,6 +773,49 @@ describe("CMS_PUBLIC_READ=true", () => {
       expect(anonymous.status).toBe(401);
     } finally {
       await open.close();
+    }
+  });
+});
+
+describe("image derivatives behind auth (issue 30), over a real socket (the Node fast path in front)", () => {
+  it("are read as their source is: the token's roles and tenants, never an anonymous cached copy", async () => {
+    const real = await startAuthStack({});
+    try {
+      const [admin, acme] = await Promise.all([real.passwordToken("cms-admin"), real.passwordToken("acme-creator")]);
+      const png = await sharp({ create: { width: 40, height: 20, channels: 3, background: "#36c" } })
+        .png()
+        .toBuffer();
+      const created = await real.app.fetch(real.app.url("/cms/v1.0/createResource"), {
+        method: "POST",
+        headers: { "content-type": "application/json", ...bearer(admin) },
+        body: JSON.stringify({
+          resourceAuthor: "matrix",
+          resourceBinary: png.toString("base64"),
+          resourceMediaType: "image/png",
+          resourceName: "pic.png",
+          resourceTenantId: "t1",
+        }),
+      });
+      expect(created.status).toBe(201);
+      const { resourceURI } = (await created.json()) as { resourceURI: string };
+      const derivative = (token?: string) =>
+        real.app.fetch(real.app.url(`/cms/v1.0/getData/${resourceURI}?width=10&format=webp`), {
+          headers: token ? bearer(token) : {},
+        });
+      const made = await derivative(admin);
+      expect(made.status).toBe(200);
+      expect(made.headers.get("content-type")).toBe("image/webp");
+      expect(made.headers.get("cache-control")).toBe("private, no-cache");
+      // Made and stored now: still refused without a token, and to a caller confined to another tenant.
+      for (let i = 0; i < 2; i++) {
+        const anonymous = await derivative();
+        expect(anonymous.status).toBe(401);
+        expect(anonymous.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+        expect((await derivative(acme)).status).toBe(403);
+      }
+      expect((await derivative(admin)).status).toBe(200);
+    } finally {
+      await real.close();
     }
   });
 });
