@@ -4,7 +4,8 @@
  * the self-hosted explorer assets, and the blob collector on a timer.
  */
 import cluster from "node:cluster";
-import { availableParallelism } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AppDeps } from "../../app.js";
 import type { Config } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
@@ -30,6 +31,7 @@ import { createPromMetrics } from "./prom-metrics.js";
 import { outgoingTraceparent } from "./trace-scope.js";
 import { readLibraryAsset } from "./library-assets.js";
 import { withPreparedUriLookup } from "./prepared-lookup.js";
+import { claimSpoolDir } from "./image-spool.js";
 import { createSharpImages } from "./sharp-images.js";
 
 /** Image sources up to this size are decoded from memory (source-buffers.ts): a 12 MP phone photo is 3–6 MB. */
@@ -116,9 +118,15 @@ export async function createServerDeps(
     webhooks.pollMs,
     logger,
   );
+  // Large image sources are spooled here; a killed process's folder goes when the next one starts.
+  const spool = await claimSpoolDir(join(tmpdir(), "cms-image-spool")).catch((err: unknown) => {
+    logger.warn("no image spool folder of this process's own; spooling in the OS temp folder", { error: err });
+    return { dir: tmpdir(), release: async () => {} };
+  });
   return {
     ...deps,
     images: createSharpImages({
+      spoolDir: spool.dir,
       maxPixels: config.CMS_IMAGE_MAX_PIXELS,
       timeoutSeconds: config.CMS_IMAGE_TIMEOUT_SECONDS,
       // Per process, one per transform slot, at most 4 (32 MiB), made when first needed: a source
@@ -139,6 +147,7 @@ export async function createServerDeps(
       remote.close();
       database.close();
       await closeBlobs();
+      await spool.release();
     },
   };
 }

@@ -16,11 +16,33 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ImageHeaderReader } from "../../images/image-header.js";
 import { ProblemError } from "../../problems.js";
+import { claimTempDir, sweepTempRoot } from "../../storage/drivers/fs.js";
 
 export interface SpooledImage {
   path: string;
   /** Deletes the file (idempotent; libvips may still hold it open: the bytes go when it lets go). */
   remove(): Promise<void>;
+}
+
+/** A folder left by a process on another host (a shared temp folder) goes once untouched this long. */
+const SPOOL_MAX_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * This process's spool folder, `<root>/<pid>-<uuid>/`, claimed as the fs driver claims its temp
+ * folders (storage/drivers/fs/temp.ts), after removing every folder there whose owner is dead: a
+ * process killed mid-transform leaves what it was spooling, and before this each kill left a
+ * source-sized file in the OS temp folder for good. `release` removes the folder (a graceful stop).
+ */
+export async function claimSpoolDir(root: string): Promise<{ dir: string; release(): Promise<void> }> {
+  const claimed = await claimTempDir(root);
+  await sweepTempRoot(root, SPOOL_MAX_AGE_MS, claimed.dir);
+  return {
+    dir: claimed.dir,
+    release: async () => {
+      claimed.stop();
+      await rm(claimed.dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export const tooManyPixels = (width: number, height: number, maxPixels: number) =>

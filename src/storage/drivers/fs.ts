@@ -50,6 +50,9 @@ import {
 import { createOpenFiles } from "./fs/open-files.js";
 import { fileStream, hashOf, type TempFile, writeTempFile } from "./fs/streams.js";
 import { claimTempDir, sweepTempRoot } from "./fs/temp.js";
+
+/** Per-process temp folders, swept once their owner is dead: the image spool claims its own the same way. */
+export { claimTempDir, sweepTempRoot };
 import { checkRange } from "./utils/driver-kit.js";
 import { decodeOwner, encodeOwner, OWNER_MARKER } from "./utils/owner-marker.js";
 import { commitContentAddressed, targetOrCancel } from "./utils/put-checks.js";
