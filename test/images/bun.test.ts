@@ -36,17 +36,22 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A PNG of one colour stored through the Bun server. */
+async function storePng(name: string, width: number, height: number, background: string) {
+  const cms = cmsClient({ url: (path) => new URL(path, server.url).href }, "bun-images");
+  const png = await sharp({ create: { width, height, channels: 3, background } })
+    .png()
+    .toBuffer();
+  return { cms, made: await cms.create({ resourceName: name, resourceMediaType: "image/png" }, png) };
+}
+
 describe("image derivatives on Bun", () => {
   it("loads libvips soon after listening, before any image request", async () => {
     await expect.poll(() => libvipsLoaded(server.child.pid), { timeout: 10_000, interval: 50 }).toBe(true);
   });
 
   it("resizes to WebP, answers a repeat from the stored derivative, refuses SVG", async () => {
-    const cms = cmsClient({ url: (path) => new URL(path, server.url).href }, "bun-images");
-    const png = await sharp({ create: { width: 80, height: 40, channels: 3, background: "#48c" } })
-      .png()
-      .toBuffer();
-    const made = await cms.create({ resourceName: "wide.png", resourceMediaType: "image/png" }, png);
+    const { cms, made } = await storePng("wide.png", 80, 40, "#48c");
     expect(made).toMatchObject({ width: 80, height: 40 }); // read from the header at ingest
     const url = new URL(`${API}/getData/${made.resourceURI}?width=20&format=webp`, server.url);
     const first = await fetch(url);
@@ -91,11 +96,7 @@ describe("image derivatives on Bun", () => {
   });
 
   it("a derivative file a crash of the machine left empty is made again by the next Bun process", async () => {
-    const cms = cmsClient({ url: (path) => new URL(path, server.url).href }, "bun-images");
-    const png = await sharp({ create: { width: 60, height: 30, channels: 3, background: "#c84" } })
-      .png()
-      .toBuffer();
-    const made = await cms.create({ resourceName: "crash.png", resourceMediaType: "image/png" }, png);
+    const { made } = await storePng("crash.png", 60, 30, "#c84");
     const path = `${API}/getData/${made.resourceURI}?width=12&format=png`;
     const first = await fetch(new URL(path, server.url));
     expect(first.status).toBe(200);

@@ -34,9 +34,6 @@ import { withPreparedUriLookup } from "./prepared-lookup.js";
 import { claimSpoolDir } from "./image-spool.js";
 import { createSharpImages } from "./sharp-images.js";
 
-/** Image sources up to this size are decoded from memory (source-buffers.ts): a 12 MP phone photo is 3–6 MB. */
-const IMAGE_SOURCE_BUFFER_BYTES = 8 * 1024 * 1024;
-
 const isCached = (blobs: BlobStore): blobs is CachedBlobStore => "stats" in blobs;
 
 /** Builds everything createApp needs; fails fast (before listening) if the volume or database is unusable. */
@@ -129,9 +126,9 @@ export async function createServerDeps(
       spoolDir: spool.dir,
       maxPixels: config.CMS_IMAGE_MAX_PIXELS,
       timeoutSeconds: config.CMS_IMAGE_TIMEOUT_SECONDS,
-      // Per process, one per transform slot, at most 4 (32 MiB), made when first needed: a source
-      // arriving while all are in use goes through a temp file.
-      buffers: { count: Math.min(imageConcurrency, 4), bytes: IMAGE_SOURCE_BUFFER_BYTES },
+      // Per process, one per transform slot, at most 4 (of 8 MiB: 32 MiB), made when first needed:
+      // a source arriving while all are in use goes through a temp file.
+      buffers: { count: Math.min(imageConcurrency, 4) },
     }),
     // A cluster worker's scrape answers for every worker (cluster-metrics.ts).
     metricsEndpoint: metrics

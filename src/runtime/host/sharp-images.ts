@@ -22,8 +22,8 @@ export interface SharpImageOptions {
   timeoutSeconds: number;
   /** Where a streamed source (S3, R2) is written for libvips to read; default the OS's temp folder. */
   spoolDir?: string;
-  /** Sources up to `bytes` are read into one of `count` reused buffers (source-buffers.ts); default 2 × 8 MiB. */
-  buffers?: { count: number; bytes: number };
+  /** Sources up to `bytes` (8 MiB) are read into one of `count` reused buffers (source-buffers.ts); default 2. */
+  buffers?: { count: number; bytes?: number };
 }
 
 const noop = () => {};
@@ -51,7 +51,7 @@ export function createSharpImages({
   maxPixels,
   timeoutSeconds,
   spoolDir = tmpdir(),
-  buffers: bufferSizes = { count: 2, bytes: 8 * 1024 * 1024 },
+  buffers: bufferSizes = { count: 2 },
 }: SharpImageOptions): ImageTransformer {
   let loaded: Promise<SharpFn> | undefined;
   const buffers = createSourceBuffers(bufferSizes);

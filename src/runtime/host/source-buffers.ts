@@ -13,6 +13,9 @@
 import { open } from "node:fs/promises";
 import { headerGuard } from "./image-spool.js";
 
+/** How large a source is decoded from memory: a 12 MP phone photo is 3–6 MB. */
+export const SOURCE_BUFFER_BYTES = 8 * 1024 * 1024;
+
 export interface SourceBuffers {
   /** A free buffer that holds `size` bytes, or undefined (too large, or all in use). */
   take(size: number): Buffer | undefined;
@@ -22,7 +25,13 @@ export interface SourceBuffers {
   prepare(): void;
 }
 
-export function createSourceBuffers({ count, bytes }: { count: number; bytes: number }): SourceBuffers {
+export function createSourceBuffers({
+  count,
+  bytes = SOURCE_BUFFER_BYTES,
+}: {
+  count: number;
+  bytes?: number;
+}): SourceBuffers {
   const free: Buffer[] = [];
   const inUse = new Set<Buffer>();
   let made = 0;
