@@ -69,6 +69,14 @@ export const ConfigSchema = z
     CMS_S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
     /** Key prefix inside the bucket (empty, or ending in `/`), so one bucket can hold several stores. */
     CMS_S3_PREFIX: z.string().optional(),
+    /**
+     * This deployment's id (`select id from deployment`), to let it take a blob store that holds
+     * blobs but no owner marker (services/store-owner.ts); logged. Remove it once started.
+     */
+    CMS_STORE_TAKEOVER: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, { message: "must be a deployment id (select id from deployment)" })
+      .optional(),
     CMS_DATABASE_URL: z
       .string()
       .regex(/^(file:|libsql:|https?:|wss?:|:memory:$)/, {

@@ -2,25 +2,28 @@
  * The locks `cms lock` took, so `cms unlock <UID>` needs no --lock-id and `cms info` can show them:
  * `locks.json` beside the login (session.ts), per server URL and resource UID. A lock ID is a
  * capability (with it, the lock can be released), so the file is 0600 like the login, and replaced
- * whole (written aside, then renamed) so a crash never leaves half a file. Changes are made one
- * process at a time (file-lock.ts): several `cms lock` at once each keep theirs.
+ * whole, never through a planted link (private-files.ts). Changes are made one process at a time
+ * (file-lock.ts): several `cms lock` at once each keep theirs.
  */
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { LockedResourceDTO } from "../client/index.js";
 import { withFileLock } from "./file-lock.js";
+import { readPrivateFile, writePrivateFile } from "./private-files.js";
 import { configDir } from "./session.js";
 
 type HeldLocks = Record<string, Record<string, LockedResourceDTO>>;
 
 const locksFile = () => join(configDir(), "locks.json");
 
+/** The locks remembered; throws when the config folder is unsafe (private-files.ts). */
 async function load(): Promise<HeldLocks> {
+  const text = await readPrivateFile(locksFile());
   try {
-    const parsed = JSON.parse(await readFile(locksFile(), "utf8")) as unknown;
+    const parsed = JSON.parse(text ?? "{}") as unknown;
     return parsed && typeof parsed === "object" ? (parsed as HeldLocks) : {};
   } catch {
-    return {}; // none yet, or unreadable: nothing remembered
+    return {}; // not JSON: nothing remembered
   }
 }
 
@@ -33,13 +36,7 @@ async function update(change: (locks: HeldLocks) => boolean): Promise<void> {
   });
 }
 
-async function save(locks: HeldLocks): Promise<void> {
-  const file = locksFile();
-  const aside = `${file}.${process.pid}.tmp`;
-  await writeFile(aside, `${JSON.stringify(locks, null, 2)}\n`, { mode: 0o600 });
-  await chmod(aside, 0o600);
-  await rename(aside, file);
-}
+const save = (locks: HeldLocks) => writePrivateFile(locksFile(), `${JSON.stringify(locks, null, 2)}\n`);
 
 /** The lock this CLI took on `uid` at `server`, if any and not yet expired. */
 export async function heldLock(server: string, uid: string): Promise<LockedResourceDTO | undefined> {

@@ -1,11 +1,13 @@
 /**
  * `cms login` state: the provider, client and tokens, cached in the user's config dir
- * ($XDG_CONFIG_HOME/cms or ~/.config/cms) with mode 0600, refreshed when the access token expires.
+ * ($XDG_CONFIG_HOME/cms or ~/.config/cms) with mode 0600 (private-files.ts), refreshed when the
+ * access token expires.
  */
-import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { requestToken, type TokenProvider, type TokenSet } from "../client/index.js";
+import { readPrivateFile, writePrivateFile } from "./private-files.js";
 
 export interface Session {
   issuer: string;
@@ -24,16 +26,15 @@ export const sessionFile = () => join(configDir(), "session.json");
 
 export async function saveSession(s: Session): Promise<string> {
   const file = sessionFile();
-  await mkdir(join(file, ".."), { recursive: true, mode: 0o700 });
-  // Written with 0600 from the start (and chmod-ed in case the file existed with wider rights).
-  await writeFile(file, `${JSON.stringify(s, null, 2)}\n`, { mode: 0o600 });
-  await chmod(file, 0o600);
+  await writePrivateFile(file, `${JSON.stringify(s, null, 2)}\n`);
   return file;
 }
 
+/** The saved login, or undefined (none, or not JSON); throws when the config folder is unsafe. */
 export async function loadSession(): Promise<Session | undefined> {
+  const text = await readPrivateFile(sessionFile());
   try {
-    return JSON.parse(await readFile(sessionFile(), "utf8")) as Session;
+    return text === undefined ? undefined : (JSON.parse(text) as Session);
   } catch {
     return undefined;
   }

@@ -37,7 +37,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
   const options = appOptions(config);
   const { auth } = options;
   const { blobs, store } = runtime;
-  await claimBlobStore({ blobs, store, label: runtime.storeLabel });
+  await claimBlobStore({ blobs, store, label: runtime.storeLabel, takeover: config.CMS_STORE_TAKEOVER, logger });
   if (auth) await adoptLegacyOwners(store, auth.issuer, logger);
   // One clock for every expiry: the services' (locks, links, tus) and the token verifier's.
   const clock = runtime.clock ?? (() => new Date());

@@ -2,8 +2,10 @@
  * Content blobs for resources: stored content-addressed per tenant (identical bytes are kept once),
  * deleted only by the blob collector when nothing references or awaits them, and opened for
  * serveBlob. A row is always written after its blob is durable and reserved (blob-collector.ts), so
- * no row ever points at a missing blob.
+ * no row points at a missing blob unless it was deleted behind the service's back: such a read
+ * answers 500 BLOB_MISSING (blob-missing.ts).
  */
+import type { Logger } from "../lib/logger.js";
 import { ProblemError } from "../problems.js";
 import { derivativePrefix } from "../images/derivative-keys.js";
 import { readImageDimensions } from "../images/image-header.js";
@@ -22,6 +24,7 @@ import {
 import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
+import { blobMissingProblems } from "./blob-missing.js";
 
 /** A stored blob, with a raster image's width and height read from its header on the way (else null). */
 export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean; width: number | null; height: number | null };
@@ -56,6 +59,8 @@ export interface ContentServiceDeps {
   metrics?: Pick<Metrics, "ingest">;
   /** The image derivative cache's index: a purged source's derivatives are forgotten there too. */
   derivatives?: Pick<DerivativeStore, "forgetUnder">;
+  /** Where a blob missing under its row is reported (once per key). */
+  logger?: Logger;
 }
 
 export type ContentService = ReturnType<typeof createContentService>;
@@ -68,7 +73,18 @@ export function createContentService({
   cache = { publicRead: false, maxAge: 0, staleWhileRevalidate: 0 },
   metrics,
   derivatives,
+  logger,
 }: ContentServiceDeps) {
+  const blobMissing = blobMissingProblems(logger);
+  /**
+   * Whether the store still holds the content: for answers that read none of it before their head
+   * (HEAD, several ranges), so they answer BLOB_MISSING as a GET would. At once (no I/O) for empty
+   * content and bytes in memory. A storage fault rejects.
+   */
+  const present = (facts: ContentFacts): boolean | Promise<boolean> => {
+    if (facts.size === 0 || blobs.peek?.(facts.blobKey as BlobKey)) return true;
+    return blobs.head(facts.blobKey as BlobKey).then((info) => info !== null);
+  };
   return {
     /**
      * Streams `body` into the tenant's content-addressed area and reserves the blob for a row insert
@@ -154,6 +170,16 @@ export function createContentService({
       );
     },
 
+    present,
+
+    /** The BLOB_MISSING problem for a row's blob key the store lost (logged once per key). */
+    missing: blobMissing,
+
+    /** Throws BLOB_MISSING unless the store still holds the content (see `present`). */
+    async ensurePresent(facts: ContentFacts): Promise<void> {
+      if (!(await present(facts))) throw blobMissing(facts.blobKey);
+    },
+
     /** The content's bytes if the blob store holds them in memory (see `BlobStore.peek`), with no I/O. */
     inMemory(facts: ContentFacts): Uint8Array<ArrayBuffer> | undefined {
       return blobs.peek?.(facts.blobKey as BlobKey);
@@ -185,8 +211,7 @@ export function createContentService({
     /** The content's bytes (or `range` of them): from memory when the driver holds them, else a stream. */
     async read(facts: ContentFacts, range?: ByteRange): Promise<Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array>> {
       const blob = await blobs.get(facts.blobKey as BlobKey, range);
-      // A row without its blob is a server fault (the volume was tampered with), never bad input.
-      if (!blob) throw new Error(`blob ${facts.blobKey} is missing`);
+      if (!blob) throw blobMissing(facts.blobKey);
       // Served from memory when the driver holds the bytes (its stream is then never created).
       return blob.bytes ?? blob.body;
     },

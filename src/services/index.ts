@@ -32,6 +32,7 @@ export function createServices(
     metrics: deps.metrics,
     // The index, when there is one: it also forgets the purged derivatives it remembers in memory.
     derivatives: deps.derivatives ?? store.derivatives,
+    logger: deps.logger,
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });

@@ -2,8 +2,8 @@
  * The Worker on D1 + R2 inside workerd: it claims an R2 bucket nobody owns for its D1 database, and
  * when the bucket belongs to another deployment (another database's id in its owner marker) it
  * answers every request, /readyz included, with 503 STORE_OWNED_ELSEWHERE, logs it once, and its
- * cron deletes nothing. Two Workers with two D1 databases on one bucket, as processes:
- * test/runtime/store-owner-workerd.test.ts.
+ * cron deletes nothing. The decisions behind it (the same claimBlobStore as Node's):
+ * test/services/store-owner.test.ts.
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";

@@ -23,7 +23,7 @@ export const sentContentOf = (body: ReadableStream<Uint8Array>): SentContent | u
 const NO_FIELD: RequestField = () => undefined;
 
 /** Answers content requests of `content`'s rows with Web Responses (call it once, not per request). */
-export function webContentSender(content: Pick<ContentService, "read" | "contentOrigin">) {
+export function webContentSender(content: Pick<ContentService, "read" | "ensurePresent" | "contentOrigin">) {
   const answers = contentAnswers(content);
 
   /**
@@ -43,6 +43,8 @@ export function webContentSender(content: Pick<ContentService, "read" | "content
     if (answer.problem) throw answer.problem;
     const { status, head, fields, body, multipart } = answer;
     const headers = fields || policy ? { ...head, ...fields, ...policy } : head;
+    // HEAD and several ranges read nothing before their head: a missing blob answers BLOB_MISSING as a GET's would.
+    if (multipart || (method === "HEAD" && status !== 304)) await content.ensurePresent(row);
     if (multipart) {
       const stream = method === "GET" ? multipart.stream((range) => content.read(row, range)) : null;
       return new Response(stream, { status, headers });

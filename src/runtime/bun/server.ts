@@ -151,7 +151,11 @@ export function serveBun(started: Bootstrapped): void {
           return logged(req, failed(err), start, undefined);
         }
       },
-      error: failed,
+      // A blob file the fast path knew, gone since: BLOB_MISSING, not the bare INTERNAL of any other failure.
+      error: (err) => {
+        const missing = fast.sliceFailure(err);
+        return missing ? problemResponse(missing) : failed(err);
+      },
     });
   } catch (err) {
     fail(

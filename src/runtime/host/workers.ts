@@ -60,6 +60,8 @@ export async function runPrimary(config: Config, count: number, logger: Logger):
         blobs: storage.blobs,
         store: createMetadataStore(database.db),
         label: storeLabelOf(config),
+        takeover: config.CMS_STORE_TAKEOVER,
+        logger,
       });
     } finally {
       database.close();

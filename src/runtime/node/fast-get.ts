@@ -155,6 +155,11 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     }
     if (!answer) return toApp(req, res, row);
     const { status, headers, start, length } = answer;
+    // HEAD reads nothing, yet never answers for content the store lost: the app does (BLOB_MISSING).
+    if (req.method === "HEAD" && status !== 304) {
+      const present = content.present(facts);
+      if (!(present instanceof Promise ? await present.catch(() => false) : present)) return toApp(req, res, row);
+    }
     // Nothing to send (HEAD, 304, an empty blob): storage isn't touched, as in the app.
     const bytes = length > 0 ? content.inMemory(facts) : undefined;
     if (length === 0 || bytes) {
