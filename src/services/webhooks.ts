@@ -1,7 +1,9 @@
 /**
  * Webhook subscriptions for admins: register (the receiver's URL checked against the SSRF policy
  * here, and again by the deliverer's fetcher on each connect), list, remove, inspect deliveries, retry one.
+ * A tenant-confined admin sees and manages only subscriptions limited to its tenants (auth/principal.ts).
  */
+import { assertTenants, coversTenants, type Principal } from "../auth/principal.js";
 import type { WebhookStore } from "../metadata/webhook-store.js";
 import type { WebhookDeliveryRow, WebhookEventType, WebhookSubscriptionRow } from "../metadata/schema.js";
 import { isLocalhostName } from "../origin/host-names.js";
@@ -63,38 +65,44 @@ export type WebhookService = ReturnType<typeof createWebhookService>;
 
 export function createWebhookService(deps: { store: WebhookStore; clock: () => Date; allowPrivate: boolean }) {
   const { store, clock } = deps;
-  const found = async (id: string) => {
+  const tenantsOf = (row: WebhookSubscriptionRow) => JSON.parse(row.tenants) as string[];
+  /** The subscription, if the caller may manage it: 404 when there is none, 403 outside its tenants. */
+  const managed = async (id: string, principal: Principal) => {
     const row = await store.subscription(id);
     if (!row) throw new ProblemError("NOT_FOUND", `no webhook subscription ${id}`);
+    assertTenants(principal, tenantsOf(row));
     return row;
   };
   return {
-    async subscribe(input: NewSubscription) {
+    async subscribe(input: NewSubscription, principal: Principal) {
+      const tenants = [...new Set(input.tenants ?? [])];
+      assertTenants(principal, tenants);
       const url = checkReceiverUrl(input.url, deps.allowPrivate);
       const row: WebhookSubscriptionRow = {
         id: `wh_${crypto.randomUUID().replaceAll("-", "")}`,
         url,
         secret: newWebhookSecret(),
         events: JSON.stringify([...new Set(input.events ?? [])]),
-        tenants: JSON.stringify([...new Set(input.tenants ?? [])]),
+        tenants: JSON.stringify(tenants),
         createdAt: clock().getTime(),
       };
       await store.addSubscription(row);
       // The only time the secret leaves the server.
       return { ...view(row), secret: row.secret };
     },
-    async list() {
-      return (await store.subscriptions()).map(view);
+    async list(principal: Principal) {
+      return (await store.subscriptions()).filter((row) => coversTenants(principal, tenantsOf(row))).map(view);
     },
-    async remove(id: string) {
+    async remove(id: string, principal: Principal) {
+      await managed(id, principal);
       if (!(await store.removeSubscription(id))) throw new ProblemError("NOT_FOUND", `no webhook subscription ${id}`);
     },
-    async deliveries(id: string, limit: number) {
-      await found(id);
+    async deliveries(id: string, limit: number, principal: Principal) {
+      await managed(id, principal);
       return (await store.deliveries(id, limit)).map(deliveryView);
     },
-    async retry(id: string, deliveryId: string) {
-      await found(id);
+    async retry(id: string, deliveryId: string, principal: Principal) {
+      await managed(id, principal);
       if (!(await store.retry(id, deliveryId, clock().getTime())))
         throw new ProblemError("NOT_FOUND", `no delivery ${deliveryId} of webhook subscription ${id}`);
     },
