@@ -1,5 +1,6 @@
 /**
- * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock), so
+ * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock,
+ * the webhook deliverer), so
  * runtime/host/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
  */
 import type { AppDeps } from "../app.js";
@@ -12,6 +13,7 @@ import { countCollectorPasses, countOriginFetches } from "../metrics/counted.js"
 import { type Metrics, noopMetrics } from "../metrics/metrics.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
 import { createBlobCollector } from "../services/blob-collector.js";
+import { createWebhookDeliverer } from "../services/webhook-deliverer.js";
 import { createDerivativeIndex } from "../images/derivative-index.js";
 import { DEFAULT_DERIVATIVE_SETTINGS } from "../images/derivatives.js";
 import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
@@ -69,11 +71,18 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     derivatives,
     store,
     fetchOrigin: countOriginFetches(runtime.createFetchOrigin(options.fetch), metrics),
-    // A POST is never sent on to a redirect's target: a 3xx is a failed attempt.
-    webhookFetch: runtime.createFetchOrigin({
-      allowPrivate: options.webhooks.allowPrivate,
-      totalTimeoutMs: options.webhooks.timeoutMs,
-      maxRedirects: 0,
+    webhookDeliverer: createWebhookDeliverer({
+      store: store.webhooks,
+      // A POST is never sent on to a redirect's target: a 3xx is a failed attempt.
+      send: runtime.createFetchOrigin({
+        allowPrivate: options.webhooks.allowPrivate,
+        totalTimeoutMs: options.webhooks.timeoutMs,
+        maxRedirects: 0,
+      }),
+      now: () => clock().getTime(),
+      logger,
+      metrics,
+      ...options.webhooks,
     }),
     verifier: auth
       ? createTokenVerifier({
