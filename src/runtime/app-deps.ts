@@ -12,6 +12,7 @@ import type { Logger } from "../lib/logger.js";
 import { countCollectorPasses, countOriginFetches } from "../metrics/counted.js";
 import { type Metrics, noopMetrics } from "../metrics/metrics.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
+import { type UrlSubject, WEBHOOK_URL } from "../origin/guard.js";
 import { createBlobCollector } from "../services/blob-collector.js";
 import { createWebhookDeliverer } from "../services/webhook-deliverer.js";
 import { createDerivativeIndex } from "../images/derivative-index.js";
@@ -21,7 +22,13 @@ import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
 export interface RuntimeDeps
   extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "readLibraryAsset" | "platformCompresses"> {
-  createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number; maxRedirects?: number }): FetchOrigin;
+  createFetchOrigin(options: {
+    allowPrivate: boolean;
+    totalTimeoutMs: number;
+    maxRedirects?: number;
+    /** What its problems call the URL (origin/guard.ts); default the external URI. */
+    subject?: UrlSubject;
+  }): FetchOrigin;
   /** Default the real time; tests pass a clock they move themselves. */
   clock?: AppDeps["clock"];
   /** How a refusal names the blob store and the setting that gives a deployment its own. */
@@ -78,6 +85,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
         allowPrivate: options.webhooks.allowPrivate,
         totalTimeoutMs: options.webhooks.timeoutMs,
         maxRedirects: 0,
+        subject: WEBHOOK_URL,
       }),
       now: () => clock().getTime(),
       logger,
