@@ -32,13 +32,13 @@ export interface WebhookDelivererOptions {
   retryMaxMs: number;
   /**
    * Deliveries in flight at once per pump, all subscribers together. A healthy receiver waits only
-   * when more than concurrency ÷ perSubscriber receivers hang at the same time.
-   * @default 64
+   * when more than concurrency ÷ perSubscriber receivers hang at the same time (16 by default).
+   * @default 128
    */
   concurrency?: number;
   /**
    * Deliveries in flight at once per subscription, every instance's together.
-   * @default 4
+   * @default 8
    */
   perSubscriber?: number;
   /** Counts each attempt's outcome (cms_webhook_deliveries_total). */
@@ -87,8 +87,8 @@ export const backoffMs = (delay: { baseMs: number; maxMs: number }, attempts: nu
 const noFigures = (): DeliveryFigures => ({ delivered: 0, retried: 0, failed: 0 });
 
 export function createWebhookDeliverer(o: WebhookDelivererOptions): WebhookDeliverer {
-  const concurrency = o.concurrency ?? 64;
-  const perSubscriber = o.perSubscriber ?? 4;
+  const concurrency = o.concurrency ?? 128;
+  const perSubscriber = o.perSubscriber ?? 8;
   // Longer than any attempt can take, so a live claim is never taken over.
   const leaseMs = 2 * o.timeoutMs + 1_000;
   const encoder = new TextEncoder();
