@@ -168,6 +168,25 @@ describe("webhooks", () => {
     expect(receiver.received).toHaveLength(3);
   });
 
+  it("stops without waiting out a hanging receiver: the claim is given back, no attempt counted", async () => {
+    app = await startTestApp({ CMS_WEBHOOK_POLL_MS: "3600000" }); // the default 10 s timeout
+    receiver = await startReceiver();
+    receiver.hold = true;
+    const sub = await subscribe(app, { url: receiver.url });
+    await cmsClient(app, "acme").create();
+    const pump = app.deps.webhookDeliverer.pump();
+    pump.poke();
+    await receiver.waitFor(1);
+    const started = performance.now();
+    await pump.stop();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const [row] = await app.deps.store.webhooks.deliveries(sub.id, 10);
+    expect(row).toMatchObject({ status: "pending", attempts: 0, claimedUntil: null, lastError: null });
+    // Due again at once: the next pass delivers it.
+    receiver.hold = false;
+    expect(await app.deps.webhookDeliverer.pass()).toEqual({ delivered: 1, retried: 0, failed: 0 });
+  });
+
   it("does not follow a receiver's redirect, and says so naming the webhook URL (not resourceExternalURI)", async () => {
     app = await startTestApp({ CMS_WEBHOOK_MAX_ATTEMPTS: "1", CMS_WEBHOOK_POLL_MS: "3600000" });
     receiver = await startReceiver(); // where the redirect points: it must get nothing
