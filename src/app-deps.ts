@@ -2,6 +2,7 @@
 import type { LinkSigner } from "./auth/signed-links.js";
 import type { TokenVerifier } from "./auth/verify-token.js";
 import type { BlobCollector } from "./services/blob-collector.js";
+import type { WebhookDeliverer } from "./services/webhook-deliverer.js";
 import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { Metrics } from "./metrics/metrics.js";
@@ -92,8 +93,8 @@ export interface AppDeps {
   derivatives: DerivativeIndex;
   store: MetadataStore;
   fetchOrigin: FetchOrigin;
-  /** The SSRF-safe fetcher webhook deliveries are POSTed with: CMS_WEBHOOK_TIMEOUT_MS, no redirects. */
-  webhookFetch: FetchOrigin;
+  /** The one webhook deliverer (built in runtime/app-deps.ts): the host pumps it, the Worker runs its passes. */
+  webhookDeliverer: WebhookDeliverer;
   /** null when auth is off (options.auth null). */
   verifier: TokenVerifier | null;
   links: LinkSigner;

@@ -155,7 +155,28 @@ export function assertCan(principal: Principal, action: Action, row?: Ownership)
 }
 
 /** Tenant confinement: a caller with a tenant claim may only touch those tenants. */
+const inTenant = (principal: Principal, tenantId: string): boolean =>
+  principal.tenants === null || principal.tenants.includes(tenantId);
+
 export function assertTenant(principal: Principal, tenantId: string): void {
-  if (principal.tenants === null || principal.tenants.includes(tenantId)) return;
+  if (inTenant(principal, tenantId)) return;
   throw new ProblemError("FORBIDDEN", "this token is not valid for the requested tenant");
+}
+
+/**
+ * The same confinement for something that spans tenants (a webhook subscription's filter), where
+ * an empty list means every tenant: each listed one must be the caller's, and every tenant only an
+ * unconfined caller's.
+ */
+export const coversTenants = (principal: Principal, tenants: readonly string[]): boolean =>
+  tenants.length === 0 ? principal.tenants === null : tenants.every((t) => inTenant(principal, t));
+
+export function assertTenants(principal: Principal, tenants: readonly string[]): void {
+  if (coversTenants(principal, tenants)) return;
+  throw new ProblemError(
+    "FORBIDDEN",
+    tenants.length === 0
+      ? "this token is confined to tenants: every tenant needs a token without a tenant claim"
+      : "this token is not valid for the requested tenant",
+  );
 }

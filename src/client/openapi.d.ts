@@ -957,7 +957,7 @@ export interface components {
             url: string;
             /** @description Default: all */
             events?: ("resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged")[];
-            /** @description Default: all tenants */
+            /** @description Default: all tenants (an admin without a tenant claim only) */
             tenants?: string[];
         };
         WebhookDelivery: {

@@ -58,10 +58,15 @@ export interface WebhookStore {
   retry(subscriptionId: string, deliveryId: string, now: number): Promise<boolean>;
   /**
    * Claims up to `limit` due deliveries until `now + leaseMs`: unclaimed or with an expired lease,
-   * and each the oldest pending one of its subscription and resource (so a resource's events go in order).
+   * and each the oldest pending one of its subscription and resource (so a resource's events go in
+   * order). No subscription gets more than `perSubscription` live claims, counting those of every
+   * instance, and subscriptions take turns (each one's oldest first), so a receiver that hangs holds
+   * its own claims only, never the others' turns.
    */
-  claim(now: number, leaseMs: number, limit: number): Promise<WebhookDeliveryRow[]>;
+  claim(now: number, leaseMs: number, limit: number, perSubscription: number): Promise<WebhookDeliveryRow[]>;
   complete(seq: number, outcome: DeliveryOutcome): Promise<boolean>;
+  /** Gives a claim back unattempted (the instance is stopping): due again at once, attempts unchanged. */
+  release(seq: number, claimedUntil: number): Promise<void>;
   /** Pending deliveries, and the creation time of the oldest (metrics). */
   depth(): Promise<{ pending: number; oldestPendingAt: number | null }>;
 }
@@ -100,9 +105,14 @@ export function createWebhookStore(db: BatchSQLiteDatabase): WebhookStore {
         .returning({ seq: d.seq });
       return rows.length > 0;
     },
-    claim(now, leaseMs, limit) {
+    claim(now, leaseMs, limit, perSubscription) {
       // One statement: two instances claiming at once never both get a delivery (SQLite serialises writes).
       const free = sql`(${d.claimedUntil} is null or ${d.claimedUntil} <= ${now})`;
+      // Due, free, and the oldest pending one of its subscription and resource; numbered per subscription.
+      const candidates = sql`select x.seq, x.subscription_id, row_number() over (partition by x.subscription_id order by x.seq) as turn from ${d} x where x.status = 'pending' and x.next_attempt_at <= ${now} and (x.claimed_until is null or x.claimed_until <= ${now}) and not exists (select 1 from ${d} e where e.subscription_id = x.subscription_id and e.resource_uid = x.resource_uid and e.seq < x.seq and e.status = 'pending')`;
+      // Live claims per subscription, over pending rows only: named, since grouping would otherwise walk
+      // the (subscription, resource, seq) index through every delivery ever made.
+      const live = sql`select y.subscription_id, count(*) as n from ${d} y indexed by webhook_deliveries_due_idx where y.status = 'pending' and y.claimed_until > ${now} group by y.subscription_id`;
       return db
         .update(d)
         .set({ claimedUntil: now + leaseMs })
@@ -110,7 +120,7 @@ export function createWebhookStore(db: BatchSQLiteDatabase): WebhookStore {
           and(
             eq(d.status, "pending"),
             free,
-            sql`${d.seq} in (select x.seq from ${d} x where x.status = 'pending' and x.next_attempt_at <= ${now} and (x.claimed_until is null or x.claimed_until <= ${now}) and not exists (select 1 from ${d} e where e.subscription_id = x.subscription_id and e.resource_uid = x.resource_uid and e.seq < x.seq and e.status = 'pending') order by x.seq limit ${limit})`,
+            sql`${d.seq} in (select c.seq from (${candidates}) c left join (${live}) l on l.subscription_id = c.subscription_id where c.turn + coalesce(l.n, 0) <= ${perSubscription} order by c.turn, c.seq limit ${limit})`,
           ),
         )
         .returning();
@@ -131,6 +141,12 @@ export function createWebhookStore(db: BatchSQLiteDatabase): WebhookStore {
         .where(mine)
         .returning({ seq: d.seq });
       return rows.length > 0;
+    },
+    async release(seq, claimedUntil) {
+      await db
+        .update(d)
+        .set({ claimedUntil: null })
+        .where(and(eq(d.seq, seq), eq(d.claimedUntil, claimedUntil), eq(d.status, "pending")));
     },
     async depth() {
       const [row] = await db

@@ -1,6 +1,7 @@
 /**
  * The contract for fetching a resource's content from its external URI. Implementations enforce
- * the SSRF policy (this folder: policy.ts, ip-address.ts, node-fetch.ts, worker-fetch.ts); the service only sees a stream.
+ * the SSRF policy (this folder: guard.ts over ip-address.ts and host-names.ts, used by node-fetch.ts
+ * and worker-fetch.ts); the service only sees a stream.
  */
 
 export interface OriginResponse {
@@ -38,6 +39,7 @@ export interface FetchOriginOptions {
 /**
  * Fetches `url` and resolves once response headers arrived with a 2xx status. Throws `ProblemError`
  * with code ORIGIN_REFUSED (policy), ORIGIN_FAILED (bad status, too many redirects, network error)
- * or ORIGIN_TIMEOUT, each naming the field `/body/resourceExternalURI`.
+ * or ORIGIN_TIMEOUT, each naming the URL as the fetcher's subject says (origin/guard.ts; by default
+ * the field `/body/resourceExternalURI`).
  */
 export type FetchOrigin = (url: string, options?: FetchOriginOptions) => Promise<OriginResponse>;

@@ -7,18 +7,11 @@ import dns, { type LookupAddress, type LookupAllOptions } from "node:dns";
 import http, { type ClientRequest, type IncomingMessage } from "node:http";
 import https from "node:https";
 import type { LookupFunction, Socket } from "node:net";
-import { ipVersion, isGlobalUnicast, specialPurposeRange, unbracket } from "./ip-address.js";
+import { ipVersion, unbracket } from "./ip-address.js";
 import type { FetchOrigin, OriginResponse, OriginSend } from "./fetch-origin.js";
 import { createConnectionPool } from "./node-connection-pool.js";
-import { isLocalhostName } from "./host-names.js";
-import {
-  followRedirects,
-  originProblem as problem,
-  parseContentLength,
-  parseOriginUrl,
-  parseReprSha256,
-  refusedHost,
-} from "./policy.js";
+import { createOriginGuard, type OriginGuard, type UrlSubject } from "./guard.js";
+import { followRedirects, parseContentLength, parseReprSha256 } from "./policy.js";
 
 /** `dns.lookup` with `{ all: true }`. */
 export type LookupAll = (
@@ -28,6 +21,11 @@ export type LookupAll = (
 ) => void;
 
 export interface NodeFetchOriginOptions {
+  /**
+   * What problems call the URL, and its field.
+   * @default EXTERNAL_URI (guard.ts)
+   */
+  subject?: UrlSubject;
   /**
    * Skip the address-range check (loopback/private allowed). Development and tests only.
    * @default false
@@ -110,7 +108,13 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
   const maxRedirects = options.maxRedirects ?? 5;
   const userAgent = options.userAgent ?? "content-resource-service";
   const lookup: LookupAll = options.lookup ?? dns.lookup;
-  const isAllowed = options.isAllowedAddress ?? (allowPrivate ? () => true : isGlobalUnicast);
+  const guard = createOriginGuard({
+    subject: options.subject,
+    allowPrivate,
+    isAllowedAddress: options.isAllowedAddress,
+  });
+  const { problem } = guard;
+  const { name } = guard.subject;
   const idleConnectionMs = options.idleConnectionMs ?? 2_000;
   // One pool per fetcher: a socket checked under this fetcher's address policy is never reused under another's.
   const pool =
@@ -118,26 +122,12 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       ? createConnectionPool({ maxIdlePerKey: IDLE_CONNECTIONS_PER_KEY, maxKeys: POOL_KEYS, idleMs: idleConnectionMs })
       : null;
 
-  const refuseAddress = (host: string, address: string) => {
-    const why = specialPurposeRange(address);
-    const shown = host === address ? address : `${host} (resolves to ${address})`;
-    return why
-      ? refusedHost(shown, why)
-      : problem("ORIGIN_REFUSED", `resourceExternalURI host ${shown} is not allowed: refused by address policy`);
-  };
-
   /** Resolves the host once and checks every address; throws ORIGIN_REFUSED before any connection. */
   const resolveTarget = async (url: URL, signal: AbortSignal): Promise<Target> => {
     const hostname = unbracket(url.hostname);
     const literal = ipVersion(hostname);
-    if (literal !== 0) {
-      // Node never calls `lookup` for IP literals, so they are checked here.
-      if (!isAllowed(hostname)) throw refuseAddress(hostname, hostname);
-      return { url, hostname, address: hostname, family: literal };
-    }
-    if (!allowPrivate && isLocalhostName(hostname)) {
-      throw refusedHost(hostname, "localhost names are loopback (RFC 6761)");
-    }
+    // Node never calls `lookup` for IP literals: the guard checked them with the URL (guard.checkUrl).
+    if (literal !== 0) return { url, hostname, address: hostname, family: literal };
     const addresses = await new Promise<LookupAddress[]>((resolve, reject) => {
       const settle = () => {
         clearTimeout(timer);
@@ -150,12 +140,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
       // DNS counts against the connect budget: a resolver that never answers must not hang the fetch.
       const timer = setTimeout(() => {
         settle();
-        reject(
-          problem(
-            "ORIGIN_TIMEOUT",
-            `resourceExternalURI host ${hostname} was not resolved within ${connectTimeoutMs} ms`,
-          ),
-        );
+        reject(problem("ORIGIN_TIMEOUT", `${name} host ${hostname} was not resolved within ${connectTimeoutMs} ms`));
       }, connectTimeoutMs);
       signal.addEventListener("abort", onAbort, { once: true });
       lookup(hostname, { all: true }, (err, result) => {
@@ -164,7 +149,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
           reject(
             problem(
               "ORIGIN_FAILED",
-              `resourceExternalURI host ${hostname} could not be resolved (${err.code ?? err.message})`,
+              `${name} host ${hostname} could not be resolved (${err.code ?? err.message})`,
               err,
             ),
           );
@@ -173,12 +158,9 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         }
       });
     });
-    if (addresses.length === 0)
-      throw problem("ORIGIN_FAILED", `resourceExternalURI host ${hostname} resolved to no address`);
+    if (addresses.length === 0) throw problem("ORIGIN_FAILED", `${name} host ${hostname} resolved to no address`);
     // Any refused address refuses the host: round-robin DNS could otherwise pick it later.
-    for (const { address } of addresses) {
-      if (!isAllowed(address)) throw refuseAddress(hostname, address);
-    }
+    for (const { address } of addresses) guard.checkAddress(hostname, address);
     const first = addresses[0] as LookupAddress;
     return { url, hostname, address: first.address, family: first.family === 6 ? 6 : 4 };
   };
@@ -238,20 +220,16 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
 
       timer = setTimeout(
         () =>
-          fail(
-            problem(
-              "ORIGIN_TIMEOUT",
-              `resourceExternalURI origin ${url.host} did not connect within ${connectTimeoutMs} ms`,
-            ),
-          ),
+          fail(problem("ORIGIN_TIMEOUT", `${name} origin ${url.host} did not connect within ${connectTimeoutMs} ms`)),
         connectTimeoutMs,
       );
       const onConnected = (socket: Socket) => {
         // Defence in depth (e.g. a runtime that ignores `lookup`): the connected peer itself must be allowed.
         // This runs before the buffered request is flushed, so a refused peer receives nothing.
-        const peer = socket.remoteAddress;
-        if (peer === undefined || !isAllowed(peer)) {
-          fail(refuseAddress(hostname, peer ?? "unknown"));
+        try {
+          guard.checkAddress(hostname, socket.remoteAddress ?? "unknown");
+        } catch (refused) {
+          fail(refused);
           return;
         }
         clearTimeout(timer);
@@ -260,7 +238,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
             fail(
               problem(
                 "ORIGIN_TIMEOUT",
-                `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`,
+                `${name} origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`,
               ),
             ),
           idleTimeoutMs,
@@ -287,7 +265,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
           const what = err.code?.startsWith("HPE_")
             ? `sent a malformed body, e.g. more bytes than its Content-Length (${err.code})`
             : `failed while sending the body (${err.code ?? err.message})`;
-          response.destroy(problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} ${what}`, err));
+          response.destroy(problem("ORIGIN_FAILED", `${name} origin ${url.host} ${what}`, err));
           return;
         }
         if (signal.aborted) return fail(signal.reason);
@@ -295,20 +273,17 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         if (req.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE"))
           return fail(new StalePooledConnection(err.code));
         fail(
-          problem(
-            "ORIGIN_FAILED",
-            `resourceExternalURI origin ${url.host} could not be reached (${err.code ?? err.message})`,
-            err,
-          ),
+          problem("ORIGIN_FAILED", `${name} origin ${url.host} could not be reached (${err.code ?? err.message})`, err),
         );
       });
       req.end(send ? Buffer.from(send.body.buffer, send.body.byteOffset, send.body.byteLength) : undefined);
     });
 
   return followRedirects({
+    guard,
     totalTimeoutMs,
     maxRedirects,
-    validateUrl: parseOriginUrl,
+    validateUrl: guard.checkUrl,
     hop: async (url, signal, send) => {
       const target = await resolveTarget(url, signal);
       signal.throwIfAborted();
@@ -323,7 +298,7 @@ export function createNodeFetchOrigin(options: NodeFetchOriginOptions = {}): Fet
         discard: () => {
           res.destroy();
         },
-        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose),
+        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose, guard),
       };
     },
   });
@@ -335,9 +310,10 @@ function toOriginResponse(
   signal: AbortSignal,
   idleTimeoutMs: number,
   dispose: () => void,
+  guard: OriginGuard,
 ): OriginResponse {
   return {
-    body: bodyStream(res, url, signal, idleTimeoutMs, dispose),
+    body: bodyStream(res, url, signal, idleTimeoutMs, dispose, guard),
     contentType: res.headers["content-type"] ?? null,
     contentLength: parseContentLength(res.headers["content-length"]),
     reprSha256: parseReprSha256(res.headers["repr-digest"] as string | undefined),
@@ -356,7 +332,10 @@ function bodyStream(
   signal: AbortSignal,
   idleTimeoutMs: number,
   dispose: () => void,
+  guard: OriginGuard,
 ): ReadableStream<Uint8Array> {
+  const { problem } = guard;
+  const { name } = guard.subject;
   let failure: unknown = null;
   let ended = false;
   let finished = false;
@@ -396,12 +375,7 @@ function bodyStream(
   if (res.errored) fail(res.errored);
   else if (res.readableEnded) ended = true;
   else if (res.destroyed)
-    fail(
-      problem(
-        "ORIGIN_FAILED",
-        `resourceExternalURI origin ${url.host} closed the connection before the body was complete`,
-      ),
-    );
+    fail(problem("ORIGIN_FAILED", `${name} origin ${url.host} closed the connection before the body was complete`));
 
   res.on("readable", wake);
   res.on("end", () => {
@@ -412,19 +386,14 @@ function bodyStream(
     fail(
       problem(
         "ORIGIN_FAILED",
-        `resourceExternalURI origin ${url.host} failed while sending the body (${err.code ?? err.message})`,
+        `${name} origin ${url.host} failed while sending the body (${err.code ?? err.message})`,
         err,
       ),
     );
   });
   res.on("close", () => {
     if (!ended && !res.complete) {
-      fail(
-        problem(
-          "ORIGIN_FAILED",
-          `resourceExternalURI origin ${url.host} closed the connection before the body was complete`,
-        ),
-      );
+      fail(problem("ORIGIN_FAILED", `${name} origin ${url.host} closed the connection before the body was complete`));
     }
   });
 
@@ -451,13 +420,7 @@ function bodyStream(
           await new Promise<void>((resolve) => {
             waiter = resolve;
             idleTimer = setTimeout(
-              () =>
-                fail(
-                  problem(
-                    "ORIGIN_TIMEOUT",
-                    `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`,
-                  ),
-                ),
+              () => fail(problem("ORIGIN_TIMEOUT", `${name} origin ${url.host} sent no data for ${idleTimeoutMs} ms`)),
               idleTimeoutMs,
             );
           });

@@ -5,17 +5,15 @@
  */
 import { ProblemError } from "../problems.js";
 import type { FetchOrigin, OriginResponse, OriginSend } from "./fetch-origin.js";
-import { privateHostReason } from "./host-names.js";
-import {
-  followRedirects,
-  originProblem as problem,
-  parseContentLength,
-  parseOriginUrl,
-  parseReprSha256,
-  refusedHost,
-} from "./policy.js";
+import { createOriginGuard, type OriginGuard, type UrlSubject } from "./guard.js";
+import { followRedirects, parseContentLength, parseReprSha256 } from "./policy.js";
 
 export interface WorkerFetchOriginOptions {
+  /**
+   * What problems call the URL, and its field.
+   * @default EXTERNAL_URI (guard.ts)
+   */
+  subject?: UrlSubject;
   /**
    * Allow IP literals and private names (localhost, *.internal, single labels…). Development and
    * tests only (`wrangler dev` against a loopback origin).
@@ -57,13 +55,10 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
   const userAgent = options.userAgent ?? "content-resource-service";
   const fetchHop = options.fetch ?? ((input, init) => fetch(input, init));
 
-  /** The shared URL checks, then the by-name policy: Workers cannot check addresses before connecting. */
-  const validateUrl = (raw: string | URL): URL => {
-    const url = parseOriginUrl(raw);
-    const why = allowPrivate ? null : privateHostReason(url.hostname);
-    if (why) throw refusedHost(url.hostname, why);
-    return url;
-  };
+  // By name: Workers cannot check addresses before connecting.
+  const guard = createOriginGuard({ subject: options.subject, allowPrivate });
+  const { problem } = guard;
+  const { name } = guard.subject;
 
   /** One GET without following redirects; rejects with a ProblemError (or the abort reason). */
   const request = async (url: URL, signal: AbortSignal, send?: OriginSend): Promise<Response> => {
@@ -72,10 +67,7 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
       timer = setTimeout(
         () =>
           reject(
-            problem(
-              "ORIGIN_TIMEOUT",
-              `resourceExternalURI origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`,
-            ),
+            problem("ORIGIN_TIMEOUT", `${name} origin ${url.host} sent no response headers within ${idleTimeoutMs} ms`),
           ),
         idleTimeoutMs,
       );
@@ -95,16 +87,17 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
       if (signal.aborted) throw signal.reason;
       if (err instanceof ProblemError) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      throw problem("ORIGIN_FAILED", `resourceExternalURI origin ${url.host} could not be reached (${message})`, err);
+      throw problem("ORIGIN_FAILED", `${name} origin ${url.host} could not be reached (${message})`, err);
     } finally {
       clearTimeout(timer);
     }
   };
 
   return followRedirects({
+    guard,
     totalTimeoutMs,
     maxRedirects,
-    validateUrl,
+    validateUrl: guard.checkUrlByName,
     hop: async (url, signal, send) => {
       const res = await request(url, signal, send);
       return {
@@ -112,7 +105,7 @@ export function createWorkerFetchOrigin(options: WorkerFetchOriginOptions = {}):
         statusText: res.statusText,
         location: res.headers.get("location"),
         discard: () => res.body?.cancel().catch(() => {}),
-        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose),
+        accept: (dispose) => toOriginResponse(res, url, signal, idleTimeoutMs, dispose, guard),
       };
     },
   });
@@ -124,9 +117,10 @@ function toOriginResponse(
   signal: AbortSignal,
   idleTimeoutMs: number,
   dispose: () => void,
+  guard: OriginGuard,
 ): OriginResponse {
   return {
-    body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose),
+    body: bodyStream(res.body, url, signal, idleTimeoutMs, dispose, guard),
     contentType: res.headers.get("content-type"),
     contentLength: parseContentLength(res.headers.get("content-length")),
     reprSha256: parseReprSha256(res.headers.get("repr-digest")),
@@ -145,7 +139,10 @@ function bodyStream(
   signal: AbortSignal,
   idleTimeoutMs: number,
   dispose: () => void,
+  guard: OriginGuard,
 ): ReadableStream<Uint8Array> {
+  const { problem } = guard;
+  const { name } = guard.subject;
   if (body === null) {
     dispose();
     return new ReadableStream({ start: (c) => c.close() });
@@ -171,12 +168,7 @@ function bodyStream(
           const idle = new Promise<never>((_, reject) => {
             timer = setTimeout(
               () =>
-                reject(
-                  problem(
-                    "ORIGIN_TIMEOUT",
-                    `resourceExternalURI origin ${url.host} sent no data for ${idleTimeoutMs} ms`,
-                  ),
-                ),
+                reject(problem("ORIGIN_TIMEOUT", `${name} origin ${url.host} sent no data for ${idleTimeoutMs} ms`)),
               idleTimeoutMs,
             );
           });
@@ -193,11 +185,7 @@ function bodyStream(
           if (signal.aborted) throw signal.reason;
           if (err instanceof ProblemError) throw err;
           const message = err instanceof Error ? err.message : String(err);
-          throw problem(
-            "ORIGIN_FAILED",
-            `resourceExternalURI origin ${url.host} failed while sending the body (${message})`,
-            err,
-          );
+          throw problem("ORIGIN_FAILED", `${name} origin ${url.host} failed while sending the body (${message})`, err);
         } finally {
           clearTimeout(timer);
         }

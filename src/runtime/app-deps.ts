@@ -1,5 +1,6 @@
 /**
- * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock), so
+ * The part of AppDeps every runtime builds the same way (token verifier, link signer, ids, clock,
+ * the webhook deliverer), so
  * runtime/host/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
  */
 import type { AppDeps } from "../app.js";
@@ -11,7 +12,9 @@ import type { Logger } from "../lib/logger.js";
 import { countCollectorPasses, countOriginFetches } from "../metrics/counted.js";
 import { type Metrics, noopMetrics } from "../metrics/metrics.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
+import { type UrlSubject, WEBHOOK_URL } from "../origin/guard.js";
 import { createBlobCollector } from "../services/blob-collector.js";
+import { createWebhookDeliverer } from "../services/webhook-deliverer.js";
 import { createDerivativeIndex } from "../images/derivative-index.js";
 import { DEFAULT_DERIVATIVE_SETTINGS } from "../images/derivatives.js";
 import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
@@ -19,7 +22,13 @@ import { claimBlobStore, type StoreLabel } from "../services/store-owner.js";
 /** What a runtime provides itself: where blobs, metadata and explorer assets live, and how origins are fetched. */
 export interface RuntimeDeps
   extends Pick<AppDeps, "blobs" | "store" | "readAsset" | "readLibraryAsset" | "platformCompresses"> {
-  createFetchOrigin(options: { allowPrivate: boolean; totalTimeoutMs: number; maxRedirects?: number }): FetchOrigin;
+  createFetchOrigin(options: {
+    allowPrivate: boolean;
+    totalTimeoutMs: number;
+    maxRedirects?: number;
+    /** What its problems call the URL (origin/guard.ts); default the external URI. */
+    subject?: UrlSubject;
+  }): FetchOrigin;
   /** Default the real time; tests pass a clock they move themselves. */
   clock?: AppDeps["clock"];
   /** How a refusal names the blob store and the setting that gives a deployment its own. */
@@ -69,11 +78,19 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
     derivatives,
     store,
     fetchOrigin: countOriginFetches(runtime.createFetchOrigin(options.fetch), metrics),
-    // A POST is never sent on to a redirect's target: a 3xx is a failed attempt.
-    webhookFetch: runtime.createFetchOrigin({
-      allowPrivate: options.webhooks.allowPrivate,
-      totalTimeoutMs: options.webhooks.timeoutMs,
-      maxRedirects: 0,
+    webhookDeliverer: createWebhookDeliverer({
+      store: store.webhooks,
+      // A POST is never sent on to a redirect's target: a 3xx is a failed attempt.
+      send: runtime.createFetchOrigin({
+        allowPrivate: options.webhooks.allowPrivate,
+        totalTimeoutMs: options.webhooks.timeoutMs,
+        maxRedirects: 0,
+        subject: WEBHOOK_URL,
+      }),
+      now: () => clock().getTime(),
+      logger,
+      metrics,
+      ...options.webhooks,
     }),
     verifier: auth
       ? createTokenVerifier({

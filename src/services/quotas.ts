@@ -3,7 +3,7 @@
  * charge a write adds to its tenant's usage (enforced by the database in the write's own batch, see
  * UsageCharge), the 507 a refused charge becomes, and the usage document.
  */
-import type { Principal } from "../auth/principal.js";
+import { assertTenant, type Principal } from "../auth/principal.js";
 import type { QuotaOptions } from "../app-deps.js";
 import { ProblemError } from "../problems.js";
 import type { MetadataStore, UsageCharge } from "../metadata/metadata-store.js";
@@ -114,9 +114,13 @@ export function createQuotaService({
       return overQuota(charge.tenantId, quota, limit, used, adding, err);
     },
 
-    /** The usage document: an admin's for any tenant, otherwise only for a tenant the caller is confined to. */
+    /**
+     * The usage document: within the caller's tenants (the confinement every route keeps, admins'
+     * included), and for a caller that is not confined only to admins.
+     */
     async usage(tenantId: string, principal: Principal) {
-      if (!principal.roles.has("admin") && !principal.tenants?.includes(tenantId)) {
+      assertTenant(principal, tenantId);
+      if (!principal.roles.has("admin") && principal.tenants === null) {
         throw new ProblemError("FORBIDDEN", "usage is shown to admins, or to callers confined to that tenant");
       }
       const [used, revisions] = await Promise.all([current(tenantId), store.revisionCount(tenantId)]);

@@ -36,6 +36,7 @@ export async function startAuthStack(
     log: () => {},
     users: [
       { username: "acme-creator", password: "acme-creator", roles: ["creator"], tenants: ["acme"] },
+      { username: "acme-admin", password: "acme-admin", roles: ["admin"], tenants: ["acme"] },
       { username: "no-roles", password: "no-roles", roles: [] },
     ],
   });

@@ -1,6 +1,6 @@
 /**
- * Roles and tenants on the issue-15 endpoints, with the real dev IdP: the usage document (admins, or
- * callers confined to that tenant) and tus uploads (creator role, tenant rules, only the creator or
+ * Roles and tenants on the issue-15 endpoints, with the real dev IdP: the usage document (unconfined
+ * admins, or callers confined to that tenant) and tus uploads (creator role, tenant rules, only the creator or
  * an admin continues an upload).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ let stack: AuthStack;
 const tokens: Record<string, string> = {};
 beforeAll(async () => {
   stack = await startAuthStack({}, { transport: "in-process" });
-  for (const user of ["cms-admin", "cms-creator", "cms-consumer", "acme-creator"])
+  for (const user of ["cms-admin", "cms-creator", "cms-consumer", "acme-creator", "acme-admin"])
     tokens[user] = await stack.passwordToken(user);
 });
 afterAll(() => stack?.close());
@@ -26,6 +26,9 @@ describe("usage", () => {
     ["cms-admin", "other", 200],
     ["acme-creator", "acme", 200],
     ["acme-creator", "other", 403],
+    // Being an admin does not lift a token's confinement (issue 41 item 6).
+    ["acme-admin", "acme", 200],
+    ["acme-admin", "other", 403],
     ["cms-creator", "acme", 403],
     ["cms-consumer", "acme", 403],
     [null, "acme", 401],

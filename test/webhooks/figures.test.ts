@@ -4,7 +4,6 @@
  * deliveries per second one deliverer sustains to a receiver on 127.0.0.1.
  */
 import { afterAll, expect, it } from "vitest";
-import { createWebhookDeliverer } from "../../src/services/webhook-deliverer.js";
 import { API, cmsClient } from "../helpers/cms-client.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { type Receiver, startReceiver } from "./receiver.js";
@@ -46,15 +45,8 @@ it("measures create latency with and without a subscription, and one deliverer's
   const { secret } = (await res.json()) as { secret: string };
   const withSub = median(await createLatencies(N));
 
-  const deliverer = createWebhookDeliverer({
-    store: app.deps.store.webhooks,
-    send: app.deps.webhookFetch,
-    now: () => Date.now(),
-    logger: app.deps.logger,
-    ...app.deps.options.webhooks,
-  });
   const start = performance.now();
-  const figures = await deliverer.pass(1000);
+  const figures = await app.deps.webhookDeliverer.pass();
   const seconds = (performance.now() - start) / 1000;
   expect(figures).toEqual({ delivered: N, retried: 0, failed: 0 });
   expect(receiver.received).toHaveLength(N);

@@ -80,3 +80,44 @@ it("records one event per change and matching subscription, in the change's batc
     },
   });
 });
+
+it("claims per subscription: each at most its cap of live claims, taking turns, a resource's events in order", async () => {
+  await subscription("slow");
+  await subscription("fast");
+  for (let i = 0; i < 4; i++) await store.insert(resourceRow(`r${i}-t`, { blobKey: `k${i}`, owner: "alice" }));
+  // A second event of r0: never claimed while its first is pending.
+  const lock = { lockId: "L", owner: "o", holder: "h" };
+  await store.locks.acquire({ name: "r0-t", ...lock, expiresAt: 9e12, now: 2000 });
+  const { webhooks } = store;
+  const now = 10_000;
+  const first = await webhooks.claim(now, 5_000, 10, 2);
+  // Turns: each subscription's oldest, then each one's next; two per subscription at most.
+  expect(first.map((d) => `${d.subscriptionId} ${d.resourceUid}`)).toEqual([
+    "slow r0-t",
+    "fast r0-t",
+    "slow r1-t",
+    "fast r1-t",
+  ]);
+  // Every subscription is at its cap while those claims live, whoever claims.
+  expect(await webhooks.claim(now + 1, 5_000, 10, 2)).toEqual([]);
+  // A delivery done frees its subscription's slot, for that subscription only.
+  const fastR0 = first[1] as (typeof first)[number];
+  const done = { claimedUntil: fastR0.claimedUntil ?? 0, delivered: true, statusCode: 204, error: null, now };
+  expect(await webhooks.complete(fastR0.seq, { ...done, retryAt: null })).toBe(true);
+  const next = await webhooks.claim(now + 2, 5_000, 10, 2);
+  // fast's r0 lock event is next in r0's order, but r2 is older in the outbox: the oldest goes first.
+  expect(next.map((d) => `${d.subscriptionId} ${d.resourceUid} ${d.type}`)).toEqual(["fast r2-t resource.created"]);
+  // A claim given back (a stopping instance) is due again at once, its attempts unchanged.
+  const slowR1 = first[2] as (typeof first)[number];
+  await webhooks.release(slowR1.seq, slowR1.claimedUntil ?? 0);
+  const again = await webhooks.claim(now + 3, 5_000, 10, 2);
+  expect(again.map((d) => [d.seq, d.attempts])).toEqual([[slowR1.seq, 0]]);
+  // When a lease lapses its slot is free again: the slow subscription's next ones go.
+  const later = await webhooks.claim(now + 5_001, 5_000, 10, 2);
+  expect(later.map((d) => `${d.subscriptionId} ${d.resourceUid}`)).toContain("slow r0-t");
+  // In order per resource: r0's lock event goes to fast (its created one was delivered), never to
+  // slow while slow's created one is pending, however large the cap.
+  const rest = await webhooks.claim(now + 5_002, 5_000, 100, 100);
+  const locked = [...next, ...later, ...rest].filter((d) => d.type === "resource.locked");
+  expect(locked.map((d) => d.subscriptionId)).toEqual(["fast"]);
+});

@@ -4,6 +4,8 @@
  * with the same webhook-id, backoff to `failed` and a retry through the API, the SSRF refusal at
  * registration, and the admin guard.
  */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appOptions, parseConfig } from "../../src/config.js";
 import { backoffMs } from "../../src/services/webhook-deliverer.js";
@@ -164,6 +166,43 @@ describe("webhooks", () => {
     }, 5_000);
     expect(failed).toMatchObject({ attempts: 3, lastStatusCode: 503 });
     expect(receiver.received).toHaveLength(3);
+  });
+
+  it("stops without waiting out a hanging receiver: the claim is given back, no attempt counted", async () => {
+    app = await startTestApp({ CMS_WEBHOOK_POLL_MS: "3600000" }); // the default 10 s timeout
+    receiver = await startReceiver();
+    receiver.hold = true;
+    const sub = await subscribe(app, { url: receiver.url });
+    await cmsClient(app, "acme").create();
+    const pump = app.deps.webhookDeliverer.pump();
+    pump.poke();
+    await receiver.waitFor(1);
+    const started = performance.now();
+    await pump.stop();
+    expect(performance.now() - started).toBeLessThan(5_000);
+    const [row] = await app.deps.store.webhooks.deliveries(sub.id, 10);
+    expect(row).toMatchObject({ status: "pending", attempts: 0, claimedUntil: null, lastError: null });
+    // Due again at once: the next pass delivers it.
+    receiver.hold = false;
+    expect(await app.deps.webhookDeliverer.pass()).toEqual({ delivered: 1, retried: 0, failed: 0 });
+  });
+
+  it("does not follow a receiver's redirect, and says so naming the webhook URL (not resourceExternalURI)", async () => {
+    app = await startTestApp({ CMS_WEBHOOK_MAX_ATTEMPTS: "1", CMS_WEBHOOK_POLL_MS: "3600000" });
+    receiver = await startReceiver(); // where the redirect points: it must get nothing
+    const redirecting = createServer((_req, res) => res.writeHead(307, { location: receiver.url }).end());
+    await new Promise<void>((resolve) => redirecting.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/hook`;
+      const sub = await subscribe(app, { url });
+      await cmsClient(app, "acme").create();
+      expect(await app.deps.webhookDeliverer.pass()).toEqual({ delivered: 0, retried: 0, failed: 1 });
+      const [failed] = await deliveries(app, sub.id);
+      expect(failed?.lastError).toBe("webhook URL answered 307, a redirect, which is not followed");
+      expect(receiver.received).toHaveLength(0);
+    } finally {
+      redirecting.close();
+    }
   });
 
   it("refuses a loopback, private or localhost receiver with 422 naming the url unless CMS_FETCH_ALLOW_PRIVATE", async () => {

@@ -17,7 +17,11 @@ export const NewWebhookSchema = z
       .max(WEBHOOK_EVENT_TYPES.length * 2)
       .optional()
       .openapi({ description: "Default: all" }),
-    tenants: z.array(TenantIdSchema).max(100).optional().openapi({ description: "Default: all tenants" }),
+    tenants: z
+      .array(TenantIdSchema)
+      .max(100)
+      .optional()
+      .openapi({ description: "Default: all tenants (an admin without a tenant claim only)" }),
   })
   .strict()
   .openapi("NewWebhook");

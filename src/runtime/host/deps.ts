@@ -19,8 +19,7 @@ import type { CachedBlobStore } from "../../storage/drivers/cached.js";
 import { createAppDeps } from "../app-deps.js";
 import { openBlobStorage, storeLabelOf } from "./blob-storage.js";
 import { scheduleCollector } from "./collector-schedule.js";
-import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
-import { scheduleDeliveries } from "./webhook-schedule.js";
+import { type DeliverySchedule, scheduleDeliveries } from "./webhook-schedule.js";
 import { openDatabase, openReadReplica } from "./database.js";
 import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
@@ -42,7 +41,14 @@ export async function createServerDeps(
   config: Config,
   logger: Logger,
   { collectBlobs = true, clock }: { collectBlobs?: boolean; clock?: AppDeps["clock"] } = {},
-): Promise<AppDeps & { close(): Promise<void>; metricsEndpoint: MetricsEndpoint | null }> {
+): Promise<
+  AppDeps & {
+    close(): Promise<void>;
+    metricsEndpoint: MetricsEndpoint | null;
+    /** This process's webhook delivery pump (`drain()`: the idle signal tests await). */
+    webhookDeliveries: DeliverySchedule["pump"];
+  }
+> {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
   // A database that cannot open gives the volume back (its claimed temp folder goes).
   // One judge of the database's availability for this process: each outage is logged once.
@@ -102,19 +108,7 @@ export async function createServerDeps(
   const collector = !collectBlobs
     ? null
     : scheduleCollector(deps.collector, deps.options.collector.intervalMs, logger, deps.clock);
-  const { webhooks } = deps.options;
-  const deliveries = scheduleDeliveries(
-    createWebhookDeliverer({
-      store: deps.store.webhooks,
-      send: deps.webhookFetch,
-      now: () => deps.clock().getTime(),
-      logger,
-      metrics: deps.metrics,
-      ...webhooks,
-    }),
-    webhooks.pollMs,
-    logger,
-  );
+  const deliveries = scheduleDeliveries(deps.webhookDeliverer, deps.options.webhooks.pollMs, logger);
   // Large image sources are spooled here; a killed process's folder goes when the next one starts.
   const spool = await claimSpoolDir(join(tmpdir(), "cms-image-spool")).catch((err: unknown) => {
     logger.warn("no image spool folder of this process's own; spooling in the OS temp folder", { error: err });
@@ -130,6 +124,7 @@ export async function createServerDeps(
       // a source arriving while all are in use goes through a temp file.
       buffers: { count: Math.min(imageConcurrency, 4) },
     }),
+    webhookDeliveries: deliveries.pump,
     // A cluster worker's scrape answers for every worker (cluster-metrics.ts).
     metricsEndpoint: metrics
       ? createMetricsEndpoint(

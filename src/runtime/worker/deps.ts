@@ -18,7 +18,6 @@ import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-ima
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
-import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
 
 /** The bindings this Worker uses (see wrangler.toml); vars and secrets arrive as strings beside them. */
 export interface WorkerBindings {
@@ -145,16 +144,8 @@ type Built =
     }
   | { misconfigured: ProblemError };
 
-/** One webhook delivery pass (services/webhook-deliverer.ts), as Node and Bun run on their timer. */
-const deliverWebhooks = (deps: AppDeps) =>
-  createWebhookDeliverer({
-    store: deps.store.webhooks,
-    send: deps.webhookFetch,
-    now: () => deps.clock().getTime(),
-    logger: deps.logger,
-    metrics: deps.metrics,
-    ...deps.options.webhooks,
-  }).pass();
+/** One webhook delivery pass of the app's deliverer (services/webhook-deliverer.ts). */
+const deliverWebhooks = (deps: AppDeps) => deps.webhookDeliverer.pass();
 
 /**
  * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
