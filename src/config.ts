@@ -128,9 +128,12 @@ export const ConfigSchema = z
     CMS_IMAGE_PRESETS_ONLY: boolean(false),
     /** Largest width or height of an image derivative. */
     CMS_IMAGE_MAX_DIMENSION: integer(6000, 1, 16_383),
-    /** Largest source image (width × height, read from its header before decoding) that is transformed. */
+    /**
+     * Largest source image (width × height, read from its header, an AVIF's from its AV1 data, before
+     * decoding) that is transformed; and the largest derivative `enlarge=true` may make.
+     */
     CMS_IMAGE_MAX_PIXELS: integer(50_000_000, 1, 1_000_000_000),
-    /** Transforms running at once (0: the number of cores); more wait in a short queue, then 503. */
+    /** Transforms running at once (0: the number of cores); more wait in short per-caller queues, shared fairly, then 503. */
     CMS_IMAGE_CONCURRENCY: integer(0, 0, 1024),
     /** Seconds one transform may take before it is abandoned (503 with Retry-After). */
     CMS_IMAGE_TIMEOUT_SECONDS: integer(30, 1, 3600),

@@ -2066,7 +2066,7 @@ export interface operations {
                  */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
                 /**
-                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept (the higher q-value; q=0 refuses), else the source's, and the answer carries `Vary: Accept`.
                  *
                  *     Example: `webp`
                  */
@@ -2078,7 +2078,13 @@ export interface operations {
                  */
                 quality?: string;
                 /**
-                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 * @description Image derivative: `true` lets it outgrow the source (at most CMS_IMAGE_MAX_PIXELS pixels, else 422 IMAGE_TOO_LARGE); by default it never does.
+                 *
+                 *     Example: `false`
+                 */
+                enlarge?: "true" | "false";
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted; on a signed link, the only one too: others are 403).
                  *
                  *     Example: `thumb`
                  */
@@ -2447,7 +2453,7 @@ export interface operations {
                  */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
                 /**
-                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept (the higher q-value; q=0 refuses), else the source's, and the answer carries `Vary: Accept`.
                  *
                  *     Example: `webp`
                  */
@@ -2459,7 +2465,13 @@ export interface operations {
                  */
                 quality?: string;
                 /**
-                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 * @description Image derivative: `true` lets it outgrow the source (at most CMS_IMAGE_MAX_PIXELS pixels, else 422 IMAGE_TOO_LARGE); by default it never does.
+                 *
+                 *     Example: `false`
+                 */
+                enlarge?: "true" | "false";
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted; on a signed link, the only one too: others are 403).
                  *
                  *     Example: `thumb`
                  */
@@ -2703,7 +2715,7 @@ export interface operations {
                  */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
                 /**
-                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept (the higher q-value; q=0 refuses), else the source's, and the answer carries `Vary: Accept`.
                  *
                  *     Example: `webp`
                  */
@@ -2715,7 +2727,13 @@ export interface operations {
                  */
                 quality?: string;
                 /**
-                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 * @description Image derivative: `true` lets it outgrow the source (at most CMS_IMAGE_MAX_PIXELS pixels, else 422 IMAGE_TOO_LARGE); by default it never does.
+                 *
+                 *     Example: `false`
+                 */
+                enlarge?: "true" | "false";
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted; on a signed link, the only one too: others are 403).
                  *
                  *     Example: `thumb`
                  */
@@ -3084,7 +3102,7 @@ export interface operations {
                  */
                 fit?: "cover" | "contain" | "inside" | "outside" | "fill";
                 /**
-                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.
+                 * @description Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept (the higher q-value; q=0 refuses), else the source's, and the answer carries `Vary: Accept`.
                  *
                  *     Example: `webp`
                  */
@@ -3096,7 +3114,13 @@ export interface operations {
                  */
                 quality?: string;
                 /**
-                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).
+                 * @description Image derivative: `true` lets it outgrow the source (at most CMS_IMAGE_MAX_PIXELS pixels, else 422 IMAGE_TOO_LARGE); by default it never does.
+                 *
+                 *     Example: `false`
+                 */
+                enlarge?: "true" | "false";
+                /**
+                 * @description Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted; on a signed link, the only one too: others are 403).
                  *
                  *     Example: `thumb`
                  */

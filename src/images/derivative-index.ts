@@ -58,13 +58,18 @@ export function createDerivativeIndex({
 }): DerivativeIndex {
   const written = new Map<string, number>();
   const facts = new LRUCache<string, BlobInfo>({ max: KNOWN });
-  let evicting: Promise<number> | undefined;
+  // Evictions run one after another: one that shared a running pass left the bytes recorded after
+  // that pass read its total (510 KB against 300 KB seen). A caller joins the pass not yet started
+  // (it reads the total later, theirs included), else queues the next; the kept keys gather.
+  let tail: Promise<unknown> = Promise.resolve();
+  let queued: Promise<number> | undefined;
+  const keeps = new Set<string>();
 
-  const evictOnce = async (keep?: string): Promise<number> => {
+  const evictOnce = async (keep: ReadonlySet<string>): Promise<number> => {
     let total = await store.totalBytes();
     let evicted = 0;
     while (total > maxBytes) {
-      const oldest = (await store.oldest(BATCH + 1)).filter((d) => d.key !== keep);
+      const oldest = (await store.oldest(BATCH + keep.size)).filter((d) => !keep.has(d.key));
       if (oldest.length === 0) break;
       const gone: string[] = [];
       for (const { key, size } of oldest) {
@@ -82,11 +87,16 @@ export function createDerivativeIndex({
   };
 
   const evict = (keep?: string): Promise<number> => {
-    // One eviction at a time per process; a second caller shares the running one.
-    evicting ??= evictOnce(keep).finally(() => {
-      evicting = undefined;
+    if (keep !== undefined) keeps.add(keep);
+    queued ??= tail.then(() => {
+      queued = undefined;
+      const kept = new Set(keeps);
+      keeps.clear();
+      return evictOnce(kept);
     });
-    return evicting;
+    const pass = queued;
+    tail = pass.catch(() => 0);
+    return pass;
   };
 
   const warn = (err: unknown) => logger?.warn("image derivative cache bookkeeping failed", { error: err });

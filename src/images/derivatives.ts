@@ -6,6 +6,7 @@
  * (outside the collector's and the quotas' `t/`), bounded by CMS_IMAGE_CACHE_BYTES, removed with
  * their source (derivative-keys.ts, services/content.ts collect).
  */
+import { LRUCache } from "lru-cache";
 import { ProblemError } from "../problems.js";
 import type { ContentFacts } from "../services/content.js";
 import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
@@ -18,11 +19,13 @@ import {
   FORMAT_MEDIA_TYPES,
   type ImageRequest,
   type ImageSettings,
+  type ImageAsker,
   type OutputFormat,
   outputFormat,
+  outputPixels,
   parseImageQuery,
 } from "./params.js";
-import type { ImageSource, ImageTransformer } from "./transformer.js";
+import type { ImageHeader, ImageSource, ImageTransformer } from "./transformer.js";
 
 export interface DerivativeSettings extends ImageSettings {
   /** 0: the number of cores. */
@@ -30,6 +33,8 @@ export interface DerivativeSettings extends ImageSettings {
   cacheBytes: number;
   /** CMS_IMAGE_TIMEOUT_SECONDS: a transform's time limit, waiting for a slot included (limit.ts). */
   timeoutSeconds?: number;
+  /** CMS_IMAGE_MAX_PIXELS: bounds the output too (an `enlarge`d one); none: unbounded here. */
+  maxPixels?: number;
 }
 
 export const DEFAULT_DERIVATIVE_SETTINGS: DerivativeSettings = {
@@ -57,10 +62,13 @@ export interface Derivative {
 }
 
 export interface ImageDerivatives {
-  /** The transform the query asks for, or null (plain getData). 400 naming a bad parameter. */
-  requested(query: (name: string) => string | undefined): ImageRequest | null;
-  /** The derivative of `source` for `request`, made (once) and stored. 422/501/503 as problems. */
-  derive(source: ContentFacts, request: ImageRequest, accept: string): Promise<Derivative>;
+  /** The transform the query asks for, or null (plain getData). 400 naming a bad parameter (403: a link's holder's). */
+  requested(query: (name: string) => string | undefined, asker?: ImageAsker): ImageRequest | null;
+  /**
+   * The derivative of `source` for `request`, made (once) and stored. 422/501/503 as problems.
+   * `caller` (a user, a signed link): who waits for a transform slot, for a fair share (limit.ts).
+   */
+  derive(source: ContentFacts, request: ImageRequest, accept: string, caller?: string): Promise<Derivative>;
   /**
    * The derivative `derive` would answer when it is already stored; else null (nothing is made).
    * One this process found or stored before comes from memory (derivative-index.ts `known`), in
@@ -110,35 +118,80 @@ export function createImageDerivatives({
       headers: { "retry-after": "5" },
     });
 
-  const make = async (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) =>
-    limit.run(async (hold) => {
-      const deadline = new AbortController();
-      const timer = Number.isFinite(deadlineMs) ? setTimeout(() => deadline.abort(overTime()), deadlineMs) : undefined;
-      try {
-        const made = await transformer!.transform(await sourceOf(source), request, () => format);
-        // Past the deadline the answer is a 503 at once, but libvips may encode on: its slot waits for it.
-        if (made.finished) hold(made.finished);
-        deadline.signal.throwIfAborted();
-        const body = made.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal: deadline.signal });
-        // A cache's write: not flushed before the answer (durable: false, blob-store.ts); a crash's
-        // leftovers are never served (the store checks them) and are made again here.
-        return await blobs.put(key, body, { durable: false });
-      } catch (err) {
-        if (deadline.signal.aborted) throw deadline.signal.reason;
-        throw problemIn(err) ?? err;
-      } finally {
-        clearTimeout(timer);
-      }
+  // A source the transformer refused (too large, lying, corrupt) is refused from memory next time,
+  // by its content (the blob key: tenant and SHA-256), whatever the parameters: a repeat of a 1 KB
+  // AVIF that cost 1.2 s and 622 MiB each time now costs a lookup.
+  const refused = new LRUCache<string, ProblemError>({ max: REFUSALS });
+  // Refusals of one request's output, not of its source: never remembered for the source.
+  const outputRefusals = new WeakSet<ProblemError>();
+
+  /** The output's bound (an `enlarge`d one: the source's own is within the limit already). */
+  const boundedOutput = (request: ImageRequest, header: ImageHeader) => {
+    const max = settings.maxPixels;
+    if (max === undefined || outputPixels(request, header) <= max) return;
+    const detail = `would make a derivative of more than ${max} pixels (CMS_IMAGE_MAX_PIXELS)`;
+    const names = (["width", "height"] as const).filter((name) => request[name] !== undefined);
+    const problem = new ProblemError("IMAGE_TOO_LARGE", `${names.join(" and ")} with enlarge=true ${detail}`, {
+      errors: names.map((name) => ({ pointer: `/query/${name}`, detail })),
     });
+    outputRefusals.add(problem);
+    throw problem;
+  };
+
+  const make = async (
+    source: ContentFacts,
+    request: ImageRequest,
+    key: BlobKey,
+    format: OutputFormat,
+    caller?: string,
+  ) =>
+    limit.run(
+      async (hold) => {
+        const deadline = new AbortController();
+        const timer = Number.isFinite(deadlineMs)
+          ? setTimeout(() => deadline.abort(overTime()), deadlineMs)
+          : undefined;
+        const formatFor = (header: ImageHeader) => {
+          boundedOutput(request, header);
+          return format;
+        };
+        try {
+          const made = await transformer!.transform(await sourceOf(source), request, formatFor);
+          // Past the deadline the answer is a 503 at once, but libvips may encode on: its slot waits for it.
+          if (made.finished) hold(made.finished);
+          deadline.signal.throwIfAborted();
+          const body = made.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), {
+            signal: deadline.signal,
+          });
+          // A cache's write: not flushed before the answer (durable: false, blob-store.ts); a crash's
+          // leftovers are never served (the store checks them) and are made again here.
+          return await blobs.put(key, body, { durable: false });
+        } catch (err) {
+          if (deadline.signal.aborted) throw deadline.signal.reason;
+          const problem = problemIn(err);
+          if (problem?.status === 422 && !outputRefusals.has(problem)) refused.set(source.blobKey, problem);
+          throw problem ?? err;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+      { tenant: tenantOf(source.blobKey), caller },
+    );
 
   // Requests for a derivative being made wait for that make: a new image on a busy page is
   // transformed and recorded once, in one transform slot, not once per asker (16 at once with one
   // slot: 11 were refused 503 past the queue). A failure is shared, then forgotten: the next tries again.
   const making = new Map<BlobKey, Promise<BlobInfo>>();
-  const makeOnce = (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) => {
+  const makeOnce = (
+    source: ContentFacts,
+    request: ImageRequest,
+    key: BlobKey,
+    format: OutputFormat,
+    caller?: string,
+  ) => {
     let made = making.get(key);
     if (!made) {
-      made = make(source, request, key, format)
+      made = make(source, request, key, format, caller)
         .then((info) => {
           index?.remember(key, info);
           index?.used(key, info.size, true);
@@ -202,9 +255,11 @@ export function createImageDerivatives({
   };
 
   return {
-    requested: (query) => parseImageQuery(query, settings),
+    requested: (query, asker) => parseImageQuery(query, settings, asker),
 
-    async derive(source, request, accept) {
+    async derive(source, request, accept, caller) {
+      const refusal = refused.get(source.blobKey);
+      if (refusal) throw refusal;
       const place = locate(source, request, accept);
       const { key, format } = place;
       // Always asked: a request comes here when the fast path's memory was wrong (missing). A file
@@ -214,7 +269,7 @@ export function createImageDerivatives({
         index?.remember(key, found);
         index?.used(key, found.size, false);
       }
-      const info = found ?? (await makeOnce(source, request, key, format));
+      const info = found ?? (await makeOnce(source, request, key, format, caller));
       return derivative(source, request, place, info);
     },
 
@@ -256,6 +311,12 @@ interface Place {
   format: OutputFormat;
   facts: ContentFacts | undefined;
 }
+
+/** The tenant segment of a content blob key (`t/<tenant>/…`): whose transform slots' share it is. */
+const tenantOf = (blobKey: string) => blobKey.split("/", 2)[1];
+
+/** Sources whose refusal is remembered (≈ 300 B each), least recently refused dropped first. */
+const REFUSALS = 10_000;
 
 /** Derivatives' places kept per source row (more: the row's are dropped and built again). */
 const PLACES_PER_SOURCE = 64;

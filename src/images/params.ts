@@ -18,6 +18,8 @@ export const ImageParamsSchema = z
     fit: z.enum(FITS),
     format: z.enum(FORMATS),
     quality: z.number().int().min(1).max(100),
+    /** Let the derivative outgrow its source (default: never past the source's own size). */
+    enlarge: z.boolean(),
   })
   .partial()
   .strict();
@@ -41,10 +43,18 @@ export interface ImageRequest {
   fit: (typeof FITS)[number];
   format: (typeof FORMATS)[number];
   quality?: number;
+  /** `enlarge=true`: may outgrow the source (else it never does, as imgproxy and Directus default). */
+  enlarge?: true;
 }
 
 /** The query names this module reads; any of them present makes the request a transform. */
-export const IMAGE_QUERY = ["width", "height", "fit", "format", "quality", "preset"] as const;
+export const IMAGE_QUERY = ["width", "height", "fit", "format", "quality", "enlarge", "preset"] as const;
+const EXPLICIT = ["width", "height", "fit", "format", "quality", "enlarge"] as const;
+
+/** Who asks: a signed link's holder may name presets only (the link does not sign other parameters). */
+export interface ImageAsker {
+  linkHolder?: boolean;
+}
 
 const refuse = (name: string, detail: string): never => {
   throw new ProblemError("VALIDATION_FAILED", `invalid query: ${name} ${detail}`, {
@@ -70,16 +80,20 @@ function oneOf<T extends string>(name: string, raw: string, values: readonly T[]
 export function parseImageQuery(
   query: (name: string) => string | undefined,
   settings: ImageSettings,
+  asker: ImageAsker = {},
 ): ImageRequest | null {
   if (!IMAGE_QUERY.some((name) => query(name) !== undefined)) return null;
   const explicit: ImageParams = {};
-  for (const name of ["width", "height", "fit", "format", "quality"] as const) {
+  for (const name of EXPLICIT) {
     const raw = query(name);
     if (raw === undefined) continue;
+    // A link's holder is anyone it reaches: left to choose sizes, five requests filled every slot.
+    if (asker.linkHolder) linkRefuses(name);
     if (settings.presetsOnly) refuse(name, "is not accepted here: only preset= is (CMS_IMAGE_PRESETS_ONLY)");
     if (name === "width" || name === "height") explicit[name] = dimension(name, raw, settings.maxDimension);
     else if (name === "quality") explicit.quality = dimension(name, raw, 100);
     else if (name === "fit") explicit.fit = oneOf(name, raw, FITS);
+    else if (name === "enlarge") explicit.enlarge = oneOf(name, raw, ["true", "false"] as const) === "true";
     else explicit.format = oneOf(name, raw, FORMATS);
   }
   const presetName = query("preset");
@@ -101,8 +115,21 @@ export function parseImageQuery(
   }
   // Both dimensions and no fit: cover (Directus' default); one alone keeps the aspect ratio.
   const fit = merged.fit ?? (merged.width && merged.height ? "cover" : "inside");
-  return { width: merged.width, height: merged.height, fit, format: merged.format ?? "auto", quality: merged.quality };
+  const request: ImageRequest = {
+    width: merged.width,
+    height: merged.height,
+    fit,
+    format: merged.format ?? "auto",
+    quality: merged.quality,
+  };
+  if (merged.enlarge) request.enlarge = true;
+  return request;
 }
+
+const linkRefuses = (name: string): never => {
+  const detail = "is not accepted on a signed link: only preset= is";
+  throw new ProblemError("FORBIDDEN", `${name} ${detail}`, { errors: [{ pointer: `/query/${name}`, detail }] });
+};
 
 /** The media type of each output format, and which `auto` prefers (AVIF, then WebP). */
 export const FORMAT_MEDIA_TYPES: Record<OutputFormat, string> = {
@@ -112,15 +139,20 @@ export const FORMAT_MEDIA_TYPES: Record<OutputFormat, string> = {
   png: "image/png",
 };
 
-/** Whether `accept` names `type` with a non-zero q (exact type only: `image/*` proves nothing). */
-function accepts(accept: string, type: string): boolean {
+/**
+ * The q-value `accept` gives `type` (exact type only: `image/*` proves nothing), 0 when it names
+ * it not or refuses it (q=0); a malformed q counts as refusal. The first naming it counts.
+ */
+function quality(accept: string, type: string): number {
   for (const part of accept.split(",")) {
     const [name, ...params] = part.split(";").map((s) => s.trim().toLowerCase());
     if (name !== type) continue;
-    const q = params.find((p) => p.startsWith("q="));
-    return q === undefined || Number(q.slice(2)) > 0;
+    const q = params.find((p) => p.replace(/\s+/g, "").startsWith("q="));
+    if (q === undefined) return 1;
+    const value = q.replace(/\s+/g, "").slice(2);
+    return /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(value) ? Number(value) : 0;
   }
-  return false;
+  return 0;
 }
 
 /**
@@ -129,8 +161,11 @@ function accepts(accept: string, type: string): boolean {
  */
 export function outputFormat(request: ImageRequest, accept: string, sourceFormat: string | undefined): OutputFormat {
   if (request.format !== "auto") return request.format;
-  if (accepts(accept, "image/avif")) return "avif";
-  if (accepts(accept, "image/webp")) return "webp";
+  // The client's preference by q-value (RFC 9110 §12.5.1); a tie goes to AVIF, the smaller.
+  const avif = quality(accept, "image/avif");
+  const webp = quality(accept, "image/webp");
+  if (avif > 0 && avif >= webp) return "avif";
+  if (webp > 0) return "webp";
   if (sourceFormat === "png" || sourceFormat === "webp" || sourceFormat === "avif") return sourceFormat;
   return sourceFormat === "gif" ? "png" : "jpeg";
 }
@@ -139,5 +174,24 @@ export function outputFormat(request: ImageRequest, accept: string, sourceFormat
 export function derivativeName(request: ImageRequest, format: OutputFormat): string {
   const w = request.width ?? 0;
   const h = request.height ?? 0;
-  return `w${w}-h${h}-${request.fit}-q${request.quality ?? 0}.${format}`;
+  // `-up` only when enlarging: the default's keys stay those stored before `enlarge` existed.
+  return `w${w}-h${h}-${request.fit}-q${request.quality ?? 0}${request.enlarge ? "-up" : ""}.${format}`;
+}
+
+/**
+ * The pixels a derivative of a `source`-sized image would have, at most. Without `enlarge` it never
+ * outgrows its source (sharp's withoutEnlargement), which is within CMS_IMAGE_MAX_PIXELS already;
+ * with it, `width`/`height`/`fit` decide, either way round (EXIF orientation may swap the source's).
+ */
+export function outputPixels(request: ImageRequest, source: { width: number; height: number }): number {
+  const { width: w0, height: h0 } = source;
+  if (!request.enlarge) return w0 * h0;
+  const sized = (sw: number, sh: number) => {
+    const { width: w, height: h, fit } = request;
+    if (w && h && (fit === "fill" || fit === "cover" || fit === "contain")) return w * h;
+    const scales = [w && w / sw, h && h / sh].filter((s): s is number => !!s);
+    const scale = fit === "outside" ? Math.max(...scales) : Math.min(...scales);
+    return Math.max(1, Math.round(sw * scale)) * Math.max(1, Math.round(sh * scale));
+  };
+  return Math.max(sized(w0, h0), sized(h0, w0));
 }

@@ -25,3 +25,19 @@ export function bombPng(): Buffer {
     chunk("IEND", Buffer.alloc(0)),
   ]);
 }
+
+/**
+ * An AVIF whose `ispe` box claims `claimed` (64×48) while its AV1 frame is `real` × `real`: made
+ * by sharp, then the claim patched in. libvips' pixel limit reads the claim; the decoder, the frame.
+ */
+export async function lyingAvif(real: number, claimed = { width: 64, height: 48 }): Promise<Buffer> {
+  const { default: sharp } = await import("sharp");
+  const avif = await sharp({ create: { width: real, height: real, channels: 3, background: "#8ac" } })
+    .avif({ effort: 0, quality: 30 })
+    .toBuffer();
+  const ispe = avif.indexOf("ispe", 0, "latin1");
+  if (ispe < 0 || avif.readUInt32BE(ispe + 8) !== real) throw new Error("no ispe box of the real size");
+  avif.writeUInt32BE(claimed.width, ispe + 8);
+  avif.writeUInt32BE(claimed.height, ispe + 12);
+  return avif;
+}

@@ -51,4 +51,42 @@ describe("derivative cache bound", () => {
     await store.forgetUnder(`img/${"0".repeat(32)}/${"1".repeat(64)}/`);
     expect(await store.totalBytes()).toBe(0);
   });
+
+  it("an eviction asked for while one runs runs after it: bytes recorded meanwhile are trimmed too", async () => {
+    const blobs = createMemoryBlobStore();
+    const real = (await temp.store()).derivatives;
+    await real.forgetUnder(`img/${"2".repeat(32)}/`);
+    // The first eviction reads the total, then waits here until the next derivative is recorded.
+    let totalRead!: () => void;
+    const read = new Promise<void>((resolve) => (totalRead = resolve));
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    let first = true;
+    const store = {
+      ...real,
+      async totalBytes() {
+        const total = await real.totalBytes();
+        if (first) {
+          first = false;
+          totalRead();
+          await resumed;
+        }
+        return total;
+      },
+    };
+    const index = createDerivativeIndex({ blobs, store, maxBytes: 25, now: () => 0 });
+    const keys = ["a", "b", "c", "d"].map((n) => parseBlobKey(`img/${"2".repeat(32)}/${"3".repeat(64)}/${n}.png`)!);
+    for (const [i, key] of keys.entries()) {
+      await blobs.put(key, ten());
+      if (i < 3) await real.used(key, 10, i);
+    }
+    const one = index.evict(keys[2]); // sees 30 bytes
+    await read;
+    await real.used(keys[3]!, 10, 3); // 40 bytes now
+    const two = index.evict(keys[3]);
+    resume();
+    await Promise.all([one, two]);
+    expect(await real.totalBytes()).toBeLessThanOrEqual(25);
+    expect(await blobs.head(keys[3]!)).not.toBeNull();
+  });
 });

@@ -50,6 +50,27 @@ describe("getData image derivatives", () => {
     expect(out.space).toBe("srgb");
   });
 
+  it("never enlarges past the source unless enlarge=true", async () => {
+    const dims = async (query: string) => {
+      const res = await data(png.resourceURI, query);
+      expect(res.status, await res.clone().text()).toBe(200);
+      const out = await sharp(Buffer.from(await bytesOf(res))).metadata();
+      return [out.width, out.height];
+    };
+    // 100 × 50 source: a 4000 × 4000 fill stays within it (was 16 MP).
+    for (const [w, h] of [await dims("width=4000&height=4000&fit=fill&format=png"), await dims("width=400")]) {
+      expect(w).toBeLessThanOrEqual(100);
+      expect(h).toBeLessThanOrEqual(50);
+    }
+    expect(await dims("width=400&enlarge=true&format=png")).toEqual([400, 200]);
+    await expectProblem(
+      await data(png.resourceURI, "width=10&enlarge=yes"),
+      400,
+      "VALIDATION_FAILED",
+      "/query/enlarge",
+    );
+  });
+
   it("width alone keeps the aspect ratio; both mean cover; presets apply", async () => {
     const one = await sharp(Buffer.from(await bytesOf(await data(png.resourceURI, "width=50")))).metadata();
     expect([one.format, one.width, one.height]).toEqual(["png", 50, 25]);
@@ -99,17 +120,19 @@ describe("getData image derivatives", () => {
     await res.arrayBuffer();
   });
 
-  it("a signed link stays valid with image parameters added (they are not signed); a forged one is not", async () => {
+  it("a signed link's holder may ask for presets only (403 naming any other image parameter); a forged link is 403", async () => {
     const made = await t.cms.post("createDataLink", { resourceURI: png.resourceURI, expiresIn: 60 });
     expect(made.status).toBe(200);
     const link = new URL(((await made.json()) as { url: string }).url);
     const signed = (extra: string) => t.app.fetch(t.app.url(`${link.pathname}${link.search}${extra}`));
-    const res = await signed("&width=8&format=png");
+    const res = await signed("&preset=thumb");
     expect(res.status).toBe(200);
     expect(res.headers.get("cache-control")).toMatch(/^private, max-age=\d+$/);
-    expect((await sharp(Buffer.from(await bytesOf(res))).metadata()).width).toBe(8);
+    expect((await sharp(Buffer.from(await bytesOf(res))).metadata()).width).toBe(16);
+    await expectProblem(await signed("&width=8&format=png"), 403, "FORBIDDEN", "/query/width");
+    await expectProblem(await signed("&preset=thumb&format=avif"), 403, "FORBIDDEN", "/query/format");
     const forged = await t.app.fetch(
-      t.app.url(`${link.pathname}${link.search.replace(/signature=[^&]+/, "signature=AAAA")}&width=8`),
+      t.app.url(`${link.pathname}${link.search.replace(/signature=[^&]+/, "signature=AAAA")}&preset=thumb`),
     );
     await expectProblem(forged, 403, "FORBIDDEN");
   });
@@ -171,7 +194,8 @@ describe("getData image derivatives", () => {
     };
     const getData = doc.paths[`${API}/getData/{context}/{path}`]!.get;
     const names = getData.parameters.map((p) => p.name);
-    for (const name of ["width", "height", "fit", "format", "quality", "preset", "v"]) expect(names).toContain(name);
+    for (const name of ["width", "height", "fit", "format", "quality", "enlarge", "preset", "v"])
+      expect(names).toContain(name);
     for (const status of ["400", "422", "501", "503"]) expect(getData.responses).toHaveProperty(status);
   });
 
@@ -208,6 +232,29 @@ describe("a source in another colour space", () => {
     expect((await out.metadata()).icc).toBeUndefined();
     const pixel = await out.raw().toBuffer();
     for (const [i, v] of [200, 100, 50].entries()) expect(Math.abs(pixel[i]! - v)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe("CMS_IMAGE_MAX_PIXELS bounds the output too", () => {
+  const t = useCmsApp("images-out", { CMS_IMAGE_MAX_PIXELS: "4000000" });
+
+  it("an enlarged derivative over it is 422 IMAGE_TOO_LARGE naming width and height; within it, made", async () => {
+    const png = await t.cms.create(
+      { resourceName: "small.png", resourceMediaType: "image/png" },
+      await sharp({ create: { width: 64, height: 48, channels: 3, background: "#36c" } })
+        .png()
+        .toBuffer(),
+    );
+    const get = (query: string) => t.app.fetch(t.app.url(`${API}/getData/${png.resourceURI}?${query}`));
+    const over = await get("width=4000&height=4000&fit=fill&format=png&enlarge=true");
+    await expectProblem(over, 422, "IMAGE_TOO_LARGE", "/query/width");
+    // Width alone: its height follows the aspect ratio (2400 × 1800 = 4.32 MP > 4 MP).
+    await expectProblem(await get("width=2400&enlarge=true&format=png"), 422, "IMAGE_TOO_LARGE", "/query/width");
+    const within = await get("width=1600&enlarge=true&format=png");
+    expect(within.status).toBe(200);
+    expect((await sharp(Buffer.from(await bytesOf(within))).metadata()).width).toBe(1600);
+    // An output refusal is not the source's: the source still transforms.
+    expect((await get("width=32&format=png")).status).toBe(200);
   });
 });
 

@@ -87,4 +87,54 @@ describe("image derivatives without a transformer, and under load", () => {
     await waiting;
     expect(next).toBe(true);
   });
+
+  it("shares slots fairly: a caller flooding the queue leaves room for another, whose work runs next", async () => {
+    const limit = createWorkLimit(1, 4);
+    const link = { tenant: "acme", caller: "link:abc" };
+    const user = { tenant: "acme", caller: "user:ann" };
+    const order: string[] = [];
+    let release!: () => void;
+    const running = limit.run(() => new Promise<void>((resolve) => (release = resolve)), link);
+    const queued = [1, 2, 3, 4].map((n) => limit.run(async () => void order.push(`link ${n}`), link));
+    // The link's own queue is full: its next is refused, the user's is not.
+    const refused = await limit.run(async () => "never", link).catch((err: unknown) => err);
+    expect((refused as ProblemError).status).toBe(503);
+    const thumb = limit.run(async () => void order.push("user"), user);
+    release();
+    await Promise.all([running, thumb, ...queued]);
+    expect(order[0]).toBe("user"); // not behind the link's four
+    expect(order).toHaveLength(5);
+  });
+
+  it("a freed slot goes to the tenant with the fewest running, then the one served longest ago", async () => {
+    const limit = createWorkLimit(2, 8);
+    const releases: (() => void)[] = [];
+    const hold = (asker: { tenant: string; caller: string }, name: string, order: string[]) =>
+      limit.run(async () => {
+        order.push(name);
+        await new Promise<void>((resolve) => releases.push(resolve));
+      }, asker);
+    const order: string[] = [];
+    const a = { tenant: "a", caller: "a1" };
+    const b = { tenant: "b", caller: "b1" };
+    const all = [
+      hold(a, "a1", order),
+      hold(a, "a2", order),
+      hold(a, "a3", order),
+      hold(a, "a4", order),
+      hold(b, "b1", order),
+    ];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(["a1", "a2"]);
+    releases.shift()!(); // a1 done: b (none running) goes before a3
+    await expect.poll(() => order).toEqual(["a1", "a2", "b1"]);
+    releases.shift()!();
+    await expect.poll(() => order).toEqual(["a1", "a2", "b1", "a3"]);
+    while (releases.length || order.length < 5) {
+      await expect.poll(() => releases.length).toBeGreaterThan(0);
+      releases.shift()!();
+    }
+    await Promise.all(all);
+    expect(order).toEqual(["a1", "a2", "b1", "a3", "a4"]);
+  });
 });

@@ -64,4 +64,38 @@ describe("image parameters", () => {
     expect(outputFormat(auto, "", "jpeg")).toBe("jpeg");
     expect(derivativeName(auto, "webp")).toBe("w10-h0-inside-q0.webp");
   });
+
+  it("format=auto honours Accept's q-values: the higher of AVIF and WebP, q=0 refused", () => {
+    const auto = parseImageQuery(q({ width: "10" }), settings)!;
+    expect(outputFormat(auto, "image/webp, image/avif;q=0.001", "jpeg")).toBe("webp");
+    expect(outputFormat(auto, "image/avif;q=0.5, image/webp;q=0.9", "jpeg")).toBe("webp");
+    expect(outputFormat(auto, "image/avif;q=0.5, image/webp;q=0.5", "jpeg")).toBe("avif"); // a tie: AVIF
+    expect(outputFormat(auto, "image/avif; q=0.000, image/webp;q=0", "png")).toBe("png");
+    expect(outputFormat(auto, "image/webp;q=0, image/webp", "jpeg")).toBe("jpeg"); // the first naming it counts
+  });
+
+  it("enlarge=true lets a derivative outgrow its source (its own key); anything but true|false is a 400", () => {
+    expect(parseImageQuery(q({ width: "10" }), settings)?.enlarge).toBeUndefined();
+    const up = parseImageQuery(q({ width: "10", enlarge: "true" }), settings)!;
+    expect(up.enlarge).toBe(true);
+    expect(derivativeName(up, "png")).toBe("w10-h0-inside-q0-up.png");
+    expect(parseImageQuery(q({ width: "10", enlarge: "false" }), settings)?.enlarge).toBeUndefined();
+    expect(refusal({ width: "10", enlarge: "1" })).toEqual({ status: 400, pointer: "/query/enlarge" });
+    const presets = { ...settings, presets: { big: { width: 900, enlarge: true } } };
+    expect(parseImageQuery(q({ preset: "big" }), presets)?.enlarge).toBe(true);
+  });
+
+  it("a signed link's holder may name presets only: any other image parameter is a 403 naming it", () => {
+    const link = { linkHolder: true };
+    expect(parseImageQuery(q({ preset: "thumb" }), settings, link)).toMatchObject({ width: 64 });
+    for (const name of ["width", "height", "fit", "format", "quality", "enlarge"]) {
+      try {
+        parseImageQuery(q({ preset: "thumb", [name]: "1" }), settings, link);
+        throw new Error(`${name} accepted`);
+      } catch (err) {
+        expect((err as ProblemError).status).toBe(403);
+        expect((err as ProblemError).errors?.[0]?.pointer).toBe(`/query/${name}`);
+      }
+    }
+  });
 });

@@ -141,6 +141,22 @@ describe("image parameters on Workers with an Images binding", () => {
     // outside: at least 50×50 with the aspect kept → 200×50
     expect(both("outside")).toEqual({ width: 200, fit: "contain" });
   });
+
+  it("never outgrows the source unless enlarge=true (issue 41)", () => {
+    const header = { format: "png", width: 64, height: 48 };
+    const fill = { width: 4000, height: 4000, fit: "fill", format: "png" } as const;
+    expect(bindingTransform(fill, header)).toEqual({ width: 48, height: 48, fit: "squeeze" });
+    expect(bindingTransform({ ...fill, enlarge: true }, header)).toEqual({ width: 4000, height: 4000, fit: "squeeze" });
+    expect(bindingTransform({ width: 400, fit: "inside", format: "png" }, header)).toEqual({
+      width: 64,
+      height: undefined,
+      fit: "contain",
+    });
+    expect(bindingTransform({ width: 400, height: 10, fit: "outside", format: "png" }, header)).toEqual({
+      width: 64,
+      fit: "contain",
+    });
+  });
 });
 
 describe("image parameters on Workers without an Images binding", () => {

@@ -53,6 +53,13 @@ async function uidFromBody(c: Context<AppEnv>): Promise<string> {
   return uid;
 }
 
+/** Who asks for a transform, for a fair share of the transform slots (images/limit.ts): a link, a user, or anyone. */
+function callerOf(c: Context<AppEnv>, linkHolder: boolean): string {
+  if (linkHolder) return `link:${c.req.query("signature") ?? ""}`;
+  const { subject, issuer } = c.get("principal");
+  return subject === null ? "anonymous" : `user:${issuer ?? ""}:${subject}`;
+}
+
 export function createContentRouter({
   resources,
   revisions,
@@ -81,12 +88,14 @@ export function createContentRouter({
       c.get("principal"),
       found,
     );
-    const transform = images?.requested((name) => c.req.query(name));
+    // A signed link's holder may name presets only (the link signs no image parameters).
+    const linkHolder = c.get("signedLinkSeconds") !== undefined;
+    const transform = images?.requested((name) => c.req.query(name), { linkHolder });
     const source = version === undefined ? row : await revisions.byVersion(row, version);
     const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
     if (!transform) return send(source, c.req.method, fields(c), requestHost(c), cache);
     // A derivative is content of its own (ETag, Range, 304), under the source URL's cache policy.
-    const made = await images!.derive(source, transform, c.req.header("accept") ?? "");
+    const made = await images!.derive(source, transform, c.req.header("accept") ?? "", callerOf(c, linkHolder));
     const policy = derivativePolicy(made);
     return send(made.facts, c.req.method, fields(c), requestHost(c), policy ? { ...cache, ...policy } : cache);
   };

@@ -133,14 +133,20 @@ export const ImageQuerySchema = VersionedQuerySchema.extend({
   ]),
   format: imageParam(
     "format",
-    "Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept, else the source's, and the answer carries `Vary: Accept`.",
+    "Image derivative: output format; `auto` (the default) picks AVIF or WebP from Accept (the higher q-value; q=0 refuses), else the source's, and the answer carries `Vary: Accept`.",
     "webp",
     ["auto", "webp", "avif", "jpeg", "png"],
   ),
   quality: imageParam("quality", "Image derivative: encoder quality 1…100.", "80"),
+  enlarge: imageParam(
+    "enlarge",
+    "Image derivative: `true` lets it outgrow the source (at most CMS_IMAGE_MAX_PIXELS pixels, else 422 IMAGE_TOO_LARGE); by default it never does.",
+    "false",
+    ["true", "false"],
+  ),
   preset: imageParam(
     "preset",
-    "Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted).",
+    "Image derivative: a named preset of CMS_IMAGE_PRESETS (with CMS_IMAGE_PRESETS_ONLY, the only parameter accepted; on a signed link, the only one too: others are 403).",
     "thumb",
   ),
 });

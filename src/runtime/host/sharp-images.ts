@@ -5,7 +5,9 @@
  * dimensions, before any pixel is decoded), then one decode with libvips' own pixel limit and a
  * time limit, EXIF orientation applied, metadata (EXIF, GPS, XMP) dropped, sRGB out.
  */
+import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { avifLargestFrame, type ReadAt } from "../../images/avif-frames.js";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { ProblemError } from "../../problems.js";
@@ -27,6 +29,34 @@ export interface SharpImageOptions {
 }
 
 const noop = () => {};
+
+/** Reads ranges of `input`, a file's path or the bytes, for the AVIF frame check. */
+async function withReader<T>(input: string | Buffer, use: (read: ReadAt) => Promise<T>): Promise<T> {
+  if (typeof input !== "string") return use(async (offset, length) => input.subarray(offset, offset + length));
+  const file = await open(input, "r");
+  try {
+    return await use(async (offset, length) => {
+      const bytes = Buffer.alloc(length);
+      const { bytesRead } = await file.read(bytes, 0, length, offset);
+      return bytes.subarray(0, bytesRead);
+    });
+  } finally {
+    await file.close();
+  }
+}
+
+/**
+ * HEIF/AVIF: the frames the decoder will allocate, read from the AV1 bitstream, not the `ispe`
+ * claim libvips' pixel limit reads (avif-frames.ts); any over `maxPixels`, or unreadable, is refused.
+ * Every other format's decoder allocates from the header libvips checked (PNG IHDR, JPEG SOF, GIF
+ * screen, WebP canvas, TIFF tags).
+ */
+async function checkRealFrames(input: string | Buffer, compression: string | undefined, maxPixels: number) {
+  if (compression !== "av1") throw notTransformable("only AV1-coded HEIF (AVIF) is transformed");
+  const frame = await withReader(input, avifLargestFrame);
+  if (!frame) throw notTransformable("the AVIF's frame size could not be read from its AV1 data");
+  if (frame.width * frame.height > maxPixels) throw tooManyPixels(frame.width, frame.height, maxPixels);
+}
 
 const notTransformable = (detail: string, cause?: unknown) => new ProblemError("NOT_TRANSFORMABLE", detail, { cause });
 
@@ -83,11 +113,13 @@ export function createSharpImages({
     const height = meta.height ?? 0;
     if (!(width > 0 && height > 0)) throw notTransformable("the image declares no dimensions");
     if (width * height > maxPixels) throw tooManyPixels(width, height, maxPixels);
+    if (format === "heif") await checkRealFrames(input, meta.compression, maxPixels);
     const output = formatFor({ format, width, height });
     const pipeline = image
       .timeout({ seconds: timeoutSeconds })
       .rotate()
-      .resize({ width: request.width, height: request.height, fit: request.fit })
+      // Never past the source's size unless asked: a 64×48 PNG made a 16 MP derivative.
+      .resize({ width: request.width, height: request.height, fit: request.fit, withoutEnlargement: !request.enlarge })
       .toColourspace("srgb")
       .toFormat(output, request.quality ? { quality: request.quality } : {});
     // A buffer: sharp's stream output is the same one buffer, pushed when libvips is done. Its

@@ -36,15 +36,25 @@ const FITS = { cover: "cover", contain: "pad", inside: "contain", fill: "squeeze
 
 /**
  * The binding's transform for `request` on a `header`-sized source, as sharp would resize it. One
- * dimension keeps the aspect ratio (`contain`, which also enlarges, as sharp does); `outside` has no
- * Cloudflare fit, so its width is computed (the smallest size covering both dimensions).
+ * dimension keeps the aspect ratio (`contain`); `outside` has no Cloudflare fit, so its width is
+ * computed (the smallest size covering both dimensions). Without `enlarge` the box shrinks (aspect
+ * kept) to fit within the source, as sharp's withoutEnlargement keeps the derivative within it.
  */
 export function bindingTransform(request: ImageRequest, header: ImageHeader): BindingTransform {
-  const { width, height, fit } = request;
+  const { fit } = request;
+  let { width, height } = request;
+  if (!request.enlarge) {
+    const shrink = Math.min(1, header.width / (width ?? header.width), header.height / (height ?? header.height));
+    if (width !== undefined) width = Math.max(1, Math.round(width * shrink));
+    if (height !== undefined) height = Math.max(1, Math.round(height * shrink));
+  }
   if (width === undefined || height === undefined) return { width, height, fit: "contain" };
   if (fit !== "outside") return { width, height, fit: FITS[fit] };
   const scale = Math.max(width / header.width, height / header.height);
-  return { width: Math.max(1, Math.round(header.width * scale)), fit: "contain" };
+  return {
+    width: Math.max(1, Math.round(header.width * (request.enlarge ? scale : Math.min(1, scale)))),
+    fit: "contain",
+  };
 }
 
 /** A binding failure as a problem (codes: developers.cloudflare.com/images/reference/troubleshooting). */
