@@ -6,12 +6,14 @@ import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { MetadataStore } from "./metadata/metadata-store.js";
-import type { AssetReader } from "./routes/explorer/index.js";
 import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
 import type { ImageSettings } from "./images/params.js";
 import type { ImageTransformer } from "./images/transformer.js";
 import type { DerivativeIndex } from "./images/derivative-index.js";
+
+/** Reads one static file the app serves (swagger-ui-dist's, the library page's script); the runtime entry decides where from. */
+export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
 
 /** Auth settings, present only when auth is on: there is then always an issuer. */
 export interface AuthOptions {

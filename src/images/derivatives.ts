@@ -7,7 +7,7 @@
  * their source (derivative-keys.ts, services/content.ts collect).
  */
 import { ProblemError } from "../problems.js";
-import type { ContentFacts } from "../services/content.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
 import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { DerivativeIndex } from "./derivative-index.js";
@@ -156,7 +156,7 @@ export function createImageDerivatives({
   // changed row is a new object), and the WeakMap lets a row's entries go with it.
   const bySource = new WeakMap<ContentFacts, Map<string, Place>>();
   // And by request object when Accept cannot change it (not `auto`): the fast paths' requests are
-  // the same object per query text (http/content-answer/derivative-read.ts), so a repeat one
+  // the same object per query text (delivery/derivative-read.ts), so a repeat one
   // resolves no format and builds no name. Weak both ways: entries go with the row or the request.
   const byRequest = new WeakMap<ContentFacts, WeakMap<ImageRequest, Place>>();
 

@@ -1,14 +1,14 @@
-/** Content endpoints: resolve a live resource (tenant-checked) and send it as the content core decides (http/content-answer/). */
+/** Content endpoints: resolve a live resource (tenant-checked) and send it as the content core decides (src/delivery/). */
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
-import { takeHandedOverRow } from "../../http/handed-over-row.js";
+import { takeHandedOverRow } from "../../delivery/handed-over-row.js";
 import { ProblemError } from "../../problems.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { derivativePolicy } from "../../http/content-answer/derivative-read.js";
+import { derivativePolicy } from "../../delivery/derivative-read.js";
 import type { ImageDerivatives } from "../../images/derivatives.js";
-import { webContentSender } from "../../http/content-answer/web.js";
+import { webContentSender } from "../../delivery/web.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";

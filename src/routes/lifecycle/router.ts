@@ -1,7 +1,7 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
 import type { Guards } from "../../auth/guards.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { webContentSender } from "../../http/content-answer/web.js";
+import { webContentSender } from "../../delivery/web.js";
 import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";

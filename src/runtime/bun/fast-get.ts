@@ -1,29 +1,29 @@
 /**
  * getData's anonymous GET/HEAD answered on Bun.serve before Hono (which ones:
- * http/content-answer/runtime-reads.ts). A thin sender, as runtime/node/fast-get.ts is on node:http:
+ * delivery/runtime-reads.ts). A thin sender, as runtime/node/fast-get.ts is on node:http:
  * the same lookup as the route (`resources.findByUri`) and the content core's answer
- * (http/content-answer/decide.ts) with the request id. The body is the cached bytes when the
+ * (delivery/decide.ts) with the request id. The body is the cached bytes when the
  * small-blob cache holds them, otherwise a slice of the blob's file (`ContentService.localFile`,
  * `Bun.file(path).slice`: a sized body Bun sends with sendfile), so ranges of large files never
  * build a Web stream.
  *
  * It only ever sends 200, single-range 206 and 304; `null` hands the request to the app
  * untouched: tokens (when reads need one), signed links and any query string but image parameters
- * whose derivative is stored (http/content-answer/derivative-read.ts) and a `v` naming the current
+ * whose derivative is stored (delivery/derivative-read.ts) and a `v` naming the current
  * content (versioned-read.ts), percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
  * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
-import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
-import { type StoredDerivative, storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
-import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
-import { currentVersionOf } from "../../http/content-answer/versioned-read.js";
+import { type ContentAnswer, contentAnswers, overlaid } from "../../delivery/decide.js";
+import { type StoredDerivative, storedDerivativeOf } from "../../delivery/derivative-read.js";
+import { runtimeRead } from "../../delivery/runtime-reads.js";
+import { currentVersionOf } from "../../delivery/versioned-read.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { handOverRow } from "../../http/handed-over-row.js";
+import { handOverRow } from "../../delivery/handed-over-row.js";
 import type { ResourceRow } from "../../metadata/schema.js";
-import type { ContentFacts } from "../../services/content.js";
+import type { ContentFacts } from "../../metadata/content-facts.js";
 import type { Services } from "../../services/index.js";
 import type { LocalBlobFile } from "../../storage/blob-store.js";
 import { bunApi } from "./bun-api.js";

@@ -1,7 +1,7 @@
 /**
  * The hottest requests, answered on node:http before Hono: an anonymous GET or HEAD of getData
- * (which ones: http/content-answer/runtime-reads.ts). A thin sender: the same lookup as the route
- * (`resources.findByUri`), the content core's answer (http/content-answer/decide.ts) with the
+ * (which ones: delivery/runtime-reads.ts). A thin sender: the same lookup as the route
+ * (`resources.findByUri`), the content core's answer (delivery/decide.ts) with the
  * request id (the access-log line is written around it, by access-log.ts), sent without building
  * a Web Request, Headers, Response and body stream: a blob in the small-blob cache from memory
  * (bench, 4 KiB getData: 7.4k → 11k req/s), any other blob of the fs driver straight from its open
@@ -9,29 +9,29 @@
  * range stream, bench large-files).
  *
  * A query of image parameters only is answered here when its derivative is stored already
- * (http/content-answer/derivative-read.ts): issue 30's cached derivative as fast as plain getData.
- * So is a versioned URL of the current content (`?v=`, http/content-answer/versioned-read.ts).
+ * (delivery/derivative-read.ts): issue 30's cached derivative as fast as plain getData.
+ * So is a versioned URL of the current content (`?v=`, delivery/versioned-read.ts).
  *
  * It only ever sends 200, single-range 206 and 304. Everything else is handed to the app
  * untouched: tokens (when reads need one), signed links and any other query string, percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, blobs neither in memory nor in
  * local files (S3), a blob file that is missing or of the wrong size, and any error before the
- * head is written. A row found here goes to the app with the request (http/handed-over-row.ts):
+ * head is written. A row found here goes to the app with the request (delivery/handed-over-row.ts):
  * one lookup. Node only; Bun has its own sender (runtime/bun/fast-get.ts), Workers use the app's.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { type ContentAnswer, contentAnswers } from "../../http/content-answer/decide.js";
-import { storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
-import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
-import { currentVersionOf } from "../../http/content-answer/versioned-read.js";
-import { handOverRow } from "../../http/handed-over-row.js";
+import { type ContentAnswer, contentAnswers } from "../../delivery/decide.js";
+import { storedDerivativeOf } from "../../delivery/derivative-read.js";
+import { runtimeRead } from "../../delivery/runtime-reads.js";
+import { currentVersionOf } from "../../delivery/versioned-read.js";
+import { handOverRow } from "../../delivery/handed-over-row.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import type { Logger } from "../../lib/logger.js";
 import type { ResourceRow } from "../../metadata/schema.js";
-import type { ContentFacts } from "../../services/content.js";
+import type { ContentFacts } from "../../metadata/content-facts.js";
 import type { Services } from "../../services/index.js";
 import { sendFile } from "./send-file.js";
 

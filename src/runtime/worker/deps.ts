@@ -11,7 +11,7 @@ import { createRouteTemplates, methodLabel } from "../../metrics/route-templates
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
-import { API_PREFIX } from "../../routes/api-version.js";
+import { API_PREFIX } from "../../api-paths.js";
 import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
 import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
 import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";

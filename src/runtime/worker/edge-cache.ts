@@ -7,7 +7,7 @@
  * requests are answered by the cache from the stored 200, as Cloudflare's edge does.
  */
 import type { MetadataStore } from "../../metadata/metadata-store.js";
-import { API_PREFIX } from "../../routes/api-version.js";
+import { API_PREFIX } from "../../api-paths.js";
 import { toUri } from "../../services/resource-ids.js";
 import { versionOf } from "../../services/revisions.js";
 

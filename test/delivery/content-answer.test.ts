@@ -1,5 +1,5 @@
 /**
- * The content core (src/http/content-answer/): one decision for the route and both runtimes' fast
+ * The content core (src/delivery/): one decision for the route and both runtimes' fast
  * paths. It must give exactly what RFC 9110's evaluation (`answerBlob`) gives, with the content
  * CORS headers, for any request; describe the bytes to send without reading any; return problems
  * instead of throwing them; and hand the runtimes one shared head per row so they can keep their
@@ -8,12 +8,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { answerBlob } from "../../src/http/answer-blob.js";
-import { contentAnswers } from "../../src/http/content-answer/decide.js";
-import { imageQuery } from "../../src/http/content-answer/derivative-read.js";
-import { runtimeRead } from "../../src/http/content-answer/runtime-reads.js";
-import { contentEntities } from "../../src/http/content-entity.js";
+import { contentAnswers } from "../../src/delivery/decide.js";
+import { imageQuery } from "../../src/delivery/derivative-read.js";
+import { runtimeRead } from "../../src/delivery/runtime-reads.js";
+import { contentEntities } from "../../src/delivery/content-entity.js";
 import { CONTENT_CORS_HEADERS } from "../../src/http/middleware/cors.js";
-import type { ContentFacts } from "../../src/services/content.js";
+import type { ContentFacts } from "../../src/metadata/content-facts.js";
 
 // The decision does no I/O: a content service whose read fails the test if it is ever called.
 const content = {

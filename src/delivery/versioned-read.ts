@@ -4,9 +4,9 @@
  * immutable policy, no pointer further. An earlier revision's `v` (a database read), an unknown or
  * malformed one, or any other query: null, and the app answers (its 404, its 400).
  */
-import type { ResourceRow } from "../../metadata/schema.js";
-import type { ContentFacts } from "../../services/content.js";
-import { currentContentFacts } from "../../services/revisions.js";
+import type { ResourceRow } from "../metadata/schema.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import { currentContentFacts } from "../services/revisions.js";
 
 /** The query text (after `?`) of a versioned URL: `v` alone, a VERSION_PATTERN (services/revisions.ts). */
 const VERSIONED_QUERY = /^v=([0-9a-fA-F]{16,64})$/;

@@ -4,11 +4,11 @@
  * parameters, presets and `format=auto`), under the same header fields as the route's answer. Not
  * yet made, invalid parameters (the app's 400), any other query name: null, the app answers.
  */
-import { CONTENT_VARY } from "../cache-policy.js";
-import type { ResponseHeaders } from "../answer-blob.js";
-import type { Derivative, ImageDerivatives } from "../../images/derivatives.js";
-import { IMAGE_QUERY, type ImageRequest } from "../../images/params.js";
-import type { ContentFacts } from "../../services/content.js";
+import { CONTENT_VARY } from "../http/cache-policy.js";
+import type { ResponseHeaders } from "../http/answer-blob.js";
+import type { Derivative, ImageDerivatives } from "../images/derivatives.js";
+import { IMAGE_QUERY, type ImageRequest } from "../images/params.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
 
 const NAMES: ReadonlySet<string> = new Set(IMAGE_QUERY);
 

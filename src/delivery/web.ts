@@ -4,8 +4,9 @@
  * holds (`sentContentOf`), so a runtime that sends files itself (Bun.serve drops Content-Length on
  * streamed bodies) can send the same bytes from the blob's local file (`ContentService.localFile`).
  */
-import type { ContentFacts, ContentService } from "../../services/content.js";
-import type { ResponseHeaders } from "../answer-blob.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import type { ContentService } from "../services/content.js";
+import type { ResponseHeaders } from "../http/answer-blob.js";
 import { contentAnswers, type ContentBody, type RequestField } from "./decide.js";
 
 /** The row and the bytes of its blob a streamed body holds. */

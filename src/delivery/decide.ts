@@ -7,14 +7,15 @@
  * serve-static middleware decides under its per-runtime adapters. A response header of content
  * (caching, links…) is added here, in `answerBlob` or the plain head, and every sender sends it.
  */
-import type { Multipart } from "../byteranges.js";
-import { answerBlob, type ResponseHeaders } from "../answer-blob.js";
-import { contentEntities } from "../content-entity.js";
-import { CONTENT_CORS_HEADERS } from "../middleware/cors.js";
-import { isPlainRequest, plainHeads, plainRange } from "../plain-heads.js";
-import { contentRange } from "../range.js";
-import { ProblemError } from "../../problems.js";
-import type { ContentFacts, ContentService } from "../../services/content.js";
+import type { Multipart } from "../http/byteranges.js";
+import { answerBlob, type ResponseHeaders } from "../http/answer-blob.js";
+import { contentEntities } from "./content-entity.js";
+import { CONTENT_CORS_HEADERS } from "../http/middleware/cors.js";
+import { isPlainRequest, plainHeads, plainRange } from "../http/plain-heads.js";
+import { contentRange } from "../http/range.js";
+import { ProblemError } from "../problems.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import type { ContentService } from "../services/content.js";
 
 /** A request header field by lowercase name; null or undefined when absent. */
 export type RequestField = (name: string) => string | null | undefined;
