@@ -42,7 +42,7 @@ export function createLifecycleRouter({
   maxInlineBytes,
 }: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
-  const send = webContentSender(content);
+  const { send } = webContentSender(content);
   const creator = guards.role("creator");
 
   return router
