@@ -6,7 +6,7 @@
  * (outside the collector's and the quotas' `t/`), bounded by CMS_IMAGE_CACHE_BYTES, removed with
  * their source (derivative-keys.ts, services/content.ts collect).
  */
-import { ProblemError } from "../problems.js";
+import { ImageError, imageErrorIn } from "./errors.js";
 import type { ContentFacts } from "../metadata/content-facts.js";
 import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
@@ -106,8 +106,8 @@ export function createImageDerivatives({
   // (the put stores nothing) and answers 503; the slot stays taken until libvips stops (limit.ts).
   const deadlineMs = (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000;
   const overTime = () =>
-    new ProblemError("UNAVAILABLE", `the image transform took longer than ${settings.timeoutSeconds} s`, {
-      headers: { "retry-after": "5" },
+    new ImageError("IMAGE_BUSY", `the image transform took longer than ${settings.timeoutSeconds} s`, {
+      retryAfterSeconds: 5,
     });
 
   const make = async (source: ContentFacts, request: ImageRequest, key: BlobKey, format: OutputFormat) =>
@@ -125,7 +125,7 @@ export function createImageDerivatives({
         return await blobs.put(key, body, { durable: false });
       } catch (err) {
         if (deadline.signal.aborted) throw deadline.signal.reason;
-        throw problemIn(err) ?? err;
+        throw imageErrorIn(err) ?? err;
       } finally {
         clearTimeout(timer);
       }
@@ -172,11 +172,11 @@ export function createImageDerivatives({
 
   const place = (source: ContentFacts, request: ImageRequest, accept: string): Place => {
     if (!transformer) {
-      throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
+      throw new ImageError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
     }
     const sourceFormat = RASTER[source.mediaType.split(";")[0]!.trim().toLowerCase()];
     if (!sourceFormat) {
-      throw new ProblemError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
+      throw new ImageError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
     }
     const format = outputFormat(request, accept, sourceFormat);
     const name = derivativeName(request, format);
@@ -271,12 +271,4 @@ function derivativeFacts(source: ContentFacts, key: BlobKey, format: OutputForma
     name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
     updatedAt: source.updatedAt,
   };
-}
-
-/** The problem a failed derivative write carries (a decode failure inside the stream), if any. */
-function problemIn(err: unknown): ProblemError | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof ProblemError) return e;
-  }
-  return undefined;
 }

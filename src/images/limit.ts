@@ -7,7 +7,7 @@
  * still encoding): it `hold`s that, and its slot passes on only once that settles too, so CPU use
  * never exceeds the slots.
  */
-import { ProblemError } from "../problems.js";
+import { ImageError } from "./errors.js";
 
 export interface WorkLimit {
   /** Runs `work` in a slot, kept until `work` and whatever it passed to `hold` have settled. */
@@ -18,7 +18,7 @@ export function createWorkLimit(slots: number, queue: number, maxWaitMs = Number
   let running = 0;
   const waiting: (() => void)[] = [];
   const busy = (detail: string, retrySeconds: number) =>
-    new ProblemError("UNAVAILABLE", detail, { headers: { "retry-after": String(retrySeconds) } });
+    new ImageError("IMAGE_BUSY", detail, { retryAfterSeconds: retrySeconds });
 
   /** Resolves when a slot passes to this waiter; rejects (leaving the queue) once `maxWaitMs` is over. */
   const turn = () =>

@@ -3,7 +3,7 @@
  * refusal is a 400 naming the parameter before any byte of the source is read.
  */
 import { z } from "zod";
-import { ProblemError } from "../problems.js";
+import { ImageError } from "./errors.js";
 
 export const FITS = ["cover", "contain", "inside", "outside", "fill"] as const;
 export const FORMATS = ["auto", "webp", "avif", "jpeg", "png"] as const;
@@ -47,8 +47,8 @@ export interface ImageRequest {
 export const IMAGE_QUERY = ["width", "height", "fit", "format", "quality", "preset"] as const;
 
 const refuse = (name: string, detail: string): never => {
-  throw new ProblemError("VALIDATION_FAILED", `invalid query: ${name} ${detail}`, {
-    errors: [{ pointer: `/query/${name}`, detail }],
+  throw new ImageError("IMAGE_PARAM_INVALID", `invalid query: ${name} ${detail}`, {
+    field: { pointer: `/query/${name}`, detail },
   });
 };
 
@@ -65,7 +65,7 @@ function oneOf<T extends string>(name: string, raw: string, values: readonly T[]
 
 /**
  * The transform `query` asks for, or null when it names none (plain getData). `query(name)` is the
- * parameter's value, undefined when absent. Throws 400 VALIDATION_FAILED naming the parameter.
+ * parameter's value, undefined when absent. Throws IMAGE_PARAM_INVALID (a 400) naming the parameter.
  */
 export function parseImageQuery(
   query: (name: string) => string | undefined,
