@@ -11,6 +11,7 @@ import type { BlobStore } from "./storage/blob-store.js";
 import type { ImageSettings } from "./images/params.js";
 import type { ImageTransformer } from "./images/transformer.js";
 import type { DerivativeIndex } from "./images/derivative-index.js";
+import type { CachedContent } from "./delivery/stale-paths.js";
 
 /** Reads one static file the app serves (swagger-ui-dist's, the library page's script); the runtime entry decides where from. */
 export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
@@ -109,6 +110,8 @@ export interface AppDeps {
   readLibraryAsset: AssetReader;
   /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
   platformCompresses: boolean;
+  /** A cache in front of the app (the Worker's colo cache): the lifecycle routes tell it what a change made stale. */
+  cachedContent?: CachedContent;
   /** Turns images into derivatives (sharp on Node and Bun); absent: transform requests answer 501. */
   images?: ImageTransformer;
 }

@@ -9,6 +9,7 @@ import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
 import { d1Sessions } from "./d1-sessions.js";
+import { edgeCachedContent } from "./edge-cache.js";
 import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
@@ -106,6 +107,10 @@ export async function createWorkerDeps(
       setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)",
     },
   });
-  if (!env.IMAGES) return deps;
-  return { ...deps, images: createCloudflareImages(env.IMAGES, { maxPixels: config.CMS_IMAGE_MAX_PIXELS }) };
+  // The colo cache in front of the app (edge-cache.ts): the lifecycle routes tell it what a change made stale.
+  const { auth } = deps.options;
+  const cachedContent = edgeCachedContent(deps.store, auth === null || auth.publicRead);
+  if (!env.IMAGES) return { ...deps, cachedContent };
+  const images = createCloudflareImages(env.IMAGES, { maxPixels: config.CMS_IMAGE_MAX_PIXELS });
+  return { ...deps, cachedContent, images };
 }

@@ -4,7 +4,7 @@
  * access-log line and the Analytics Engine data point, and the cron's collection and webhook pass.
  */
 import { createApp, type App, type AppDeps } from "../../app.js";
-import { API_PREFIX } from "../../api-paths.js";
+import { takeStale } from "../../delivery/stale-paths.js";
 import { type Config, ConfigError, parseConfig } from "../../config.js";
 import { createJsonLogger, type Logger } from "../../lib/logger.js";
 import { createRouteTemplates, methodLabel } from "../../metrics/route-templates.js";
@@ -13,7 +13,7 @@ import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
 import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
 import { createWorkerDeps, settingsOf, type WorkerBindings } from "./deps.js";
-import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
+import { evictPaths, throughEdgeCache } from "./edge-cache.js";
 
 /** Hosts the app with its bindings; `fetch` answers every request of the isolate. */
 export interface WorkerApp {
@@ -62,40 +62,6 @@ const deliverWebhooks = (deps: AppDeps) =>
  * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
  * Other start-up failures are not cached, so the next request retries. `clock` is for tests.
  */
-const UPDATE = `${API_PREFIX}/updateResource`;
-/** Changes after which no URL of the resource may answer from the colo's cache, versioned ones included. */
-const REMOVALS = ["deleteResource", "purgeResource"].map((verb) => `${API_PREFIX}/${verb}`);
-
-/**
- * The paths this colo may hold for the resource a delete or purge names, read before the app runs
- * (a purge takes the rows and revisions with it); none for other requests, or when shared caches
- * keep nothing (reads need credentials).
- */
-async function removedPaths(request: Request, deps: AppDeps): Promise<string[]> {
-  const { auth } = deps.options;
-  if (request.method !== "POST" || (auth !== null && !auth.publicRead)) return [];
-  if (!REMOVALS.includes(new URL(request.url).pathname)) return [];
-  const body = (await request
-    .clone()
-    .json()
-    .catch(() => null)) as { resourceUID?: unknown } | null;
-  // The app validates the body; a malformed one is answered 400 and evicts nothing.
-  return typeof body?.resourceUID === "string" ? cachedPaths(deps.store, body.resourceUID) : [];
-}
-
-/**
- * After a successful update, this colo's copies of the mutable URL go; after a delete or purge,
- * every URL found before it (edge-cache.ts).
- */
-async function evictChanged(request: Request, response: Response, removed: string[]): Promise<void> {
-  const url = new URL(request.url);
-  if (request.method !== "POST" || response.status !== 200) return;
-  if (removed.length > 0) return evictPaths(url.origin, removed);
-  if (url.pathname !== UPDATE) return;
-  const body = (await response.clone().json()) as { resourceURI?: string; resourceUID?: string };
-  await evictFromEdge(url.origin, body);
-}
-
 export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): WorkerApp {
   const built = new WeakMap<object, Promise<Built>>();
 
@@ -172,13 +138,14 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
       const waitUntil = (work: Promise<unknown>) =>
         (ctx as { waitUntil?: (p: Promise<unknown>) => void } | undefined)?.waitUntil?.(work.catch(() => {}));
       const serve = async () => {
-        const removed = await removedPaths(request, result.deps);
         const answered = await throughEdgeCache(
           request,
           async () => result.app.fetch(request, env, ctx as never),
           waitUntil,
         );
-        await evictChanged(request, answered, removed);
+        // What an update, delete or purge made stale, as its route named it (delivery/stale-paths.ts).
+        const stale = takeStale(ctx);
+        if (stale) await evictPaths(new URL(request.url).origin, stale);
         return answered;
       };
       let response: Response;
