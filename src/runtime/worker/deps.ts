@@ -8,6 +8,7 @@ import { type Config, ConfigError } from "../../config.js";
 import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
+import type { AnalyticsEngineLike } from "./analytics-metrics.js";
 import { d1Sessions } from "./d1-sessions.js";
 import { edgeCachedContent } from "./edge-cache.js";
 import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";
@@ -26,11 +27,6 @@ export interface WorkerBindings {
   METRICS?: AnalyticsEngineLike;
   /** Cloudflare Images (`[images]` in wrangler.toml), optional: getData's image parameters; without it 501. */
   IMAGES?: ImagesBindingLike;
-}
-
-/** The part of an Analytics Engine dataset binding the Worker writes to. */
-export interface AnalyticsEngineLike {
-  writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
 }
 
 /** libSQL URLs a Worker can reach: over HTTP(S) or WebSockets, never a local file. */

@@ -12,6 +12,7 @@ import { ProblemError, problemResponse } from "../../problems.js";
 import { StoreOwnedElsewhere } from "../../services/store-owner.js";
 import { createWebhookDeliverer } from "../../services/webhook-deliverer.js";
 import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
+import { analyticsEngineMetrics } from "./analytics-metrics.js";
 import { createWorkerDeps, settingsOf, type WorkerBindings } from "./deps.js";
 import { evictPaths, throughEdgeCache } from "./edge-cache.js";
 
@@ -69,7 +70,9 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
     try {
       const config = parseConfig(settingsOf(env));
       const logger = consoleLogger(config);
-      const deps = await createWorkerDeps(env, config, logger, clock);
+      const built = await createWorkerDeps(env, config, logger, clock);
+      // What stands in for /metrics here (README, Metrics): a data point per request, by route template.
+      const deps = env.METRICS ? { ...built, metrics: analyticsEngineMetrics(env.METRICS, instanceOf(config)) } : built;
       const app = createApp(deps);
       // D1 sessions only when D1 holds the metadata (not a remote libSQL database).
       const sessions = settingsOf(env).CMS_DATABASE_URL ? undefined : d1Sessions(env.DB);
@@ -174,16 +177,11 @@ export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): W
         durationMs,
         length,
       });
-      // What stands in for /metrics here (README, Metrics): a data point per request, by route template.
-      const metrics = (env as WorkerBindings).METRICS;
-      if (metrics) {
+      // Through the Metrics interface, as Node and Bun count requests (runtime/host/request-metrics.ts).
+      const { metrics } = result.deps;
+      if (metrics.enabled) {
         const method = methodLabel(request.method);
-        const route = result.routeOf(method, path);
-        metrics.writeDataPoint({
-          indexes: [route],
-          blobs: [method, route, String(response.status), result.instance],
-          doubles: [durationMs, length ?? 0],
-        });
+        metrics.request(method, result.routeOf(method, path), response.status, durationMs / 1000, length ?? 0, 0);
       }
       return response;
     },
