@@ -7,12 +7,15 @@ import type { IdGenerator } from "./lib/ids.js";
 import type { Logger } from "./lib/logger.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { MetadataStore } from "./metadata/metadata-store.js";
-import type { AssetReader } from "./routes/explorer/index.js";
 import type { FetchOrigin } from "./origin/fetch-origin.js";
 import type { BlobStore } from "./storage/blob-store.js";
 import type { ImageSettings } from "./images/params.js";
 import type { ImageTransformer } from "./images/transformer.js";
 import type { DerivativeIndex } from "./images/derivative-index.js";
+import type { CachedContent } from "./delivery/stale-paths.js";
+
+/** Reads one static file the app serves (swagger-ui-dist's, the library page's script); the runtime entry decides where from. */
+export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
 
 /** Auth settings, present only when auth is on: there is then always an issuer. */
 export interface AuthOptions {
@@ -108,6 +111,8 @@ export interface AppDeps {
   readLibraryAsset: AssetReader;
   /** True where the platform compresses responses itself (Workers): the app then sends identity bytes. */
   platformCompresses: boolean;
+  /** A cache in front of the app (the Worker's colo cache): the lifecycle routes tell it what a change made stale. */
+  cachedContent?: CachedContent;
   /** Turns images into derivatives (sharp on Node and Bun); absent: transform requests answer 501. */
   images?: ImageTransformer;
 }

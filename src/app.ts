@@ -75,7 +75,10 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
-  app.route("/", createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes }));
+  app.route(
+    "/",
+    createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes, cachedContent: deps.cachedContent }),
+  );
   app.route("/", createLockRouter({ locks, guards }));
   app.route("/", createWebhookRouter({ webhooks: services.webhooks, guards }));
   mountExplorer(app, deps.readAsset, {

@@ -1,5 +1,5 @@
 /** Workers entry point: the bindings of wrangler.toml wired into the same app as Node and Bun. */
-import { createWorkerApp } from "./runtime/worker/deps.js";
+import { createWorkerApp } from "./runtime/worker/server.js";
 
 const app = createWorkerApp();
 

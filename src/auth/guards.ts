@@ -30,7 +30,7 @@ export interface Guards {
 /**
  * Whether content may be read with no credentials at all: auth off, or CMS_PUBLIC_READ. The one
  * statement of the rule: the read guard and the Node and Bun servers (for their getData fast paths,
- * http/content-answer/runtime-reads.ts) all use it.
+ * delivery/runtime-reads.ts) all use it.
  */
 export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) =>
   verifier === null || publicRead;

@@ -43,7 +43,7 @@ export interface CmsClientOptions {
 const PREFIX = "/cms/v1.0";
 
 /** Turns openapi-fetch's `{ data, error, response }` into the data, or a thrown CmsProblem. */
-async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
   if (response.ok) return data as T;
   const retry = Number(response.headers.get("retry-after"));

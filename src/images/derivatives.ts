@@ -7,8 +7,8 @@
  * their source (derivative-keys.ts, services/content.ts collect).
  */
 import { LRUCache } from "lru-cache";
-import { ProblemError } from "../problems.js";
-import type { ContentFacts } from "../services/content.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import { ImageError, imageErrorIn } from "./errors.js";
 import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { DerivativeIndex } from "./derivative-index.js";
@@ -114,16 +114,16 @@ export function createImageDerivatives({
   // (the put stores nothing) and answers 503; the slot stays taken until libvips stops (limit.ts).
   const deadlineMs = (settings.timeoutSeconds ?? Number.POSITIVE_INFINITY) * 1000;
   const overTime = () =>
-    new ProblemError("UNAVAILABLE", `the image transform took longer than ${settings.timeoutSeconds} s`, {
-      headers: { "retry-after": "5" },
+    new ImageError("IMAGE_BUSY", `the image transform took longer than ${settings.timeoutSeconds} s`, {
+      retryAfterSeconds: 5,
     });
 
   // A source the transformer refused (too large, lying, corrupt) is refused from memory next time,
   // by its content (the blob key: tenant and SHA-256), whatever the parameters: a repeat of a 1 KB
   // AVIF that cost 1.2 s and 622 MiB each time now costs a lookup.
-  const refused = new LRUCache<string, ProblemError>({ max: REFUSALS });
+  const refused = new LRUCache<string, ImageError>({ max: REFUSALS });
   // Refusals of one request's output, not of its source: never remembered for the source.
-  const outputRefusals = new WeakSet<ProblemError>();
+  const outputRefusals = new WeakSet<ImageError>();
 
   /** The output's bound (an `enlarge`d one: the source's own is within the limit already). */
   const boundedOutput = (request: ImageRequest, header: ImageHeader) => {
@@ -131,8 +131,8 @@ export function createImageDerivatives({
     if (max === undefined || outputPixels(request, header) <= max) return;
     const detail = `would make a derivative of more than ${max} pixels (CMS_IMAGE_MAX_PIXELS)`;
     const names = (["width", "height"] as const).filter((name) => request[name] !== undefined);
-    const problem = new ProblemError("IMAGE_TOO_LARGE", `${names.join(" and ")} with enlarge=true ${detail}`, {
-      errors: names.map((name) => ({ pointer: `/query/${name}`, detail })),
+    const problem = new ImageError("IMAGE_TOO_LARGE", `${names.join(" and ")} with enlarge=true ${detail}`, {
+      field: { pointer: `/query/${names[0] ?? "width"}`, detail },
     });
     outputRefusals.add(problem);
     throw problem;
@@ -168,9 +168,10 @@ export function createImageDerivatives({
           return await blobs.put(key, body, { durable: false });
         } catch (err) {
           if (deadline.signal.aborted) throw deadline.signal.reason;
-          const problem = problemIn(err);
-          if (problem?.status === 422 && !outputRefusals.has(problem)) refused.set(source.blobKey, problem);
-          throw problem ?? err;
+          const refusal = imageErrorIn(err);
+          if (refusal && SOURCE_REFUSALS.has(refusal.code) && !outputRefusals.has(refusal))
+            refused.set(source.blobKey, refusal);
+          throw refusal ?? err;
         } finally {
           clearTimeout(timer);
         }
@@ -209,7 +210,7 @@ export function createImageDerivatives({
   // changed row is a new object), and the WeakMap lets a row's entries go with it.
   const bySource = new WeakMap<ContentFacts, Map<string, Place>>();
   // And by request object when Accept cannot change it (not `auto`): the fast paths' requests are
-  // the same object per query text (http/content-answer/derivative-read.ts), so a repeat one
+  // the same object per query text (delivery/derivative-read.ts), so a repeat one
   // resolves no format and builds no name. Weak both ways: entries go with the row or the request.
   const byRequest = new WeakMap<ContentFacts, WeakMap<ImageRequest, Place>>();
 
@@ -225,11 +226,11 @@ export function createImageDerivatives({
 
   const place = (source: ContentFacts, request: ImageRequest, accept: string): Place => {
     if (!transformer) {
-      throw new ProblemError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
+      throw new ImageError("TRANSFORM_UNAVAILABLE", "image parameters are not available on this runtime");
     }
     const sourceFormat = RASTER[source.mediaType.split(";")[0]!.trim().toLowerCase()];
     if (!sourceFormat) {
-      throw new ProblemError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
+      throw new ImageError("NOT_TRANSFORMABLE", `${source.mediaType} is not a raster image this service transforms`);
     }
     const format = outputFormat(request, accept, sourceFormat);
     const name = derivativeName(request, format);
@@ -315,6 +316,9 @@ interface Place {
 /** The tenant segment of a content blob key (`t/<tenant>/…`): whose transform slots' share it is. */
 const tenantOf = (blobKey: string) => blobKey.split("/", 2)[1];
 
+/** What a source's content earns whatever the parameters (422s), so it is remembered for that source. */
+const SOURCE_REFUSALS: ReadonlySet<string> = new Set(["NOT_TRANSFORMABLE", "IMAGE_TOO_LARGE"]);
+
 /** Sources whose refusal is remembered (≈ 300 B each), least recently refused dropped first. */
 const REFUSALS = 10_000;
 
@@ -332,12 +336,4 @@ function derivativeFacts(source: ContentFacts, key: BlobKey, format: OutputForma
     name: `${stem}.${format === "jpeg" ? "jpg" : format}`,
     updatedAt: source.updatedAt,
   };
-}
-
-/** The problem a failed derivative write carries (a decode failure inside the stream), if any. */
-function problemIn(err: unknown): ProblemError | undefined {
-  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof ProblemError) return e;
-  }
-  return undefined;
 }

@@ -7,7 +7,7 @@
  * still encoding): it `hold`s that, and its slot passes on only once that settles too, so CPU use
  * never exceeds the slots.
  */
-import { ProblemError } from "../problems.js";
+import { ImageError } from "./errors.js";
 
 /** Who a transform is for: its tenant, and its caller (a user, a signed link, anyone). */
 export interface Asker {
@@ -52,7 +52,7 @@ export function createWorkLimit(slots: number, queue: number, maxWaitMs = Number
     return false;
   };
   const busy = (detail: string, retrySeconds: number) =>
-    new ProblemError("UNAVAILABLE", detail, { headers: { "retry-after": String(retrySeconds) } });
+    new ImageError("IMAGE_BUSY", detail, { retryAfterSeconds: retrySeconds });
 
   /** The waiter next in fairness: least running and least recently served, tenant then caller. */
   const next = (): Waiter | undefined => {

@@ -3,7 +3,7 @@
  * refusal is a 400 naming the parameter before any byte of the source is read.
  */
 import { z } from "zod";
-import { ProblemError } from "../problems.js";
+import { ImageError } from "./errors.js";
 
 export const FITS = ["cover", "contain", "inside", "outside", "fill"] as const;
 export const FORMATS = ["auto", "webp", "avif", "jpeg", "png"] as const;
@@ -57,8 +57,8 @@ export interface ImageAsker {
 }
 
 const refuse = (name: string, detail: string): never => {
-  throw new ProblemError("VALIDATION_FAILED", `invalid query: ${name} ${detail}`, {
-    errors: [{ pointer: `/query/${name}`, detail }],
+  throw new ImageError("IMAGE_PARAM_INVALID", `invalid query: ${name} ${detail}`, {
+    field: { pointer: `/query/${name}`, detail },
   });
 };
 
@@ -75,7 +75,7 @@ function oneOf<T extends string>(name: string, raw: string, values: readonly T[]
 
 /**
  * The transform `query` asks for, or null when it names none (plain getData). `query(name)` is the
- * parameter's value, undefined when absent. Throws 400 VALIDATION_FAILED naming the parameter.
+ * parameter's value, undefined when absent. Throws IMAGE_PARAM_INVALID (a 400) naming the parameter.
  */
 export function parseImageQuery(
   query: (name: string) => string | undefined,
@@ -128,7 +128,7 @@ export function parseImageQuery(
 
 const linkRefuses = (name: string): never => {
   const detail = "is not accepted on a signed link: only preset= is";
-  throw new ProblemError("FORBIDDEN", `${name} ${detail}`, { errors: [{ pointer: `/query/${name}`, detail }] });
+  throw new ImageError("IMAGE_PARAM_FORBIDDEN", `${name} ${detail}`, { field: { pointer: `/query/${name}`, detail } });
 };
 
 /** The media type of each output format, and which `auto` prefers (AVIF, then WebP). */

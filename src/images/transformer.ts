@@ -2,7 +2,7 @@
  * The runtime-free contract of an image transformer: the app hands it the source's bytes and a
  * normalised request, and gets the derivative's bytes as a stream. Node and Bun implement it with
  * sharp (runtime/host/sharp-images.ts); a runtime without one answers 501 TRANSFORM_UNAVAILABLE.
- * Implementations refuse with ProblemErrors: 422 NOT_TRANSFORMABLE / IMAGE_TOO_LARGE, 503 when busy.
+ * Implementations refuse with ImageErrors (errors.ts): NOT_TRANSFORMABLE / IMAGE_TOO_LARGE (422), IMAGE_BUSY (503).
  */
 import type { ImageRequest, OutputFormat } from "./params.js";
 

@@ -1,7 +1,9 @@
 /**
- * The API as the page calls it: same origin, with the user's token when auth is on; a problem+json
- * answer becomes an ApiError whose message names the problem and its offending fields.
+ * The API as the page calls it: the typed client (src/client/, same origin) with the user's token
+ * when auth is on; a problem answer becomes an ApiError whose message names the problem and its
+ * offending fields, as the page shows it.
  */
+import { CmsProblem, type CmsClient, createCmsClient, ok } from "../client/index.js";
 
 export class ApiError extends Error {
   constructor(
@@ -13,27 +15,32 @@ export class ApiError extends Error {
   }
 }
 
-interface Problem {
-  title?: string;
-  detail?: string;
-  code?: string;
-  errors?: { pointer?: string; detail?: string }[];
+/** The typed client's problem as the page shows it: its detail, then each offending field. */
+function pageError(err: unknown): unknown {
+  if (!(err instanceof CmsProblem)) return err;
+  const { problem, status } = err;
+  const fields = (problem.errors ?? []).map((e) => `${e.pointer ?? ""} ${e.detail ?? ""}`.trim());
+  return new ApiError(
+    status,
+    [problem.detail ?? problem.title ?? `HTTP ${status}`, ...fields].join("; "),
+    problem.code,
+  );
 }
 
-async function problemOf(res: Response): Promise<ApiError> {
-  const problem = (await res.json().catch(() => ({}))) as Problem;
-  const fields = (problem.errors ?? []).map((e) => `${e.pointer ?? ""} ${e.detail ?? ""}`.trim());
-  const text = [problem.detail ?? problem.title ?? `HTTP ${res.status}`, ...fields].join("; ");
-  return new ApiError(res.status, text, problem.code);
-}
+/** openapi-fetch's answer to one operation (`client.api.GET/POST`). */
+type Fetched<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
 
 export interface Api {
   prefix: string;
-  /** Authorization headers for a request made outside `get`/`post` (tus, downloads). */
+  /** Authorization headers for a request made outside the client (tus uploads). */
   headers(): Record<string, string>;
   signedIn: boolean;
-  get<T>(path: string): Promise<T>;
-  post<T>(verb: string, body: unknown): Promise<T>;
+  /** The typed client: every operation, typed from the served OpenAPI document. */
+  client: CmsClient;
+  /** A client method's answer (`api.call(api.client.queryResource(…))`), its problem as an ApiError. */
+  call<T>(pending: Promise<T>): Promise<T>;
+  /** An operation's data (`api.send(api.client.api.POST(…))`), its problem as an ApiError. */
+  send<T>(fetched: Fetched<T>): Promise<T>;
   /** A raw response of a GET that must succeed (for downloads). */
   fetch(path: string): Promise<Response>;
 }
@@ -43,28 +50,20 @@ export function createApi(prefix: string, token: () => string | null): Api {
     const value = token();
     return value ? { authorization: `Bearer ${value}` } : {};
   };
-  async function send(path: string, init: RequestInit = {}): Promise<Response> {
-    const res = await fetch(`${prefix}/${path}`, { ...init, headers: { ...headers(), ...init.headers } });
-    if (!res.ok) throw await problemOf(res);
-    return res;
-  }
+  const client = createCmsClient({ baseUrl: location.origin, token: async () => token() ?? undefined });
   return {
     prefix,
     headers,
+    client,
     get signedIn() {
       return token() !== null;
     },
-    fetch: (path) => send(path),
-    async get<T>(path: string) {
-      return (await (await send(path)).json()) as T;
-    },
-    async post<T>(verb: string, body: unknown) {
-      const res = await send(verb, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      return (res.status === 204 ? null : await res.json()) as T;
+    call: <T>(pending: Promise<T>) => pending.catch((err: unknown) => Promise.reject(pageError(err))),
+    send: <T>(fetched: Fetched<T>) => ok(fetched).catch((err: unknown) => Promise.reject(pageError(err))),
+    async fetch(path: string) {
+      const res = await fetch(`${prefix}/${path}`, { headers: headers() });
+      if (!res.ok) throw pageError(await CmsProblem.from(res));
+      return res;
     },
   };
 }

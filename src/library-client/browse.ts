@@ -5,24 +5,26 @@
 import type { Api } from "./api.js";
 import { byId, el, showError } from "./dom.js";
 import { humanBytes, humanDate } from "./format.js";
-import type { Resource, ResourcePage } from "./types.js";
+import type { ListResourcesQuery } from "../client/index.js";
+import type { Resource } from "./types.js";
 
 export interface Browser {
   /** Shows the first page for the tenant (again): after a change of tenant, filters or content. */
   reload(): Promise<void>;
 }
 
-function query(tenant: string, cursor: string | null): string {
-  const params = new URLSearchParams({ tenant, order: byId<HTMLSelectElement>("sort").value });
-  params.set("limit", byId<HTMLSelectElement>("page-size").value);
+function query(tenant: string, cursor: string | null): ListResourcesQuery {
+  const params: Record<string, string> = { tenant, order: byId<HTMLSelectElement>("sort").value };
+  params.limit = byId<HTMLSelectElement>("page-size").value;
   const name = byId<HTMLInputElement>("search").value;
   const author = byId<HTMLInputElement>("author-filter").value.trim();
   const type = byId<HTMLSelectElement>("type-filter").value;
-  if (name) params.set("namePrefix", name);
-  if (author) params.set("author", author);
-  if (type) params.set("mediaType", type);
-  if (cursor) params.set("cursor", cursor);
-  return `listResources?${params}`;
+  if (name) params.namePrefix = name;
+  if (author) params.author = author;
+  if (type) params.mediaType = type;
+  if (cursor) params.cursor = cursor;
+  // The form's values as sent: the server checks them (order and limit come from its own <select>s).
+  return params as unknown as ListResourcesQuery;
 }
 
 function row(resource: Resource, open: (r: Resource) => void): HTMLTableRowElement {
@@ -54,7 +56,7 @@ export function createBrowser(api: Api, tenant: () => string, open: (r: Resource
     if (!name) return;
     const ticket = ++latest;
     try {
-      const result = await api.get<ResourcePage>(query(name, cursor));
+      const result = await api.call(api.client.listResources(query(name, cursor)));
       if (ticket !== latest) return; // a newer listing was asked for meanwhile
       body.replaceChildren(...result.resources.map((r) => row(r, open)));
       nextCursor = result.nextCursor;

@@ -93,7 +93,11 @@ export function createDetails(api: Api, context: DetailsContext) {
     output.textContent = "";
     const [revisions, preview] = await Promise.all([
       api
-        .get<{ revisions: Revision[] }>(`getRevisions/${encodeURIComponent(resource.resourceUID)}`)
+        .send(
+          api.client.api.GET("/cms/v1.0/getRevisions/{resourceUID}", {
+            params: { path: { resourceUID: resource.resourceUID } },
+          }),
+        )
         .then((list) => list.revisions),
       renderPreview(api, resource, name).catch((err: Error) => el("p", {}, `No preview: ${err.message}`)),
     ]);
@@ -147,14 +151,18 @@ export function createDetails(api: Api, context: DetailsContext) {
       if (!file) return;
       const content = await base64Of(file);
       const updated = await underLock(api, resource.resourceUID, context.author() || "library", (held) =>
-        api.post<Resource>("updateResource", {
-          resourceUID: resource.resourceUID,
-          ...held,
-          resourceBinary: content,
-          ...(file.type ? { resourceMediaType: file.type } : {}),
-        }),
+        api.send(
+          api.client.api.POST("/cms/v1.0/updateResource", {
+            body: {
+              resourceUID: resource.resourceUID,
+              ...held,
+              resourceBinary: content,
+              ...(file.type ? { resourceMediaType: file.type } : {}),
+            },
+          }),
+        ),
       );
-      const fresh = await api.post<Resource>("queryResource", { queryUID: updated.resourceUID });
+      const fresh = await api.call(api.client.queryResource(updated.resourceUID));
       context.changed();
       await show(fresh);
     }),
@@ -169,7 +177,7 @@ export function createDetails(api: Api, context: DetailsContext) {
         api,
         resource.resourceUID,
         context.author() || "library",
-        (held) => api.post("deleteResource", { resourceUID: resource.resourceUID, ...held }),
+        (held) => api.call(api.client.deleteResource({ resourceUID: resource.resourceUID, ...held })),
         { release: false },
       );
       dialog.close();
@@ -182,7 +190,7 @@ export function createDetails(api: Api, context: DetailsContext) {
     act(async (resource) => {
       if (!(await confirmAction(`Purge ${nameOf(resource)} for good? Its content and every revision are removed.`)))
         return;
-      await api.post("purgeResource", { resourceUID: resource.resourceUID });
+      await api.send(api.client.api.POST("/cms/v1.0/purgeResource", { body: { resourceUID: resource.resourceUID } }));
       forget(resource.resourceUID);
       dialog.close();
       context.changed();

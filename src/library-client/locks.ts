@@ -16,7 +16,9 @@ export const heldLock = (uid: string): Held | null =>
   JSON.parse(localStorage.getItem(KEY + uid) ?? "null") as Held | null;
 
 export async function lock(api: Api, uid: string, author: string): Promise<Held> {
-  const locked = await api.post<{ lockID: string; author: string }>("lockResourceDTO", { resourceUID: uid, author });
+  const locked = await api.send(
+    api.client.api.POST("/cms/v1.0/lockResourceDTO", { body: { resourceUID: uid, author } }),
+  );
   const held = { lockID: locked.lockID, author: locked.author };
   localStorage.setItem(KEY + uid, JSON.stringify(held));
   return held;
@@ -24,7 +26,7 @@ export async function lock(api: Api, uid: string, author: string): Promise<Held>
 
 export async function unlock(api: Api, uid: string): Promise<void> {
   const held = heldLock(uid);
-  if (held) await api.post("unlockResourceDTO", { resourceUID: uid, ...held });
+  if (held) await api.call(api.client.unlock({ resourceUID: uid, ...held }));
   localStorage.removeItem(KEY + uid);
 }
 
@@ -33,7 +35,7 @@ export const forget = (uid: string) => localStorage.removeItem(KEY + uid);
 /** The live lock on a resource, or null. */
 export async function currentLock(api: Api, uid: string): Promise<Lock | null> {
   try {
-    return await api.post<Lock>("queryResourceLock", { uid });
+    return await api.send(api.client.api.POST("/cms/v1.0/queryResourceLock", { body: { uid } }));
   } catch (err) {
     if ((err as { status?: number }).status === 404) return null;
     throw err;

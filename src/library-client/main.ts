@@ -9,7 +9,7 @@ import { createDetails } from "./details.js";
 import { byId, clearError, el, showError } from "./dom.js";
 import { humanBytes } from "./format.js";
 import { type Session, waitForSession } from "./session.js";
-import type { Settings, Usage } from "./types.js";
+import type { Settings } from "./types.js";
 import { bindUploads, showResumable } from "./upload.js";
 
 const TENANT_KEY = "cms.library.tenant";
@@ -19,7 +19,9 @@ async function showUsage(api: ReturnType<typeof createApi>, tenant: string) {
   const box = byId("usage");
   const bar = byId<HTMLMeterElement>("usage-bar");
   try {
-    const usage = await api.get<Usage>(`usage?resourceTenantId=${encodeURIComponent(tenant)}`);
+    const usage = await api.send(
+      api.client.api.GET("/cms/v1.0/usage", { params: { query: { resourceTenantId: tenant } } }),
+    );
     const limit = usage.limits.bytes;
     bar.max = limit ?? Math.max(usage.bytes, 1);
     bar.value = usage.bytes;

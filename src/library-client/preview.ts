@@ -12,7 +12,7 @@ const PREVIEW_SECONDS = 600;
 
 /** A signed getData link (createDataLink) that needs no token until it expires. */
 export async function signedLink(api: Api, resource: Resource, expiresIn: number): Promise<string> {
-  const link = await api.post<{ url: string }>("createDataLink", { resourceURI: resource.resourceURI, expiresIn });
+  const link = await api.call(api.client.signedLink(resource.resourceURI, expiresIn));
   return link.url;
 }
 

@@ -5,7 +5,8 @@
 import type { components } from "../client/openapi.js";
 
 type Schemas = components["schemas"];
-export type Resource = Schemas["ResourceItem"];
+/** A resource as listed (listResources); queryResource's answer is one too (with its package's files). */
+export type Resource = Omit<Schemas["ResourceItem"], "resourcesList">;
 export type ResourcePage = Schemas["ResourcePage"];
 export type Usage = Schemas["Usage"];
 export type Revision = Schemas["Revision"];

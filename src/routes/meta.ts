@@ -6,7 +6,7 @@ import type { Logger } from "../lib/logger.js";
 import { ProblemError } from "../problems.js";
 import { BEARER_SECURITY, createRouter, guarded } from "./router.js";
 
-export { API_PREFIX, API_VERSION } from "./api-version.js";
+export { API_PREFIX, API_VERSION } from "../api-paths.js";
 
 const VersionSchema = z
   .object({

@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/app-env.js";
 import { jsonBody } from "../http/middleware/body-limit.js";
 import { problemResponses, validationHook } from "../http/problem-handlers.js";
-import { API_PREFIX } from "./api-version.js";
+import { API_PREFIX } from "../api-paths.js";
 
 export const createRouter = () => new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 

@@ -9,7 +9,7 @@ import { createTokenVerifier } from "../auth/verify-token.js";
 import { appOptions, type Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
 import type { Logger } from "../lib/logger.js";
-import { countCollectorPasses, countOriginFetches } from "../metrics/counted.js";
+import { countCollectorPasses, countOriginFetches } from "./counted.js";
 import { type Metrics, noopMetrics } from "../metrics/metrics.js";
 import type { FetchOrigin } from "../origin/fetch-origin.js";
 import { type UrlSubject, WEBHOOK_URL } from "../origin/guard.js";

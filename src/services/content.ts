@@ -11,6 +11,7 @@ import { derivativePrefix } from "../images/derivative-keys.js";
 import { readImageDimensions } from "../images/image-header.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import type { DerivativeStore } from "../metadata/derivative-store.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
 import type { Metrics } from "../metrics/metrics.js";
 import {
   type BlobFile,
@@ -33,18 +34,6 @@ export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean; width: num
 export function digestMismatch(expected: ExpectedDigest, cause?: unknown): ProblemError {
   const detail = `the content received does not hash to the announced sha-256 ${expected.sha256}`;
   return new ProblemError("DIGEST_MISMATCH", detail, { errors: [{ pointer: expected.pointer, detail }], cause });
-}
-
-/** What a served representation needs from a resource or revision row. */
-export interface ContentFacts {
-  blobKey: string;
-  size: number;
-  sha256: string;
-  mediaType: string;
-  name: string;
-  updatedAt: number;
-  /** Set on the files of a zip package. */
-  parentUid?: string | null;
 }
 
 export interface ContentServiceDeps {
@@ -202,7 +191,7 @@ export function createContentService({
       return file && file.size === facts.size ? file : null;
     },
 
-    /** CMS_CONTENT_ORIGIN, for the HTTP layer's per-origin representations (src/http/content-entity.ts). */
+    /** CMS_CONTENT_ORIGIN, for the HTTP layer's per-origin representations (src/delivery/content-entity.ts). */
     contentOrigin,
 
     /** The cache settings, for the HTTP layer's Cache-Control (src/http/cache-policy.ts). */

@@ -218,7 +218,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
 
     /**
      * The live resource at `<context>/<path>` (getData). `found`: that row as this request's fast path
-     * already looked it up (http/handed-over-row.ts); used instead of a second lookup, after the same checks.
+     * already looked it up (delivery/handed-over-row.ts); used instead of a second lookup, after the same checks.
      */
     async findByUri(context: string, path: string, principal: Principal, found?: ResourceRow): Promise<ResourceRow> {
       if (!mayLookUp(context, principal)) return live(null, `${context}/${path}`);

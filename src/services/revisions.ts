@@ -6,7 +6,7 @@ import type { Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import type { MetadataStore } from "../metadata/metadata-store.js";
 import type { ResourceRow, RevisionRow } from "../metadata/schema.js";
-import type { ContentFacts } from "./content.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
 import { toUri } from "./resource-ids.js";
 import type { ResourceService } from "./resources.js";
 

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { DOMAIN_PROBLEMS, domainProblem } from "../../src/http/domain-problems.js";
 import { PROBLEMS } from "../../src/problems.js";
+import { IMAGE_ERROR_CODES, ImageError } from "../../src/images/errors.js";
 import { ZIP_ERROR_CODES, ZipError, type ZipErrorReason } from "../../src/zip/errors.js";
 
 describe("the domain problem table", () => {
@@ -14,13 +15,20 @@ describe("the domain problem table", () => {
     ["ZIP_UNSAFE_PATH", 400, "VALIDATION_FAILED"],
     ["ZIP_LIMIT", 400, "VALIDATION_FAILED"],
     ["ZIP_NO_START_PAGE", 400, "VALIDATION_FAILED"],
+    ["IMAGE_PARAM_INVALID", 400, "VALIDATION_FAILED"],
+    ["IMAGE_BUSY", 503, "UNAVAILABLE"],
+    ["TRANSFORM_UNAVAILABLE", 501, "TRANSFORM_UNAVAILABLE"],
+    ["NOT_TRANSFORMABLE", 422, "NOT_TRANSFORMABLE"],
+    ["IMAGE_TOO_LARGE", 422, "IMAGE_TOO_LARGE"],
   ] as const)("%s → %i %s", (code, status, problem) => {
     expect(DOMAIN_PROBLEMS[code]).toBe(problem);
     expect(PROBLEMS[DOMAIN_PROBLEMS[code]].status).toBe(status);
   });
 
-  it("lists every zip code, and nothing else", () => {
-    expect(Object.keys(DOMAIN_PROBLEMS).sort()).toEqual(Object.values(ZIP_ERROR_CODES).sort());
+  it("lists every zip and image code, and nothing else", () => {
+    expect(Object.keys(DOMAIN_PROBLEMS).sort()).toEqual(
+      [...Object.values(ZIP_ERROR_CODES), ...IMAGE_ERROR_CODES].sort(),
+    );
   });
 });
 
@@ -45,5 +53,27 @@ describe("domainProblem", () => {
   it("leaves any other error alone", () => {
     expect(domainProblem(new Error("boom"))).toBeNull();
     expect(domainProblem("text")).toBeNull();
+  });
+});
+
+describe("domainProblem of an ImageError", () => {
+  it("names the parameter at fault with its own detail", () => {
+    const detail = "must be an integer from 1 to 6000";
+    const err = new ImageError("IMAGE_PARAM_INVALID", `invalid query: width ${detail}`, {
+      field: { pointer: "/query/width", detail },
+    });
+    const problem = domainProblem(err);
+    expect(problem).toMatchObject({ code: "VALIDATION_FAILED", status: 400, message: err.message, cause: err });
+    expect(problem?.errors).toEqual([{ pointer: "/query/width", detail }]);
+    expect(problem?.headers).toBeUndefined();
+  });
+
+  it("tells a busy client when to come back", () => {
+    const problem = domainProblem(
+      new ImageError("IMAGE_BUSY", "the image transform took longer than 1 s", { retryAfterSeconds: 5 }),
+    );
+    expect(problem).toMatchObject({ code: "UNAVAILABLE", status: 503 });
+    expect(problem?.headers).toEqual({ "retry-after": "5" });
+    expect(problem?.errors).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "../../src/images/derivatives.js";
 import { parseImageQuery } from "../../src/images/params.js";
-import type { ProblemError } from "../../src/problems.js";
+import type { ImageError } from "../../src/images/errors.js";
 import { createSharpImages } from "../../src/runtime/host/sharp-images.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createFsBlobStore, type FsBlobStore } from "../../src/storage/drivers/fs.js";
@@ -137,7 +137,7 @@ describe("image sources on the fs driver", () => {
     const { images } = derivatives(1024 * 1024);
     const png = await solid("#c33");
     const refused = await images.derive(await source(corrupt(png)), png30, "").catch((err: unknown) => err);
-    expect((refused as ProblemError).code).toBe("NOT_TRANSFORMABLE");
+    expect((refused as ImageError).code).toBe("NOT_TRANSFORMABLE");
     const facts = await source(await solid("#33c"));
     const { result, created } = await spooledDuring(spoolDir, () => images.derive(facts, png30, ""));
     expect(created).toBe(0);

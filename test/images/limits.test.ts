@@ -6,7 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { createImageDerivatives } from "../../src/images/derivatives.js";
 import { createWorkLimit } from "../../src/images/limit.js";
-import { ProblemError } from "../../src/problems.js";
+import { domainProblem } from "../../src/http/domain-problems.js";
+import { ImageError } from "../../src/images/errors.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 
 const source = {
@@ -24,9 +25,9 @@ describe("image derivatives without a transformer, and under load", () => {
     expect(images.requested(() => undefined)).toBeNull();
     const request = images.requested((name) => (name === "width" ? "10" : undefined))!;
     const refused = await images.derive(source, request, "").catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(ProblemError);
-    expect((refused as ProblemError).status).toBe(501);
-    expect((refused as ProblemError).code).toBe("TRANSFORM_UNAVAILABLE");
+    expect(refused).toBeInstanceOf(ImageError);
+    expect(domainProblem(refused)?.status).toBe(501);
+    expect(domainProblem(refused)?.code).toBe("TRANSFORM_UNAVAILABLE");
   });
 
   it("past its slots and queue the work limit answers 503 with Retry-After", async () => {
@@ -38,8 +39,8 @@ describe("image derivatives without a transformer, and under load", () => {
     const running = limit.run(() => held);
     const queued = limit.run(async () => "queued ran");
     const refused = await limit.run(async () => "never").catch((err: unknown) => err);
-    expect((refused as ProblemError).status).toBe(503);
-    expect((refused as ProblemError).headers?.["retry-after"]).toBe("1");
+    expect(domainProblem(refused)?.status).toBe(503);
+    expect(domainProblem(refused)?.headers?.["retry-after"]).toBe("1");
     release();
     await running;
     expect(await queued).toBe("queued ran");
@@ -58,8 +59,8 @@ describe("image derivatives without a transformer, and under load", () => {
       })
       .catch((err: unknown) => err);
     expect(Date.now() - started).toBeLessThan(2000);
-    expect((waited as ProblemError).status).toBe(503);
-    expect((waited as ProblemError).headers?.["retry-after"]).toBeDefined();
+    expect(domainProblem(waited)?.status).toBe(503);
+    expect(domainProblem(waited)?.headers?.["retry-after"]).toBeDefined();
     release();
     await running;
     expect(ran).toBe(false);
@@ -98,7 +99,7 @@ describe("image derivatives without a transformer, and under load", () => {
     const queued = [1, 2, 3, 4].map((n) => limit.run(async () => void order.push(`link ${n}`), link));
     // The link's own queue is full: its next is refused, the user's is not.
     const refused = await limit.run(async () => "never", link).catch((err: unknown) => err);
-    expect((refused as ProblemError).status).toBe(503);
+    expect(domainProblem(refused)?.status).toBe(503);
     const thumb = limit.run(async () => void order.push("user"), user);
     release();
     await Promise.all([running, thumb, ...queued]);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { derivativeName, type ImageSettings, outputFormat, parseImageQuery } from "../../src/images/params.js";
-import { ProblemError } from "../../src/problems.js";
+import { domainProblem } from "../../src/http/domain-problems.js";
+import { ImageError } from "../../src/images/errors.js";
 
 const settings: ImageSettings = {
   presets: { thumb: { width: 64, height: 64, fit: "cover", format: "webp" } },
@@ -13,8 +14,9 @@ function refusal(query: Record<string, string>, s: ImageSettings = settings) {
   try {
     parseImageQuery(q(query), s);
   } catch (err) {
-    expect(err).toBeInstanceOf(ProblemError);
-    const problem = err as ProblemError;
+    // images/ knows nothing of HTTP: its coded error becomes the problem at the edge.
+    expect(err).toBeInstanceOf(ImageError);
+    const problem = domainProblem(err)!;
     return { status: problem.status, pointer: problem.errors?.[0]?.pointer };
   }
   throw new Error("not refused");
@@ -93,8 +95,8 @@ describe("image parameters", () => {
         parseImageQuery(q({ preset: "thumb", [name]: "1" }), settings, link);
         throw new Error(`${name} accepted`);
       } catch (err) {
-        expect((err as ProblemError).status).toBe(403);
-        expect((err as ProblemError).errors?.[0]?.pointer).toBe(`/query/${name}`);
+        expect(domainProblem(err)?.status).toBe(403);
+        expect(domainProblem(err)?.errors?.[0]?.pointer).toBe(`/query/${name}`);
       }
     }
   });

@@ -14,7 +14,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "../../src/images/derivatives.js";
 import { parseImageQuery } from "../../src/images/params.js";
-import { ProblemError } from "../../src/problems.js";
+import { ImageError } from "../../src/images/errors.js";
 import { createSharpImages } from "../../src/runtime/host/sharp-images.js";
 import type { BlobKey, BlobStore } from "../../src/storage/blob-store.js";
 import { createS3BlobStore } from "../../src/storage/drivers/s3.js";
@@ -160,8 +160,8 @@ describe("image sources in S3", () => {
           .catch((err: unknown) => err),
       );
       expect(created > 0).toBe(bufferBytes < facts.size); // which way it went: a temp file or none
-      expect(refused).toBeInstanceOf(ProblemError);
-      expect((refused as ProblemError).code).toBe("IMAGE_TOO_LARGE");
+      expect(refused).toBeInstanceOf(ImageError);
+      expect((refused as ImageError).code).toBe("IMAGE_TOO_LARGE");
       expect(reads.get(facts.blobKey)).toBeLessThan(1024 * 1024);
       expect(await readdir(spoolDir)).toEqual([]);
     },

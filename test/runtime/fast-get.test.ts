@@ -653,6 +653,26 @@ describe("getData fast path: a stored image derivative (issue 30)", () => {
     }
   });
 
+  it("parses a miss once: the app answers with the fast path's parse, handed over with the row", async () => {
+    const images = app.services.images!;
+    const real = images.requested;
+    let parsed = 0;
+    images.requested = (query) => {
+      parsed++;
+      return real(query);
+    };
+    try {
+      const before = servers.fallbacks;
+      // Not made yet: the fast path parses it, finds nothing stored, and the app makes it.
+      const made = await answer(servers.fastUrl, data("width=22&format=png"));
+      expect(made.status).toBe(200);
+      expect(servers.fallbacks).toBe(before + 1);
+      expect(parsed).toBe(1);
+    } finally {
+      images.requested = real;
+    }
+  });
+
   it("leaves invalid parameters and any other query name to the app (its 400, its policy)", async () => {
     expect(await decided(data("width=0"))).toMatchObject({ status: 400, answeredFast: false });
     expect(await decided(data("width=20&width=21&format=png"))).toMatchObject({ answeredFast: false });

@@ -12,7 +12,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createWorkerApp } from "../../src/runtime/worker/deps.js";
+import { createWorkerApp } from "../../src/runtime/worker/server.js";
 import {
   type BindingTransform,
   bindingTransform,

@@ -8,7 +8,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createWorkerApp } from "../../src/runtime/worker/deps.js";
+import { createWorkerApp } from "../../src/runtime/worker/server.js";
 
 const MARKER = ".cms-owner";
 const stranger = `t/${"1".repeat(32)}/ab/cd/abcd${"1".repeat(60)}`;

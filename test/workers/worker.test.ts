@@ -5,7 +5,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { createWorkerApp } from "../../src/runtime/worker/deps.js";
+import { createWorkerApp } from "../../src/runtime/worker/server.js";
 import { fakeClock } from "../helpers/fake-clock.js";
 
 const create = (resourceExternalURI: string) =>

@@ -1,18 +1,19 @@
-/** Content endpoints: resolve a live resource (tenant-checked) and send it as the content core decides (http/content-answer/). */
+/** Content endpoints: resolve a live resource (tenant-checked) and send it as the content core decides (src/delivery/). */
 import type { RouteConfig } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
 import type { AppEnv } from "../../http/app-env.js";
-import { takeHandedOverRow } from "../../http/handed-over-row.js";
+import { deliveryCore } from "../../delivery/core.js";
+import { takeHandedOverRow } from "../../delivery/handed-over-row.js";
+import { imageParam, versionParam } from "../../delivery/query.js";
+import { webContentSender } from "../../delivery/web.js";
 import { ProblemError } from "../../problems.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { derivativePolicy } from "../../http/content-answer/derivative-read.js";
 import type { ImageDerivatives } from "../../images/derivatives.js";
-import { webContentSender } from "../../http/content-answer/web.js";
 import type { ContentService } from "../../services/content.js";
 import { parseUri } from "../../services/resource-ids.js";
 import type { ResourceService } from "../../services/resources.js";
-import { type RevisionService, VERSION_PATTERN } from "../../services/revisions.js";
+import type { RevisionService } from "../../services/revisions.js";
 import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
 
@@ -20,16 +21,6 @@ import * as contract from "./contract.js";
 const honoPath = (route: RouteConfig) => route.path.replace("{context}", ":context").replace("{path}", ":path{.+}");
 
 const MAX_UID_TEXT = 400;
-
-/** The `v` of a versioned URL (undefined: a mutable URL); 400 naming it when malformed. */
-function versionParam(c: Context<AppEnv>): string | undefined {
-  const version = c.req.query("v");
-  if (version === undefined || VERSION_PATTERN.test(version)) return version;
-  const detail = "must be the content's SHA-256 in hex, or a prefix of it of at least 16 digits";
-  throw new ProblemError("VALIDATION_FAILED", `invalid query: v ${detail}`, {
-    errors: [{ pointer: "/query/v", detail }],
-  });
-}
 
 /** getParentUuid's body: the UID as plain text, or as a JSON string. */
 async function uidFromBody(c: Context<AppEnv>): Promise<string> {
@@ -76,28 +67,28 @@ export function createContentRouter({
 }): RouteGroup {
   const router = createRouter();
   const consumer = guards.role("consumer");
-  const send = webContentSender(content);
+  const { send, respond } = webContentSender(content);
+  const core = deliveryCore({ content, images, revisions });
   const fields = (c: Context<AppEnv>) => (name: string) => c.req.raw.headers.get(name);
 
   const byUri = async (c: Context<AppEnv>) => {
-    const version = versionParam(c);
-    const found = takeHandedOverRow(c.env, c.req.raw);
+    // A row the runtime's fast path looked up comes with its query parsed (delivery/query.ts): neither is done twice.
+    const handed = takeHandedOverRow(c.env, c.req.raw);
+    const param = (name: string) => c.req.query(name);
+    // `v` is checked before the lookup (a malformed one: 400 whether or not the resource exists), the image parameters after.
+    const version = handed ? handed.query.version : versionParam(param);
     const row = await resources.findByUri(
       c.req.param("context") ?? "",
       c.req.param("path") ?? "",
       c.get("principal"),
-      found,
+      handed?.row,
     );
     // A signed link's holder may name presets only (the link signs no image parameters).
     const linkHolder = c.get("signedLinkSeconds") !== undefined;
-    const transform = images?.requested((name) => c.req.query(name), { linkHolder });
-    const source = version === undefined ? row : await revisions.byVersion(row, version);
+    const query = handed ? handed.query : { version, image: imageParam(images, param, { linkHolder }) };
     const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
-    if (!transform) return send(source, c.req.method, fields(c), requestHost(c), cache);
-    // A derivative is content of its own (ETag, Range, 304), under the source URL's cache policy.
-    const made = await images!.derive(source, transform, c.req.header("accept") ?? "", callerOf(c, linkHolder));
-    const policy = derivativePolicy(made);
-    return send(made.facts, c.req.method, fields(c), requestHost(c), policy ? { ...cache, ...policy } : cache);
+    const caller = callerOf(c, linkHolder);
+    return respond(await core.answer(row, query, c.req.method, fields(c), requestHost(c), cache, caller), c.req.method);
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);

@@ -5,10 +5,8 @@
  */
 import type { Context } from "hono";
 import { ifNoneMatchHits } from "../../http/etag.js";
+import type { AssetReader } from "../../app-deps.js";
 import { toHex } from "../../lib/sha256.js";
-
-/** Reads one file of the swagger-ui-dist package; the runtime entry decides where from. */
-export type AssetReader = (file: string) => Promise<ReadableStream<Uint8Array> | null>;
 
 export interface VendorAsset {
   bytes: Uint8Array<ArrayBuffer>;

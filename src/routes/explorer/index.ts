@@ -6,12 +6,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
 import { ProblemError } from "../../problems.js";
-import { type AssetReader, sendAsset, vendorAssets } from "./assets.js";
+import type { AssetReader } from "../../app-deps.js";
+import { sendAsset, vendorAssets } from "./assets.js";
 import { EXPLORER_SCRIPT, type ExplorerAuth, explorerPage } from "./page.js";
 import { openApiDocument } from "./openapi-document.js";
 import { TRY_IT_PLUGIN } from "./try-it-plugin.js";
-
-export type { AssetReader } from "./assets.js";
 
 export const VENDOR_PATH = "/vendor/swagger-ui-dist";
 

@@ -4,7 +4,7 @@
  * in the page's CSP (a hash-source), so no other inline script can run.
  */
 import { SwaggerUI } from "@hono/swagger-ui";
-import { Sha256 } from "../../lib/sha256.js";
+import { inlineScriptHashes, pageCsp, safeJson } from "../page-policy.js";
 
 export interface ExplorerAuth {
   authorizationUrl: string;
@@ -18,39 +18,23 @@ export interface ExplorerSettings {
   auth: ExplorerAuth | null;
 }
 
-// JSON inside <script> must not be able to close the element (`</script>`) or open a comment.
-const safeJson = (value: unknown) => JSON.stringify(value).replaceAll("<", "\\u003c");
-
-/** CSP hash-sources (`'sha256-…'`) of the executable inline scripts (`<script>` with no attributes) in `html`. */
-export function inlineScriptHashes(html: string): string[] {
-  return [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((match) => {
-    const digest = new Sha256().update(new TextEncoder().encode(match[1])).digest();
-    return `'sha256-${btoa(String.fromCharCode(...digest))}'`;
-  });
-}
-
 /**
  * The pages' Content-Security-Policy: scripts from this origin plus the hashed inline ones (styles
  * may be inline: the page's own and Swagger UI's), requests to this origin and the provider's token
  * endpoint, no framing.
  */
 function explorerCsp(settings: ExplorerSettings, scriptHashes: string[]): string {
-  const connect = ["'self'", ...(settings.auth ? [new URL(settings.auth.tokenUrl).origin] : [])];
-  return [
-    "default-src 'none'",
-    ["script-src 'self'", ...scriptHashes].join(" "),
-    "style-src 'self' 'unsafe-inline'",
+  return pageCsp({
+    script: ["'self'", ...scriptHashes].join(" "),
+    style: "'self' 'unsafe-inline'",
     // Try it out previews the answer's bytes from blob: URLs (images, video, audio, PDF).
-    "img-src 'self' data: blob:",
-    "media-src blob:",
+    img: "'self' data: blob:",
+    media: "blob:",
     // Chromium shows a PDF in <object> as a frame: both directives apply.
-    "object-src blob:",
-    "frame-src blob:",
-    `connect-src ${connect.join(" ")}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+    object: "blob:",
+    frame: "blob:",
+    tokenUrl: settings.auth?.tokenUrl ?? null,
+  });
 }
 
 /**

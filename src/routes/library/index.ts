@@ -6,7 +6,8 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
 import { ProblemError } from "../../problems.js";
-import { type AssetReader, sendAsset, vendorAssets } from "../explorer/assets.js";
+import type { AssetReader } from "../../app-deps.js";
+import { sendAsset, vendorAssets } from "../explorer/assets.js";
 import type { ExplorerAuth } from "../explorer/page.js";
 import { API_PREFIX } from "../meta.js";
 import { MAX_LINK_SECONDS } from "../resources/schemas.js";

@@ -3,8 +3,8 @@
  * does is /library/library.js (src/library-client/). No inline script runs (the settings are JSON in
  * a non-executable <script>), the one inline stylesheet is allowed by its hash.
  */
-import { Sha256 } from "../../lib/sha256.js";
 import type { ExplorerAuth } from "../explorer/page.js";
+import { hashSource, pageCsp, safeJson } from "../page-policy.js";
 import { STYLE } from "./style.js";
 
 /** What the browser script is told (the #library-settings JSON). */
@@ -22,31 +22,20 @@ export interface LibraryPageOptions {
   contentOrigins: string[];
 }
 
-// JSON inside <script> must not be able to close the element (`</script>`) or open a comment.
-const safeJson = (value: unknown) => JSON.stringify(value).replaceAll("<", "\\u003c");
-
-const hashSource = (text: string) =>
-  `'sha256-${btoa(String.fromCharCode(...new Sha256().update(new TextEncoder().encode(text)).digest()))}'`;
-
 /**
  * Scripts from this origin only; previews (img, media, frames) from this origin and the content
  * origin; requests to this origin and the provider's token endpoint; never framed itself.
  */
 function libraryCsp({ auth, contentOrigins }: LibraryPageOptions): string {
   const content = ["'self'", ...contentOrigins].join(" ");
-  const connect = ["'self'", ...(auth ? [new URL(auth.tokenUrl).origin] : [])];
-  return [
-    "default-src 'none'",
-    "script-src 'self'",
-    `style-src ${hashSource(STYLE)}`,
-    `img-src ${content} data:`,
-    `media-src ${content}`,
-    `frame-src ${content}`,
-    `connect-src ${connect.join(" ")}`,
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  return pageCsp({
+    script: "'self'",
+    style: hashSource(STYLE),
+    img: `${content} data:`,
+    media: content,
+    frame: content,
+    tokenUrl: auth?.tokenUrl ?? null,
+  });
 }
 
 const TYPE_FILTERS: [string, string][] = [

@@ -1,7 +1,10 @@
 /** Update, delete, purge and revision endpoints: thin handlers over the lifecycle and revision services. */
+import type { Context } from "hono";
 import type { Guards } from "../../auth/guards.js";
+import type { AppEnv } from "../../http/app-env.js";
 import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { webContentSender } from "../../http/content-answer/web.js";
+import { type CachedContent, markStale } from "../../delivery/stale-paths.js";
+import { webContentSender } from "../../delivery/web.js";
 import type { ContentService } from "../../services/content.js";
 import type { RevisionRow } from "../../metadata/schema.js";
 import { toContentSource } from "../../services/content-source.js";
@@ -20,6 +23,8 @@ export interface LifecycleRouterDeps {
   content: ContentService;
   guards: Guards;
   maxInlineBytes: number;
+  /** A cache in front (the Worker's): told what an update, delete or purge made stale (delivery/stale-paths.ts). */
+  cachedContent?: CachedContent;
 }
 
 const toRevisionView = (row: RevisionRow) => ({
@@ -34,15 +39,27 @@ const toRevisionView = (row: RevisionRow) => ({
   dataURI: `${API_PREFIX}/getRevisionData/${row.resourceUid}/${row.revision}`,
 });
 
+/** Tells the cache in front (through the request's execution context: the Worker's) what this change made stale. */
+function staleAfter(c: Context<AppEnv>, paths: string[]): void {
+  let execution: object;
+  try {
+    execution = c.executionCtx;
+  } catch {
+    return; // no execution context: no Worker, no colo cache in front
+  }
+  markStale(execution, paths);
+}
+
 export function createLifecycleRouter({
   lifecycle,
   revisions,
   content,
   guards,
   maxInlineBytes,
+  cachedContent,
 }: LifecycleRouterDeps): RouteGroup {
   const router = createRouter();
-  const send = webContentSender(content);
+  const { send } = webContentSender(content);
   const creator = guards.role("creator");
 
   return router
@@ -61,6 +78,8 @@ export function createLifecycleRouter({
           principal: c.get("principal"),
           signal: c.req.raw.signal,
         });
+        // Its versioned URLs still name the same bytes: only the mutable ones are stale.
+        if (cachedContent) staleAfter(c, cachedContent.updated(row));
         return c.json(
           {
             resourceUID: row.uid,
@@ -79,11 +98,17 @@ export function createLifecycleRouter({
     )
     .openapi(guarded(contract.deleteResource, creator), async (c) => {
       const { resourceUID, author, lockID } = c.req.valid("json");
+      const cached = await cachedContent?.removing(resourceUID);
       const row = await lifecycle.remove({ name: resourceUID, owner: author, lockId: lockID }, c.get("principal"));
+      if (cached) staleAfter(c, cached);
       return c.json(toResourceView(row), 200);
     })
     .openapi(guarded(contract.purgeResource, guards.role("admin")), async (c) => {
-      const { uids, blobsRemoved } = await lifecycle.purge(c.req.valid("json").resourceUID, c.get("principal"));
+      const { resourceUID } = c.req.valid("json");
+      // Read before the purge: it takes the rows and revisions that name the cached URLs with it.
+      const cached = await cachedContent?.removing(resourceUID);
+      const { uids, blobsRemoved } = await lifecycle.purge(resourceUID, c.get("principal"));
+      if (cached) staleAfter(c, cached);
       return c.json({ purged: uids, blobsRemoved }, 200);
     })
     .openapi(guarded(contract.getRevisions, guards.role("consumer")), async (c) => {

@@ -11,7 +11,8 @@ import { inlineBody } from "../../http/middleware/body-limit.js";
 import { createRouter, guarded } from "../router.js";
 import * as contract from "./contract.js";
 import { encodeCursor, listedTenant } from "./schemas.js";
-import { dataPath, toResourceItem, toResourceView } from "./views.js";
+import { dataPath } from "../../api-paths.js";
+import { toResourceItem, toResourceView } from "./views.js";
 
 export interface ResourceRouterDeps {
   resources: ResourceService;

@@ -1,8 +1,7 @@
-/** Rows → the DTO shapes of the API, and the getData path of a row. */
+/** Rows → the DTO shapes of the API. */
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toUri } from "../../services/resource-ids.js";
 import { versionedUri } from "../../services/revisions.js";
-import { API_PREFIX } from "../meta.js";
 import type { ResourceView } from "./schemas.js";
 
 type ResourceItem = Omit<ResourceView, "resourcesList"> & { resourcesList: null };
@@ -29,7 +28,3 @@ export const toResourceView = (row: ResourceRow, files: ResourceRow[] | null = n
   ...toResourceItem(row),
   resourcesList: files && files.map(toResourceItem),
 });
-
-/** Each path segment percent-encoded, so package files keep their `/` and relative links resolve. */
-export const dataPath = (row: Pick<ResourceRow, "context" | "path">) =>
-  `${API_PREFIX}/getData/${row.context}/${row.path.split("/").map(encodeURIComponent).join("/")}`;

@@ -18,7 +18,8 @@ import {
 } from "../../http/tus-headers.js";
 import type { TusUploadRow } from "../../metadata/schema.js";
 import { METADATA_POINTER, type TusFields, type TusUploadService } from "../../services/tus-uploads.js";
-import { dataPath, toResourceView } from "../resources/views.js";
+import { dataPath } from "../../api-paths.js";
+import { toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
 import { MediaTypeSchema, optional } from "../resources/schemas.js";
 import { UploadFieldsSchema } from "../uploads/contract.js";

@@ -12,7 +12,8 @@ import { EXPECTED_SHA256_POINTER, type ExpectedDigest } from "../../services/con
 import type { ResourceService } from "../../services/resources.js";
 import { MediaTypeSchema } from "../resources/schemas.js";
 import type { BlobStore } from "../../storage/blob-store.js";
-import { dataPath, toResourceView } from "../resources/views.js";
+import { dataPath } from "../../api-paths.js";
+import { toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
 import { UPLOAD_FIELDS, UploadFieldsSchema, uploadResource } from "./contract.js";
 import { type StagedFile, stageFile } from "./staged-file.js";

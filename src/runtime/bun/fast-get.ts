@@ -1,29 +1,27 @@
 /**
  * getData's anonymous GET/HEAD answered on Bun.serve before Hono (which ones:
- * http/content-answer/runtime-reads.ts). A thin sender, as runtime/node/fast-get.ts is on node:http:
- * the same lookup as the route (`resources.findByUri`) and the content core's answer
- * (http/content-answer/decide.ts) with the request id. The body is the cached bytes when the
+ * delivery/runtime-reads.ts, delivery/query.ts). A thin sender, as runtime/node/fast-get.ts is on
+ * node:http: the same lookup as the route (`resources.findByUri`) and the delivery core's answer
+ * (delivery/core.ts `now`) with the request id. The body is the cached bytes when the
  * small-blob cache holds them, otherwise a slice of the blob's file (`ContentService.localFile`,
  * `Bun.file(path).slice`: a sized body Bun sends with sendfile), so ranges of large files never
  * build a Web stream.
  *
  * It only ever sends 200, single-range 206 and 304; `null` hands the request to the app
  * untouched: tokens (when reads need one), signed links and any query string but image parameters
- * whose derivative is stored (http/content-answer/derivative-read.ts) and a `v` naming the current
- * content (versioned-read.ts), percent-encoded
+ * whose derivative is stored and a `v` naming the current content (the core decides both; a row
+ * left to the app goes with its parsed query), percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
  * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
  */
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
-import { type ContentAnswer, contentAnswers, overlaid } from "../../http/content-answer/decide.js";
-import { type StoredDerivative, storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
-import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
-import { currentVersionOf } from "../../http/content-answer/versioned-read.js";
-import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { handOverRow } from "../../http/handed-over-row.js";
+import { type Delivered, deliveryCore } from "../../delivery/core.js";
+import { handOverRow } from "../../delivery/handed-over-row.js";
+import { type DeliveryQuery, fastQuery } from "../../delivery/query.js";
+import { runtimeRead } from "../../delivery/runtime-reads.js";
 import type { ResourceRow } from "../../metadata/schema.js";
-import type { ContentFacts } from "../../services/content.js";
+import type { ContentFacts } from "../../metadata/content-facts.js";
 import type { Services } from "../../services/index.js";
 import type { ProblemError } from "../../problems.js";
 import type { LocalBlobFile } from "../../storage/blob-store.js";
@@ -50,10 +48,11 @@ const targetOf = (url: string) => url.slice(url.indexOf("/", url.indexOf("//") +
  */
 const headersOfHead = new WeakMap<ResponseHeaders, Headers>();
 
-/** The head of a sent answer for a Response, with the request id. */
-function bunHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId: string): HeadersInit {
-  const { head, shared, fields } = answer;
+/** The head of a sent answer for a Response, with its policy's fields and the request id. */
+function bunHead(answer: Delivered, requestId: string): HeadersInit {
+  const { head, shared, fields, policy } = answer;
   if (!shared) {
+    if (policy) Object.assign(head, policy);
     head["x-request-id"] = requestId; // a fresh head belongs to this answer
     return head;
   }
@@ -64,6 +63,7 @@ function bunHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId
   }
   const headers = new Headers(known);
   if (fields) for (const [name, value] of Object.entries(fields)) headers.set(name, value);
+  if (policy) for (const [name, value] of Object.entries(policy)) headers.set(name, value);
   headers.set("x-request-id", requestId);
   return headers;
 }
@@ -71,9 +71,7 @@ function bunHead(answer: Exclude<ContentAnswer, { problem: unknown }>, requestId
 /** Returns a handler giving the fast answer with `requestId`, or null when the app must answer. */
 export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
   const { resources, content, images } = services;
-  const answers = contentAnswers(content);
-  // A versioned answer's policy (the route's for `?v=`).
-  const immutable = answerCacheHeaders(content.cache, true, undefined);
+  const core = deliveryCore({ content, images });
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (a stat per request was 7–9 % of the CPU of random range GETs; one per file took the
   // profiled server from 5.5k to 10.0k req/s). Bounded: cleared when full.
@@ -91,27 +89,20 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return file;
   }
 
-  /** The answer for `row`: in the same call when nothing needs reading (bytes cached, HEAD, 304, empty). */
-  function answer(
-    req: Request,
-    row: ContentFacts,
+  /** The core's answer as a Response: in the same call when nothing needs reading (bytes cached, HEAD, 304, empty). */
+  function respond(
+    decided: Delivered,
+    method: string,
     requestId: string,
-    policy?: ResponseHeaders,
-    derived = false,
+    derived: boolean,
   ): Response | null | Promise<Response | null> {
+    const { status, body, facts: row } = decided;
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
-    const decided = overlaid(
-      answers.decide(row, req.method, (name) => req.headers.get(name), req.headers.get("host") ?? undefined),
-      policy,
-    );
-    // 412, 416, several ranges: the app answers them, with its problem details or its multipart body.
-    if (decided.problem || decided.multipart) return null;
-    const { status, body } = decided;
     const headers = bunHead(decided, requestId);
     if (!body) {
       // HEAD reads nothing, yet never answers for content the store lost: the app does (BLOB_MISSING).
-      const present = req.method === "HEAD" && status !== 304 ? content.present(row) : true;
+      const present = method === "HEAD" && status !== 304 ? content.present(row) : true;
       const head = (ok: boolean) => (ok ? new Response(null, { status, headers }) : null);
       return present instanceof Promise ? present.then(head, () => null) : head(present);
     }
@@ -161,34 +152,22 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   }
 
   /** Null: the app answers, with the row found here (it is not looked up twice: S3's large blobs always come this way). */
-  const toApp = (req: Request, row: ResourceRow) => {
-    handOverRow(req, row);
+  const toApp = (req: Request, row: ResourceRow, query: DeliveryQuery) => {
+    handOverRow(req, row, query);
     return null;
   };
 
   // Not found, deleted, 412, 416… (thrown or rejected): null, and the app answers it with its problem details.
   const orNull = (pending: Promise<Response | null>) => pending.catch(() => null);
 
-  /**
-   * `row`'s stored derivative for a query of image parameters (derivative-read.ts), or null: the
-   * app's. In this call when this process knows it is stored and its bytes are cached.
-   */
-  function derivativeAnswer(
-    req: Request,
-    row: ResourceRow,
-    query: string,
-    requestId: string,
-  ): Response | null | Promise<Response | null> {
-    const stored = storedDerivativeOf(images, row, query, req.headers.get("accept") ?? "");
-    const answered = (made: StoredDerivative | null) => made && answer(req, made.facts, requestId, made.policy, true);
-    return stored instanceof Promise ? stored.then(answered) : answered(stored);
-  }
-
-  /** `row`'s answer, its current content's by a versioned URL, or its stored derivative's: null when the app must give it. */
-  function rowAnswer(req: Request, row: ResourceRow, query: string | undefined, requestId: string) {
-    if (query === undefined) return answer(req, row, requestId);
-    const versioned = currentVersionOf(row, query);
-    return versioned ? answer(req, versioned, requestId, immutable) : derivativeAnswer(req, row, query, requestId);
+  /** `row`'s answer for `query` (the core's), or null when the app must give it. */
+  function rowAnswer(req: Request, row: ResourceRow, query: DeliveryQuery, requestId: string) {
+    const header = (name: string) => req.headers.get(name);
+    const now = core.now(row, query, req.method, header, req.headers.get("host") ?? undefined);
+    const derived = query.image !== undefined;
+    if (now instanceof Promise)
+      return now.then((decided) => decided && respond(decided, req.method, requestId, derived));
+    return now && respond(now, req.method, requestId, derived);
   }
 
   /**
@@ -215,14 +194,16 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   const handle = (req: Request, requestId: string): Response | null | Promise<Response | null> => {
     const uri = runtimeRead(anonymousRead, req.method, targetOf(req.url));
     if (!uri) return null;
-    const { query } = uri;
+    // Any other query (a signed link's, names beside the image parameters, escapes, invalid values): the app's.
+    const query = fastQuery(images, uri.query);
+    if (!query) return null;
     try {
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);
       if (row) {
         const answered = rowAnswer(req, row, query, requestId);
         return answered instanceof Promise
-          ? orNull(answered.then((res) => res ?? toApp(req, row)))
-          : (answered ?? toApp(req, row));
+          ? orNull(answered.then((res) => res ?? toApp(req, row, query)))
+          : (answered ?? toApp(req, row, query));
       }
     } catch {
       return null;
@@ -230,7 +211,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return orNull(
       resources
         .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
-        .then(async (row) => (await rowAnswer(req, row, query, requestId)) ?? toApp(req, row)),
+        .then(async (row) => (await rowAnswer(req, row, query, requestId)) ?? toApp(req, row, query)),
     );
   };
   return Object.assign(handle, { sliceFailure });

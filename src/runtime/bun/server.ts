@@ -29,7 +29,7 @@ import { METRICS_PATH } from "../host/metrics-endpoint.js";
 import { inTrace } from "../host/trace-scope.js";
 import { requestMetrics } from "../host/request-metrics.js";
 import { readsAreOpen } from "../../auth/guards.js";
-import { sentContentOf } from "../../http/content-answer/web.js";
+import { sentContentOf } from "../../delivery/web.js";
 import { ProblemError, problemResponse } from "../../problems.js";
 import type { ContentService } from "../../services/content.js";
 import { bunApi } from "./bun-api.js";
@@ -39,7 +39,7 @@ import { bunFastGet } from "./fast-get.js";
 const IDLE_TIMEOUT_S = 120;
 
 /**
- * An app answer streaming content (http/content-answer/web.ts) re-made with the same bytes of the
+ * An app answer streaming content (delivery/web.ts) re-made with the same bytes of the
  * blob's local file as a sized body, when the blob store has local files (the fs driver): Bun.serve
  * sends a streamed body chunked and drops its Content-Length. Other streamed answers (multipart
  * ranges, uploads' answers, blobs on S3) go out as they are, chunked.

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ImageHeaderReader } from "../../images/image-header.js";
-import { ProblemError } from "../../problems.js";
+import { ImageError } from "../../images/errors.js";
 import { claimTempDir, sweepTempRoot } from "../../storage/drivers/fs.js";
 
 export interface SpooledImage {
@@ -46,7 +46,7 @@ export async function claimSpoolDir(root: string): Promise<{ dir: string; releas
 }
 
 export const tooManyPixels = (width: number, height: number, maxPixels: number) =>
-  new ProblemError(
+  new ImageError(
     "IMAGE_TOO_LARGE",
     `the image is ${width}×${height} (${width * height} pixels); at most ${maxPixels} are transformed`,
   );

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { avifLargestFrame, type ReadAt } from "../../images/avif-frames.js";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
-import { ProblemError } from "../../problems.js";
+import { ImageError } from "../../images/errors.js";
 import { spoolFileRange, spoolImage, type SpooledImage, tooManyPixels } from "./image-spool.js";
 import { createSourceBuffers, readFileInto, readStreamInto } from "./source-buffers.js";
 
@@ -58,21 +58,21 @@ async function checkRealFrames(input: string | Buffer, compression: string | und
   if (frame.width * frame.height > maxPixels) throw tooManyPixels(frame.width, frame.height, maxPixels);
 }
 
-const notTransformable = (detail: string, cause?: unknown) => new ProblemError("NOT_TRANSFORMABLE", detail, { cause });
+const notTransformable = (detail: string, cause?: unknown) => new ImageError("NOT_TRANSFORMABLE", detail, { cause });
 
-/** A libvips failure as a problem: its time limit is 503 (try later), anything else a bad source (422). */
-function decodeProblem(err: unknown, timeoutSeconds: number, maxPixels: number): ProblemError {
-  if (err instanceof ProblemError) return err;
+/** A libvips failure as a refusal: its time limit is IMAGE_BUSY (503, try later), anything else a bad source (422). */
+function decodeProblem(err: unknown, timeoutSeconds: number, maxPixels: number): ImageError {
+  if (err instanceof ImageError) return err;
   const message = err instanceof Error ? err.message : String(err);
   if (/timeout/i.test(message)) {
-    return new ProblemError("UNAVAILABLE", `the image transform took longer than ${timeoutSeconds} s`, {
-      headers: { "retry-after": "5" },
+    return new ImageError("IMAGE_BUSY", `the image transform took longer than ${timeoutSeconds} s`, {
+      retryAfterSeconds: 5,
       cause: err,
     });
   }
   // libvips' own guard, read from the header (sharp checks limitInputPixels there too).
   if (/pixel limit/i.test(message)) {
-    return new ProblemError("IMAGE_TOO_LARGE", `the image declares more than ${maxPixels} pixels`, { cause: err });
+    return new ImageError("IMAGE_TOO_LARGE", `the image declares more than ${maxPixels} pixels`, { cause: err });
   }
   return notTransformable("the content could not be decoded as an image (corrupt or unsupported)", err);
 }

@@ -1,37 +1,34 @@
 /**
  * The hottest requests, answered on node:http before Hono: an anonymous GET or HEAD of getData
- * (which ones: http/content-answer/runtime-reads.ts). A thin sender: the same lookup as the route
- * (`resources.findByUri`), the content core's answer (http/content-answer/decide.ts) with the
+ * (which ones: delivery/runtime-reads.ts, delivery/query.ts). A thin sender: the same lookup as the
+ * route (`resources.findByUri`), the delivery core's answer (delivery/core.ts `now`) with the
  * request id (the access-log line is written around it, by access-log.ts), sent without building
  * a Web Request, Headers, Response and body stream: a blob in the small-blob cache from memory
  * (bench, 4 KiB getData: 7.4k → 11k req/s), any other blob of the fs driver straight from its open
  * file (send-file.ts; random 64 KiB ranges went from 0.36–0.41× to ≈ 1.0× of a bare node:http
  * range stream, bench large-files).
  *
- * A query of image parameters only is answered here when its derivative is stored already
- * (http/content-answer/derivative-read.ts): issue 30's cached derivative as fast as plain getData.
- * So is a versioned URL of the current content (`?v=`, http/content-answer/versioned-read.ts).
+ * A query of image parameters only is answered here when its derivative is stored already: issue
+ * 30's cached derivative as fast as plain getData. So is a versioned URL of the current content
+ * (`?v=`). The core decides both; a row left to the app goes with its parsed query.
  *
  * It only ever sends 200, single-range 206 and 304. Everything else is handed to the app
  * untouched: tokens (when reads need one), signed links and any other query string, percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, blobs neither in memory nor in
  * local files (S3), a blob file that is missing or of the wrong size, and any error before the
- * head is written. A row found here goes to the app with the request (http/handed-over-row.ts):
+ * head is written. A row found here goes to the app with the request (delivery/handed-over-row.ts):
  * one lookup. Node only; Bun has its own sender (runtime/bun/fast-get.ts), Workers use the app's.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
-import { answerCacheHeaders } from "../../http/cache-policy.js";
-import { type ContentAnswer, contentAnswers } from "../../http/content-answer/decide.js";
-import { storedDerivativeOf } from "../../http/content-answer/derivative-read.js";
-import { runtimeRead } from "../../http/content-answer/runtime-reads.js";
-import { currentVersionOf } from "../../http/content-answer/versioned-read.js";
-import { handOverRow } from "../../http/handed-over-row.js";
+import { type Delivered, deliveryCore } from "../../delivery/core.js";
+import { handOverRow } from "../../delivery/handed-over-row.js";
+import { type DeliveryQuery, fastQuery } from "../../delivery/query.js";
+import { runtimeRead } from "../../delivery/runtime-reads.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import type { Logger } from "../../lib/logger.js";
 import type { ResourceRow } from "../../metadata/schema.js";
-import type { ContentFacts } from "../../services/content.js";
 import type { Services } from "../../services/index.js";
 import { sendFile } from "./send-file.js";
 
@@ -66,13 +63,9 @@ function flatOverlay(head: ResponseHeaders, policy: ResponseHeaders): string[] {
   return flat;
 }
 
-/** The head of a sent answer for node:http's writeHead, with `policy`'s fields and the request id. */
-function nodeHead(
-  answer: Exclude<ContentAnswer, { problem: unknown }>,
-  policy: ResponseHeaders | undefined,
-  requestId: string,
-) {
-  const { head, shared, fields } = answer;
+/** The head of a sent answer for node:http's writeHead, with its policy's fields and the request id. */
+function nodeHead(answer: Delivered, requestId: string) {
+  const { head, shared, fields, policy } = answer;
   if (!shared) {
     if (policy) Object.assign(head, policy);
     head["x-request-id"] = requestId; // a fresh head belongs to this answer
@@ -97,74 +90,38 @@ function nodeHead(
  */
 export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, next: RequestListener): RequestListener {
   const { resources, content, images } = services;
-  const answers = contentAnswers(content);
-  // A versioned answer's policy (the route's for `?v=`): one object, so its head is flattened once.
-  const immutable = answerCacheHeaders(content.cache, true, undefined);
+  const core = deliveryCore({ content, images });
 
-  /** The status, head and body range of `facts`' answer (the core's), or null when the app must give it. Writes nothing. */
-  function decide(req: IncomingMessage, facts: ContentFacts, policy: ResponseHeaders | undefined) {
-    const header = (name: string) => req.headers[name] as string | undefined;
-    const answer = answers.decide(facts, req.method as string, header, req.headers.host);
-    // 412, 416, several ranges: the app answers them, with its problem details or its multipart body.
-    if (answer.problem || answer.multipart) return null;
-    const requestId = requestIdFrom(req.headers["x-request-id"] as string | undefined);
-    const { body } = answer;
-    return {
-      status: answer.status,
-      headers: nodeHead(answer, policy, requestId),
-      start: body ? body.start : 0,
-      length: body ? body.end - body.start + 1 : 0,
-    };
-  }
-
-  /** The app answers, with the row found here (it is not looked up twice: S3's large blobs always come this way). */
-  function toApp(req: IncomingMessage, res: ServerResponse, row: ResourceRow) {
-    handOverRow(req, row);
+  /** The app answers, with the row found here and its parsed query (neither is done twice: S3's large blobs always come this way). */
+  function toApp(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: DeliveryQuery) {
+    handOverRow(req, row, query);
     return next(req, res);
   }
 
   /**
-   * `row`'s answer, its current content's by a versioned URL, or (a query of image parameters) its
-   * stored derivative's; else the app's. A
-   * derivative this process knows is stored is decided in this call, as a plain getData is.
+   * The core's answer for `row` and `query`, sent; else the app's. Decided in this call unless a
+   * derivative this process does not know to be stored must be looked for.
    */
-  async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: string | undefined) {
-    if (query === undefined) return sendFacts(req, res, row, row, undefined);
-    const versioned = currentVersionOf(row, query);
-    if (versioned) return sendFacts(req, res, row, versioned, immutable);
-    const stored = storedDerivativeOf(images, row, query, req.headers.accept ?? "");
-    // A store fault while looking (before any head): the app answers, as for any storage fault here.
-    const made = stored instanceof Promise ? await stored.catch(() => null) : stored;
-    if (!made) return toApp(req, res, row);
-    return sendFacts(req, res, row, made.facts, made.policy, true);
-  }
-
-  async function sendFacts(
-    req: IncomingMessage,
-    res: ServerResponse,
-    row: ResourceRow,
-    facts: ContentFacts,
-    policy: ResponseHeaders | undefined,
-    derived = false,
-  ) {
-    let answer: ReturnType<typeof decide>;
-    try {
-      answer = decide(req, facts, policy);
-    } catch {
-      answer = null; // a row the core cannot describe (a bug): the app answers it, with its problem details
-    }
-    if (!answer) return toApp(req, res, row);
-    const { status, headers, start, length } = answer;
+  async function send(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: DeliveryQuery) {
+    const header = (name: string) => req.headers[name] as string | undefined;
+    const now = core.now(row, query, req.method as string, header, req.headers.host);
+    const answer = now instanceof Promise ? await now : now;
+    if (!answer) return toApp(req, res, row, query);
+    const { status, body, facts } = answer;
+    const headers = nodeHead(answer, requestIdFrom(req.headers["x-request-id"] as string | undefined));
+    const start = body ? body.start : 0;
+    const length = body ? body.end - body.start + 1 : 0;
     // HEAD reads nothing, yet never answers for content the store lost: the app does (BLOB_MISSING).
     if (req.method === "HEAD" && status !== 304) {
       const present = content.present(facts);
-      if (!(present instanceof Promise ? await present.catch(() => false) : present)) return toApp(req, res, row);
+      if (!(present instanceof Promise ? await present.catch(() => false) : present))
+        return toApp(req, res, row, query);
     }
     // Nothing to send (HEAD, 304, an empty blob): storage isn't touched, as in the app.
     const bytes = length > 0 ? content.inMemory(facts) : undefined;
     if (length === 0 || bytes) {
       // Validates every header before anything is sent, so a throw leaves `res` to the app.
-      if (!writeHead(res, status, headers)) return toApp(req, res, row);
+      if (!writeHead(res, status, headers)) return toApp(req, res, row, query);
       return void res.end(bytes?.subarray(start, start + length));
     }
     // A storage fault before the head: the app answers it (as a problem), so the answers stay the same.
@@ -173,12 +130,12 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     if (!file || file.size !== facts.size) {
       file?.release();
       // A derivative remembered as stored that another instance evicted: the app makes it again.
-      if (derived) images?.missing(facts);
-      return toApp(req, res, row);
+      if (query.image) images?.missing(facts);
+      return toApp(req, res, row, query);
     }
     if (!writeHead(res, status, headers)) {
       file.release();
-      return toApp(req, res, row);
+      return toApp(req, res, row, query);
     }
     await sendFile(res, file, start, length);
   }
@@ -187,6 +144,9 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     const { method, url } = req;
     const uri = runtimeRead(anonymousRead, method, url);
     if (!uri) return next(req, res);
+    // Any other query (a signed link's, names beside the image parameters, escapes, invalid values): the app's.
+    const query = fastQuery(images, uri.query);
+    if (!query) return next(req, res);
     // A storage fault or a bug, not bad input: never an unhandled rejection (it would stop the
     // process). Before the head the app could still answer; after it, only closing is honest.
     const failed = (err: unknown) => {
@@ -200,11 +160,11 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     } catch {
       return next(req, res); // not found, deleted, another tenant's: the app answers it, with its problem details
     }
-    if (row) return void send(req, res, row, uri.query).catch(failed);
+    if (row) return void send(req, res, row, query).catch(failed);
     resources
       .findByUri(uri.context, uri.path, ANONYMOUS_PRINCIPAL)
       .then(
-        (found) => send(req, res, found, uri.query),
+        (found) => send(req, res, found, query),
         () => next(req, res),
       )
       .catch(failed);

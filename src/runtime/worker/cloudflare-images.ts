@@ -9,7 +9,7 @@ import { RASTER as HOST_RASTER } from "../../images/derivatives.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { FORMAT_MEDIA_TYPES } from "../../images/params.js";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
-import { ProblemError } from "../../problems.js";
+import { ImageError } from "../../images/errors.js";
 
 /** The part of the Images binding used here (workerd's `ImagesBinding`). */
 export interface ImagesBindingLike {
@@ -57,26 +57,22 @@ export function bindingTransform(request: ImageRequest, header: ImageHeader): Bi
   };
 }
 
-/** A binding failure as a problem (codes: developers.cloudflare.com/images/reference/troubleshooting). */
+/** A binding failure as a refusal (codes: developers.cloudflare.com/images/reference/troubleshooting). */
 function bindingProblem(err: unknown): unknown {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== "number") return err; // not the service's refusal: a fault, reported as one
   if (code === 9413)
-    return new ProblemError("IMAGE_TOO_LARGE", "the image exceeds the Images service's area limit", { cause: err });
+    return new ImageError("IMAGE_TOO_LARGE", "the image exceeds the Images service's area limit", { cause: err });
   // 9422: the account's transformation quota; 95xx: the service is unreachable or overloaded.
   if (code === 9422 || (code >= 9500 && code < 9520)) {
-    return new ProblemError("UNAVAILABLE", "the Images service cannot transform now", {
-      headers: { "retry-after": "5" },
+    return new ImageError("IMAGE_BUSY", "the Images service cannot transform now", {
+      retryAfterSeconds: 5,
       cause: err,
     });
   }
-  return new ProblemError(
-    "NOT_TRANSFORMABLE",
-    "the content could not be decoded as an image (corrupt or unsupported)",
-    {
-      cause: err,
-    },
-  );
+  return new ImageError("NOT_TRANSFORMABLE", "the content could not be decoded as an image (corrupt or unsupported)", {
+    cause: err,
+  });
 }
 
 export function createCloudflareImages(
@@ -92,11 +88,11 @@ export function createCloudflareImages(
       });
       const format = RASTER[info.format];
       if (!format)
-        throw new ProblemError("NOT_TRANSFORMABLE", `${info.format} is not a raster image this service transforms`);
+        throw new ImageError("NOT_TRANSFORMABLE", `${info.format} is not a raster image this service transforms`);
       const { width = 0, height = 0 } = info;
-      if (!(width > 0 && height > 0)) throw new ProblemError("NOT_TRANSFORMABLE", "the image declares no dimensions");
+      if (!(width > 0 && height > 0)) throw new ImageError("NOT_TRANSFORMABLE", "the image declares no dimensions");
       if (width * height > maxPixels) {
-        throw new ProblemError(
+        throw new ImageError(
           "IMAGE_TOO_LARGE",
           `the image is ${width}×${height} (${width * height} pixels); at most ${maxPixels} are transformed`,
         );

@@ -1,19 +1,16 @@
 /**
- * Workers wiring: bindings and vars → config → deps → the one app, built once per isolate. Blobs in
- * R2 (`BLOBS`), metadata in D1 (`DB`) through drizzle's D1 driver, or in a remote libSQL database
- * when `CMS_DATABASE_URL` names one. Web APIs only.
+ * Workers wiring: bindings and vars → config → the deps of the one app (its server, built once per
+ * isolate, is server.ts). Blobs in R2 (`BLOBS`), metadata in D1 (`DB`) through drizzle's D1 driver,
+ * or in a remote libSQL database when `CMS_DATABASE_URL` names one. Web APIs only.
  */
-import { createApp, type App, type AppDeps } from "../../app.js";
-import { type Config, ConfigError, parseConfig } from "../../config.js";
-import { ProblemError, problemResponse } from "../../problems.js";
-import { createJsonLogger, type Logger } from "../../lib/logger.js";
-import { createRouteTemplates, methodLabel } from "../../metrics/route-templates.js";
+import type { AppDeps } from "../../app.js";
+import { type Config, ConfigError } from "../../config.js";
+import type { Logger } from "../../lib/logger.js";
 import { createDatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { type BatchSQLiteDatabase, createMetadataStore } from "../../metadata/metadata-store.js";
-import { StoreOwnedElsewhere } from "../../services/store-owner.js";
-import { API_PREFIX } from "../../routes/api-version.js";
-import { type D1Sessions, d1Sessions } from "./d1-sessions.js";
-import { cachedPaths, evictFromEdge, evictPaths, throughEdgeCache } from "./edge-cache.js";
+import type { AnalyticsEngineLike } from "./analytics-metrics.js";
+import { d1Sessions } from "./d1-sessions.js";
+import { edgeCachedContent } from "./edge-cache.js";
 import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
 import { createAppDeps } from "../app-deps.js";
@@ -32,38 +29,15 @@ export interface WorkerBindings {
   IMAGES?: ImagesBindingLike;
 }
 
-/** The part of an Analytics Engine dataset binding the Worker writes to. */
-export interface AnalyticsEngineLike {
-  writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
-}
-
-/** Hosts the app with its bindings; `fetch` answers every request of the isolate. */
-export interface WorkerApp {
-  fetch(request: Request, env: object, ctx?: unknown): Response | Promise<Response>;
-  /** The cron trigger's work (wrangler.toml): a blob collection pass, with a storage sweep when `sweep`. */
-  collect(env: object, options: { sweep: boolean }): Promise<void>;
-}
-
 /** libSQL URLs a Worker can reach: over HTTP(S) or WebSockets, never a local file. */
 const REMOTE_DATABASE_URL = /^(libsql|https?|wss?):\/\//;
 
 /** Only string values are settings: bindings are objects. */
-function settingsOf(env: object): Record<string, string> {
+export function settingsOf(env: object): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === "string"),
   );
 }
-
-let isolateId: string | undefined;
-/** CMS_INSTANCE_ID, or an id of this isolate (made on first use: no randomness at a Worker's global scope). */
-const instanceOf = (config?: Pick<Config, "CMS_INSTANCE_ID">) =>
-  config?.CMS_INSTANCE_ID ?? (isolateId ??= `isolate-${crypto.randomUUID().slice(0, 8)}`);
-
-/** Per-isolate logger: one JSON object per line on the Workers console (Workers Logs / `wrangler tail`). */
-const consoleLogger = (config?: Pick<Config, "CMS_LOG_LEVEL" | "CMS_INSTANCE_ID">) =>
-  createJsonLogger((line) => console.log(line), config?.CMS_LOG_LEVEL ?? "info", undefined, {
-    instance: instanceOf(config),
-  });
 
 async function openDatabase(
   env: WorkerBindings,
@@ -129,188 +103,10 @@ export async function createWorkerDeps(
       setting: "BLOBS bucket (wrangler.toml [[r2_buckets]] bucket_name)",
     },
   });
-  if (!env.IMAGES) return deps;
-  return { ...deps, images: createCloudflareImages(env.IMAGES, { maxPixels: config.CMS_IMAGE_MAX_PIXELS }) };
-}
-
-type Built =
-  | {
-      app: App;
-      deps: AppDeps;
-      logger: Logger;
-      routeOf: (method: string, path: string) => string;
-      instance: string;
-      sessions: D1Sessions | undefined;
-    }
-  | { misconfigured: ProblemError };
-
-/** One webhook delivery pass of the app's deliverer (services/webhook-deliverer.ts). */
-const deliverWebhooks = (deps: AppDeps) => deps.webhookDeliverer.pass();
-
-/**
- * The app for one `env`, built on first use and cached for the isolate's lifetime (Workers pass
- * the same env object to every request). Bad settings answer every request with a 500 problem,
- * logged once with the setting names only (values may be secrets); a BLOBS bucket owned by another
- * deployment answers every request (and the cron) with 503 STORE_OWNED_ELSEWHERE, logged once.
- * Other start-up failures are not cached, so the next request retries. `clock` is for tests.
- */
-const UPDATE = `${API_PREFIX}/updateResource`;
-/** Changes after which no URL of the resource may answer from the colo's cache, versioned ones included. */
-const REMOVALS = ["deleteResource", "purgeResource"].map((verb) => `${API_PREFIX}/${verb}`);
-
-/**
- * The paths this colo may hold for the resource a delete or purge names, read before the app runs
- * (a purge takes the rows and revisions with it); none for other requests, or when shared caches
- * keep nothing (reads need credentials).
- */
-async function removedPaths(request: Request, deps: AppDeps): Promise<string[]> {
+  // The colo cache in front of the app (edge-cache.ts): the lifecycle routes tell it what a change made stale.
   const { auth } = deps.options;
-  if (request.method !== "POST" || (auth !== null && !auth.publicRead)) return [];
-  if (!REMOVALS.includes(new URL(request.url).pathname)) return [];
-  const body = (await request
-    .clone()
-    .json()
-    .catch(() => null)) as { resourceUID?: unknown } | null;
-  // The app validates the body; a malformed one is answered 400 and evicts nothing.
-  return typeof body?.resourceUID === "string" ? cachedPaths(deps.store, body.resourceUID) : [];
-}
-
-/**
- * After a successful update, this colo's copies of the mutable URL go; after a delete or purge,
- * every URL found before it (edge-cache.ts).
- */
-async function evictChanged(request: Request, response: Response, removed: string[]): Promise<void> {
-  const url = new URL(request.url);
-  if (request.method !== "POST" || response.status !== 200) return;
-  if (removed.length > 0) return evictPaths(url.origin, removed);
-  if (url.pathname !== UPDATE) return;
-  const body = (await response.clone().json()) as { resourceURI?: string; resourceUID?: string };
-  await evictFromEdge(url.origin, body);
-}
-
-export function createWorkerApp({ clock }: { clock?: AppDeps["clock"] } = {}): WorkerApp {
-  const built = new WeakMap<object, Promise<Built>>();
-
-  const build = async (env: WorkerBindings): Promise<Built> => {
-    try {
-      const config = parseConfig(settingsOf(env));
-      const logger = consoleLogger(config);
-      const deps = await createWorkerDeps(env, config, logger, clock);
-      const app = createApp(deps);
-      // D1 sessions only when D1 holds the metadata (not a remote libSQL database).
-      const sessions = settingsOf(env).CMS_DATABASE_URL ? undefined : d1Sessions(env.DB);
-      return {
-        app,
-        deps,
-        logger,
-        routeOf: createRouteTemplates(app.routes),
-        instance: instanceOf(config),
-        sessions,
-      };
-    } catch (err) {
-      if (err instanceof StoreOwnedElsewhere) {
-        // A Worker cannot exit: it refuses to serve instead (the Node and Bun entries stop with exit code 1).
-        consoleLogger().error("cannot start", { error: err.message });
-        return {
-          misconfigured: new ProblemError(
-            "STORE_OWNED_ELSEWHERE",
-            "this deployment's blob store belongs to another deployment; see the log",
-          ),
-        };
-      }
-      if (!(err instanceof ConfigError)) throw err;
-      const settings = err.issues.map((issue) => issue.split(" ", 1)[0]);
-      consoleLogger().error("invalid configuration", { settings });
-      return { misconfigured: new ProblemError("INTERNAL", "the service is misconfigured; see the log") };
-    }
-  };
-
-  const builtFor = (env: object): Promise<Built> => {
-    let pending = built.get(env);
-    if (!pending) {
-      pending = build(env as WorkerBindings);
-      built.set(env, pending);
-      pending.catch(() => built.delete(env));
-    }
-    return pending;
-  };
-
-  return {
-    async collect(env, { sweep }) {
-      const result = await builtFor(env);
-      if ("misconfigured" in result) return;
-      const { deps } = result;
-      const { collector } = deps;
-      if (sweep) await collector.sweep(); // logs blobs D1 has no record of; never deletes them
-      deps.logger.info("blobs collected", { ...(await collector.pass()) });
-      // The cron also delivers webhooks a write's waitUntil left behind (retries, a recycled isolate).
-      deps.logger.info("webhooks delivered", { ...(await deliverWebhooks(deps)) });
-    },
-
-    async fetch(request, env, ctx) {
-      const pending = builtFor(env);
-      let result: Built;
-      try {
-        result = await pending;
-      } catch (err) {
-        consoleLogger().error("start-up failed", { error: err });
-        return problemResponse(
-          new ProblemError("INTERNAL", "the service could not start; see the log"),
-          new URL(request.url).pathname,
-        );
-      }
-      if ("misconfigured" in result) return problemResponse(result.misconfigured, new URL(request.url).pathname);
-      const started = performance.now();
-      const waitUntil = (work: Promise<unknown>) =>
-        (ctx as { waitUntil?: (p: Promise<unknown>) => void } | undefined)?.waitUntil?.(work.catch(() => {}));
-      const serve = async () => {
-        const removed = await removedPaths(request, result.deps);
-        const answered = await throughEdgeCache(
-          request,
-          async () => result.app.fetch(request, env, ctx as never),
-          waitUntil,
-        );
-        await evictChanged(request, answered, removed);
-        return answered;
-      };
-      let response: Response;
-      try {
-        response = result.sessions ? await result.sessions.run(request, serve) : await serve();
-      } catch (err) {
-        if (!(err instanceof ProblemError)) throw err;
-        response = problemResponse(err, new URL(request.url).pathname);
-      }
-      // A write may have put events in the outbox: deliver after the answer, never delaying it.
-      if (request.method !== "GET" && request.method !== "HEAD" && request.method !== "OPTIONS")
-        waitUntil(
-          deliverWebhooks(result.deps).catch((err: unknown) =>
-            result.logger.warn("webhook delivery pass failed", { error: err }),
-          ),
-        );
-      // Written when the answer starts: a Worker cannot see how much of a streamed body was taken.
-      const path = new URL(request.url).pathname;
-      const durationMs = Math.round((performance.now() - started) * 100) / 100;
-      const length = Number(response.headers.get("content-length") ?? 0) || undefined;
-      result.logger.info("request", {
-        requestId: response.headers.get("x-request-id"),
-        method: request.method,
-        path,
-        status: response.status,
-        durationMs,
-        length,
-      });
-      // What stands in for /metrics here (README, Metrics): a data point per request, by route template.
-      const metrics = (env as WorkerBindings).METRICS;
-      if (metrics) {
-        const method = methodLabel(request.method);
-        const route = result.routeOf(method, path);
-        metrics.writeDataPoint({
-          indexes: [route],
-          blobs: [method, route, String(response.status), result.instance],
-          doubles: [durationMs, length ?? 0],
-        });
-      }
-      return response;
-    },
-  };
+  const cachedContent = edgeCachedContent(deps.store, auth === null || auth.publicRead);
+  if (!env.IMAGES) return { ...deps, cachedContent };
+  const images = createCloudflareImages(env.IMAGES, { maxPixels: config.CMS_IMAGE_MAX_PIXELS });
+  return { ...deps, cachedContent, images };
 }

@@ -6,9 +6,9 @@
  * derivatives and anything the policy marks `no-cache` or `private` always reach the app. Ranges and conditional
  * requests are answered by the cache from the stored 200, as Cloudflare's edge does.
  */
+import { API_PREFIX, dataPath } from "../../api-paths.js";
+import type { CachedContent } from "../../delivery/stale-paths.js";
 import type { MetadataStore } from "../../metadata/metadata-store.js";
-import { API_PREFIX } from "../../routes/api-version.js";
-import { toUri } from "../../services/resource-ids.js";
 import { versionOf } from "../../services/revisions.js";
 
 const CONTENT = [`${API_PREFIX}/getData/`, `${API_PREFIX}/getRevisionData/`];
@@ -58,7 +58,6 @@ export async function throughEdgeCache(
   return response;
 }
 
-const dataPath = (uri: string) => `${API_PREFIX}/getData/${uri.split("/").map(encodeURIComponent).join("/")}`;
 const uuidPath = (uid: string) => `${API_PREFIX}/getDataUuid/${encodeURIComponent(uid)}`;
 
 /** Deletes `paths` (on `origin`, from `cachedPaths`, read before a delete or purge) from this colo's cache. */
@@ -68,15 +67,17 @@ export async function evictPaths(origin: string, paths: readonly string[]): Prom
 }
 
 /**
- * Evicts this colo's copies of a resource's mutable URL after an update answered with it
- * (`resourceURI`, `resourceUID`): its versioned URLs still name the same bytes. Other colos keep
- * theirs until max-age ends, unless the zone is purged through Cloudflare's purge API (README, Caching).
+ * What this colo's cache may hold, for the lifecycle routes to name what a change made stale
+ * (delivery/stale-paths.ts): after an update, the resource's mutable URLs (its versioned URLs still
+ * name the same bytes); before a delete or purge, every URL (`cachedPaths`), but none when shared
+ * caches keep nothing (`publicRead` false: reads need credentials). Other colos keep theirs until
+ * max-age ends, unless the zone is purged through Cloudflare's purge API (README, Caching).
  */
-export async function evictFromEdge(origin: string, body: { resourceURI?: string; resourceUID?: string }) {
-  const paths: string[] = [];
-  if (body.resourceURI) paths.push(dataPath(body.resourceURI));
-  if (body.resourceUID) paths.push(uuidPath(body.resourceUID));
-  await evictPaths(origin, paths);
+export function edgeCachedContent(store: FamilyStore, publicRead: boolean): CachedContent {
+  return {
+    removing: async (uid) => (publicRead ? cachedPaths(store, uid) : []),
+    updated: (row) => [dataPath(row), uuidPath(row.uid)],
+  };
 }
 
 type FamilyStore = Pick<MetadataStore, "findByUid" | "children" | "revisions">;
@@ -95,7 +96,7 @@ export async function cachedPaths(store: FamilyStore, uid: string): Promise<stri
   const paths = await Promise.all(
     family.map(async (member) => {
       const revisions = await store.revisions(member.uid);
-      const mutable = dataPath(toUri(member));
+      const mutable = dataPath(member);
       const contents = new Set([member.sha256, ...revisions.map((r) => r.sha256)]);
       return [
         mutable,

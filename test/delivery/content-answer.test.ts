@@ -1,5 +1,5 @@
 /**
- * The content core (src/http/content-answer/): one decision for the route and both runtimes' fast
+ * The content core (src/delivery/): one decision for the route and both runtimes' fast
  * paths. It must give exactly what RFC 9110's evaluation (`answerBlob`) gives, with the content
  * CORS headers, for any request; describe the bytes to send without reading any; return problems
  * instead of throwing them; and hand the runtimes one shared head per row so they can keep their
@@ -8,12 +8,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { answerBlob } from "../../src/http/answer-blob.js";
-import { contentAnswers } from "../../src/http/content-answer/decide.js";
-import { imageQuery } from "../../src/http/content-answer/derivative-read.js";
-import { runtimeRead } from "../../src/http/content-answer/runtime-reads.js";
-import { contentEntities } from "../../src/http/content-entity.js";
+import { contentAnswers } from "../../src/delivery/decide.js";
+import { fastParams } from "../../src/delivery/query.js";
+import { runtimeRead } from "../../src/delivery/runtime-reads.js";
+import { contentEntities } from "../../src/delivery/content-entity.js";
 import { CONTENT_CORS_HEADERS } from "../../src/http/middleware/cors.js";
-import type { ContentFacts } from "../../src/services/content.js";
+import type { ContentFacts } from "../../src/metadata/content-facts.js";
 
 // The decision does no I/O: a content service whose read fails the test if it is ever called.
 const content = {
@@ -147,17 +147,22 @@ describe("runtimeRead: what a runtime may answer before the app", () => {
   it("leaves everything else to the app", () => {
     expect(runtimeRead(false, "GET", path)).toBeNull(); // reads need credentials
     expect(runtimeRead(true, "POST", path)).toBeNull();
-    // A query reaches the runtime, which answers only stored image derivatives (imageQuery):
-    // a signed link's parameters, or image ones mixed with others, are the app's.
+    // A query reaches the runtime, which answers only a `v` alone or image parameters alone (fastParams):
+    // a signed link's parameters, image ones mixed with others or with `v`, escapes, are the app's.
     expect(runtimeRead(true, "GET", `${path}?expires=1&signature=x`)).toEqual({
       context: "ctx",
       path: "docs/a.txt",
       query: "expires=1&signature=x",
     });
-    expect(imageQuery("expires=1&signature=x")).toBeNull();
-    expect(imageQuery("width=64&signature=x")).toBeNull();
-    expect(imageQuery("width=64&width=65")).toBeNull();
-    expect(imageQuery("width=64")?.("width")).toBe("64");
+    expect(fastParams("expires=1&signature=x")).toBeNull();
+    expect(fastParams("width=64&signature=x")).toBeNull();
+    expect(fastParams("width=64&width=65")).toBeNull();
+    expect(fastParams("width=64")?.("width")).toBe("64");
+    expect(fastParams("v=0123456789abcdef")?.("v")).toBe("0123456789abcdef");
+    expect(fastParams("v=0123456789abcdef&width=64")).toBeNull();
+    expect(fastParams("width=64&v=0123456789abcdef")).toBeNull();
+    expect(fastParams("width=6%34")).toBeNull();
+    expect(fastParams("")).toBeNull();
     expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx/docs/a%20b.txt")).toBeNull();
     expect(runtimeRead(true, "GET", "/cms/v1.0/getDataUuid/x")).toBeNull();
     expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx")).toBeNull();

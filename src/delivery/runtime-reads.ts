@@ -5,8 +5,8 @@
  * parameters (derivative-read.ts decides those) or a `v` (versioned-read.ts). Everything else needs
  * the app: tokens and signed links (its guards read them, and the query), %-escapes (Hono decodes them).
  */
-import { API_PREFIX } from "../../routes/api-version.js";
-import { parseUri } from "../../services/resource-ids.js";
+import { API_PREFIX } from "../api-paths.js";
+import { parseUri } from "../services/resource-ids.js";
 
 const PREFIX = `${API_PREFIX}/getData/`;
 

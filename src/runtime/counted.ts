@@ -4,7 +4,7 @@
  */
 import type { FetchOrigin } from "../origin/fetch-origin.js";
 import type { BlobCollector } from "../services/blob-collector.js";
-import type { Metrics, OriginOutcome } from "./metrics.js";
+import type { Metrics, OriginOutcome } from "../metrics/metrics.js";
 
 const OUTCOMES: Record<string, OriginOutcome> = {
   ORIGIN_REFUSED: "refused",

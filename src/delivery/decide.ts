@@ -1,20 +1,23 @@
 /**
  * The one place a content answer (getData, getDataUuid, postData, a revision's data) is decided:
- * from the row, the request's method, its header fields and its host to a plain description —
- * status, header fields, which bytes of the row's blob go in the body, or the problem to answer
+ * from the content, the request's method, its header fields and its host to a plain description —
+ * status, header fields, which bytes of the content's blob go in the body, or the problem to answer
  * with. No I/O and no runtime types, so the route (./web.ts) and the Node and Bun fast paths
  * (runtime/node/fast-get.ts, runtime/bun/fast-get.ts) only send what it says, as hono's
- * serve-static middleware decides under its per-runtime adapters. A response header of content
- * (caching, links…) is added here, in `answerBlob` or the plain head, and every sender sends it.
+ * serve-static middleware decides under its per-runtime adapters. Which content a getData answers
+ * with (the row's, a version's, a derivative's) and under which policy is ./core.ts's. A response
+ * header of content (caching, links…) is added here, in `answerBlob` or the plain head, and every
+ * sender sends it.
  */
-import type { Multipart } from "../byteranges.js";
-import { answerBlob, type ResponseHeaders } from "../answer-blob.js";
-import { contentEntities } from "../content-entity.js";
-import { CONTENT_CORS_HEADERS } from "../middleware/cors.js";
-import { isPlainRequest, plainHeads, plainRange } from "../plain-heads.js";
-import { contentRange } from "../range.js";
-import { ProblemError } from "../../problems.js";
-import type { ContentFacts, ContentService } from "../../services/content.js";
+import type { Multipart } from "../http/byteranges.js";
+import { answerBlob, type ResponseHeaders } from "../http/answer-blob.js";
+import { contentEntities } from "./content-entity.js";
+import { CONTENT_CORS_HEADERS } from "../http/middleware/cors.js";
+import { isPlainRequest, plainHeads, plainRange } from "../http/plain-heads.js";
+import { contentRange } from "../http/range.js";
+import { ProblemError } from "../problems.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import type { ContentService } from "../services/content.js";
 
 /** A request header field by lowercase name; null or undefined when absent. */
 export type RequestField = (name: string) => string | null | undefined;
@@ -26,9 +29,20 @@ export interface ContentBody {
   whole: boolean;
 }
 
+/** What every sent answer carries beside its status, head and body. */
+interface Sent {
+  problem?: undefined;
+  /** The content the answer is of: its blob holds the body's bytes. */
+  facts: ContentFacts;
+  /**
+   * Fields every sender sets over `head` and `fields` (a versioned URL's, a revision's or a signed
+   * link's Cache-Control, a derivative's Vary: http/cache-policy.ts, derivative-read.ts); undefined: none.
+   */
+  policy: ResponseHeaders | undefined;
+}
+
 export type ContentAnswer =
-  | {
-      problem?: undefined;
+  | (Sent & {
       status: 200 | 206 | 304;
       /**
        * The header fields but `fields` and the request id (the senders add it; the app's
@@ -43,9 +57,8 @@ export type ContentAnswer =
       /** What the body holds; null: no body (HEAD, 304). */
       body: ContentBody | null;
       multipart?: undefined;
-    }
-  | {
-      problem?: undefined;
+    })
+  | (Sent & {
       status: 206;
       head: ResponseHeaders;
       shared: false;
@@ -53,14 +66,20 @@ export type ContentAnswer =
       body: null;
       /** Several ranges: the body is their multipart/byteranges, read part by part. */
       multipart: Multipart;
-    }
+    })
   /** 405, 412 or 416 (RFC 9110), for the app's problem renderer. */
   | { problem: ProblemError };
 
 const NO_FIELD: RequestField = () => undefined;
 
 export interface ContentAnswers {
-  decide(row: ContentFacts, method: string, header: RequestField, host: string | undefined): ContentAnswer;
+  decide(
+    row: ContentFacts,
+    method: string,
+    header: RequestField,
+    host: string | undefined,
+    policy?: ResponseHeaders,
+  ): ContentAnswer;
 }
 
 function createContentAnswers(content: Pick<ContentService, "read" | "contentOrigin">): ContentAnswers {
@@ -79,12 +98,13 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
   const whole = (row: ContentFacts): ContentBody => ({ start: 0, end: row.size - 1, whole: true });
 
   return {
-    decide(row, method, header, host) {
+    decide(row, method, header, host, policy) {
       const sent = method === "GET";
       if (sent || method === "HEAD") {
         if (isPlainRequest(header)) {
           const head = plainHead(row, host);
-          return { status: 200, head, shared: true, fields: undefined, body: sent ? whole(row) : null };
+          const body = sent ? whole(row) : null;
+          return { status: 200, head, shared: true, fields: undefined, body, facts: row, policy };
         }
         const range = sent ? plainRange(header, row.size) : null;
         if (range) {
@@ -93,7 +113,7 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
             "content-range": contentRange(range, row.size),
           };
           const body = { start: range.start, end: range.end, whole: false };
-          return { status: 206, head: plainHead(row, host), shared: true, fields, body };
+          return { status: 206, head: plainHead(row, host), shared: true, fields, body, facts: row, policy };
         }
       }
       let result: ReturnType<typeof answerBlob>;
@@ -105,25 +125,15 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
       }
       const head = { ...result.headers, ...CONTENT_CORS_HEADERS };
       if (result.multipart) {
-        return { status: 206, head, shared: false, fields: undefined, body: null, multipart: result.multipart };
+        const { multipart } = result;
+        return { status: 206, head, shared: false, fields: undefined, body: null, multipart, facts: row, policy };
       }
       const { status, range } = result;
       const body =
         !sent || status === 304 ? null : range ? { start: range.start, end: range.end, whole: false } : whole(row);
-      return { status, head, shared: false, fields: undefined, body };
+      return { status, head, shared: false, fields: undefined, body, facts: row, policy };
     },
   };
-}
-
-/**
- * `answer` with `policy`'s fields set over its head (a derivative's Vary: derivative-read.ts): into
- * `fields` when the head is shared (it is never changed), else into the answer's own head.
- */
-export function overlaid(answer: ContentAnswer, policy: ResponseHeaders | undefined): ContentAnswer {
-  if (!policy || answer.problem) return answer;
-  if (answer.shared) return { ...answer, fields: { ...answer.fields, ...policy } };
-  Object.assign(answer.head, policy);
-  return answer;
 }
 
 /** One per content service: the route and the runtimes' fast paths share its plain heads. */

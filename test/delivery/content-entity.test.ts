@@ -4,7 +4,7 @@
  * rows never change in place) keeps its answer per origin; any other object is answered afresh.
  */
 import { describe, expect, it } from "vitest";
-import { contentEntities } from "../../src/http/content-entity.js";
+import { contentEntities } from "../../src/delivery/content-entity.js";
 import type { BlobCollector } from "../../src/services/blob-collector.js";
 import { createContentService } from "../../src/services/content.js";
 import type { BlobKey } from "../../src/storage/blob-store.js";

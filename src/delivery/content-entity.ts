@@ -3,12 +3,13 @@
  * Content-Type, disposition and CSP per origin: content-policy.ts) and how to open its bytes. The
  * content service only stores and reads bytes; deciding how a browser may show them is HTTP's.
  */
-import { dataPath } from "../routes/resources/views.js";
-import type { ContentFacts, ContentService } from "../services/content.js";
+import { dataPath } from "../api-paths.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import type { ContentService } from "../services/content.js";
 import { versionOf } from "../services/revisions.js";
-import type { BlobEntity, OpenBlob } from "./blob-entity.js";
-import { cacheControl } from "./cache-policy.js";
-import { contentPolicy } from "./content-policy.js";
+import type { BlobEntity, OpenBlob } from "../http/blob-entity.js";
+import { cacheControl } from "../http/cache-policy.js";
+import { contentPolicy } from "../http/content-policy.js";
 
 export type Served = { entity: BlobEntity; open: OpenBlob };
 

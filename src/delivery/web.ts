@@ -1,0 +1,68 @@
+/**
+ * The app's content sender: the core's answer (decide.ts, core.ts) as a Web Response, the body
+ * streamed from the blob store (`ContentService.read`). Each body it streams is remembered with the
+ * bytes it holds (`sentContentOf`), so a runtime that sends files itself (Bun.serve drops
+ * Content-Length on streamed bodies) can send the same bytes from the blob's local file
+ * (`ContentService.localFile`).
+ */
+import type { ResponseHeaders } from "../http/answer-blob.js";
+import type { ContentFacts } from "../metadata/content-facts.js";
+import type { ContentService } from "../services/content.js";
+import type { Delivered } from "./core.js";
+import { contentAnswers, type ContentBody, type RequestField } from "./decide.js";
+
+/** The content and the bytes of its blob a streamed body holds. */
+export interface SentContent {
+  row: ContentFacts;
+  body: ContentBody;
+}
+
+/** Bodies this sender streamed; entries go with their streams. */
+const sent = new WeakMap<ReadableStream<Uint8Array>, SentContent>();
+
+/** What `body` holds, when it is a content body this sender streamed. */
+export const sentContentOf = (body: ReadableStream<Uint8Array>): SentContent | undefined => sent.get(body);
+
+const NO_FIELD: RequestField = () => undefined;
+
+/** Answers content requests of `content`'s rows with Web Responses (call it once, not per request). */
+export function webContentSender(content: Pick<ContentService, "read" | "ensurePresent" | "contentOrigin">) {
+  const answers = contentAnswers(content);
+
+  /** `answer` (to a request of `method`) as a Response, its body streamed from the blob store. */
+  async function respond(answer: Delivered, method: string): Promise<Response> {
+    const { status, head, fields, policy, body, multipart, facts } = answer;
+    const headers = fields || policy ? { ...head, ...fields, ...policy } : head;
+    // HEAD and several ranges read nothing before their head: a missing blob answers BLOB_MISSING as a GET's would.
+    if (multipart || (method === "HEAD" && status !== 304)) await content.ensurePresent(facts);
+    if (multipart) {
+      const stream = method === "GET" ? multipart.stream((range) => content.read(facts, range)) : null;
+      return new Response(stream, { status, headers });
+    }
+    // An empty blob has nothing to stream, so storage isn't touched.
+    if (!body || body.end < body.start) return new Response(null, { status, headers });
+    const bytes = await content.read(facts, body.whole ? undefined : body);
+    if (bytes instanceof ReadableStream) sent.set(bytes, { row: facts, body });
+    return new Response(bytes, { status, headers });
+  }
+
+  /**
+   * The answer to `method` with `header` on `host` for `row`; 405/412/416 are thrown as
+   * ProblemErrors for the app's problem renderer. Without `header`: the request carries no field
+   * that changes the answer (postData: the whole representation). `policy` (Cache-Control of a
+   * versioned URL, a revision or a signed link: http/cache-policy.ts) is set over the row's own.
+   */
+  async function send(
+    row: ContentFacts,
+    method: string,
+    header: RequestField = NO_FIELD,
+    host: string | undefined = undefined,
+    policy: ResponseHeaders | undefined = undefined,
+  ): Promise<Response> {
+    const answer = answers.decide(row, method, header, host, policy);
+    if (answer.problem) throw answer.problem;
+    return respond(answer, method);
+  }
+
+  return { send, respond };
+}
