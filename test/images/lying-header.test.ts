@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { avifLargestFrame } from "../../src/images/avif-frames.js";
 import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "../../src/images/derivatives.js";
 import type { ImageTransformer } from "../../src/images/transformer.js";
-import { ProblemError } from "../../src/problems.js";
+import { ImageError } from "../../src/images/errors.js";
 import { createSharpImages } from "../../src/runtime/host/sharp-images.js";
 import { createMemoryBlobStore } from "../../src/storage/drivers/memory.js";
 import { parseBlobKey } from "../../src/storage/keys.js";
@@ -54,9 +54,9 @@ describe("an AVIF's real frame", () => {
     const request = { width: 32, fit: "inside", format: "webp" } as const;
     for (const source of [{ path }, { stream: new Blob([new Uint8Array(lying)]).stream(), size: lying.length }]) {
       const refused = await images.transform(source, request, () => "webp").catch((err: unknown) => err);
-      expect(refused).toBeInstanceOf(ProblemError);
-      expect((refused as ProblemError).code).toBe("IMAGE_TOO_LARGE");
-      expect((refused as ProblemError).message).toMatch(/2400×2400/);
+      expect(refused).toBeInstanceOf(ImageError);
+      expect((refused as ImageError).code).toBe("IMAGE_TOO_LARGE");
+      expect((refused as ImageError).message).toMatch(/2400×2400/);
     }
     // Within the limit, the same lie is refused as corrupt (the decoder's check), never answered.
     const within = createSharpImages({ maxPixels: 6_000_000, timeoutSeconds: 30, spoolDir: dir });
@@ -64,7 +64,7 @@ describe("an AVIF's real frame", () => {
       .transform({ path }, request, () => "webp")
       .then((made) => new Response(made.body).arrayBuffer())
       .catch((err: unknown) => err);
-    expect((corrupt as ProblemError).code).toBe("NOT_TRANSFORMABLE");
+    expect((corrupt as ImageError).code).toBe("NOT_TRANSFORMABLE");
   });
 
   it("a refusal is remembered per source content: a repeat never reaches the decoder", async () => {
@@ -88,11 +88,11 @@ describe("an AVIF's real frame", () => {
     });
     const ask = (width: string) =>
       images.derive(source, images.requested((n) => (n === "width" ? width : undefined))!, "").catch((e: unknown) => e);
-    expect(((await ask("32")) as ProblemError).code).toBe("IMAGE_TOO_LARGE");
+    expect(((await ask("32")) as ImageError).code).toBe("IMAGE_TOO_LARGE");
     expect(transforms).toBe(1);
     // Again, and with other parameters: the same source content, refused from memory.
-    expect(((await ask("32")) as ProblemError).code).toBe("IMAGE_TOO_LARGE");
-    expect(((await ask("48")) as ProblemError).code).toBe("IMAGE_TOO_LARGE");
+    expect(((await ask("32")) as ImageError).code).toBe("IMAGE_TOO_LARGE");
+    expect(((await ask("48")) as ImageError).code).toBe("IMAGE_TOO_LARGE");
     expect(transforms).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ProblemError } from "../../src/problems.js";
+import { ImageError } from "../../src/images/errors.js";
 import { createSourceBuffers, readFileInto, readStreamInto } from "../../src/runtime/host/source-buffers.js";
 import { bombPng } from "./bomb.js";
 
@@ -92,8 +92,8 @@ describe("image source buffers", () => {
     const refused = await readStreamInto(Buffer.alloc(8 * 1024 * 1024), source, 4 * 1024 * 1024, 50_000_000).catch(
       (err: unknown) => err,
     );
-    expect(refused).toBeInstanceOf(ProblemError);
-    expect((refused as ProblemError).code).toBe("IMAGE_TOO_LARGE");
+    expect(refused).toBeInstanceOf(ImageError);
+    expect((refused as ImageError).code).toBe("IMAGE_TOO_LARGE");
     expect(pulled).toBeLessThan(5);
   });
 });
