@@ -42,7 +42,9 @@ export async function createServerDeps(
   config: Config,
   logger: Logger,
   { collectBlobs = true, clock }: { collectBlobs?: boolean; clock?: AppDeps["clock"] } = {},
-): Promise<AppDeps & { close(): Promise<void>; metricsEndpoint: MetricsEndpoint | null }> {
+): Promise<
+  AppDeps & { close(): Promise<void>; metricsEndpoint: MetricsEndpoint | null; collectorIdle(): Promise<void> }
+> {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
   // A database that cannot open gives the volume back (its claimed temp folder goes).
   // One judge of the database's availability for this process: each outage is logged once.
@@ -137,6 +139,8 @@ export async function createServerDeps(
           config.CMS_METRICS_TOKEN,
         )
       : null,
+    /** Resolves once the collector's start-up pass has run and none is running (for tests counting I/O). */
+    collectorIdle: async () => collector?.idle(),
     close: async () => {
       await collector?.stop();
       await deliveries.stop();
