@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
+import { type Json, type TryIt, trySeeding } from "../helpers/try-it-seed.js";
 
-export type Json = Record<string, unknown>;
+export type { Json, TryIt };
 type Schema = { $ref?: string; required?: string[]; allOf?: Schema[] };
 type Parameter = { name: string; in: string; required?: boolean; schema?: { default?: unknown } };
 type Operation = {
@@ -24,21 +25,6 @@ type Operation = {
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
 
 export const TENANT = "tryit";
-
-export interface TryIt {
-  /** Values for required parameters, by name (a required input left out keeps what it starts with). */
-  params?: Record<string, string>;
-  /** One of several optional parameters the operation needs one of (listResources: a tenant). */
-  oneOf?: Record<string, string>;
-  /** Added to the JSON body Swagger UI starts with (its required properties only). */
-  json?: Json;
-  /** A text/plain body. */
-  text?: string;
-  /** Multipart fields (the required ones). */
-  form?: Record<string, string>;
-  /** The file part of a multipart body, or a binary body. */
-  file?: { name: string; mimeType: string; buffer: Buffer };
-}
 
 export interface TryItResult {
   status: number;
@@ -106,31 +92,7 @@ async function start(): Promise<Session> {
       .goto(app.url("/docs"), { waitUntil: "commit" })
       .then(() => page.locator(".opblock").first().waitFor({ timeout: 100_000 })),
   ]);
-  async function post(path: string, body: Json, status: number): Promise<Json> {
-    const res = await fetch(app.url(path), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    const answer = (await res.json().catch(() => ({}))) as Json;
-    expect(res.status, `${path}: ${JSON.stringify(answer)}`).toBe(status);
-    return answer;
-  }
-
-  const create = async (name: string, mediaType: string, bytes: Uint8Array | string) =>
-    (
-      await post(
-        "/cms/v1.0/createResource",
-        {
-          resourceAuthor: "seed",
-          resourceTenantId: TENANT,
-          resourceName: name,
-          resourceMediaType: mediaType,
-          resourceBinary: Buffer.from(bytes).toString("base64"),
-        },
-        201,
-      )
-    ).resourceUID as string;
+  const { post, create } = trySeeding(app, TENANT);
 
   function operation(id: string): Operation {
     for (const ops of Object.values(doc.paths))

@@ -12,9 +12,9 @@ import { IN_PROCESS_ORIGIN } from "../helpers/in-process-fetch.js";
 import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
+import { type Json, type TryIt, trySeeding } from "../helpers/try-it-seed.js";
 import { buildZip } from "../helpers/zip-writer.js";
 
-type Json = Record<string, unknown>;
 type Schema = { $ref?: string; required?: string[]; allOf?: Schema[]; example?: unknown; default?: unknown };
 type Parameter = { name: string; in: string; required?: boolean; example?: unknown; schema?: Schema };
 type MediaType = { schema?: Schema; example?: unknown };
@@ -26,22 +26,6 @@ type Operation = {
 };
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
 
-/** What a user types or picks (the rest is what the explorer starts with). */
-interface TryIt {
-  /** Values for required parameters, by name. */
-  params?: Record<string, string>;
-  /** One of several optional parameters the operation needs one of (listResources: a tenant). */
-  oneOf?: Record<string, string>;
-  /** Added to the JSON body the explorer starts with. */
-  json?: Json;
-  /** A text/plain body. */
-  text?: string;
-  /** Multipart fields. */
-  form?: Record<string, string>;
-  /** The file part of a multipart body, or a binary body. */
-  file?: { name: string; mimeType: string; buffer: Buffer };
-}
-
 const TENANT = "tryit";
 const AUTHOR = "explorer";
 
@@ -50,6 +34,8 @@ let origin: Origin;
 /** The served document, as the explorer reads it (signed links: built on the in-process origin). */
 let doc: Document;
 const ran = new Set<string>();
+let post: ReturnType<typeof trySeeding>["post"];
+let create: ReturnType<typeof trySeeding>["create"];
 
 beforeAll(async () => {
   [app, origin] = await Promise.all([
@@ -57,6 +43,7 @@ beforeAll(async () => {
     startOrigin(),
   ]);
   doc = (await (await app.fetch("/openapi.json")).json()) as Document;
+  ({ post, create } = trySeeding(app, TENANT));
 });
 afterAll(async () => {
   await origin?.close();
@@ -130,32 +117,6 @@ async function expectTry(id: string, input: TryIt, status: number): Promise<Json
   } catch {}
   return { ...body, headers: res.headers };
 }
-
-async function post(path: string, body: Json, status: number): Promise<Json> {
-  const res = await app.fetch(path, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const answer = (await res.json().catch(() => ({}))) as Json;
-  expect(res.status, `${path}: ${JSON.stringify(answer)}`).toBe(status);
-  return answer;
-}
-
-const create = async (name: string, mediaType: string, bytes: Uint8Array | string) =>
-  (
-    await post(
-      "/cms/v1.0/createResource",
-      {
-        resourceAuthor: "seed",
-        resourceTenantId: TENANT,
-        resourceName: name,
-        resourceMediaType: mediaType,
-        resourceBinary: Buffer.from(bytes).toString("base64"),
-      },
-      201,
-    )
-  ).resourceUID as string;
 
 describe("explorer try-it on its defaults, every operation (in-process)", () => {
   it("runs the meta operations", async () => {
