@@ -1,6 +1,6 @@
 // Tool config: vitest expects a default export.
 import { availableParallelism } from "node:os";
-import { configDefaults, defineConfig } from "vitest/config";
+import { configDefaults, defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { DurationsRecorder, SlowestFirstSequencer } from "./test/helpers/slowest-first.js";
 import { SummaryReporter } from "./test/helpers/summary-reporter.js";
 
@@ -13,12 +13,31 @@ const SHARED = [
 ];
 
 /**
+ * The heavy lane: Chromium's pages and workerd, each a few hundred MiB and a core when busy. They run
+ * after the rest (sequence.groupOrder), two at a time, so they are never beside the files that time
+ * things (throughput, timeouts, peak RSS, collector passes): those failed when a full run put three
+ * Chromium files beside them (load average 10-34 on 2 cores).
+ */
+const HEAVY = ["test/e2e/**/*.test.ts", "**/*workerd*.test.ts"];
+const HEAVY_WORKERS = 2;
+const heavyLane: TestProjectInlineConfiguration = {
+  extends: true,
+  test: {
+    name: "heavy",
+    include: HEAVY,
+    pool: "forks",
+    globalSetup: ["test/global-setup.ts"], // the built bundles (built once a run: global-setup.ts)
+    maxWorkers: HEAVY_WORKERS,
+    sequence: { groupOrder: 1 },
+  },
+};
+
+/**
  * CMS_TESTS=node-subjects: only the files whose subject runs on Node, for CI's second pass on
  * another Node version: not Chromium's pages (test/e2e) nor workerd (files named *workerd*, and the
  * workers project), which are the same programs whichever Node starts them.
  */
 const NODE_SUBJECTS_ONLY = process.env.CMS_TESTS === "node-subjects";
-const NOT_NODE_SUBJECTS = NODE_SUBJECTS_ONLY ? ["test/e2e/**", "**/*workerd*.test.ts"] : [];
 
 export default defineConfig({
   test: {
@@ -37,7 +56,7 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...NOT_NODE_SUBJECTS],
+          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...HEAVY],
           pool: "forks",
           // Process tests start the server as shipped: the esbuild bundle. rgw-global: the run's one
           // Ceph cluster (started only if a test asks for it), torn down at the end.
@@ -61,7 +80,7 @@ export default defineConfig({
           restoreMocks: true,
         },
       },
-      ...(NODE_SUBJECTS_ONLY ? [] : ["./vitest.workers.config.ts"]),
+      ...(NODE_SUBJECTS_ONLY ? [] : [heavyLane, "./vitest.workers.config.ts"]),
     ],
   },
 });

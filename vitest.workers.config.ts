@@ -31,6 +31,9 @@ export default defineConfig({
     include: ["test/workers/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // With the heavy lane of vitest.config.ts (workerd is one): after the rest, two at a time.
+    maxWorkers: 2,
+    sequence: { groupOrder: 1 },
     // Used when this config runs alone (`vitest run -c vitest.workers.config.ts`); vitest.config.ts runs it as a project.
     reporters: ["default", new SummaryReporter()],
   },

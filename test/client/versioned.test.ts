@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCmsClient } from "../../src/client/index.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let app: TestApp;
 beforeAll(async () => {
   // A fixed loopback port gives the server its CMS_PUBLIC_URL, which signed links need.
-  app = await startTestApp({ CMS_PORT: String(await freePort()) });
+  app = await startTestApp({}, { ownPublicUrl: true });
 });
 afterAll(() => app.close());
 

@@ -145,10 +145,11 @@ async function settledTitle(target: Page | Frame): Promise<string> {
 /** What Chromium's PDF viewer (an extension frame) shows: the document, its error dialog, or nothing at all. */
 async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no viewer"> {
   const viewer = () => page.frames().find((f) => f.url().startsWith("chrome-extension://"));
-  for (let i = 0; i < 20 && !viewer(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  // Bounds, not waits: each returns as soon as its condition holds (a loaded machine needs the room).
+  for (let i = 0; i < 300 && !viewer(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   const frame = viewer();
   if (!frame) return "no viewer";
-  await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 5_000 });
+  await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 30_000 });
   // The error dialog appears once parsing failed: a fixed 1 s wait read "rendered" under load, so
   // wait for it up to 8 s (a real PDF costs the 8 s once; bytes that are no PDF answer at once).
   const failed = await frame
@@ -179,7 +180,7 @@ describe("stored HTML and SVG in the browser", () => {
   /** The explorer in the admin's tab still has its session (nothing took it away). */
   async function expectStillLoggedIn() {
     await adminTab.goto(app.url("/swagger-ui.html"));
-    await adminTab.waitForSelector("#cms-session.on", { timeout: 15_000 });
+    await adminTab.waitForSelector("#cms-session.on", { timeout: 60_000 });
     expect(await adminTab.evaluate((key) => sessionStorage.getItem(key), SESSION_KEY)).toContain("accessToken");
   }
 
@@ -263,7 +264,7 @@ describe("ordinary content keeps working", () => {
     await page.goto(app.url("/openapi.json"));
     await page.evaluate((key) => sessionStorage.setItem(key, '{"accessToken":"secret"}'), SESSION_KEY);
     await page.goto(app.url(`/cms/v1.0/getData/${start}`));
-    await page.waitForFunction(() => document.title.startsWith("{"), undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.title.startsWith("{"), undefined, { timeout: 30_000 });
     expect(JSON.parse(await page.title())).toEqual({
       storage: "denied",
       origin: "null",

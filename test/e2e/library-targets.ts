@@ -2,7 +2,9 @@
  * What the media library suite (library-suite.ts) runs against: the Node server or the Worker on
  * workerd (bundled as for deployment: its [build] step puts library.js into the assets), with auth
  * off, or on through the dev IdP as an admin confined to two tenants. One file per runtime and mode
- * (library-<runtime>-<mode>.test.ts), so vitest's workers run the four side by side.
+ * (library-<runtime>-<mode>.test.ts), so vitest's workers run them side by side: both runtimes with
+ * auth on, and auth off once, on Node (what auth off changes is the page's and the server's, the same
+ * on either runtime; what the runtime changes, auth on shows).
  */
 import { startIdp } from "../../scripts/idp/server.js";
 import { CLIENT_SECRET, LINK_SECRET, passwordGrant } from "../helpers/auth-stack.js";

@@ -16,7 +16,7 @@ import { createCmsClient, staticToken } from "../../src/client/index.js";
 import { type AuthStack, startAuthStack } from "../helpers/auth-stack.js";
 import { recordCanvasWebm } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const run = promisify(execFile);
 const EXAMPLES = fileURLToPath(new URL("../../examples/", import.meta.url));
@@ -24,10 +24,7 @@ const EXAMPLES = fileURLToPath(new URL("../../examples/", import.meta.url));
 let app: TestApp;
 let origin: Origin;
 beforeAll(async () => {
-  [app, origin] = await Promise.all([
-    startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }),
-    startOrigin(),
-  ]);
+  [app, origin] = await Promise.all([startTestApp({ CMS_LOG_LEVEL: "warn" }, { ownPublicUrl: true }), startOrigin()]);
 });
 afterAll(async () => {
   await Promise.all([app?.close(), origin?.close()]);

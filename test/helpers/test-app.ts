@@ -8,7 +8,7 @@
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
@@ -56,9 +56,18 @@ export interface TestAppOptions {
    * the Node fast path, streaming timing, and URLs a process outside this one must reach.
    */
   transport?: Transport;
+  /**
+   * Over a socket: signed links and other absolute URLs built on this server's own URL
+   * (CMS_PUBLIC_URL), as a fixed CMS_PORT on loopback gives them, on a port the OS picks. The socket
+   * is bound (port 0) before the app is built, so its URL is known without probing for a free port.
+   */
+  ownPublicUrl?: boolean;
 }
 
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
+  const transport = options.transport ?? "socket";
+  const bound = options.ownPublicUrl && transport === "socket" ? await bindLoopback() : undefined;
+  const settings = bound ? { CMS_PUBLIC_URL: bound.url, ...env } : env;
   const dir = await mkdtemp(join(tmpdir(), "cms-test-"));
   const volume = join(dir, "volume");
   const databaseUrl = `file:${join(dir, "cms.db")}`;
@@ -67,7 +76,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
     CMS_DATABASE_URL: databaseUrl,
     CMS_FETCH_ALLOW_PRIVATE: "true", // the test origin lives on 127.0.0.1
     CMS_LOG_LEVEL: "debug",
-    ...env,
+    ...settings,
   });
   // As bootstrap does: with a fixed CMS_PORT on loopback, signed links default to this server's URL
   // (without one the test server listens on any free port, unknown up front).
@@ -77,10 +86,12 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   const deps = await createServerDeps(config, logger, { clock: options.clock });
   const services = createServices(deps);
   const app = createApp(deps, services);
-  const transport = options.transport ?? "socket";
   const served =
     transport === "socket"
-      ? await serve(createNodeServer({ config, deps, services, logger, app }), env.CMS_PORT ? config.CMS_PORT : 0)
+      ? await serve(
+          createNodeServer({ config, deps, services, logger, app }),
+          bound?.socket ?? (env.CMS_PORT ? config.CMS_PORT : 0),
+        )
       : undefined;
   const baseUrl = served?.baseUrl ?? IN_PROCESS_ORIGIN;
   const send = served ? fetch : inProcessFetch(app);
@@ -115,14 +126,29 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   };
 }
 
-/** Listens on 127.0.0.1 (`port` 0: any free port); the server's URL and how to close it with its connections. */
-async function serve(server: Server, port: number) {
+/** A socket bound to 127.0.0.1 on a port the OS picks, and its URL, for a server to take over. */
+async function bindLoopback(): Promise<{ socket: NetServer; url: string }> {
+  const socket = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.listen(0, "127.0.0.1", () => resolve());
+  });
+  return { socket, url: `http://127.0.0.1:${(socket.address() as AddressInfo).port}` };
+}
+
+/**
+ * Listens on 127.0.0.1 (`port` 0: any free port), or on a socket already bound (Node's
+ * `listen(handle)`); the server's URL and how to close it with its connections.
+ */
+async function serve(server: Server, port: number | NetServer) {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject); // a taken CMS_PORT fails the caller at once, not after a hook timeout
-    server.listen(port, "127.0.0.1", () => {
+    const listening = () => {
       server.off("error", reject);
       resolve();
-    });
+    };
+    if (typeof port === "number") server.listen(port, "127.0.0.1", listening);
+    else server.listen(port, listening);
   });
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

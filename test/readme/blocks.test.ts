@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, startOrigin } from "../helpers/origin.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { blockStarting, commandLines, installCms, NOT_RUN, README, RUN, shellBlocks } from "./readme-blocks.js";
 
 const run = promisify(execFile);
@@ -34,7 +34,7 @@ const bash = (block: string) =>
 
 beforeAll(async () => {
   [app, origin, logo, readme] = await Promise.all([
-    startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }),
+    startTestApp({ CMS_LOG_LEVEL: "warn" }, { ownPublicUrl: true }),
     startOrigin(),
     readFile(LOGO),
     readFile(README, "utf8"),

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processClient } from "../helpers/process-client.js";
+import { parsePromText } from "../helpers/prom-text.js";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
 
@@ -31,6 +32,12 @@ async function query(sqld: Sqld, sql: string, args: Value[] = []): Promise<strin
   const first = body.results[0];
   if (first?.type !== "ok") throw new Error(`sqld: ${JSON.stringify(first?.error)}`);
   return (first.response?.result.rows ?? []).map((row) => row.map((cell) => cell.value));
+}
+
+/** Collection passes `server` has finished (its /metrics counter). */
+async function collectorPasses(server: ServerProcess): Promise<number> {
+  const res = await fetch(`${server.url}/metrics`);
+  return parsePromText(await res.text()).value("cms_collector_passes_total");
 }
 
 describe.runIf(existsSync(LIBFAKETIME)).each(["+10m", "-10m"])("one instance's clock %s off, on one sqld", (skew) => {
@@ -56,6 +63,7 @@ describe.runIf(existsSync(LIBFAKETIME)).each(["+10m", "-10m"])("one instance's c
     b = await spawnServer({
       ...shared,
       CMS_GC_INTERVAL_SECONDS: "1",
+      CMS_METRICS_ENABLED: "true", // its collector passes, counted: what the grace-period test awaits
       LD_PRELOAD: LIBFAKETIME,
       FAKETIME: skew,
       FAKETIME_DONT_FAKE_MONOTONIC: "1",
@@ -129,7 +137,10 @@ describe.runIf(existsSync(LIBFAKETIME)).each(["+10m", "-10m"])("one instance's c
     ]);
     const purged = await post(a, "purgeResource", { resourceUID });
     expect(purged.status, await purged.clone().text()).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 3_500)); // three of B's collector passes
+    // Three of B's collector passes, each begun after the purge, have finished (one may have been
+    // under way during it: it counts as the first of four).
+    const before = await collectorPasses(b);
+    await expect.poll(() => collectorPasses(b), { timeout: 20_000, interval: 100 }).toBeGreaterThanOrEqual(before + 4);
     expect(existsSync(join(volume, key as string))).toBe(true);
     // Still in the ledger and not claimed for deletion.
     const live = "SELECT count(*) FROM blob_ledger WHERE key = ? AND doomed_at IS NULL";

@@ -51,3 +51,37 @@ it("runs at once when asked to, and hands a failed pass to onError", async () =>
   expect(errors.map((e) => (e as Error).message)).toEqual(["boom"]);
   await schedule.stop();
 });
+
+it("is idle once the start-up pass has run and no pass is running", async () => {
+  let finish = () => {};
+  const schedule = schedulePasses(
+    () =>
+      new Promise<void>((resolve) => {
+        finish = resolve;
+      }),
+    1000,
+    () => {},
+    { atStart: true },
+  );
+  let idle = false;
+  const quiet = schedule.idle().then(() => {
+    idle = true;
+  });
+  await vi.advanceTimersByTimeAsync(0); // the start-up pass begins, and runs on
+  expect(idle).toBe(false);
+  finish();
+  await quiet;
+  expect(idle).toBe(true);
+  await schedule.stop();
+});
+
+it("is idle at once after a stop that came before the start-up pass", async () => {
+  const schedule = schedulePasses(
+    () => Promise.resolve(),
+    1000,
+    () => {},
+    { atStart: true },
+  );
+  await schedule.stop();
+  await schedule.idle(); // resolves: no pass will ever run
+});

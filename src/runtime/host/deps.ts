@@ -47,6 +47,8 @@ export async function createServerDeps(
     metricsEndpoint: MetricsEndpoint | null;
     /** This process's webhook delivery pump (`drain()`: the idle signal tests await). */
     webhookDeliveries: DeliverySchedule["pump"];
+    /** Resolves once the blob collector's start-up pass has run and no pass is running. */
+    collectorIdle(): Promise<void>;
   }
 > {
   const { blobs, close: closeBlobs } = await openBlobStorage(config);
@@ -132,6 +134,8 @@ export async function createServerDeps(
           config.CMS_METRICS_TOKEN,
         )
       : null,
+    /** Resolves once the collector's start-up pass has run and none is running (for tests counting I/O). */
+    collectorIdle: async () => collector?.idle(),
     close: async () => {
       await collector?.stop();
       await deliveries.stop();

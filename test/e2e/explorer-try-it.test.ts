@@ -1,34 +1,68 @@
 /**
- * "Try it out" of the content operations in real Chromium on the explorer's defaults
- * (explorer-try-it-harness.ts says how), and the response preview of images, video, audio and PDF
- * (from blob: URLs, under the page's CSP).
+ * "Try it out" in real Chromium on the explorer's defaults (explorer-try-it-harness.ts says how),
+ * once per kind of form: path parameters with a download, a JSON body, a multipart body with a file,
+ * tus (header parameters and a binary body); and the response preview of images, video, audio and
+ * PDF (from blob: URLs, under the page's CSP) and of a resized image. What each operation starts
+ * with and answers is specified for every operation in-process (test/routes/explorer-try-it.test.ts):
+ * the page treats all operations of a kind alike.
  */
 import sharp from "sharp";
 import { expect, it } from "vitest";
 import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
-import { buildZip } from "../helpers/zip-writer.js";
-import { describeTryIt, press, type } from "./explorer-try-it-harness.js";
+import { describeTryIt, press, TENANT, type } from "./explorer-try-it-harness.js";
 
-describeTryIt("content", (explorer) => {
-  it("runs every content operation (GET, HEAD, by DTO, a package file's parent)", async () => {
-    const { expectTry, create } = explorer();
-    const text = await create("hello.txt", "text/plain", "hello from the explorer");
-    const path = { context: text, path: "hello.txt" };
-    for (const id of ["getData", "getDataHead", "getMultiPartData", "getMultiPartDataHead"])
-      await expectTry(id, { params: path }, 200);
-    await expectTry("getDataUuid", { params: { resourceUID: text } }, 200);
-    await expectTry("getDataUuidHead", { params: { resourceUID: text } }, 200);
-    await expectTry("getDataByDTO", { json: { resourceUID: text } }, 200);
-    // A package: the answer is its first file, whose parent (getParentUuid) is the zip.
-    const packageFile = await create(
-      "pack.zip",
-      "application/zip",
-      await buildZip([
-        { name: "info.json", data: Buffer.from('{"startpage":"index.txt"}'), method: 0 },
-        { name: "index.txt", data: Buffer.from("in a zip"), method: 0 },
-      ]),
+describeTryIt("one operation per kind of form, and the previews", (explorer) => {
+  it("path parameters and a download: a revision's bytes, its number starting as its example", async () => {
+    const { tryIt, create } = explorer();
+    const resourceUID = await create("history.txt", "text/plain", "revision one");
+    const data = await tryIt("getRevisionData", { params: { resourceUID } });
+    expect([data.status, data.body]).toEqual([200, "revision one"]);
+  });
+
+  it("a JSON body: createResource from a loopback origin", async () => {
+    const { expectTry, origin } = explorer();
+    const made = await expectTry(
+      "createResource",
+      {
+        json: {
+          resourceAuthor: "explorer",
+          resourceTenantId: TENANT,
+          resourceName: "made.txt",
+          resourceMediaType: "text/plain",
+          resourceExternalURI: origin.put("made", "made from the explorer"),
+        },
+      },
+      201,
     );
-    await expectTry("getParentUuid", { text: packageFile }, 200);
+    expect(made.resourceUID).toBeTruthy();
+  });
+
+  it("a multipart body with a file: uploadResource", async () => {
+    const { expectTry } = explorer();
+    const uploaded = await expectTry(
+      "uploadResource",
+      {
+        form: { resourceAuthor: "explorer", resourceTenantId: TENANT },
+        file: { name: "upload.png", mimeType: "image/png", buffer: PNG_1x1 },
+      },
+      201,
+    );
+    expect(uploaded.sha256).toBeTruthy();
+  });
+
+  it("tus: create an upload (only its length typed), then append its bytes from a file", async () => {
+    const { expectTry } = explorer();
+    const bytes = Buffer.from("sent through tus");
+    // Only the length is typed: the protocol version and the metadata start with working values.
+    const created = await expectTry("tusCreateUpload", { params: { "upload-length": String(bytes.length) } }, 201);
+    const id = /location: \S*\/uploads\/([0-9a-f]{32})/i.exec(created.headers)?.[1] ?? "";
+    expect(id, created.headers).not.toBe("");
+    const appended = await expectTry(
+      "tusAppend",
+      { params: { id }, file: { name: "tus.txt", mimeType: "text/plain", buffer: bytes } },
+      201,
+    );
+    expect(appended.size).toBe(bytes.length);
   });
 
   it("previews an image, a video, an audio file and a PDF from blob: URLs", async () => {
