@@ -7,7 +7,7 @@
  * ref does not have (no `versionedURI`, no image derivatives, no signed links) are reported as n/a.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { runAbHead } from "../lib/ab.js";
@@ -175,6 +175,8 @@ const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 /** Creates the three resources on `build`'s own volume and database, and finds which kinds it answers. */
 async function prepareData(opts: CompareOptions, build: Build) {
   const dir = path.join(opts.work, `compare-data-${build.label}`);
+  // A volume belongs to one database: a kept one from an earlier run (--keep) would refuse the new.
+  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const data = { volume: path.join(dir, "volume"), database: path.join(dir, `cms-${Date.now()}.db`) };
   const logFile = path.join(dir, "prepare.log");
