@@ -7,7 +7,17 @@
  * ref does not have (no `versionedURI`, no image derivatives, no signed links) are reported as n/a.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { runAbHead } from "../lib/ab.js";
