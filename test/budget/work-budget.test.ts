@@ -49,10 +49,17 @@ function countStatements() {
     executed.push(String(args[0]));
     return original.apply(self, args);
   });
+  // One execution is one count: the driver's `all` runs its own `iterate`.
+  let depth = 0;
   for (const name of ["run", "get", "all", "iterate"])
     wrap(statementPrototype, name, (self, args, original) => {
-      executed.push(sqlOf.get(self) ?? "(a statement prepared before counting began)");
-      return original.apply(self, args);
+      if (depth === 0) executed.push(sqlOf.get(self) ?? "(a statement prepared before counting began)");
+      depth++;
+      try {
+        return original.apply(self, args);
+      } finally {
+        depth--;
+      }
     });
   return {
     take() {
