@@ -15,6 +15,17 @@ export interface WorkBudget {
 
 export const BUDGET = JSON.parse(readFileSync(new URL("./work-budget.json", import.meta.url), "utf8")) as WorkBudget;
 
+/** The settings both lanes run the service with (the shipped defaults otherwise). */
+export const SERVICE_ENV = {
+  CMS_LOG_LEVEL: "info",
+  CMS_LINK_SECRET: "work-budget-link-secret-0123456789abcdef",
+  // Signed links need an origin to be minted on; the tests use their path and query only.
+  CMS_PUBLIC_URL: "http://127.0.0.1:9",
+  // The webhook outbox's poll (a write transaction a second, even with no webhooks) would land
+  // inside batches at random: polled once an hour here, so each batch holds the requests' work only.
+  CMS_WEBHOOK_POLL_MS: "3600000",
+};
+
 /** `CMS_BUDGET=print`: report the counts without failing (to write a first budget or lower one). */
 export const printOnly = process.env.CMS_BUDGET === "print";
 

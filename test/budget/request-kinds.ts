@@ -61,7 +61,7 @@ export async function prepareKinds(base: string, origin: Origin): Promise<Kind[]
   });
   if (link.status !== 200) throw new Error(`createDataLink: ${link.status} ${await link.text()}`);
   const signed = new URL(((await link.json()) as { url: string }).url);
-  return [
+  const kinds: Kind[] = [
     { name: "small", path: smallPath, init: {}, status: 200 },
     {
       name: "ranges",
@@ -81,6 +81,10 @@ export async function prepareKinds(base: string, origin: Origin): Promise<Kind[]
     },
     { name: "signed", path: `${signed.pathname}${signed.search}`, init: {}, status: 200 },
   ];
+  // Every kind once before any is counted: what loads lazily (sharp and libvips with their threads,
+  // for the first image) and the derivative's making happen here, not inside some kind's batch.
+  for (const kind of kinds) await sendOne(base, kind);
+  return kinds;
 }
 
 /** Sends one request of `kind` to `base`, reads its body whole and checks its status. */

@@ -1,7 +1,7 @@
 /**
  * Issue 36's work budget, syscall lane: the built server (`node dist/node/server.mjs`, as shipped,
  * access log on) under Debian's strace, attached (`strace -f -c -p`) for a batch of requests of one
- * kind over one keep-alive connection; its syscalls a request against test/budget/work-budget.json.
+ * kind, one after another (fetch keeps the connection alive); its syscalls a request against test/budget/work-budget.json.
  * An extra lookup or write shows up here as extra reads, locks and writes even where the in-process
  * lane (work-budget.test.ts) is not looking.
  *
@@ -16,11 +16,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrigin, type Origin } from "../helpers/origin.js";
 import { spawnServer, type ServerProcess } from "../helpers/spawn-server.js";
-import { BUDGET, type Counted, overBudget, printOnly, report } from "./budget.js";
+import { BUDGET, type Counted, overBudget, printOnly, report, SERVICE_ENV } from "./budget.js";
 import { type Kind, prepareKinds } from "./request-kinds.js";
 
 const TIMING_BOUND =
@@ -30,7 +29,6 @@ let dir: string;
 let origin: Origin;
 let server: ServerProcess;
 let kinds: Kind[];
-const agent = new Agent({ connections: 1, pipelining: 1 });
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cms-budget-"));
@@ -41,18 +39,12 @@ beforeAll(async () => {
     CMS_HOST: "127.0.0.1",
     CMS_PORT: "0",
     CMS_FETCH_ALLOW_PRIVATE: "true",
-    CMS_LOG_LEVEL: "info",
-    CMS_LINK_SECRET: "work-budget-link-secret-0123456789abcdef",
-    CMS_PUBLIC_URL: "http://127.0.0.1:9",
-    // The webhook outbox's poll (a write transaction a second, even with no webhooks) would land
-    // inside batches at random: polled once an hour here, so each batch holds the requests' work only.
-    CMS_WEBHOOK_POLL_MS: "3600000",
+    ...SERVICE_ENV,
   });
   kinds = await prepareKinds(server.url, origin);
 });
 
 afterAll(async () => {
-  await agent.close();
   await server?.stop();
   await origin?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -92,7 +84,7 @@ function parseSummary(text: string): Map<string, number> {
 }
 
 const send = async (kind: Kind) => {
-  const res = await fetch(`${server.url}${kind.path}`, { ...kind.init, dispatcher: agent } as RequestInit);
+  const res = await fetch(`${server.url}${kind.path}`, kind.init);
   await res.arrayBuffer();
   if (res.status !== kind.status) throw new Error(`${kind.name}: ${res.status}, expected ${kind.status}`);
 };

@@ -15,7 +15,7 @@ import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOrigin, type Origin } from "../helpers/origin.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
-import { BUDGET, type Counted, overBudget, printOnly, report } from "./budget.js";
+import { BUDGET, type Counted, overBudget, printOnly, report, SERVICE_ENV } from "./budget.js";
 import { type Kind, prepareKinds, sendOne } from "./request-kinds.js";
 
 type Fn = (...args: unknown[]) => unknown;
@@ -115,14 +115,7 @@ let kinds: Kind[];
 beforeAll(async () => {
   statements = countStatements();
   origin = await startOrigin();
-  app = await startTestApp({
-    CMS_LOG_LEVEL: "info",
-    CMS_LINK_SECRET: "work-budget-link-secret-0123456789abcdef",
-    CMS_PUBLIC_URL: "http://127.0.0.1:9",
-    // The webhook outbox's poll (a write transaction a second, even with no webhooks) would land
-    // inside batches at random: polled once an hour here, so each batch holds the requests' work only.
-    CMS_WEBHOOK_POLL_MS: "3600000",
-  });
+  app = await startTestApp(SERVICE_ENV);
   kinds = await prepareKinds(app.baseUrl, origin);
 });
 
