@@ -62,7 +62,7 @@ export function prepareCompareRef(root: string, work: string, ref: string, keep:
     spawnSync("git", ["-C", root, "worktree", "prune"], { stdio: "ignore" });
   };
   if (existsSync(server)) {
-    log(`compare ${ref} = ${commit}: reusing ${path.relative(root, dir)} (--keep)`);
+    log(`compare ${ref} = ${commit}: reusing ${path.relative(root, dir)}, kept by an earlier --keep run`);
     return { ref, commit, dir, server, modules: "kept from an earlier run", remove };
   }
   rmSync(dir, { recursive: true, force: true });
