@@ -1,7 +1,7 @@
 // Makes sure the Debian programs the suite drives for real are present: Chromium (explorer and
 // library pages), nginx (a stock proxy_cache in front of the service), faketime (an instance on a
-// skewed clock) and Ceph (a one-node RGW cluster as the real S3). Installs the missing ones with apt
-// when we may (root), otherwise says exactly what to run. One list, so each suite adds its line here.
+// skewed clock), strace (the syscall work budget) and Ceph (a one-node RGW cluster as the real S3).
+// Installs the missing ones with apt when we may (root), otherwise says exactly what to run. One list, so each suite adds its line here.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
@@ -14,6 +14,8 @@ const NEEDED = [
   ["/usr/bin/ceph-mon", "ceph-mon"],
   ["/usr/bin/ceph-osd", "ceph-osd"],
   ["/usr/bin/ceph", "ceph-common"],
+  // test/budget/syscall-budget.test.ts counts the server's syscalls per request (issue 36).
+  ["/usr/bin/strace", "strace"],
 ];
 
 const missing = [...new Set(NEEDED.filter(([file]) => !existsSync(file)).map(([, pkg]) => pkg))];

@@ -18,6 +18,10 @@ export interface Options {
   keep: boolean;
   /** `--baseline=<git ref>`: that commit's build is measured beside today's (baseline.ts). */
   baseline: string | null;
+  /** `--compare <ref>`: only the this ÷ ref table against that commit (scenarios/compare.ts). */
+  compare: string | null;
+  /** `--runtimes=node,bun`: which runtimes `--compare` measures. */
+  runtimes: ("node" | "bun")[];
 }
 
 export interface Fixtures {

@@ -7,19 +7,22 @@ import { log } from "./util.js";
 
 const has = (command: string) => spawnSync("sh", ["-c", `command -v ${command}`], { stdio: "ignore" }).status === 0;
 
-/** Installs wrk and nginx with apt when missing (needs root); throws with a hint otherwise. */
+/** Debian package of each tool (ab: HEAD load in --compare, lib/ab.ts). */
+const PACKAGE: Record<string, string> = { wrk: "wrk", nginx: "nginx-light", ab: "apache2-utils" };
+
+/** Installs wrk, nginx and ab with apt when missing (needs root); throws with a hint otherwise. */
 export function ensureSystemTools(): void {
-  const missing = ["wrk", "nginx"].filter((tool) => !has(tool));
+  const missing = Object.keys(PACKAGE).filter((tool) => !has(tool));
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
     throw new Error(
-      `missing ${missing.join(", ")}: install them (e.g. sudo apt-get install -y wrk nginx-light) and rerun`,
+      `missing ${missing.join(", ")}: install them (e.g. sudo apt-get install -y wrk nginx-light apache2-utils) and rerun`,
     );
   }
   log(`installing ${missing.join(", ")} with apt-get…`);
   execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", timeout: 300_000 });
   // nginx-light is enough (core + sendfile); fall back to the full package where it does not exist.
-  const packages = missing.map((tool) => (tool === "nginx" ? "nginx-light" : tool));
+  const packages = missing.map((tool) => PACKAGE[tool] as string);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const first = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], {
     stdio: "inherit",
@@ -27,7 +30,8 @@ export function ensureSystemTools(): void {
     timeout: 600_000,
   });
   if (first.status !== 0) {
-    execFileSync("apt-get", ["install", "-y", "-qq", ...missing], { stdio: "inherit", env, timeout: 600_000 });
+    const full = missing.map((tool) => (tool === "nginx" ? "nginx" : (PACKAGE[tool] as string)));
+    execFileSync("apt-get", ["install", "-y", "-qq", ...full], { stdio: "inherit", env, timeout: 600_000 });
   }
 }
 

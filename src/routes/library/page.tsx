@@ -3,6 +3,7 @@
  * does is /library/library.js (src/library-client/). No inline script runs (the settings are JSON in
  * a non-executable <script>), the one inline stylesheet is allowed by its hash.
  */
+import { renderDetached } from "../../lib/render-detached.js";
 import type { ExplorerAuth } from "../explorer/page.js";
 import { hashSource, pageCsp, safeJson } from "../page-policy.js";
 import { STYLE } from "./style.js";
@@ -217,5 +218,5 @@ function Page({ settings, auth }: LibraryPageOptions) {
 
 /** The page's HTML (rendered once: it depends on the configuration only) and its CSP. */
 export function libraryPage(options: LibraryPageOptions): { html: string; csp: string } {
-  return { html: `<!doctype html>${String(Page(options))}`, csp: libraryCsp(options) };
+  return { html: `<!doctype html>${renderDetached(Page(options))}`, csp: libraryCsp(options) };
 }
