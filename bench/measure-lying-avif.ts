@@ -1,13 +1,13 @@
 /**
  * Issue 41 item 1, measured: the server's peak RSS growth (VmHWM) for a ?width=32 of an AVIF whose
  * ispe claims 64×48 but holds a 6000×6000 frame (CMS_IMAGE_MAX_PIXELS=4000000), and the time of a
- * repeat. Run: `npm run build && npx tsx test/images/measure-lying-avif.ts [6000]` (the frame side; not a test).
+ * repeat. Run: `npm run build && npx tsx bench/measure-lying-avif.ts [6000]` (the frame side; not a test).
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer } from "../helpers/spawn-server.js";
-import { lyingAvif } from "./bomb.js";
+import { spawnServer } from "../test/helpers/spawn-server.js";
+import { lyingAvif } from "../test/images/bomb.js";
 
 const size = Number(process.argv[2] ?? 6000);
 const avif = await lyingAvif(size);

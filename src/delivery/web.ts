@@ -33,8 +33,9 @@ export function webContentSender(content: Pick<ContentService, "read" | "ensureP
   async function respond(answer: Delivered, method: string): Promise<Response> {
     const { status, head, fields, policy, body, multipart, facts } = answer;
     const headers = fields || policy ? { ...head, ...fields, ...policy } : head;
-    // HEAD and several ranges read nothing before their head: a missing blob answers BLOB_MISSING as a GET's would.
-    if (multipart || (method === "HEAD" && status !== 304)) await content.ensurePresent(facts);
+    // Several ranges read nothing before their head: a missing blob answers BLOB_MISSING, not a body that
+    // breaks off. HEAD is answered from the row alone (as S3's is): no storage call on the hot path.
+    if (multipart && method === "GET") await content.ensurePresent(facts);
     if (multipart) {
       const stream = method === "GET" ? multipart.stream((range) => content.read(facts, range)) : null;
       return new Response(stream, { status, headers });

@@ -67,7 +67,7 @@ export function createContentService({
   const blobMissing = blobMissingProblems(logger);
   /**
    * Whether the store still holds the content: for answers that read none of it before their head
-   * (HEAD, several ranges), so they answer BLOB_MISSING as a GET would. At once (no I/O) for empty
+   * (several ranges), so they answer BLOB_MISSING as a GET would. At once (no I/O) for empty
    * content and bytes in memory. A storage fault rejects.
    */
   const present = (facts: ContentFacts): boolean | Promise<boolean> => {
@@ -158,8 +158,6 @@ export function createContentService({
         },
       );
     },
-
-    present,
 
     /** The BLOB_MISSING problem for a row's blob key the store lost (logged once per key). */
     missing: blobMissing,

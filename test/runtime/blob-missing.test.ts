@@ -2,8 +2,9 @@
  * A row whose blob is gone from the store (issue 41 item 10: another deployment's purge deleted a
  * shared blob) answers 500 problem+json `BLOB_MISSING`, never a bare INTERNAL nor a 200 whose body
  * breaks off, on every read path: the app's route, the Node fast path (a real node:http server on
- * 127.0.0.1), the Bun fast path (a real `bun src/bun.ts` process), HEAD, one range, several ranges,
- * a versioned URL; the operator's log names the key once.
+ * 127.0.0.1), the Bun fast path (a real `bun src/bun.ts` process), one range, several ranges,
+ * a versioned URL; the operator's log names the key once. HEAD is answered from the row alone (no
+ * storage call on the hot path, as S3's HEAD): test/budget/work-budget.json holds it to that.
  */
 import { rm } from "node:fs/promises";
 import { mkdtemp } from "node:fs/promises";
@@ -37,7 +38,6 @@ function reads(resource: ResourceDto): [string, string, RequestInit][] {
   const data = `${API}/getData/${resource.resourceURI}`;
   const plain: [string, string, RequestInit][] = [
     ["GET", data, {}],
-    ["HEAD", data, { method: "HEAD" }],
     ["one range", data, { headers: { range: "bytes=0-3" } }],
     ["several ranges", data, { headers: { range: "bytes=0-1,4-5" } }],
     ["a versioned URL", `${data}?v=${resource.sha256.slice(0, 16)}`, {}],
@@ -51,7 +51,6 @@ function reads(resource: ResourceDto): [string, string, RequestInit][] {
 async function expectBlobMissing(res: Response, name: string) {
   if (res.headers.get("content-type") !== "application/problem+json" || res.status !== 500)
     throw new Error(`${name}: ${res.status} ${res.headers.get("content-type")}`);
-  if (res.status === 500 && (await res.clone().text()) === "") return; // HEAD: the head only
   const problem = await expectProblem(res, 500, "BLOB_MISSING");
   expect(problem.detail, name).toMatch(/stored content .* is missing/);
 }

@@ -92,7 +92,6 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   /** The core's answer as a Response: in the same call when nothing needs reading (bytes cached, HEAD, 304, empty). */
   function respond(
     decided: Delivered,
-    method: string,
     requestId: string,
     derived: boolean,
   ): Response | null | Promise<Response | null> {
@@ -100,12 +99,7 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     const bytes = content.inMemory(row);
     if (!bytes && row.size <= cachedUpTo) return null;
     const headers = bunHead(decided, requestId);
-    if (!body) {
-      // HEAD reads nothing, yet never answers for content the store lost: the app does (BLOB_MISSING).
-      const present = method === "HEAD" && status !== 304 ? content.present(row) : true;
-      const head = (ok: boolean) => (ok ? new Response(null, { status, headers }) : null);
-      return present instanceof Promise ? present.then(head, () => null) : head(present);
-    }
+    if (!body) return new Response(null, { status, headers });
     const { start, end } = body;
     // Bun waits seconds before sending an empty file slice; an empty body goes out at once.
     if (end < start) return new Response(EMPTY, { status, headers });
@@ -165,9 +159,8 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     const header = (name: string) => req.headers.get(name);
     const now = core.now(row, query, req.method, header, req.headers.get("host") ?? undefined);
     const derived = query.image !== undefined;
-    if (now instanceof Promise)
-      return now.then((decided) => decided && respond(decided, req.method, requestId, derived));
-    return now && respond(now, req.method, requestId, derived);
+    if (now instanceof Promise) return now.then((decided) => decided && respond(decided, requestId, derived));
+    return now && respond(now, requestId, derived);
   }
 
   /**

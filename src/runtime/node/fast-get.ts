@@ -111,12 +111,6 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     const headers = nodeHead(answer, requestIdFrom(req.headers["x-request-id"] as string | undefined));
     const start = body ? body.start : 0;
     const length = body ? body.end - body.start + 1 : 0;
-    // HEAD reads nothing, yet never answers for content the store lost: the app does (BLOB_MISSING).
-    if (req.method === "HEAD" && status !== 304) {
-      const present = content.present(facts);
-      if (!(present instanceof Promise ? await present.catch(() => false) : present))
-        return toApp(req, res, row, query);
-    }
     // Nothing to send (HEAD, 304, an empty blob): storage isn't touched, as in the app.
     const bytes = length > 0 ? content.inMemory(facts) : undefined;
     if (length === 0 || bytes) {
