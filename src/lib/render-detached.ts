@@ -10,7 +10,8 @@
  * again (and so pays again) only if it renders again.
  *
  * The class is found the way hono finds it (`process.getBuiltinModule`), so this module imports no
- * Node builtin and runs unchanged where there is none (the Worker): there it only renders.
+ * Node builtin and runs unchanged where there is none, or where the class cannot disable (the
+ * Worker's nodejs_compat): there it only renders.
  */
 interface Storage {
   run(...args: unknown[]): unknown;
@@ -41,6 +42,12 @@ export function renderDetached(element: unknown): string {
     return html;
   } finally {
     if (prototype && run) prototype.run = run;
-    for (const storage of entered) storage.disable();
+    for (const storage of entered) {
+      try {
+        storage.disable();
+      } catch {
+        // workerd's nodejs_compat has the class but no disable(), and no promise hooks to turn off.
+      }
+    }
   }
 }
