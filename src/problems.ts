@@ -62,13 +62,14 @@ export const PROBLEMS = {
   INSUFFICIENT_STORAGE: { status: 507, title: "Insufficient storage" },
   /** A tenant quota (bytes, resources, ingress per day) would be exceeded; nothing was stored. */
   QUOTA_EXCEEDED: { status: 507, title: "Quota exceeded" },
+  INTERNAL: { status: 500, title: "Internal server error" },
   /**
    * A resource's row names a blob the store does not hold (deleted behind the service's back, e.g.
    * by another deployment pointed at the same store): the server lost data, so a 5xx, never a 404
-   * that would tell clients and caches the resource is gone while it is still listed.
+   * that would tell clients and caches the resource is gone while it is still listed. After
+   * INTERNAL: the OpenAPI document describes a status by its first code.
    */
   BLOB_MISSING: { status: 500, title: "Stored content missing" },
-  INTERNAL: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;
