@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks";
 export interface Received {
   headers: Record<string, string>;
   body: string;
-  /** The sender's TCP port: which process sent it (test/webhooks/shared-outbox.test.ts). */
+  /** The sender's TCP port (a diagnosis: which connection sent it). */
   remotePort: number;
   /** When it arrived (Date.now()). */
   at: number;
@@ -34,6 +34,8 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   const received: Received[] = [];
   const state = { status: 204, hold: false };
   const held: ServerResponse[] = [];
+  /** Woken on each request: `waitFor` awaits arrivals instead of polling. */
+  const arrivals = new Set<() => void>();
   const server: Server = createServer((req, res) => {
     let body = "";
     req.setEncoding("utf8");
@@ -45,6 +47,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         remotePort: req.socket.remotePort ?? 0,
         at: Date.now(),
       });
+      for (const arrived of arrivals) arrived();
       if (state.hold) held.push(res);
       else res.writeHead(state.status).end();
     });
@@ -76,12 +79,21 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         event: wh.verify(r.body, r.headers) as ReturnType<Receiver["verified"]>[number]["event"],
       }));
     },
-    async waitFor(count, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > until) throw new Error(`receiver got ${received.length} of ${count} requests`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+    waitFor(count, timeoutMs = 20_000) {
+      if (received.length >= count) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const arrived = () => {
+          if (received.length < count) return;
+          clearTimeout(timer);
+          arrivals.delete(arrived);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          arrivals.delete(arrived);
+          reject(new Error(`receiver got ${received.length} of ${count} requests`));
+        }, timeoutMs);
+        arrivals.add(arrived);
+      });
     },
     close: () =>
       new Promise<void>((resolve) => {
