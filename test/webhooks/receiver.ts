@@ -22,6 +22,12 @@ export interface Receiver {
   status: number;
   /** While true, requests are recorded but not answered until `release()`. */
   hold: boolean;
+  /**
+   * While true, the receiver is down: every connection is cut before a request is read (none is
+   * recorded), and setting it cuts the open ones. Its URL stays known, so a subscription can name it
+   * before it first answers, with no port probed up front.
+   */
+  down: boolean;
   /** Answers every held request with `status`. */
   release(): void;
   /** The events it got, each verified with `secret` (throws on a bad signature). */
@@ -32,7 +38,7 @@ export interface Receiver {
 
 export async function startReceiver(port = 0): Promise<Receiver> {
   const received: Received[] = [];
-  const state = { status: 204, hold: false };
+  const state = { status: 204, hold: false, down: false };
   const held: ServerResponse[] = [];
   /** Woken on each request: `waitFor` awaits arrivals instead of polling. */
   const arrivals = new Set<() => void>();
@@ -52,6 +58,9 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       else res.writeHead(state.status).end();
     });
   });
+  server.on("connection", (socket) => {
+    if (state.down) socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return {
@@ -68,6 +77,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     },
     set hold(h: boolean) {
       state.hold = h;
+    },
+    get down() {
+      return state.down;
+    },
+    set down(d: boolean) {
+      state.down = d;
+      if (d) server.closeAllConnections();
     },
     release() {
       for (const res of held.splice(0)) if (!res.destroyed) res.writeHead(state.status).end();
