@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnServer } from "../test/helpers/spawn-server.js";
 import { lyingAvif } from "../test/images/bomb.js";
+import { libvipsLoaded } from "../test/images/libvips-loaded.js";
 
 const size = Number(process.argv[2] ?? 6000);
 const avif = await lyingAvif(size);
@@ -29,8 +30,8 @@ try {
   form.set("file", new Blob([new Uint8Array(avif)], { type: "image/avif" }), "lie.avif");
   const created = await fetch(`${server.url}/cms/v1.0/uploadResource`, { method: "POST", body: form });
   const { resourceURI } = (await created.json()) as { resourceURI: string };
-  // Warm: libvips loaded, one plain read; then the idle peak.
-  await new Promise((r) => setTimeout(r, 2000));
+  // Warm: libvips loaded (the server loads it a moment after listening), one plain read; then the idle peak.
+  while (!(await libvipsLoaded(server.child.pid))) await new Promise((r) => setTimeout(r, 50));
   await (await fetch(`${server.url}/cms/v1.0/getData/${resourceURI}`)).arrayBuffer();
   const idle = await server.peakRss();
   const ask = async (query = "?width=32") => {

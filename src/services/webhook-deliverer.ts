@@ -101,6 +101,13 @@ export function createWebhookDeliverer(o: WebhookDelivererOptions): WebhookDeliv
     const subscription = await o.store.subscription(row.subscriptionId);
     if (!subscription) return { statusCode: null, error: "subscription removed" };
     const headers = await signedHeaders(subscription.secret, row.id, Math.floor(o.now() / 1000), row.payload);
+    // Which instance sends which webhook-id (every line names its instance): the trace an operator
+    // follows when a receiver reports a duplicate, or a claim sits until its lease ends.
+    o.logger.debug("webhook delivery attempt", {
+      id: row.id,
+      subscription: row.subscriptionId,
+      attempt: row.attempts + 1,
+    });
     try {
       const res = await o.send(subscription.url, {
         send: {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { scormZip } from "../helpers/packages.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { BIN, runCms, startCms } from "./run-cms.js";
 
 const run = promisify(execFile);
@@ -33,7 +33,7 @@ function expectFailure(result: { code: number | null; stderr: string }, pattern:
 
 beforeAll(async () => {
   [app, origin] = await Promise.all([
-    startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) }),
+    startTestApp({ CMS_LOG_LEVEL: "warn" }, { ownPublicUrl: true }), // signed links name its URL
     startOrigin(),
   ]);
   env = { CMS_URL: app.baseUrl, XDG_CONFIG_HOME: join(app.dir, "config") };
@@ -312,8 +312,9 @@ describe.concurrent("cms error paths: exit code 1 and one clear line on stderr",
   });
 
   it("an unreachable server", async () => {
-    // Below the ephemeral range, so no server another test starts on port 0 can take it meanwhile.
-    const url = `http://127.0.0.1:${await freePort()}`;
+    // Port 2: privileged and below the ephemeral range, so no test's server (all on port 0) ever
+    // listens there, and nothing is probed; not one of the ports fetch refuses itself (9 is).
+    const url = "http://127.0.0.1:2";
     const result = await runCms(["ls", "--tenant", "acme"], { ...env, CMS_URL: url }, app.dir);
     expectFailure(result, new RegExp(`^cms: cannot reach ${url}: ECONNREFUSED`));
   });

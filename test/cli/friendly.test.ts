@@ -10,7 +10,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { BIN, runCms } from "./run-cms.js";
 
 const run = promisify(execFile);
@@ -27,7 +27,7 @@ const shell = (command: string, tty = false) =>
   });
 
 beforeAll(async () => {
-  app = await startTestApp({ CMS_LOG_LEVEL: "warn", CMS_PORT: String(await freePort()) });
+  app = await startTestApp({ CMS_LOG_LEVEL: "warn" }, { ownPublicUrl: true }); // signed links name its URL
   env = { CMS_URL: app.baseUrl, XDG_CONFIG_HOME: join(app.dir, "config") };
   await writeFile(join(app.dir, "big.bin"), randomBytes(3 * 1024 * 1024));
   const put = await cms("put", "big.bin", "--tenant", "friendly", "--type", "application/octet-stream", "--json");

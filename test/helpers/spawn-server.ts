@@ -15,6 +15,11 @@ export interface ServerProcess {
   url: string;
   child: ChildProcess;
   stdout: string[];
+  /**
+   * The first log line (parsed JSON) that `match` accepts, already printed or the next to come: the
+   * event a test awaits instead of polling `stdout`. Rejects if the process exits first.
+   */
+  waitForLine(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
   /** Peak resident set size (VmHWM) of the server process, in bytes. */
   peakRss(): Promise<number>;
   stop(): Promise<number | null>;
@@ -74,6 +79,7 @@ export async function spawnServer(
 ): Promise<ServerProcess> {
   const child = start(env, runtime);
   const stdout: string[] = [];
+  const lineListeners = new Set<(line: string) => void>();
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
@@ -85,6 +91,7 @@ export async function spawnServer(
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + 1);
         stdout.push(line);
+        for (const listener of lineListeners) listener(line);
         const parsed = JSON.parse(line) as { msg?: string; url?: string };
         if (parsed.msg === "listening" && parsed.url) resolve(parsed.url);
         nl = buffer.indexOf("\n");
@@ -97,6 +104,24 @@ export async function spawnServer(
     url,
     child,
     stdout,
+    waitForLine(match) {
+      const parse = (line: string) => JSON.parse(line) as Record<string, unknown>;
+      const found = stdout.map(parse).find(match);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const listener = (line: string) => {
+          const parsed = parse(line);
+          if (!match(parsed)) return;
+          lineListeners.delete(listener);
+          resolve(parsed);
+        };
+        lineListeners.add(listener);
+        void exited.then((code) => {
+          if (!lineListeners.delete(listener)) return;
+          reject(new Error(`server exited (${code}) before the awaited log line`));
+        });
+      });
+    },
     async peakRss() {
       const status = await readFile(`/proc/${child.pid}/status`, "utf8");
       const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);

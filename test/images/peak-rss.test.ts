@@ -93,10 +93,11 @@ describe("CMS_IMAGE_WARMUP=false", () => {
       CMS_VOLUME: join(cold, "volume"),
       CMS_DATABASE_URL: `file:${join(cold, "cms.db")}`,
       CMS_IMAGE_WARMUP: "false",
+      CMS_LOG_LEVEL: "debug",
     });
     try {
-      // Past the moment the warm-up would have loaded it (1 s after listening), with time to spare.
-      await new Promise((resolve) => setTimeout(resolve, 2500));
+      // The moment the warm-up would have loaded it, as the server reports it.
+      await lazy.waitForLine((l) => l.msg === "image warm-up skipped");
       expect(await libvipsLoaded(lazy.child.pid)).toBe(false);
       const png = await sharp({ create: { width: 20, height: 20, channels: 3, background: "#5a5" } })
         .png()

@@ -10,7 +10,6 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, expect, it } from "vitest";
 import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
-import { freePort } from "../helpers/test-app.js";
 import { eventually, type Receiver, startReceiver } from "./receiver.js";
 
 const API = "/cms/v1.0";
@@ -53,13 +52,14 @@ it("delivers every committed create's event, signed, after a SIGKILL mid-stream 
     CMS_WEBHOOK_MAX_ATTEMPTS: "100",
     CMS_WEBHOOK_TIMEOUT_MS: "1000",
   };
-  const port = await freePort(); // the receiver's, nothing listens there yet
+  receiver = await startReceiver();
+  receiver.down = true; // it cuts every connection until it comes up below
   const first = await spawnServer(env);
   running.push(first);
   const subscribed = await fetch(`${first.url}${API}/webhooks`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
+    body: JSON.stringify({ url: receiver.url }),
   });
   expect(subscribed.status).toBe(201);
   const { secret } = (await subscribed.json()) as { secret: string };
@@ -91,7 +91,7 @@ it("delivers every committed create's event, signed, after a SIGKILL mid-stream 
     expect(uid).not.toBeNull();
     ok.push(uid as string);
   }
-  receiver = await startReceiver(port);
+  receiver.down = false;
   const db = createClient({ url: `file:${dbFile}` });
   const rows = (await db.execute("select uid from resources")).rows.map((r) => String(r.uid));
   db.close();

@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks";
 export interface Received {
   headers: Record<string, string>;
   body: string;
-  /** The sender's TCP port: which process sent it (test/webhooks/shared-outbox.test.ts). */
+  /** The sender's TCP port (a diagnosis: which connection sent it). */
   remotePort: number;
   /** When it arrived (Date.now()). */
   at: number;
@@ -22,6 +22,12 @@ export interface Receiver {
   status: number;
   /** While true, requests are recorded but not answered until `release()`. */
   hold: boolean;
+  /**
+   * While true, the receiver is down: every connection is cut before a request is read (none is
+   * recorded), and setting it cuts the open ones. Its URL stays known, so a subscription can name it
+   * before it first answers, with no port probed up front.
+   */
+  down: boolean;
   /** Answers every held request with `status`. */
   release(): void;
   /** The events it got, each verified with `secret` (throws on a bad signature). */
@@ -32,8 +38,10 @@ export interface Receiver {
 
 export async function startReceiver(port = 0): Promise<Receiver> {
   const received: Received[] = [];
-  const state = { status: 204, hold: false };
+  const state = { status: 204, hold: false, down: false };
   const held: ServerResponse[] = [];
+  /** Woken on each request: `waitFor` awaits arrivals instead of polling. */
+  const arrivals = new Set<() => void>();
   const server: Server = createServer((req, res) => {
     let body = "";
     req.setEncoding("utf8");
@@ -45,9 +53,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         remotePort: req.socket.remotePort ?? 0,
         at: Date.now(),
       });
+      for (const arrived of arrivals) arrived();
       if (state.hold) held.push(res);
       else res.writeHead(state.status).end();
     });
+  });
+  server.on("connection", (socket) => {
+    if (state.down) socket.destroy();
   });
   await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
@@ -66,6 +78,13 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     set hold(h: boolean) {
       state.hold = h;
     },
+    get down() {
+      return state.down;
+    },
+    set down(d: boolean) {
+      state.down = d;
+      if (d) server.closeAllConnections();
+    },
     release() {
       for (const res of held.splice(0)) if (!res.destroyed) res.writeHead(state.status).end();
     },
@@ -76,12 +95,21 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         event: wh.verify(r.body, r.headers) as ReturnType<Receiver["verified"]>[number]["event"],
       }));
     },
-    async waitFor(count, timeoutMs = 20_000) {
-      const until = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > until) throw new Error(`receiver got ${received.length} of ${count} requests`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+    waitFor(count, timeoutMs = 20_000) {
+      if (received.length >= count) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => {
+        const arrived = () => {
+          if (received.length < count) return;
+          clearTimeout(timer);
+          arrivals.delete(arrived);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          arrivals.delete(arrived);
+          reject(new Error(`receiver got ${received.length} of ${count} requests`));
+        }, timeoutMs);
+        arrivals.add(arrived);
+      });
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -6,7 +6,7 @@
  * - an instance SIGKILLed while its delivery hangs at the receiver loses its claim only when the
  *   lease ends: then the other sends the same webhook-id, and the resource's next event after it.
  */
-import { readdir, readlink, readFile, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,30 +16,13 @@ import { type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
 import { eventually, type Receiver, startReceiver } from "./receiver.js";
 
-const TIMEOUT_MS = 2_000;
+/**
+ * Long enough that only the SIGKILL ends the held attempt, however loaded the machine: an attempt that
+ * timed out first would be recorded as a retry by the victim, and nothing would be taken over.
+ */
+const TIMEOUT_MS = 4_000;
 /** The deliverer's lease on a claim (services/webhook-deliverer.ts): 2 × timeout + 1 s. */
 const LEASE_MS = 2 * TIMEOUT_MS + 1_000;
-
-/**
- * The pid among `pids` holding the TCP socket from local port `port` to the receiver's `peerPort`
- * (Linux /proc). Both ends are matched and inode 0 skipped: an earlier connection from the same
- * local port may linger in TIME_WAIT, owned by no process.
- */
-async function socketOwner(port: number, peerPort: number, pids: number[]): Promise<number | undefined> {
-  const table = await readFile("/proc/net/tcp", "utf8");
-  const hex = (n: number) => `:${n.toString(16).toUpperCase().padStart(4, "0")}`;
-  const inode = table
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .find((f) => f[1]?.endsWith(hex(port)) && f[2]?.endsWith(hex(peerPort)) && f[9] !== "0")?.[9];
-  if (!inode) return undefined;
-  for (const pid of pids) {
-    const fds = await readdir(`/proc/${pid}/fd`).catch(() => []);
-    for (const fd of fds)
-      if ((await readlink(`/proc/${pid}/fd/${fd}`).catch(() => "")) === `socket:[${inode}]`) return pid;
-  }
-  return undefined;
-}
 
 interface Database {
   url: string;
@@ -72,7 +55,9 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
       CMS_DATABASE_URL: database.url,
       CMS_FETCH_ALLOW_PRIVATE: "true", // the receiver is on 127.0.0.1
       CMS_LINK_SECRET: "a-link-secret-shared-by-every-instance!",
-      CMS_LOG_LEVEL: "debug", // each pass's figures ("webhooks delivered"): who delivered how many
+      // Each pass's figures ("webhooks delivered": who delivered how many) and each attempt's start
+      // ("webhook delivery attempt": which instance sends a webhook-id).
+      CMS_LOG_LEVEL: "debug",
       CMS_WEBHOOK_POLL_MS: "20",
       CMS_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     };
@@ -168,17 +153,21 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
     timeout: 60_000,
   }, async () => {
     const before = receiver.received.length;
-    receiver.hold = true; // the receiver hangs: whichever instance claims the event waits on it
+    receiver.hold = true; // the receiver hangs until released: only the kill ends the attempt
     const [a] = servers as [ServerProcess, ServerProcess];
     const client = processClient(a, "shared");
     const { resourceUID } = await client.create({ resourceName: "killed.txt" }, "killed mid-delivery");
     await client.lock(resourceUID); // its event must wait for the created one
     await receiver.waitFor(before + 1);
     const first = receiver.received[before];
-    const pids = servers.map((s) => s.child.pid as number);
-    const victimPid = await socketOwner(first?.remotePort ?? 0, Number(new URL(receiver.url).port), pids);
-    expect(victimPid).toBeDefined();
-    const victim = servers.find((s) => s.child.pid === victimPid) as ServerProcess;
+    // The sender: the instance whose log says it started this webhook-id's attempt.
+    const heldId = first?.headers["webhook-id"];
+    const victim = await Promise.any(
+      servers.map(async (s) => {
+        await s.waitForLine((l) => l.msg === "webhook delivery attempt" && l.id === heldId);
+        return s;
+      }),
+    );
     const survivor = servers.find((s) => s !== victim) as ServerProcess;
     victim.child.kill("SIGKILL");
     await new Promise((resolve) => victim.child.once("exit", resolve));

@@ -11,7 +11,6 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { API } from "../helpers/cms-client.js";
 import { processClient } from "../helpers/process-client.js";
-import { freePort } from "../helpers/test-app.js";
 import { sharedWorkerBundle, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
 import { eventually, type Receiver, startReceiver } from "./receiver.js";
 
@@ -22,8 +21,7 @@ const CRON = "*/5 * * * *";
 
 let dir: string;
 let worker: WorkerdServer;
-let receiver: Receiver | undefined;
-let port: number;
+let receiver: Receiver;
 let subscription: { id: string; secret: string };
 
 interface Delivery {
@@ -42,7 +40,8 @@ const deliveries = async () =>
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "cms-webhook-workerd-"));
-  port = await freePort(); // the receiver's; it starts (and stops) per test
+  // One receiver for the file, on a port the OS picked; each test says whether it is up.
+  receiver = await startReceiver();
   worker = await startWorkerd(sharedWorkerBundle(), {
     bindings: {
       CMS_LINK_SECRET: "a-link-secret-of-at-least-32-characters!",
@@ -55,7 +54,7 @@ beforeAll(async () => {
   const res = await fetch(`${worker.url}${API}/webhooks`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }),
+    body: JSON.stringify({ url: receiver.url }),
   });
   expect(res.status).toBe(201);
   subscription = (await res.json()) as { id: string; secret: string };
@@ -67,7 +66,6 @@ afterAll(async () => {
 });
 
 it("delivers after a write in waitUntil, signed, the write answered before the receiver does", async () => {
-  receiver = await startReceiver(port);
   receiver.hold = true; // the receiver hangs: the create must not wait for it
   const started = Date.now();
   const created = await processClient(worker, "acme").create();
@@ -81,12 +79,13 @@ it("delivers after a write in waitUntil, signed, the write answered before the r
   });
   await eventually(async () => ((await deliveries())[0]?.status === "delivered" ? true : undefined));
   expect((await deliveries())[0]).toMatchObject({ id: event?.id, attempts: 1 });
-  await receiver.close();
-  receiver = undefined;
+  receiver.hold = false;
+  receiver.received.splice(0); // the next test counts from nothing
 });
 
 it("the cron trigger delivers what the write's pass could not (receiver down), with the same webhook-id", async () => {
-  // Nothing listens on the port: the write's own pass fails and leaves the delivery pending.
+  // The receiver is down: the write's own pass fails and leaves the delivery pending.
+  receiver.down = true;
   const created = await processClient(worker, "acme").create();
   const pending = await eventually(async () => {
     const [d] = await deliveries();
@@ -94,7 +93,7 @@ it("the cron trigger delivers what the write's pass could not (receiver down), w
   });
   expect(pending.lastError).not.toBeNull();
 
-  receiver = await startReceiver(port);
+  receiver.down = false;
   // Until the backoff is due even a cron pass leaves it alone; then the cron delivers it.
   const due = Date.parse(pending.nextAttemptAt as string);
   // Miniflare's Fetcher runs the `scheduled` handler (its types name only fetch).

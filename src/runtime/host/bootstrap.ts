@@ -91,8 +91,10 @@ const WARM_IMAGES_AFTER_MS = 1000;
  */
 export function warmImages({ config, deps, logger }: Bootstrapped) {
   const warm = deps.images?.warm;
-  if (!warm || !config.CMS_IMAGE_WARMUP) return;
+  if (!warm) return;
   setTimeout(() => {
+    // Said at the moment it would have loaded: what shows that turning it off left libvips unloaded.
+    if (!config.CMS_IMAGE_WARMUP) return logger.debug("image warm-up skipped", { reason: "CMS_IMAGE_WARMUP=false" });
     warm().catch((err: unknown) => logger.warn("image library failed to load", { error: err }));
   }, WARM_IMAGES_AFTER_MS).unref();
 }
