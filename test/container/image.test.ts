@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BASE_IMAGE } from "../../scripts/container-base.mjs";
 import { API, cmsClient, form, type ResourceDto } from "../helpers/cms-client.js";
 import { podman, type RunningContainer, runContainer } from "../helpers/container.js";
-import { openRaw } from "../helpers/raw-http.js";
+import { uploadInFlight } from "../helpers/upload-in-flight.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const IMAGE = "localhost/content-resource-service:test";
@@ -170,26 +170,15 @@ describe("a container of the image, on a volume", () => {
   });
 
   it("on SIGTERM finishes the upload in flight, then exits 0 within 10 s", async () => {
-    // An upload whose head is in: the server sends 100 Continue when the app starts reading the body.
-    const body = new Response(
-      form(
-        { resourceTenantId: TENANT, resourceAuthor: "A", resourceName: "in-flight.txt" },
-        { bytes: new TextEncoder().encode("sent after SIGTERM"), type: "text/plain" },
-      ),
+    const upload = await uploadInFlight(
+      first.url,
+      { resourceTenantId: TENANT, resourceAuthor: "A", resourceName: "in-flight.txt" },
+      "sent after SIGTERM",
     );
-    const bytes = new Uint8Array(await body.arrayBuffer());
-    const conn = await openRaw(Number(new URL(first.url).port));
-    conn.write(
-      `POST ${API}/uploadResource HTTP/1.1\r\nHost: cms\r\nContent-Type: ${body.headers.get("content-type")}\r\n` +
-        `Content-Length: ${bytes.length}\r\nExpect: 100-continue\r\n\r\n`,
-    );
-    expect((await conn.response(10_000)).status).toBe(100);
-
     const stopping = performance.now();
     const stop = podman(["stop", "--time", "10", first.name]); // SIGTERM, then SIGKILL after 10 s
     await first.waitForLine((line) => line.msg === "stopping" && line.signal === "SIGTERM");
-    conn.write(bytes);
-    const answer = await conn.response(10_000);
+    const answer = await upload.finish();
     expect(answer.status, answer.body).toBe(201);
     stored.inFlight = (JSON.parse(answer.body) as ResourceDto).resourceURI;
     await first.waitForLine((line) => line.msg === "stopped"); // by itself, not by its 5 s deadline
