@@ -6,10 +6,12 @@
  * LOGO_URL (an image to register), here the loopback ones. `cms` is on PATH as an installed
  * package's bin is. The auth blocks run in auth-blocks.test.ts; this file also holds the inventory:
  * every ```sh block of the README is run by one of the two files or listed, with its reason, as not
- * run (readme-blocks.ts).
+ * run (readme-blocks.ts). *Try it* also runs against a server that may not fetch the logo's
+ * loopback origin, as it would refuse a private URL: it must stop at that refusal, say why, and save
+ * no logo.png (issue 40: no `undefined` printed, no error JSON saved as an image).
  */
 import { execFile } from "node:child_process";
-import { mkdir, readFile } from "node:fs/promises";
+import { access, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -97,6 +99,31 @@ describe("README blocks, as written", () => {
     // The cms block, after Try it as the README says (its logo.png, its LOGO_URL).
     await runCmsBlock(blockStarting(readme, RUN.cms));
   }, 120_000); // about fifteen processes (curl, node, cms) one after another, on a loaded 2-core machine
+
+  it("Try it stops at a refused fetch: one line saying why, no `undefined`, no logo.png", async () => {
+    // A server that refuses private origins, as every server does by default: LOGO_URL is on 127.0.0.1.
+    const strict = await startTestApp({ CMS_LOG_LEVEL: "warn", CMS_FETCH_ALLOW_PRIVATE: "false" });
+    try {
+      const where = join(strict.dir, "user");
+      await mkdir(where);
+      // As pasted into an interactive shell: no -e, no pipefail; the block must stop by itself.
+      const pasted = await run("bash", ["-c", blockStarting(readme, RUN.tryIt)], {
+        cwd: where,
+        env: { ...env, CMS_URL: strict.baseUrl },
+      }).then(
+        ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      expect(pasted.code, pasted.stdout).not.toBe(0);
+      expect(pasted.stderr).toMatch(/^createResource failed: 422 ORIGIN_REFUSED .*resourceExternalURI/m);
+      expect(`${pasted.stdout}${pasted.stderr}`).not.toContain("undefined");
+      expect(pasted.stdout).toMatch(/"minVersion":1(\.0)?/); // the step before it ran
+      expect(pasted.stdout).not.toMatch(/^HTTP\//m); // the steps after it did not
+      await expect(access(join(where, "logo.png"))).rejects.toThrow();
+    } finally {
+      await strict.close();
+    }
+  }, 60_000);
 });
 
 /** The cms block's key output: put a file and a URL, get, ls, lock/info/unlock, link, rm. */
