@@ -70,6 +70,26 @@ export const NOT_RUN: ReadonlyArray<{ start: string; why: string }> = [
       "and writes .dev.vars and .wrangler/ into the repository",
   },
   {
+    start: "podman build --format docker -t content-resource-service .",
+    why:
+      "docs/deploy.md's container build: test/container/image.test.ts builds the same Containerfile, with the " +
+      "host's npm cache and CA mounted and the base image made first (no registry here)",
+  },
+  {
+    start: "printf 'cafile=/run/ca.crt",
+    why: "docs/deploy.md: a build behind a TLS-inspecting proxy with a CA file of the reader's; the test mounts the host's the same way",
+  },
+  {
+    start: "podman volume create cms-data",
+    why:
+      "docs/deploy.md's container run on the fixed port 9082 with -p; test/container/image.test.ts runs the image " +
+      "with host networking on a port of its own (CMS_PORT=0) and a volume of its own",
+  },
+  {
+    start: "git pull ",
+    why: "docs/deploy.md's upgrade: a new release; test/container/image.test.ts replaces a container on the same volume",
+  },
+  {
     start: "CMS_STORAGE=s3 CMS_S3_ENDPOINT=https://s3.",
     why:
       "several instances on AWS S3 and Turso, with secrets left for the reader; docs/scale-out.md's commands " +
