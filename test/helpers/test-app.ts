@@ -176,6 +176,10 @@ async function serve(server: Server, port: number | NetServer) {
 }
 
 /**
+ * Only for programs that cannot listen on port 0 and report it (sqld, nginx, Ceph; their helpers
+ * retry on "Address already in use" where a retry is cheap) and for a port where nothing listens
+ * (a refused connection). A server of ours takes a socket from bindLoopback() instead.
+ *
  * A port that was free a moment ago on 127.0.0.1, taken from below the kernel's ephemeral range: a
  * port from `listen(0)` would be handed again to the next `listen(0)` or outgoing connection of any
  * parallel test before the caller binds it (seen in CI: EADDRINUSE on a fixed CMS_PORT).
