@@ -7,9 +7,10 @@ import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../helpers/test-app.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 let dir: string;
@@ -19,23 +20,35 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** True when something accepts connections on 127.0.0.1:port. */
-const answers = (port: number) =>
-  fetch(`http://127.0.0.1:${port}/healthz`).then(
+/** True when something accepts connections at `url`. */
+const answers = (url: string) =>
+  fetch(`${url}/healthz`).then(
     () => true,
     () => false,
   );
 
+/** The URL of the server's "listening" log line, once it is printed (the build comes first). */
+function listeningUrl(stdout: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: stdout });
+    const before: string[] = [];
+    lines.on("line", (line) => {
+      if (line.includes('"msg":"listening"')) resolve((JSON.parse(line) as { url: string }).url);
+      else before.push(line);
+    });
+    lines.on("close", () => reject(new Error(`npm start ended before its server listened: ${before.join("\n")}`)));
+  });
+}
+
 describe("npm start", () => {
   it("stops the server when the npm process it started is killed", async () => {
-    const port = await freePort();
     const npm = spawn("npm", ["start", "--silent"], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? "",
         HOME: process.env.HOME ?? dir,
         CMS_HOST: "127.0.0.1",
-        CMS_PORT: String(port),
+        CMS_PORT: "0", // the server says which port it took in its "listening" line
         CMS_VOLUME: join(dir, "volume"),
         CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
       },
@@ -43,16 +56,14 @@ describe("npm start", () => {
       // Its own process group, so cleanup can reach a server the kill left behind (what failed before).
       detached: true,
     });
-    let output = "";
-    npm.stdout.on("data", (d) => (output += d));
-    npm.stderr.on("data", (d) => (output += d));
+    npm.stderr.resume();
     const exited = new Promise<void>((resolve) => npm.on("exit", () => resolve()));
     try {
-      await expect.poll(() => output.includes('"msg":"listening"'), { timeout: 90_000, interval: 250 }).toBe(true);
-      expect(await answers(port)).toBe(true);
+      const url = await listeningUrl(npm.stdout);
+      expect(await answers(url)).toBe(true);
       npm.kill("SIGTERM");
       await exited;
-      await expect.poll(() => answers(port), { timeout: 10_000, interval: 200 }).toBe(false);
+      await expect.poll(() => answers(url), { timeout: 10_000, interval: 200 }).toBe(false);
     } finally {
       try {
         process.kill(-(npm.pid as number), "SIGKILL");
