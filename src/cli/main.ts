@@ -19,10 +19,13 @@ interface GlobalOptions {
   json?: boolean;
 }
 
-// Read beside the code, so an installed package reports its own version.
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
+/** Set by the self-contained bundle of packages/cli (scripts/build-cli-package.mjs), which has no package.json above it. */
+declare const __CMS_VERSION__: string | undefined;
+// Otherwise read beside the code, so an installed package reports its own version.
+const version =
+  typeof __CMS_VERSION__ === "string"
+    ? __CMS_VERSION__
+    : (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const program = new Command("cms")
   .description("Content resource service from the command line")
