@@ -8,6 +8,7 @@ import { basename } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
 import { DEFAULT_MEDIA_TYPE, isZipMediaType, mediaTypeForPath } from "../lib/media-types.js";
+import { registerUpdate } from "./commands/update.js";
 import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
 import { readHidden } from "./prompt.js";
@@ -182,6 +183,8 @@ program
     const deleted = await client().remove(uid);
     print(deleted, `deleted ${deleted.resourceURI}`);
   });
+
+registerUpdate(program, { client, quiet, print });
 
 program
   .command("lock")
