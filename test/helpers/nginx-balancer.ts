@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
-import { NGINX } from "./nginx-cache.js";
+import { NGINX, nginxInFolder } from "./nginx-cache.js";
 import { freePort } from "./test-app.js";
 
 export interface NginxBalancer {
@@ -42,19 +42,7 @@ ${upstreams.map((u) => `    server ${new URL(u).host};`).join("\n")}
 export async function startNginxBalancer(dir: string, upstreams: string[]): Promise<NginxBalancer> {
   await mkdir(dir, { recursive: true });
   const port = await freePort();
-  // nginx started by root runs its workers as `nobody`, who could not write into a 0700 temp dir.
-  const user = process.getuid?.() === 0 ? "user root root;" : "";
-  const conf = `${user}
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  const conf = `${nginxInFolder(dir)}
   access_log ${dir}/access.log;
 ${balancerConf(port, upstreams)}
 }

@@ -26,14 +26,14 @@ export interface NginxCache {
   close(): Promise<void>;
 }
 
-export async function startNginxCache(origin: string): Promise<NginxCache> {
-  const dir = await mkdtemp(join(tmpdir(), "cms-nginx-"));
-  const port = await freePort();
-  const upstream = new URL(origin).host;
+/**
+ * The top of an nginx.conf whose pid file, logs and temp files all live in `dir`, up to the inside
+ * of its `http {` block (the caller adds the rest and the closing brace).
+ */
+export function nginxInFolder(dir: string): string {
   // nginx started by root runs its workers as `nobody`, who could not write into our 0700 temp dir.
   const user = process.getuid?.() === 0 ? "user root root;" : "";
-  const conf = `
-${user}
+  return `${user}
 worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -43,7 +43,15 @@ http {
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  scgi_temp_path ${dir}/scgi;`;
+}
+
+export async function startNginxCache(origin: string): Promise<NginxCache> {
+  const dir = await mkdtemp(join(tmpdir(), "cms-nginx-"));
+  const port = await freePort();
+  const upstream = new URL(origin).host;
+  const conf = `
+${nginxInFolder(dir)}
   log_format cache '$upstream_cache_status $upstream_addr $status "$request"';
   access_log ${dir}/access.log cache;
   proxy_cache_path ${dir}/cache keys_zone=cms:10m;
