@@ -27,6 +27,26 @@ export interface NginxCache {
 }
 
 /**
+ * The top of an nginx.conf whose pid file, logs and temp files all live in `dir`, up to the inside
+ * of its `http {` block (the caller adds the rest and the closing brace).
+ */
+export function nginxInFolder(dir: string): string {
+  // nginx started by root runs its workers as `nobody`, who could not write into our 0700 temp dir.
+  const user = process.getuid?.() === 0 ? "user root root;" : "";
+  return `${user}
+worker_processes 1;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;`;
+}
+
+/**
  * nginx refuses `listen 127.0.0.1:0` ("invalid port"), so its port is probed; one taken between the
  * probe and nginx's bind ("Address already in use") means another try on a fresh port.
  */
@@ -43,20 +63,8 @@ export async function startNginxCache(origin: string): Promise<NginxCache> {
 async function startOn(port: number, origin: string): Promise<NginxCache> {
   const dir = await mkdtemp(join(tmpdir(), "cms-nginx-"));
   const upstream = new URL(origin).host;
-  // nginx started by root runs its workers as `nobody`, who could not write into our 0700 temp dir.
-  const user = process.getuid?.() === 0 ? "user root root;" : "";
   const conf = `
-${user}
-worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+${nginxInFolder(dir)}
   log_format cache '$upstream_cache_status $upstream_addr $status "$request"';
   access_log ${dir}/access.log cache;
   proxy_cache_path ${dir}/cache keys_zone=cms:10m;

@@ -73,10 +73,21 @@ export function logListening({ config, logger }: Bootstrapped, url: string, runt
     explorer: `${url}/docs`,
     library: `${url}/library`,
     runtime,
-    volume: config.CMS_VOLUME,
+    ...blobsAt(config),
     database: config.CMS_DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@"),
     auth: config.CMS_AUTH_ENABLED,
   });
+}
+
+/** Where blobs live, for the listening line: on S3 the bucket and prefix, not the unused CMS_VOLUME. */
+function blobsAt(config: Bootstrapped["config"]) {
+  if (config.CMS_STORAGE !== "s3") return { storage: "fs", volume: config.CMS_VOLUME };
+  return {
+    storage: "s3",
+    bucket: config.CMS_S3_BUCKET,
+    prefix: config.CMS_S3_PREFIX ?? "",
+    endpoint: config.CMS_S3_ENDPOINT?.replace(/\/\/[^@/]*@/, "//***@"),
+  };
 }
 
 /** How long after listening libvips is loaded: past the cold-start window, long before most first image requests. */
