@@ -75,7 +75,7 @@ describe("README blocks, as written", () => {
       // scale-out.md's named blocks are its recipe's, run by test/multi/two-instances.test.ts.
       const fences = text.split("\n").filter((line) => line.trimStart().startsWith("```"));
       expect(
-        fences.filter((fence) => !/^```(sh( scale-out:[\w-]+)?|ts|json)?$/.test(fence)),
+        fences.filter((fence) => !/^```(sh( scale-out:[\w-]+)?|ts|json|text|nginx)?$/.test(fence)),
         `${page}: fences the inventory cannot see`,
       ).toEqual([]);
       for (const block of shellBlocks(text)) {

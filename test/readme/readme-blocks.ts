@@ -58,10 +58,24 @@ export const RUN = {
 /** The blocks no test runs, each with why not. */
 export const NOT_RUN: ReadonlyArray<{ start: string; why: string }> = [
   {
+    start: "cd packages/cli && npm pack",
+    why: "docs/cli.md's package build: test/cli/cli-package.test.ts packs packages/cli the same way into a temp folder",
+  },
+  {
+    start: "npm install -g ./content-resource-cli-0.1.0.tgz",
+    why:
+      "docs/cli.md's global install and a server at example.org: test/cli/cli-package.test.ts installs the packed " +
+      "tarball with `npm install -g --prefix <tmp>` and puts and gets a file with it against a real server",
+  },
+  {
+    start: "npx --yes --package ./content-resource-cli-0.1.0.tgz",
+    why: "docs/cli.md's npx form of the same tarball, installed and run by test/cli/cli-package.test.ts",
+  },
+  {
     start: "npm ci && npm start",
     why:
       "the quick start: `npm ci` would reinstall the node_modules every test shares and `npm test` is this suite; " +
-      "`npm start` runs in the auth block and in test/runtime/npm-start.test.ts",
+      "`npm start` runs in the auth block and in test/runtime/npm-script-signals.test.ts",
   },
   {
     start: "cp .dev.vars.example .dev.vars",
