@@ -26,6 +26,8 @@ import type { TusUploadStore } from "../metadata/tus-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
 import { STAGING_MAX_AGE_MS, STAGING_PREFIX, stagedAt } from "../storage/staging.js";
 import { collectExpiredUploads } from "./tus-parts.js";
+import type { DirectUploadStore } from "../metadata/direct-upload-store.js";
+import { collectExpiredDirectUploads } from "./direct-slots.js";
 
 /** A deletion claimed this long ago and not finished is taken over (its collector died). */
 export const STALE_DOOM_MS = 30_000;
@@ -59,6 +61,8 @@ export interface BlobCollectorDeps {
   logger?: Logger;
   /** When given, each pass also removes every expired tus upload (row and parts). */
   tusUploads?: TusUploadStore;
+  /** When given, each pass also removes every expired direct upload (row, reservation and object). */
+  directUploads?: DirectUploadStore;
   /** When given, each pass also trims the image derivative cache to its bound (least recently used first). */
   derivatives?: Pick<DerivativeIndex, "evict">;
 }
@@ -70,7 +74,7 @@ export interface CollectFigures {
   kept: number;
   /** Deletions of dead collectors finished. */
   takenOver: number;
-  /** Expired tus uploads removed. */
+  /** Expired uploads removed (tus and direct). */
   uploadsExpired: number;
   /** Image derivatives deleted to keep the cache under CMS_IMAGE_CACHE_BYTES. */
   derivativesEvicted: number;
@@ -89,6 +93,7 @@ export function createBlobCollector({
   now,
   logger,
   tusUploads,
+  directUploads,
   derivatives,
 }: BlobCollectorDeps) {
   /** Deletes a blob this collector doomed at `doomedAt`, then its ledger row. */
@@ -213,6 +218,17 @@ export function createBlobCollector({
           } while (n === BATCH);
         } catch (err) {
           logger?.warn("expired upload collection failed", { error: err });
+        }
+      }
+      if (directUploads) {
+        try {
+          let n: number;
+          do {
+            n = await collectExpiredDirectUploads(directUploads, blobs, now(), BATCH);
+            figures.uploadsExpired += n;
+          } while (n === BATCH);
+        } catch (err) {
+          logger?.warn("expired direct upload collection failed", { error: err });
         }
       }
       if (derivatives) {

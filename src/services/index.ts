@@ -12,6 +12,7 @@ import { createResourceService } from "./resources.js";
 import { createQuotaService } from "./quotas.js";
 import { createRevisionService } from "./revisions.js";
 import { createTusUploadService } from "./tus-uploads.js";
+import { createDirectUploadService } from "./direct-uploads.js";
 import { createWebhookService } from "./webhooks.js";
 
 export type Services = ReturnType<typeof createServices>;
@@ -58,6 +59,16 @@ export function createServices(
     expiryMs: options.tus.expiryMs,
     maxPending: options.tus.maxPendingPerTenant,
   });
+  const direct = createDirectUploadService({
+    store,
+    blobs,
+    content,
+    resources,
+    quotas,
+    clock,
+    maxBytes: limits.maxResourceBytes,
+    ttlSeconds: options.direct?.uploadUrlTtlSeconds ?? 3600,
+  });
   const webhooks = createWebhookService({ store: store.webhooks, clock, allowPrivate: options.webhooks.allowPrivate });
   // One per app: the route and the runtimes' fast paths (stored derivatives) share it.
   const images = createImageDerivatives({
@@ -66,5 +77,18 @@ export function createServices(
     settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
     index: deps.derivatives,
   });
-  return { collector, content, images, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
+  return {
+    collector,
+    content,
+    images,
+    packages,
+    resources,
+    locks,
+    lifecycle,
+    revisions,
+    tus,
+    direct,
+    quotas,
+    webhooks,
+  };
 }
