@@ -54,7 +54,12 @@ export interface ContentServiceDeps {
   derivatives?: Pick<DerivativeStore, "forgetUnder">;
   /** Where a blob missing under its row is reported (once per key). */
   logger?: Logger;
+  /** CMS_DIRECT_READ_MIN_BYTES: getData of content this large redirects to the bucket; 0 = never. */
+  directReadMinBytes?: number;
 }
+
+/** How long a direct read's presigned GET is valid: long enough to follow, too short to share. */
+const DIRECT_READ_SECONDS = 300;
 
 export type ContentService = ReturnType<typeof createContentService>;
 
@@ -67,6 +72,7 @@ export function createContentService({
   metrics,
   derivatives,
   logger,
+  directReadMinBytes = 0,
 }: ContentServiceDeps) {
   const blobMissing = blobMissingProblems(logger);
   /**
@@ -230,6 +236,27 @@ export function createContentService({
     async localFile(facts: ContentFacts): Promise<LocalBlobFile | null> {
       const file = await blobs.localFile?.(facts.blobKey as BlobKey);
       return file && file.size === facts.size ? file : null;
+    },
+
+    /**
+     * The smallest content size answered by a redirect to the bucket (docs/direct-storage.md), or 0
+     * when none is (the setting is 0, or the store has no presigned URLs): the fast paths leave such
+     * GETs to the route.
+     */
+    directReadMin: blobs.direct ? directReadMinBytes : 0,
+
+    /**
+     * A presigned GET of the content on which the bucket answers with `headers`' type, disposition and
+     * caching, valid 300 s; null when this content is answered by the service.
+     */
+    async directRead(facts: ContentFacts, headers: Record<string, string>): Promise<string | null> {
+      const { direct } = blobs;
+      if (!direct || directReadMinBytes === 0 || facts.size < directReadMinBytes) return null;
+      return direct.presignGet(facts.blobKey as BlobKey, DIRECT_READ_SECONDS, {
+        contentType: headers["content-type"] ?? "application/octet-stream",
+        contentDisposition: headers["content-disposition"],
+        cacheControl: headers["cache-control"],
+      });
     },
 
     /** CMS_CONTENT_ORIGIN, for the HTTP layer's per-origin representations (src/delivery/content-entity.ts). */

@@ -34,6 +34,7 @@ export function createServices(
     // The index, when there is one: it also forgets the purged derivatives it remembers in memory.
     derivatives: deps.derivatives ?? store.derivatives,
     logger: deps.logger,
+    directReadMinBytes: options.direct?.readMinBytes ?? 0,
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });

@@ -144,3 +144,85 @@ describe("direct uploads on s3rver (checks no signature: the service reads the o
     expect(new Uint8Array(await data.arrayBuffer())).toEqual(bytes);
   });
 });
+
+describe("direct reads on Ceph RGW (CMS_DIRECT_READ_MIN_BYTES)", () => {
+  const BUCKET = "direct-reads";
+  const MIN = 1000;
+  let rgw: RgwCluster;
+  let app: TestApp;
+  const c = client(() => app);
+  beforeAll(async () => {
+    rgw = await sharedRgw();
+    await createRgwBucket(rgw, BUCKET);
+    app = await startTestApp({ ...rgwSettings(rgw, BUCKET), CMS_DIRECT_READ_MIN_BYTES: String(MIN) });
+  }, 180_000);
+  afterAll(() => app?.close());
+
+  const bytesOf = (size: number, seed: string) => {
+    const text = `${seed} ${crypto.randomUUID()} `.repeat(Math.ceil(size / 40));
+    return new TextEncoder().encode(text).subarray(0, size);
+  };
+  async function create(bytes: Uint8Array, mediaType: string): Promise<{ location: string; versionedURI: string }> {
+    const res = await c.post("createResource", {
+      resourceName: "page",
+      resourceTenantId: TENANT,
+      resourceAuthor: "Reader",
+      resourceMediaType: mediaType,
+      resourceBinary: Buffer.from(bytes).toString("base64"),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const body = (await res.json()) as { versionedURI: string };
+    return { location: res.headers.get("location") as string, versionedURI: body.versionedURI };
+  }
+  const get = (path: string, headers: Record<string, string> = {}, redirect: RequestRedirect = "manual") =>
+    fetch(app.url(path), { headers, redirect });
+
+  it("large content: 307 to a presigned GET (≤ 300 s) that answers with the service's type, disposition and caching", async () => {
+    const bytes = bytesOf(5000, "large");
+    const { location } = await create(bytes, "text/html");
+    const head = await fetch(app.url(location), { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("5000");
+    const res = await get(location);
+    expect(res.status).toBe(307);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const target = new URL(res.headers.get("location") as string);
+    expect(target.origin).toBe(rgw.endpoint);
+    expect(Number(target.searchParams.get("X-Amz-Expires"))).toBeLessThanOrEqual(300);
+    const followed = await fetch(target);
+    expect(followed.status).toBe(200);
+    for (const name of ["content-type", "content-disposition", "cache-control"])
+      expect(followed.headers.get(name), name).toBe(head.headers.get(name));
+    expect(new Uint8Array(await followed.arrayBuffer())).toEqual(bytes);
+  });
+
+  it("ranges go through the redirect; 304 and small content stay the service's", async () => {
+    const bytes = bytesOf(4000, "ranged");
+    const { location } = await create(bytes, "application/octet-stream");
+    const part = await get(location, { range: "bytes=100-199" }, "follow");
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe("bytes 100-199/4000");
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(100, 200));
+    const etag = (await fetch(app.url(location), { method: "HEAD" })).headers.get("etag") as string;
+    const notModified = await get(location, { "if-none-match": etag });
+    expect(notModified.status).toBe(304);
+    const small = bytesOf(MIN - 1, "small");
+    const smallRes = await get((await create(small, "application/octet-stream")).location);
+    expect(smallRes.status).toBe(200);
+    expect(new Uint8Array(await smallRes.arrayBuffer())).toEqual(small);
+  });
+
+  it("a versionedURI redirects after its checks, and the bucket answers with its immutable caching", async () => {
+    const bytes = bytesOf(3000, "versioned");
+    const { location, versionedURI } = await create(bytes, "application/octet-stream");
+    const version = new URL(versionedURI, "http://x").searchParams.get("v");
+    const res = await get(`${location}?v=${version}`);
+    expect(res.status).toBe(307);
+    const followed = await fetch(res.headers.get("location") as string);
+    expect(followed.headers.get("cache-control")).toMatch(/immutable/);
+    expect(new Uint8Array(await followed.arrayBuffer())).toEqual(bytes);
+    const unknownVersion = await get(`${location}?v=${"0".repeat(version?.length ?? 16)}`);
+    expect(unknownVersion.status).toBe(404);
+    await unknownVersion.body?.cancel();
+  });
+});
