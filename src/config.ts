@@ -70,6 +70,15 @@ export const ConfigSchema = z
     /** Key prefix inside the bucket (empty, or ending in `/`), so one bucket can hold several stores. */
     CMS_S3_PREFIX: z.string().optional(),
     /**
+     * Workers on R2: an R2 API token's S3 access key pair, the account's S3 endpoint
+     * (https://<account>.r2.cloudflarestorage.com) and the bucket's name, for presigned URLs
+     * (docs/direct-storage.md). Without them uploads by URL go through the Worker, direct reads are off.
+     */
+    CMS_R2_ACCESS_KEY_ID: z.string().min(1).optional(),
+    CMS_R2_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    CMS_R2_S3_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
+    CMS_R2_BUCKET: z.string().min(1).optional(),
+    /**
      * This deployment's id (`select id from deployment`), to let it take a blob store that holds
      * blobs but no owner marker (services/store-owner.ts); logged. Remove it once started.
      */

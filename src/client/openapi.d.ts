@@ -859,6 +859,10 @@ export interface components {
             expiresAt: string;
         };
         CreateUploadUrlRequest: {
+            /** @example Test Author */
+            resourceAuthor: string;
+            /** @example image/png */
+            resourceMediaType?: string | null;
             /**
              * @description A file name (no path separators), at most 255 bytes of UTF-8.
              * @example logo.png
@@ -866,13 +870,6 @@ export interface components {
             resourceName: string;
             /** @example zaq12345 */
             resourceTenantId: string;
-            /** @example Test Author */
-            resourceAuthor: string;
-            /**
-             * @description Announced type: checked against the bytes at completion, as for an upload.
-             * @example image/png
-             */
-            resourceMediaType?: string | null;
             /**
              * @description Exact byte count of the content.
              * @example 12
@@ -5525,9 +5522,9 @@ export interface operations {
             content: {
                 /**
                  * @example {
+                 *       "resourceAuthor": "Test Author",
                  *       "resourceName": "logo.png",
                  *       "resourceTenantId": "zaq12345",
-                 *       "resourceAuthor": "Test Author",
                  *       "size": 12,
                  *       "sha256": "5f8f04f6a3a892aaabbddb6cf273894493773960d4a325b105fee46eef4304f1"
                  *     }
