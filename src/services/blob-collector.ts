@@ -209,26 +209,20 @@ export function createBlobCollector({
           logger?.warn("blob collection failed", { key, error: err });
         }
       }
-      if (tusUploads) {
+      // Expired uploads (tus, direct): batches until a short one; a failure is left to the next pass.
+      const expiring: [string, () => Promise<number>][] = [];
+      if (tusUploads) expiring.push(["expired upload", () => collectExpiredUploads(tusUploads, blobs, now(), BATCH)]);
+      if (directUploads)
+        expiring.push(["expired direct upload", () => collectExpiredDirectUploads(directUploads, blobs, now(), BATCH)]);
+      for (const [what, collectBatch] of expiring) {
         try {
           let n: number;
           do {
-            n = await collectExpiredUploads(tusUploads, blobs, now(), BATCH);
+            n = await collectBatch();
             figures.uploadsExpired += n;
           } while (n === BATCH);
         } catch (err) {
-          logger?.warn("expired upload collection failed", { error: err });
-        }
-      }
-      if (directUploads) {
-        try {
-          let n: number;
-          do {
-            n = await collectExpiredDirectUploads(directUploads, blobs, now(), BATCH);
-            figures.uploadsExpired += n;
-          } while (n === BATCH);
-        } catch (err) {
-          logger?.warn("expired direct upload collection failed", { error: err });
+          logger?.warn(`${what} collection failed`, { error: err });
         }
       }
       if (derivatives) {
