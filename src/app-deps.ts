@@ -58,6 +58,11 @@ export interface AppOptions {
   };
   locks: { ttlMs: number; maxTtlMs: number };
   tus: { expiryMs: number; maxPendingPerTenant: number };
+  /**
+   * Bytes straight to and from storage (docs/direct-storage.md). Optional: absent in older tests means
+   * the defaults (URLs valid an hour, direct reads off).
+   */
+  direct?: { uploadUrlTtlSeconds: number; readMinBytes: number };
   quotas: QuotaOptions;
   /** How long a reservation protects a blob, and (Node/Bun) the time between collection passes. */
   collector: { graceMs: number; intervalMs: number };

@@ -19,6 +19,7 @@ import { createLockRouter } from "./routes/locks/router.js";
 import { createMetaRouter } from "./routes/meta.js";
 import { createResourceRouter } from "./routes/resources/router.js";
 import { createTusRouter } from "./routes/tus/router.js";
+import { createDirectRouter } from "./routes/direct/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
 import { createUsageRouter } from "./routes/usage/router.js";
 import { createWebhookRouter } from "./routes/webhooks/router.js";
@@ -75,6 +76,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
+  app.route("/", createDirectRouter({ direct: services.direct, guards, publicUrl: options.publicUrl }));
   app.route(
     "/",
     createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes, cachedContent: deps.cachedContent }),

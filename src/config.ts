@@ -70,6 +70,15 @@ export const ConfigSchema = z
     /** Key prefix inside the bucket (empty, or ending in `/`), so one bucket can hold several stores. */
     CMS_S3_PREFIX: z.string().optional(),
     /**
+     * Workers on R2: an R2 API token's S3 access key pair, the account's S3 endpoint
+     * (https://<account>.r2.cloudflarestorage.com) and the bucket's name, for presigned URLs
+     * (docs/direct-storage.md). Without them uploads by URL go through the Worker, direct reads are off.
+     */
+    CMS_R2_ACCESS_KEY_ID: z.string().min(1).optional(),
+    CMS_R2_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+    CMS_R2_S3_ENDPOINT: z.url({ message: "must be an absolute URL" }).optional(),
+    CMS_R2_BUCKET: z.string().min(1).optional(),
+    /**
      * This deployment's id (`select id from deployment`), to let it take a blob store that holds
      * blobs but no owner marker (services/store-owner.ts); logged. Remove it once started.
      */
@@ -114,6 +123,10 @@ export const ConfigSchema = z
      * is gone and its stored parts are collected.
      */
     CMS_TUS_EXPIRY_SECONDS: integer(24 * 3600, 1, 30 * 24 * 3600),
+    /** Lifetime of a createUploadURL URL in seconds (docs/direct-storage.md); S3's presigned maximum is 7 days. */
+    CMS_UPLOAD_URL_TTL_SECONDS: integer(3600, 1, 604_800),
+    /** getData of content at least this large answers 307 to a presigned GET on the bucket (S3/R2); 0 = off. */
+    CMS_DIRECT_READ_MIN_BYTES: integer(0, 0, Number.MAX_SAFE_INTEGER),
     /** Most unfinished (unexpired) tus uploads a tenant may have at once (0 = none): each holds a row and its parts. */
     CMS_TUS_MAX_PENDING_PER_TENANT: integer(100, 0, 1_000_000),
     /** Default per-tenant limits (0 = none): bytes stored (per reference), top-level resources, bytes taken in per UTC day. */
@@ -366,6 +379,7 @@ export function appOptions(config: Config): AppOptions {
     },
     locks: { ttlMs: config.CMS_LOCK_TTL * 1000, maxTtlMs: config.CMS_LOCK_MAX_TTL * 1000 },
     tus: { expiryMs: config.CMS_TUS_EXPIRY_SECONDS * 1000, maxPendingPerTenant: config.CMS_TUS_MAX_PENDING_PER_TENANT },
+    direct: { uploadUrlTtlSeconds: config.CMS_UPLOAD_URL_TTL_SECONDS, readMinBytes: config.CMS_DIRECT_READ_MIN_BYTES },
     quotas: {
       defaults: {
         bytes: config.CMS_QUOTA_BYTES,

@@ -36,6 +36,10 @@ export const PROBLEMS = {
    * Content-Digest) or the origin (Repr-Digest) announced; nothing was stored.
    */
   DIGEST_MISMATCH: { status: 422, title: "Content digest mismatch" },
+  /** A direct upload's stored object is not the size createUploadURL declared. */
+  SIZE_MISMATCH: { status: 422, title: "Content size mismatch" },
+  /** completeUpload before the upload's bytes arrived. */
+  UPLOAD_INCOMPLETE: { status: 409, title: "Upload incomplete" },
   /** getData image parameters on content that is no raster image we decode: SVG (never rasterised), a non-image, a corrupt file. */
   NOT_TRANSFORMABLE: { status: 422, title: "Content cannot be transformed" },
   /** The source image's header declares more pixels than CMS_IMAGE_MAX_PIXELS; refused before decoding. */

@@ -13,7 +13,8 @@ import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
 import { readHidden } from "./prompt.js";
 import { deleteSession, saveSession, sessionFrom, sessionToken } from "./session.js";
-import { getToFile, getToStdout, putFile } from "./transfer.js";
+import { getToFile, getToStdout } from "./transfer.js";
+import { putFileDirectOrStreamed } from "./direct-put.js";
 
 interface GlobalOptions {
   url: string;
@@ -86,6 +87,9 @@ function guessedType(file: string): string | undefined {
   return type === DEFAULT_MEDIA_TYPE || isZipMediaType(type) ? undefined : type;
 }
 
+/** `put`'s options; --direct / --no-direct: undefined unless given (src/cli/direct-put.ts). */
+type PutArgs = { tenant: string; name?: string; type?: string; author: string; direct?: boolean };
+
 program
   .command("put")
   .description("upload a file (streamed, with progress) or register a URL")
@@ -97,7 +101,9 @@ program
     "media type, stored as given (default: the server decides: a file's name's type or a URL's origin's, checked against the bytes; a zip becomes a package only with --type)",
   )
   .option("--author <author>", "author", process.env.USER || "cms")
-  .action(async (source: string, o: { tenant: string; name?: string; type?: string; author: string }) => {
+  .option("--direct", "send the file by createUploadURL only (default: when the server offers it)")
+  .option("--no-direct", "stream the file through the service (uploadResource)")
+  .action(async (source: string, o: PutArgs) => {
     const isUrl = /^https?:\/\//i.test(source);
     const resourceName = o.name ?? basename(isUrl ? new URL(source).pathname : source);
     const fields = {
@@ -109,7 +115,12 @@ program
     // Without --type the server decides: a URL's origin Content-Type, a file's name's type, checked against the bytes.
     const created = isUrl
       ? await client().createResource({ ...fields, resourceExternalURI: source })
-      : await putFile(client(), source, { ...fields, fileType: guessedType(source) }, { quiet: quiet() });
+      : await putFileDirectOrStreamed(
+          client(),
+          source,
+          { ...fields, fileType: guessedType(source) },
+          { quiet: quiet(), direct: o.direct },
+        );
     print(created, `${created.resourceURI}  ${formatBytes(created.size)}  sha256:${created.sha256}`);
   });
 

@@ -11,6 +11,7 @@ import type { components, paths } from "./openapi.js";
 import { CmsProblem, type Problem } from "./problem.js";
 import type { TokenProvider } from "./tokens.js";
 import { multipartUpload, type Progress, type UploadFields } from "./upload.js";
+import { type DirectFields, uploadDirect } from "./direct.js";
 
 export { Sha256 } from "../lib/sha256.js";
 export type { Download, DownloadOptions } from "./download.js";
@@ -25,6 +26,7 @@ export {
   type TokenSet,
 } from "./tokens.js";
 export type { Progress, UploadFields } from "./upload.js";
+export { type DirectFields, DirectUploadUnavailable } from "./direct.js";
 
 export type Resource = components["schemas"]["Resource"];
 export type ResourcePage = components["schemas"]["ResourcePage"];
@@ -154,6 +156,27 @@ export function createCmsClient(options: CmsClientOptions) {
       if (file instanceof Blob) o.onProgress?.(file.size, file.size);
       return (await res.json()) as Resource;
     },
+
+    /**
+     * `file` straight to storage: createUploadURL, PUT to its URL (without the token), completeUpload
+     * (docs/direct-storage.md). The service receives no file bytes when its store is a bucket.
+     */
+    uploadDirect: (fields: DirectFields, file: Blob, o?: { onProgress?: Progress; signal?: AbortSignal }) =>
+      uploadDirect<Resource>(
+        (verb, body) =>
+          authedFetch(
+            new Request(`${baseUrl}${PREFIX}/${verb}`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(body),
+              signal: o?.signal,
+            }),
+          ),
+        fetchFn,
+        fields,
+        file,
+        o,
+      ),
 
     /** Content by resourceURI or UID, with Range resume and SHA-256 verification (see download.ts). */
     download: (resource: string, o?: DownloadOptions): Promise<Download> =>

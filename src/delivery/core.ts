@@ -56,7 +56,7 @@ export interface DeliveryCore {
 }
 
 export interface DeliveryDeps {
-  content: Pick<ContentService, "read" | "contentOrigin" | "cache">;
+  content: Pick<ContentService, "read" | "contentOrigin" | "cache"> & Partial<Pick<ContentService, "directReadMin">>;
   /** Image derivatives; absent: image parameters are ignored (query.ts never asks for a transform). */
   images?: ImageDerivatives;
   /** The route's versions; the fast paths answer the current one without them. */
@@ -68,6 +68,8 @@ export function deliveryCore({ content, images, revisions }: DeliveryDeps): Deli
   const answers = contentAnswers(content);
   // A versioned answer's policy (the route's for `?v=`): one object, so a sender can keep its form of it.
   const immutable = answerCacheHeaders(content.cache, true, undefined);
+  // GETs of content this large are the route's (a redirect to the bucket); 0: none.
+  const directMin = content.directReadMin ?? 0;
 
   /** `facts`' answer when a fast path may send it; else null. */
   function sendable(
@@ -89,6 +91,7 @@ export function deliveryCore({ content, images, revisions }: DeliveryDeps): Deli
 
   return {
     now(row, query, method, header, host) {
+      if (directMin > 0 && method === "GET" && row.size >= directMin) return null;
       const { version, image } = query;
       if (version !== undefined) {
         const current = currentVersionOf(row, version);

@@ -25,8 +25,22 @@ export const sentContentOf = (body: ReadableStream<Uint8Array>): SentContent | u
 
 const NO_FIELD: RequestField = () => undefined;
 
+/**
+ * 307 to a presigned GET on the bucket (CMS_DIRECT_READ_MIN_BYTES), which answers with the same
+ * type, disposition and caching; a Range is sent again there. The redirect itself is never stored
+ * (its URL expires), and carries the content's CORS fields so cross-origin readers may follow it.
+ */
+function redirect(location: string, headers: ResponseHeaders): Response {
+  const fields: ResponseHeaders = { location, "cache-control": "no-store" };
+  for (const [name, value] of Object.entries(headers)) if (name.startsWith("access-control-")) fields[name] = value;
+  return new Response(null, { status: 307, headers: fields });
+}
+
 /** Answers content requests of `content`'s rows with Web Responses (call it once, not per request). */
-export function webContentSender(content: Pick<ContentService, "read" | "ensurePresent" | "contentOrigin">) {
+export function webContentSender(
+  content: Pick<ContentService, "read" | "ensurePresent" | "contentOrigin"> &
+    Partial<Pick<ContentService, "directRead">>,
+) {
   const answers = contentAnswers(content);
 
   /** `answer` (to a request of `method`) as a Response, its body streamed from the blob store. */
@@ -42,6 +56,8 @@ export function webContentSender(content: Pick<ContentService, "read" | "ensureP
     }
     // An empty blob has nothing to stream, so storage isn't touched.
     if (!body || body.end < body.start) return new Response(null, { status, headers });
+    const direct = method === "GET" ? await content.directRead?.(facts, headers) : null;
+    if (direct) return redirect(direct, headers);
     const bytes = await content.read(facts, body.whole ? undefined : body);
     if (bytes instanceof ReadableStream) sent.set(bytes, { row: facts, body });
     return new Response(bytes, { status, headers });

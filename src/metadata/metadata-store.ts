@@ -31,6 +31,7 @@ import { createLockStore, type LockStore } from "./lock-store.js";
 import { type Bindable, placeholders, prebuilt } from "./prebuilt.js";
 import type { BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
+import { createDirectUploadStore, type DirectUploadStore } from "./direct-upload-store.js";
 import { createWebhookStore, recordEvents, type WebhookStore } from "./webhook-store.js";
 import {
   blobLedger,
@@ -87,6 +88,8 @@ export interface ListQuery {
 /** The claimed tus upload a create finishes: recorded in the create's batch (TusUploadStore.finishing). */
 export interface FinishedUpload {
   uploadId: string;
+  /** A direct upload (createUploadURL) instead of a tus one. */
+  direct?: boolean;
   /** The resource the upload's HEAD names: the created resource, or a package's start page. */
   resourceUid: string;
 }
@@ -138,6 +141,8 @@ export interface MetadataStore {
   locks: LockStore;
   /** Resumable (tus) uploads in progress. */
   tusUploads: TusUploadStore;
+  /** Uploads by signed URL (createUploadURL) not yet expired. */
+  directUploads: DirectUploadStore;
   ledger: BlobLedger;
   /** Webhook subscriptions and their outbox; every change above records its events in its own batch. */
   webhooks: WebhookStore;
@@ -333,7 +338,9 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           first.createdAt,
         ),
         // Before the charge: the upload's reservation is given back first, so the two never count together.
-        ...(upload ? store.tusUploads.finishing(upload.uploadId, upload.resourceUid) : []),
+        ...(upload
+          ? (upload.direct ? store.directUploads : store.tusUploads).finishing(upload.uploadId, upload.resourceUid)
+          : []),
         ...(charge ? [chargeOnWrite(usageRow(charge))] : []),
       ]);
       return stored;
@@ -551,6 +558,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     webhooks: createWebhookStore(db),
     derivatives: createDerivativeStore(db),
     tusUploads: createTusUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
+    directUploads: createDirectUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
     ledger: createBlobLedger(db),
 
     async ping() {

@@ -158,6 +158,49 @@ export type TusUploadRow = typeof tusUploads.$inferSelect;
 export type NewTusUploadRow = typeof tusUploads.$inferInsert;
 
 /**
+ * A direct upload's state (docs/direct-storage.md): `pending` until one completeUpload claims it
+ * (`completing`, one statement, so exactly one request completes it), then `completed` with the
+ * resource's UID. While not completed it holds its `size` in its tenant's `tenant_usage.bytes`.
+ */
+export const DIRECT_UPLOAD_STATES = ["pending", "completing", "completed"] as const;
+
+/**
+ * Uploads whose bytes go straight to storage by a signed URL (createUploadURL), until completeUpload
+ * makes them a resource; kept until they expire, so a second completion is told it was done (409).
+ */
+export const directUploads = sqliteTable(
+  "direct_uploads",
+  {
+    /** Random, unguessable. */
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    author: text("author").notNull(),
+    /** The client's resourceMediaType: an announcement checked against the bytes at completion. */
+    mediaType: text("media_type"),
+    size: integer("size").notNull(),
+    sha256: text("sha256").notNull(),
+    /** The blob key the bytes go to: a `direct/<id>` slot, or the tenant's existing content (a duplicate). */
+    blobKey: text("blob_key").notNull(),
+    /** 1: the tenant already stores this content; nothing is sent. */
+    duplicate: integer("duplicate", { mode: "boolean" }).notNull().default(false),
+    /** SHA-256 (hex) of the token in a URL the service hosts itself (fs, memory, R2 without keys). */
+    tokenSha256: text("token_sha256"),
+    owner: text("owner"),
+    ownerIssuer: text("owner_issuer"),
+    resourceUid: text("resource_uid"),
+    state: text("state", { enum: DIRECT_UPLOAD_STATES }).notNull().default("pending"),
+    createdAt: integer("created_at").notNull(),
+    /** Epoch ms after which the URL no longer works and the collector removes the upload. */
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("direct_uploads_expires_idx").on(t.expiresAt)],
+);
+
+export type DirectUploadRow = typeof directUploads.$inferSelect;
+export type NewDirectUploadRow = typeof directUploads.$inferInsert;
+
+/**
  * Per-tenant usage counters, charged in the same batch as the rows they count, with the limits that
  * applied at that charge: the CHECK constraints make an over-quota batch fail as a whole, so the
  * quota holds under any concurrency and across instances sharing the database. A limit of 0 is none.

@@ -67,6 +67,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
       now: () => clock().getTime(),
       logger,
       tusUploads: store.tusUploads,
+      directUploads: store.directUploads,
       derivatives,
     }),
     metrics,

@@ -26,6 +26,8 @@ import type { TusUploadStore } from "../metadata/tus-store.js";
 import type { BlobKey, BlobStore } from "../storage/blob-store.js";
 import { STAGING_MAX_AGE_MS, STAGING_PREFIX, stagedAt } from "../storage/staging.js";
 import { collectExpiredUploads } from "./tus-parts.js";
+import type { DirectUploadStore } from "../metadata/direct-upload-store.js";
+import { collectExpiredDirectUploads } from "./direct-slots.js";
 
 /** A deletion claimed this long ago and not finished is taken over (its collector died). */
 export const STALE_DOOM_MS = 30_000;
@@ -59,6 +61,8 @@ export interface BlobCollectorDeps {
   logger?: Logger;
   /** When given, each pass also removes every expired tus upload (row and parts). */
   tusUploads?: TusUploadStore;
+  /** When given, each pass also removes every expired direct upload (row, reservation and object). */
+  directUploads?: DirectUploadStore;
   /** When given, each pass also trims the image derivative cache to its bound (least recently used first). */
   derivatives?: Pick<DerivativeIndex, "evict">;
 }
@@ -70,7 +74,7 @@ export interface CollectFigures {
   kept: number;
   /** Deletions of dead collectors finished. */
   takenOver: number;
-  /** Expired tus uploads removed. */
+  /** Expired uploads removed (tus and direct). */
   uploadsExpired: number;
   /** Image derivatives deleted to keep the cache under CMS_IMAGE_CACHE_BYTES. */
   derivativesEvicted: number;
@@ -89,6 +93,7 @@ export function createBlobCollector({
   now,
   logger,
   tusUploads,
+  directUploads,
   derivatives,
 }: BlobCollectorDeps) {
   /** Deletes a blob this collector doomed at `doomedAt`, then its ledger row. */
@@ -204,15 +209,20 @@ export function createBlobCollector({
           logger?.warn("blob collection failed", { key, error: err });
         }
       }
-      if (tusUploads) {
+      // Expired uploads (tus, direct): batches until a short one; a failure is left to the next pass.
+      const expiring: [string, () => Promise<number>][] = [];
+      if (tusUploads) expiring.push(["expired upload", () => collectExpiredUploads(tusUploads, blobs, now(), BATCH)]);
+      if (directUploads)
+        expiring.push(["expired direct upload", () => collectExpiredDirectUploads(directUploads, blobs, now(), BATCH)]);
+      for (const [what, collectBatch] of expiring) {
         try {
           let n: number;
           do {
-            n = await collectExpiredUploads(tusUploads, blobs, now(), BATCH);
+            n = await collectBatch();
             figures.uploadsExpired += n;
           } while (n === BATCH);
         } catch (err) {
-          logger?.warn("expired upload collection failed", { error: err });
+          logger?.warn(`${what} collection failed`, { error: err });
         }
       }
       if (derivatives) {

@@ -9,6 +9,7 @@ import type { Logger } from "../lib/logger.js";
 import { ProblemError } from "../problems.js";
 import { derivativePrefix } from "../images/derivative-keys.js";
 import { readImageDimensions } from "../images/image-header.js";
+import { sniffMediaType } from "../lib/media-sniff.js";
 import { isBlobNotReserved } from "../metadata/blob-ledger.js";
 import type { DerivativeStore } from "../metadata/derivative-store.js";
 import type { ContentFacts } from "../metadata/content-facts.js";
@@ -26,6 +27,9 @@ import { contentKeyUnder, tenantPrefix } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
 import type { BlobCollector } from "./blob-collector.js";
 import { blobMissingProblems } from "./blob-missing.js";
+
+/** What `adopt` reads of adopted content: an image header and a media type signature lie within it. */
+const HEAD_BYTES = 64 * 1024;
 
 /** A stored blob, with a raster image's width and height read from its header on the way (else null). */
 export type StoredBlob = BlobInfo & { key: BlobKey; created: boolean; width: number | null; height: number | null };
@@ -50,7 +54,12 @@ export interface ContentServiceDeps {
   derivatives?: Pick<DerivativeStore, "forgetUnder">;
   /** Where a blob missing under its row is reported (once per key). */
   logger?: Logger;
+  /** CMS_DIRECT_READ_MIN_BYTES: getData of content this large redirects to the bucket; 0 = never. */
+  directReadMinBytes?: number;
 }
+
+/** How long a direct read's presigned GET is valid: long enough to follow, too short to share. */
+const DIRECT_READ_SECONDS = 300;
 
 export type ContentService = ReturnType<typeof createContentService>;
 
@@ -63,6 +72,7 @@ export function createContentService({
   metrics,
   derivatives,
   logger,
+  directReadMinBytes = 0,
 }: ContentServiceDeps) {
   const blobMissing = blobMissingProblems(logger);
   /**
@@ -111,6 +121,45 @@ export function createContentService({
             cause: err,
           });
         }
+        throw err;
+      }
+    },
+
+    /**
+     * Content already in the store as a reserved blob under the tenant's content-addressed key,
+     * without passing its bytes through the service (direct uploads, docs/direct-storage.md):
+     * reserves the key, `place`s the content there unless it is there already (a server-side copy
+     * of a checked upload), and checks the stored size and SHA-256. Only the first 64 KiB are read,
+     * for the media type and an image's dimensions. Release it with `discard` if no row follows.
+     */
+    async adopt(
+      tenantId: string,
+      expected: BlobInfo,
+      place: ((key: BlobKey) => Promise<void>) | null,
+    ): Promise<{ blob: StoredBlob; sniffedType: string | undefined }> {
+      const key = contentKeyUnder(await tenantPrefix(tenantId), expected.sha256);
+      await collector.reserve(key);
+      try {
+        let info = await blobs.head(key);
+        const created = info === null;
+        if (info === null && place) {
+          await place(key);
+          info = await blobs.head(key);
+        }
+        if (info === null || info.size !== expected.size || info.sha256 !== expected.sha256)
+          throw new StorageError("direct", "HASH_MISMATCH", `the content at ${key} is not the expected content`);
+        const head =
+          info.size === 0 ? null : await blobs.get(key, { start: 0, end: Math.min(info.size, HEAD_BYTES) - 1 });
+        const image = readImageDimensions(head?.body ?? new Response(new Uint8Array(0)).body!);
+        const sniffed = sniffMediaType(image.body);
+        await sniffed.body.pipeTo(new WritableStream());
+        const dimensions = image.dimensions();
+        return {
+          blob: { ...info, key, created, width: dimensions?.width ?? null, height: dimensions?.height ?? null },
+          sniffedType: await sniffed.mediaType(),
+        };
+      } catch (err) {
+        await collector.release(key).catch(() => {});
         throw err;
       }
     },
@@ -187,6 +236,27 @@ export function createContentService({
     async localFile(facts: ContentFacts): Promise<LocalBlobFile | null> {
       const file = await blobs.localFile?.(facts.blobKey as BlobKey);
       return file && file.size === facts.size ? file : null;
+    },
+
+    /**
+     * The smallest content size answered by a redirect to the bucket (docs/direct-storage.md), or 0
+     * when none is (the setting is 0, or the store has no presigned URLs): the fast paths leave such
+     * GETs to the route.
+     */
+    directReadMin: blobs.direct ? directReadMinBytes : 0,
+
+    /**
+     * A presigned GET of the content on which the bucket answers with `headers`' type, disposition and
+     * caching, valid 300 s; null when this content is answered by the service.
+     */
+    async directRead(facts: ContentFacts, headers: Record<string, string>): Promise<string | null> {
+      const { direct } = blobs;
+      if (!direct || directReadMinBytes === 0 || facts.size < directReadMinBytes) return null;
+      return direct.presignGet(facts.blobKey as BlobKey, DIRECT_READ_SECONDS, {
+        contentType: headers["content-type"] ?? "application/octet-stream",
+        contentDisposition: headers["content-disposition"],
+        cacheControl: headers["cache-control"],
+      });
     },
 
     /** CMS_CONTENT_ORIGIN, for the HTTP layer's per-origin representations (src/delivery/content-entity.ts). */

@@ -12,6 +12,7 @@ import { createResourceService } from "./resources.js";
 import { createQuotaService } from "./quotas.js";
 import { createRevisionService } from "./revisions.js";
 import { createTusUploadService } from "./tus-uploads.js";
+import { createDirectUploadService } from "./direct-uploads.js";
 import { createWebhookService } from "./webhooks.js";
 
 export type Services = ReturnType<typeof createServices>;
@@ -33,6 +34,7 @@ export function createServices(
     // The index, when there is one: it also forgets the purged derivatives it remembers in memory.
     derivatives: deps.derivatives ?? store.derivatives,
     logger: deps.logger,
+    directReadMinBytes: options.direct?.readMinBytes ?? 0,
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });
@@ -58,6 +60,16 @@ export function createServices(
     expiryMs: options.tus.expiryMs,
     maxPending: options.tus.maxPendingPerTenant,
   });
+  const direct = createDirectUploadService({
+    store,
+    blobs,
+    content,
+    resources,
+    quotas,
+    clock,
+    maxBytes: limits.maxResourceBytes,
+    ttlSeconds: options.direct?.uploadUrlTtlSeconds ?? 3600,
+  });
   const webhooks = createWebhookService({ store: store.webhooks, clock, allowPrivate: options.webhooks.allowPrivate });
   // One per app: the route and the runtimes' fast paths (stored derivatives) share it.
   const images = createImageDerivatives({
@@ -67,5 +79,18 @@ export function createServices(
     index: deps.derivatives,
     metrics: deps.metrics,
   });
-  return { collector, content, images, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
+  return {
+    collector,
+    content,
+    images,
+    packages,
+    resources,
+    locks,
+    lifecycle,
+    revisions,
+    tus,
+    direct,
+    quotas,
+    webhooks,
+  };
 }

@@ -35,6 +35,8 @@ export interface RequestContext {
   owner?: Ownership;
   /** The claimed tus upload this create finishes: recorded as done in the rows' own batch. */
   tusUploadId?: string;
+  /** The claimed direct upload (createUploadURL) this create completes, likewise. */
+  directUploadId?: string;
   /**
    * For a streamed upload: at least this many bytes will arrive (0 when unknown). The tenant's
    * quotas are checked against it before any is read, so a full tenant is refused at once (507).
@@ -76,6 +78,13 @@ async function expectedFromOrigin(
   if (client.sha256 === originSha256) return client;
   await body.cancel().catch(() => {});
   throw digestMismatch(client);
+}
+
+/** The upload a create finishes, recorded in its batch. */
+function finished(ctx: RequestContext, resourceUid: string): FinishedUpload | undefined {
+  if (ctx.tusUploadId) return { uploadId: ctx.tusUploadId, resourceUid };
+  if (ctx.directUploadId) return { uploadId: ctx.directUploadId, resourceUid, direct: true };
+  return undefined;
 }
 
 const notFound = (what: string) => new ProblemError("NOT_FOUND", `resource ${what} not found`);
@@ -147,6 +156,39 @@ export function createResourceService(deps: ResourceServiceDeps) {
     }
   }
 
+  /** A top-level resource's row for `blob`, owned by the caller (or `ctx.owner`). */
+  function newRow(
+    input: NewResource,
+    blob: StoredBlob,
+    mediaType: string,
+    externalUri: string | null,
+    ctx: RequestContext,
+  ): NewResourceRow {
+    const shortId = deps.newShortId();
+    const uid = toUid(shortId, input.resourceTenantId);
+    const now = clock().getTime();
+    return {
+      uid,
+      shortId,
+      tenantId: input.resourceTenantId,
+      context: uid,
+      path: input.resourceName,
+      parentUid: null,
+      name: input.resourceName,
+      author: input.resourceAuthor,
+      mediaType,
+      externalUri,
+      size: blob.size,
+      sha256: blob.sha256,
+      blobKey: blob.key,
+      width: blob.width,
+      height: blob.height,
+      ...(ctx.owner ?? ownershipOf(ctx.principal)),
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
   /** Checks the tenant of a UID before any lookup, so a confined caller learns nothing about others. */
   async function lookup(uid: string, principal: Principal): Promise<ResourceRow | null> {
     const parsed = parseUid(uid);
@@ -167,51 +209,53 @@ export function createResourceService(deps: ResourceServiceDeps) {
       const declared = input.resourceMediaType;
       const sniffed = declared === undefined ? sniffMediaType(body) : undefined;
       const stored: StoredBlob[] = [];
-      const upload = (resourceUid: string): FinishedUpload | undefined =>
-        ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid } : undefined;
       try {
         const blob = await content.put(input.resourceTenantId, sniffed?.body ?? body, pointer, digest);
         stored.push(blob);
-        const shortId = deps.newShortId();
-        const uid = toUid(shortId, input.resourceTenantId);
-        const now = clock().getTime();
-        const row = {
-          uid,
-          shortId,
-          tenantId: input.resourceTenantId,
-          context: uid,
-          path: input.resourceName,
-          parentUid: null,
-          name: input.resourceName,
-          author: input.resourceAuthor,
-          mediaType: declared ?? checkedMediaType(announcedType, await sniffed?.mediaType()),
-          externalUri,
-          size: blob.size,
-          sha256: blob.sha256,
-          blobKey: blob.key,
-          width: blob.width,
-          height: blob.height,
-          ...(ctx.owner ?? ownershipOf(ctx.principal)),
-          createdAt: now,
-          updatedAt: now,
-        } satisfies NewResourceRow;
+        const mediaType = declared ?? checkedMediaType(announcedType, await sniffed?.mediaType());
+        const row = newRow(input, blob, mediaType, externalUri, ctx);
+        const uid = row.uid;
         // Only the client's zip type explodes (declared, or its upload's): an origin's or the bytes' is no request.
         const asked = declared ?? uploaderType;
         if (asked === undefined || !isZipMediaType(asked))
           return {
-            primary: await charged([row], blob.size, (charge) => store.insert(row, charge, upload(uid))),
+            primary: await charged([row], blob.size, (charge) => store.insert(row, charge, finished(ctx, uid))),
             files: null,
           };
         const pkg = await packages.explode(row, pointer, stored);
         const all = [row, ...pkg.files];
         const startUid = pkg.files.find((r) => r.path === pkg.startPath)?.uid ?? uid;
-        const inserted = await charged(all, blob.size, (charge) => store.insertAll(all, charge, upload(startUid)));
+        const inserted = await charged(all, blob.size, (charge) =>
+          store.insertAll(all, charge, finished(ctx, startUid)),
+        );
         const files = inserted.filter((r) => r.parentUid === uid);
         const start = files.find((r) => r.path === pkg.startPath) as ResourceRow;
         // A package answers with its start page and lists the other files; getParentUuid gives the zip.
         return { primary: start, files: files.filter((r) => r !== start) };
       } catch (err) {
         await content.discard(stored);
+        throw content.insertFailure(err);
+      }
+    },
+
+    /**
+     * A plain resource for content `content.adopt` put in place (a direct upload, a duplicate): the
+     * media type is the declared one checked against the bytes' signature, as for an upload.
+     */
+    async createFromStored(
+      input: NewResource,
+      blob: StoredBlob,
+      sniffedType: string | undefined,
+      received: number,
+      ctx: RequestContext,
+    ): Promise<Created> {
+      try {
+        const row = newRow(input, blob, checkedMediaType(input.resourceMediaType, sniffedType), null, ctx);
+        // `received`: what the tenant uploaded to storage (0 for a duplicate), though not through the service.
+        const primary = await charged([row], received, (charge) => store.insert(row, charge, finished(ctx, row.uid)));
+        return { primary, files: null };
+      } catch (err) {
+        await content.discard([blob]);
         throw content.insertFailure(err);
       }
     },

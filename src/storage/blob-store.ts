@@ -150,6 +150,40 @@ export interface BlobStore {
    * that is not a plain token (drivers/utils/owner-marker.ts).
    */
   claimOwner(id: string): Promise<string>;
+  /** Presigned URLs and server-side copies: S3-compatible stores only (see DirectStorage). */
+  readonly direct?: DirectStorage;
+}
+
+/** A presigned PUT: the client sends exactly the signed size with every header in `headers` to `url`. */
+export interface PresignedPut {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** Headers the bucket answers a presigned GET with (S3's `response-*` overrides). */
+export interface ResponseOverrides {
+  contentType: string;
+  contentDisposition?: string;
+  cacheControl?: string;
+}
+
+/**
+ * Bytes straight to and from the bucket (docs/direct-storage.md): presigned URLs that bypass the
+ * service, and the server-side operations that finish such an upload. Only object stores with an
+ * S3 API have it; on the others the service hosts the upload URL itself.
+ */
+export interface DirectStorage {
+  /** A PUT of exactly `size` bytes hashing to `sha256` into `key`, valid `expiresInSeconds`. */
+  presignPut(key: BlobKey, upload: { size: number; sha256: string; expiresInSeconds: number }): Promise<PresignedPut>;
+  /** A GET of `key` valid `expiresInSeconds`, answered with `overrides`. */
+  presignGet(key: BlobKey, expiresInSeconds: number, overrides: ResponseOverrides): Promise<string>;
+  /** Copies `from` to `to` inside the bucket (no bytes through the service); the object's metadata stays. */
+  copy(from: BlobKey, to: BlobKey): Promise<void>;
+  /**
+   * Whether the engine itself refused a presigned PUT whose bytes did not match its signed SHA-256,
+   * found out once by trying (a small probe object under the driver's bookkeeping prefix).
+   */
+  enforcesSignedSha256(): Promise<boolean>;
 }
 
 /** NO_SPACE: the volume is full (ENOSPC, EDQUOT) or the bucket refuses to store more (quota, 507). */

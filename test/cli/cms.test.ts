@@ -8,6 +8,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { readFile, stat, watch, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
@@ -325,5 +326,24 @@ describe.concurrent("cms error paths: exit code 1 and one clear line on stderr",
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^Usage: cms/);
     }
+  });
+});
+
+describe("cms put by createUploadURL", { timeout: 90_000 }, () => {
+  it("sends a file by the upload URL when the server offers it, and through uploadResource with --no-direct", async () => {
+    const bytes = randomBytes(200_000);
+    await writeFile(join(app.dir, "direct.bin"), bytes);
+    const direct = await cms("put", "direct.bin", "--tenant", "direct", "--json");
+    expect(direct).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(direct.stdout)).toMatchObject({ sha256: sha256(bytes) });
+    const streamed = await cms("put", "direct.bin", "--tenant", "streamed", "--no-direct", "--json");
+    expect(streamed).toMatchObject({ code: 0, stderr: "" });
+    // Only the first went by createUploadURL: its upload is recorded as completed.
+    const db = createClient({ url: app.databaseUrl });
+    const rows = await db.execute(
+      "select tenant_id, state from direct_uploads where tenant_id in ('direct', 'streamed')",
+    );
+    db.close();
+    expect(rows.rows.map((r) => [r.tenant_id, r.state])).toEqual([["direct", "completed"]]);
   });
 });

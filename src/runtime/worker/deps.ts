@@ -13,6 +13,8 @@ import { d1Sessions } from "./d1-sessions.js";
 import { edgeCachedContent } from "./edge-cache.js";
 import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
+import { createS3BlobStore } from "../../storage/drivers/s3.js";
+import type { DirectStorage } from "../../storage/blob-store.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
 
@@ -66,6 +68,18 @@ async function openDatabase(
   return drizzle(client as Parameters<typeof drizzle>[0]);
 }
 
+/** Presigned URLs on R2's S3 API when the CMS_R2_* settings name a key pair, an endpoint and the bucket. */
+function r2Direct(config: Config): DirectStorage | undefined {
+  const { CMS_R2_ACCESS_KEY_ID, CMS_R2_SECRET_ACCESS_KEY, CMS_R2_S3_ENDPOINT, CMS_R2_BUCKET } = config;
+  if (!CMS_R2_ACCESS_KEY_ID || !CMS_R2_SECRET_ACCESS_KEY || !CMS_R2_S3_ENDPOINT || !CMS_R2_BUCKET) return undefined;
+  return createS3BlobStore({
+    endpoint: CMS_R2_S3_ENDPOINT,
+    bucket: CMS_R2_BUCKET,
+    accessKeyId: CMS_R2_ACCESS_KEY_ID,
+    secretAccessKey: CMS_R2_SECRET_ACCESS_KEY,
+  }).direct;
+}
+
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */
 export async function createWorkerDeps(
   env: WorkerBindings,
@@ -90,7 +104,7 @@ export async function createWorkerDeps(
     return null;
   };
   const deps = await createAppDeps(config, logger, {
-    blobs: createR2BlobStore(env.BLOBS),
+    blobs: createR2BlobStore(env.BLOBS, { direct: r2Direct(config) }),
     store: createMetadataStore(db),
     createFetchOrigin: createWorkerFetchOrigin,
     readAsset: readFrom("vendor/swagger-ui-dist"),

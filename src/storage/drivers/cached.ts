@@ -277,6 +277,7 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
 
     // Bound, so callers can detect the capability by its presence (only drivers that have one).
     localFile: inner.localFile?.bind(inner),
+    ...(inner.direct && { direct: inner.direct }),
 
     peek(key: BlobKey) {
       const entry = entries.get(key);

@@ -10,6 +10,7 @@ import {
   type BlobKey,
   type BlobObject,
   type BlobStore,
+  type DirectStorage,
   type ByteRange,
   type PutOptions,
 } from "../blob-store.js";
@@ -79,6 +80,11 @@ export interface R2MultipartUploadLike {
 
 export interface R2BlobStoreOptions {
   /**
+   * Presigned URLs on the bucket's S3 API (R2's binding has none): the S3 driver's, built from the
+   * CMS_R2_* access key settings (runtime/worker/deps.ts). Absent: uploads by URL go through the Worker.
+   */
+  direct?: DirectStorage;
+  /**
    * Bytes buffered per upload part, and the largest body stored with one `put`. A body that ends
    * within the first part costs one request and no temp object; a longer one is uploaded in parts
    * of exactly this size (R2 wants equal parts of at least 5 MiB, except the last) to a temp key and
@@ -109,9 +115,11 @@ class R2Store implements BlobStore {
   readonly #bucket: R2BucketLike;
   readonly #partSize: number;
   readonly #maxSinglePut: number;
+  readonly direct?: DirectStorage;
 
   constructor(bucket: R2BucketLike, options: R2BlobStoreOptions) {
     this.#bucket = bucket;
+    if (options.direct) this.direct = options.direct;
     this.#partSize = options.partSize ?? 8 * MiB;
     this.#maxSinglePut = options.maxSinglePut ?? MAX_SINGLE_PUT;
     if (!Number.isSafeInteger(this.#partSize) || this.#partSize < MIN_PART_SIZE) {

@@ -91,6 +91,31 @@ export class S3Client {
   }
 
   /**
+   * A presigned URL (SigV4 query signing, https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-query-string-auth.html)
+   * for one request on `key`, valid `expiresInSeconds` (1 … 604800). Every header in `headers` is
+   * signed, Content-Length included, so the URL only works with exactly those values.
+   */
+  async presign(
+    method: "GET" | "PUT",
+    key: string,
+    expiresInSeconds: number,
+    signed: { headers?: Record<string, string>; query?: Record<string, string> } = {},
+  ): Promise<string> {
+    const url = this.url(key, { ...signed.query, "X-Amz-Expires": String(expiresInSeconds) });
+    const request = await this.#aws.sign(url.href, {
+      method,
+      headers: signed.headers,
+      aws: { signQuery: true, allHeaders: true },
+    });
+    return request.url;
+  }
+
+  /** Sends an already signed request through the driver's fetch (the enforcement probe's PUT). */
+  fetchRaw(request: Request): Promise<Response> {
+    return this.#fetch(request);
+  }
+
+  /**
    * Signs and sends one request, retrying network errors, 429 and 5xx (bodies are always buffered,
    * so every request can be re-sent). Throws StorageError IO for any other non-2xx status not in
    * `call.allow`.

@@ -10,12 +10,14 @@ import {
   type BlobObject,
   type BlobStore,
   type ByteRange,
+  type DirectStorage,
   type PutOptions,
 } from "../../blob-store.js";
 import { parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../../keys.js";
 import { decodeOwner, encodeOwner, OWNER_MARKER } from "../utils/owner-marker.js";
 import { commitContentAddressed, targetOrCancel } from "../utils/put-checks.js";
 import type { S3Client } from "./client.js";
+import { createS3Direct } from "./direct.js";
 import { DRIVER } from "./errors.js";
 import { infoFromHead, objectFromGet, SHA256_META } from "./read.js";
 import { deleteQuietly, stageBody, type Staged } from "./stage.js";
@@ -37,8 +39,10 @@ export class S3Store implements BlobStore {
   readonly #prefix: string;
   readonly #partSizeBytes: number;
   readonly #maxConcurrentParts: number;
+  readonly direct: DirectStorage;
 
   constructor(client: S3Client, settings: S3StoreSettings) {
+    this.direct = createS3Direct(client, settings.prefix, TMP);
     this.#client = client;
     this.#prefix = settings.prefix;
     this.#partSizeBytes = settings.partSizeBytes;
