@@ -25,5 +25,6 @@ export function runtimeRead(
   const path = at < 0 ? target : target.slice(0, at);
   if (path.includes("%")) return null;
   const uri = parseUri(path.slice(PREFIX.length));
-  return uri && { ...uri, query: at < 0 ? undefined : target.slice(at + 1) };
+  // A literal, not `{ ...uri, query }`: the spread's copy took a V8 slow path on every request.
+  return uri && { context: uri.context, path: uri.path, query: at < 0 ? undefined : target.slice(at + 1) };
 }

@@ -45,11 +45,18 @@ export function createJsonLogger(
   // Base fields (the instance id on every line) written once as JSON text, so lines stay on the flat path.
   const baseJson = base ? flatBase(base) : "";
   const baseBytes = new TextEncoder().encode(baseJson ?? "").length;
+  const baseKeys = base ? Object.keys(base) : [];
+  // A field named like a base field replaces it (the spread's order below), which the flat path cannot
+  // write. Asked per base key (one: the instance), not per field: no array or closure per line.
+  const overridesBase = (fields: LogFields) => {
+    for (const key of baseKeys) if (Object.prototype.propertyIsEnumerable.call(fields, key)) return true;
+    return false;
+  };
   const emit = (at: Exclude<LogLevel, "silent">) => (msg: string, fields?: LogFields) => {
     if (RANK[at] < RANK[level]) return;
     const time = now ? now().toISOString() : isoNow();
     const maxBytes =
-      base && (baseJson === null || (fields && Object.keys(fields).some((key) => Object.hasOwn(base, key))))
+      base && (baseJson === null || (fields !== undefined && overridesBase(fields)))
         ? -1
         : flatLineBytes(time, msg, fields);
     if (maxBytes >= 0) {
