@@ -20,6 +20,7 @@ import { createMetaRouter } from "./routes/meta.js";
 import { createResourceRouter } from "./routes/resources/router.js";
 import { createTusRouter } from "./routes/tus/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
+import { createTenantRouter } from "./routes/tenants/router.js";
 import { createUsageRouter } from "./routes/usage/router.js";
 import { createWebhookRouter } from "./routes/webhooks/router.js";
 import { createServices, type Services } from "./services/index.js";
@@ -74,6 +75,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createContentRouter({ resources, revisions, content, guards, images: services.images }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
+  app.route("/", createTenantRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
   app.route(
     "/",

@@ -18,6 +18,7 @@ import {
   getTableColumns,
   gt,
   gte,
+  inArray,
   isNotNull,
   isNull,
   lt,
@@ -101,6 +102,8 @@ export interface MetadataStore {
   insert(row: NewResourceRow, charge?: UsageCharge, upload?: FinishedUpload): Promise<ResourceRow>;
   /** The tenant's usage counters, or null before its first charge. */
   usage(tenantId: string): Promise<TenantUsageRow | null>;
+  /** Every tenant's usage counters (`only`: those tenants'), by tenant id. */
+  tenantUsages(only?: readonly string[]): Promise<TenantUsageRow[]>;
   /** Revision rows of the tenant's resources. */
   revisionCount(tenantId: string): Promise<number>;
   /** Deleted rows included: callers decide what a deleted resource means for them. */
@@ -527,6 +530,15 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     async usage(tenantId) {
       const [row] = await db.select().from(tenantUsage).where(eq(tenantUsage.tenantId, tenantId)).limit(1);
       return row ?? null;
+    },
+
+    async tenantUsages(only) {
+      if (only?.length === 0) return [];
+      return db
+        .select()
+        .from(tenantUsage)
+        .where(only ? inArray(tenantUsage.tenantId, [...only]) : undefined)
+        .orderBy(asc(tenantUsage.tenantId));
     },
 
     async revisionCount(tenantId) {
