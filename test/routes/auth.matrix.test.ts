@@ -158,6 +158,11 @@ const MATRIX = {
     own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
     other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
   },
+  "GET resourceAccess": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
   "GET getRevisionData": {
     needs: "consumer",
     own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
@@ -486,6 +491,11 @@ const OPERATIONS: Record<Endpoint, Operation> = {
     method: "GET",
     path: `${API}/getRevisions/{resourceUID}`,
     send: get((t) => `getRevisions/${t.uid}`),
+  },
+  "GET resourceAccess": {
+    method: "GET",
+    path: `${API}/resourceAccess/{resourceUID}`,
+    send: get((t) => `resourceAccess/${t.uid}`),
   },
   "GET getRevisionData": {
     method: "GET",
