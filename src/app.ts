@@ -13,6 +13,7 @@ import { headContentLength } from "./http/middleware/head-length.js";
 import { requestContext } from "./http/middleware/request-context.js";
 import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
 import { mountLibrary } from "./routes/library/index.js";
+import { PREVIEW_PRESET } from "./images/params.js";
 import { createContentRouter } from "./routes/content/router.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
@@ -92,6 +93,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   mountLibrary(app, deps.readLibraryAsset, {
     auth: options.auth ? explorerAuth(options.auth.issuer, options.auth.explorerClientId) : null,
     tenantClaim: options.auth?.tenantClaim ?? null,
+    previewPreset: deps.images ? PREVIEW_PRESET : null,
+    roles: options.auth ? { clientId: options.auth.clientIds[0] ?? "", realmRoles: options.auth.realmRoles } : null,
     linkOrigin,
     compressAssets: !deps.platformCompresses,
   });
