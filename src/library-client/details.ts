@@ -97,7 +97,7 @@ export function createDetails(api: Api, context: DetailsContext) {
   async function show(resource: Resource) {
     current = resource;
     // Nothing of the resource shown before may stand while this one loads.
-    for (const id of ["preview", "facts", "revisions", "version-uploads"]) byId(id).replaceChildren();
+    for (const id of ["preview", "facts", "revisions"]) byId(id).replaceChildren();
     // Nothing is offered until the caller's rights are known.
     offer({ modify: false, purge: false });
     const name = nameOf(resource);
@@ -216,6 +216,7 @@ export function createDetails(api: Api, context: DetailsContext) {
   return {
     async open(resource: Resource) {
       clearError();
+      byId("version-uploads").replaceChildren(); // another resource's (a new version's stays shown after it)
       dialog.showModal();
       await show(resource).catch((err: Error) => showError(err.message));
     },
