@@ -4,26 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuthStack, startAuthStack } from "../helpers/auth-stack.js";
-import { API, base64 } from "../helpers/cms-client.js";
+import { cmsClient } from "../helpers/cms-client.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { runCms } from "./run-cms.js";
 
 const roles = (...names: string[]) => ({ resource_access: { "cms-server": { roles: names } } });
 
-async function create(app: TestApp, token: string | null, tenant: string, content: string) {
-  const res = await fetch(`${app.baseUrl}${API}/createResource`, {
-    method: "POST",
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" },
-    body: JSON.stringify({
-      resourceAuthor: "T",
-      resourceName: "a.txt",
-      resourceMediaType: "text/plain",
-      resourceTenantId: tenant,
-      resourceBinary: base64(content),
-    }),
-  });
-  expect(res.status).toBe(201);
-}
+const create = (app: TestApp, token: string | null, tenant: string, content: string) =>
+  cmsClient(app, tenant, token ?? undefined).create({}, content);
 
 describe("cms tenants, auth on", () => {
   let stack: AuthStack;

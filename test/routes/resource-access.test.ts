@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuthStack, bearer, startAuthStack } from "../helpers/auth-stack.js";
-import { API, base64, expectProblem } from "../helpers/cms-client.js";
+import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const roles = (...names: string[]) => ({ resource_access: { "cms-server": { roles: names } } });
@@ -18,17 +18,8 @@ const post = (app: TestApp, token: string | null, verb: string, body: unknown) =
     body: JSON.stringify(body),
   });
 
-async function create(app: TestApp, token: string | null, tenant = "acc"): Promise<string> {
-  const res = await post(app, token, "createResource", {
-    resourceAuthor: "T",
-    resourceName: "a.txt",
-    resourceMediaType: "text/plain",
-    resourceTenantId: tenant,
-    resourceBinary: base64("access"),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { resourceUID: string }).resourceUID;
-}
+const create = async (app: TestApp, token: string | null, tenant = "acc") =>
+  (await cmsClient(app, tenant, token ?? undefined).create({}, "access")).resourceUID;
 
 const access = (app: TestApp, token: string | null, uid: string) =>
   app.fetch(app.url(`${API}/resourceAccess/${encodeURIComponent(uid)}`), { headers: token ? bearer(token) : {} });

@@ -5,25 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuthStack, bearer, startAuthStack } from "../helpers/auth-stack.js";
-import { API, base64, expectProblem } from "../helpers/cms-client.js";
+import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const roles = (...names: string[]) => ({ resource_access: { "cms-server": { roles: names } } });
 
-async function create(app: TestApp, token: string | null, tenant: string, content: string) {
-  const res = await app.fetch(app.url(`${API}/createResource`), {
-    method: "POST",
-    headers: { ...(token ? bearer(token) : {}), "content-type": "application/json" },
-    body: JSON.stringify({
-      resourceAuthor: "T",
-      resourceName: "a.txt",
-      resourceMediaType: "text/plain",
-      resourceTenantId: tenant,
-      resourceBinary: base64(content),
-    }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-}
+/** One resource of `content` in `tenant` (inline createResource). */
+const create = (app: TestApp, token: string | null, tenant: string, content: string) =>
+  cmsClient(app, tenant, token ?? undefined).create({}, content);
 
 const tenants = (app: TestApp, token: string | null) =>
   app.fetch(app.url(`${API}/tenants`), { headers: token ? bearer(token) : {} });

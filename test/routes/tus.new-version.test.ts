@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AuthStack, bearer, startAuthStack } from "../helpers/auth-stack.js";
-import { API, base64, expectProblem } from "../helpers/cms-client.js";
+import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 
 const INLINE = 64 * 1024;
 const roles = (...names: string[]) => ({ resource_access: { "cms-server": { roles: names } } });
@@ -43,17 +43,9 @@ const get = async (who: string, path: string) => {
   return res.json() as Promise<Record<string, unknown>>;
 };
 
-async function resource(tenant: string, content: string): Promise<string> {
-  const res = await post("owner", "createResource", {
-    resourceAuthor: "Olga",
-    resourceName: "v.txt",
-    resourceMediaType: "text/plain",
-    resourceTenantId: tenant,
-    resourceBinary: base64(content),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { resourceUID: string }).resourceUID;
-}
+const resource = async (tenant: string, content: string) =>
+  (await cmsClient(stack.app, tenant, token.owner).create({ resourceName: "v.txt", resourceAuthor: "Olga" }, content))
+    .resourceUID;
 async function lock(uid: string): Promise<string> {
   const res = await post("owner", "lockResourceDTO", { resourceUID: uid, author: "Olga" });
   expect(res.status, await res.clone().text()).toBe(200);
