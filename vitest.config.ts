@@ -13,12 +13,12 @@ const SHARED = [
 ];
 
 /**
- * The heavy lane: Chromium's pages and workerd, each a few hundred MiB and a core when busy. They run
+ * The heavy lane: Chromium's pages, workerd and the container image (podman), each a core when busy. They run
  * after the rest (sequence.groupOrder), two at a time, so they are never beside the files that time
  * things (throughput, timeouts, peak RSS, collector passes): those failed when a full run put three
  * Chromium files beside them (load average 10-34 on 2 cores).
  */
-const HEAVY = ["test/e2e/**/*.test.ts", "**/*workerd*.test.ts"];
+const HEAVY = ["test/e2e/**/*.test.ts", "**/*workerd*.test.ts", "test/container/**/*.test.ts"];
 const HEAVY_WORKERS = 2;
 const heavyLane: TestProjectInlineConfiguration = {
   extends: true,

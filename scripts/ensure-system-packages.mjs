@@ -1,6 +1,7 @@
 // Makes sure the Debian programs the suite drives for real are present: Chromium (explorer and
 // library pages), nginx (a stock proxy_cache in front of the service), faketime (an instance on a
-// skewed clock), strace (the syscall work budget) and Ceph (a one-node RGW cluster as the real S3).
+// skewed clock), strace (the syscall work budget), Ceph (a one-node RGW cluster as the real S3) and podman
+// (the container image).
 // Installs the missing ones with apt when we may (root), otherwise says exactly what to run. One list, so each suite adds its line here.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -16,6 +17,11 @@ const NEEDED = [
   ["/usr/bin/ceph", "ceph-common"],
   // test/budget/syscall-budget.test.ts counts the server's syscalls per request (issue 36).
   ["/usr/bin/strace", "strace"],
+  // test/container builds and runs the Containerfile (issue 42): podman with runc (crun refuses this
+  // kind of machine's cgroups), and debootstrap for the base image when no registry is reachable.
+  ["/usr/bin/podman", "podman"],
+  ["/usr/sbin/runc", "runc"],
+  ["/usr/sbin/debootstrap", "debootstrap"],
 ];
 
 const missing = [...new Set(NEEDED.filter(([file]) => !existsSync(file)).map(([, pkg]) => pkg))];

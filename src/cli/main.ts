@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
 import { DEFAULT_MEDIA_TYPE, isZipMediaType, mediaTypeForPath } from "../lib/media-types.js";
 import { registerTenantsCommand } from "./commands/tenants.js";
+import { registerUpdate } from "./commands/update.js";
 import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
 import { readHidden } from "./prompt.js";
@@ -20,10 +21,13 @@ interface GlobalOptions {
   json?: boolean;
 }
 
-// Read beside the code, so an installed package reports its own version.
-const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  version: string;
-};
+/** Set by the self-contained bundle of packages/cli (scripts/build-cli-package.mjs), which has no package.json above it. */
+declare const __CMS_VERSION__: string | undefined;
+// Otherwise read beside the code, so an installed package reports its own version.
+const version =
+  typeof __CMS_VERSION__ === "string"
+    ? __CMS_VERSION__
+    : (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 const program = new Command("cms")
   .description("Content resource service from the command line")
@@ -180,6 +184,8 @@ program
     const deleted = await client().remove(uid);
     print(deleted, `deleted ${deleted.resourceURI}`);
   });
+
+registerUpdate(program, { client, quiet, print });
 
 program
   .command("lock")

@@ -861,12 +861,17 @@ export interface components {
         };
         UpdateResourceDTO: components["schemas"]["LockedResourceDTO"] & {
             /**
+             * @description The lock owner given when locking. May be left out when resourceAuthor names the same person; one of the two is required.
+             * @example Test Author
+             */
+            author?: string | null;
+            /**
              * @description New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.
              * @example logo.png
              */
             resourceName?: string | null;
             /**
-             * @description New author; unchanged when absent.
+             * @description The resource's author, as in createResource: recorded on this revision (unchanged when absent). Without `author`, it is also the lock owner given when locking.
              * @example Test Author
              */
             resourceAuthor?: string | null;

@@ -8,6 +8,7 @@
  */
 import { LRUCache } from "lru-cache";
 import type { ContentFacts } from "../metadata/content-facts.js";
+import { type ImageTransformOutcome, type Metrics, noopMetrics } from "../metrics/metrics.js";
 import { ImageError, imageErrorIn } from "./errors.js";
 import type { BlobInfo, BlobKey, BlobStore } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
@@ -84,12 +85,15 @@ export function createImageDerivatives({
   transformer,
   settings = DEFAULT_DERIVATIVE_SETTINGS,
   index,
+  metrics = noopMetrics,
 }: {
   blobs: BlobStore;
   transformer: ImageTransformer | undefined;
   settings?: DerivativeSettings;
   /** Records uses and keeps the cache under CMS_IMAGE_CACHE_BYTES (derivative-index.ts); none: unbounded. */
   index?: DerivativeIndex;
+  /** Where transforms (outcome, seconds) and stored-derivative lookups (hit or miss) are counted. */
+  metrics?: Pick<Metrics, "imageTransform" | "imageCacheLookup">;
 }): ImageDerivatives {
   // navigator.hardwareConcurrency: Node 21+, Bun and Workers; Node 20 has none (the host passes its cores).
   const { navigator } = globalThis as { navigator?: { hardwareConcurrency?: number } };
@@ -192,7 +196,19 @@ export function createImageDerivatives({
   ) => {
     let made = making.get(key);
     if (!made) {
+      const started = performance.now();
+      const took = () => (performance.now() - started) / 1000;
       made = make(source, request, key, format, caller)
+        .then(
+          (info) => {
+            metrics.imageTransform("made", took());
+            return info;
+          },
+          (err: unknown) => {
+            metrics.imageTransform(transformOutcomeOf(err), took());
+            throw err;
+          },
+        )
         .then((info) => {
           index?.remember(key, info);
           index?.used(key, info.size, true);
@@ -266,6 +282,7 @@ export function createImageDerivatives({
       // Always asked: a request comes here when the fast path's memory was wrong (missing). A file
       // that cannot be read as a blob (a crash left it empty) is made again: the put replaces it.
       const found = await blobs.head(key).catch(() => null);
+      metrics.imageCacheLookup(found !== null);
       if (found) {
         index?.remember(key, found);
         index?.used(key, found.size, false);
@@ -284,6 +301,8 @@ export function createImageDerivatives({
       }
       const { key } = place;
       const answer = (info: BlobInfo) => {
+        // Only hits count here: a miss goes on to `derive`, which counts it.
+        metrics.imageCacheLookup(true);
         index?.used(key, info.size, false);
         return derivative(source, request, place, info);
       };
@@ -315,6 +334,13 @@ interface Place {
 
 /** The tenant segment of a content blob key (`t/<tenant>/…`): whose transform slots' share it is. */
 const tenantOf = (blobKey: string) => blobKey.split("/", 2)[1];
+
+/** How a transform that threw ended, for cms_image_transforms_total. */
+function transformOutcomeOf(err: unknown): ImageTransformOutcome {
+  const code = err instanceof ImageError ? err.code : undefined;
+  if (code === "IMAGE_BUSY") return "busy";
+  return code === "NOT_TRANSFORMABLE" || code === "IMAGE_TOO_LARGE" ? "refused" : "failed";
+}
 
 /** What a source's content earns whatever the parameters (422s), so it is remembered for that source. */
 const SOURCE_REFUSALS: ReadonlySet<string> = new Set(["NOT_TRANSFORMABLE", "IMAGE_TOO_LARGE"]);

@@ -32,9 +32,16 @@ export interface Metrics {
   collectorPass(removed: number): void;
   /** One webhook delivery attempt's outcome (failed: its last attempt). */
   webhookDelivery(outcome: WebhookOutcome): void;
+  /** One image transform ended (images/derivatives.ts): how, and its seconds, waiting for a slot included. */
+  imageTransform(outcome: ImageTransformOutcome, seconds: number): void;
+  /** A stored derivative looked up: found (hit) or to be made (miss). On getData's fast paths: keep it cheap. */
+  imageCacheLookup(hit: boolean): void;
 }
 
 export type WebhookOutcome = "delivered" | "retried" | "failed";
+
+/** made: stored; refused: the source or request (4xx); busy: over time or queue (503); failed: anything else. */
+export type ImageTransformOutcome = "made" | "refused" | "busy" | "failed";
 
 export const noopMetrics: Metrics = {
   enabled: false,
@@ -44,4 +51,6 @@ export const noopMetrics: Metrics = {
   originFetch() {},
   collectorPass() {},
   webhookDelivery() {},
+  imageTransform() {},
+  imageCacheLookup() {},
 };

@@ -66,6 +66,7 @@ export function createServices(
     transformer: deps.images,
     settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
     index: deps.derivatives,
+    metrics: deps.metrics,
   });
   return { collector, content, images, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
 }

@@ -46,6 +46,14 @@ export function createLifecycleService({ store, content, resources, clock, quota
       actor: principal.subject,
       now,
     };
+    if (lock && lock.lockId === claim.lockId && lock.holder === change.lock.holder && lock.owner !== claim.owner) {
+      // The caller's own lock under another owner name: a typo in a field, not someone else's lock.
+      const field = claim.ownerField ?? "author";
+      const detail = `must be "${lock.owner}", the owner given when locking`;
+      throw new ProblemError("VALIDATION_FAILED", `${field} ${detail}`, {
+        errors: [{ pointer: `/json/${field}`, detail }],
+      });
+    }
     if (!lock || lock.lockId !== claim.lockId || lock.owner !== claim.owner || lock.holder !== change.lock.holder) {
       throw await lockProblem(store, claim.name, change.lock, now);
     }

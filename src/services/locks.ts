@@ -26,6 +26,8 @@ export interface LockClaim {
   name: string;
   lockId: string;
   owner: string;
+  /** The request field that carried `owner`, named when it does not match the lock ("author" unless told). */
+  ownerField?: string;
 }
 
 export type LockService = ReturnType<typeof createLockService>;

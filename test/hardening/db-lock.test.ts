@@ -5,7 +5,8 @@
  * (p99 < 50 ms: nothing on the read path waits for the write lock, and no waiting write blocks the
  * event loop); writes wait up to CMS_DB_BUSY_TIMEOUT_MS, then answer 503 DATABASE_BUSY with
  * Retry-After and leave no blob behind; a write arriving while the lock is held succeeds once it
- * lifts, and so does the first write after it. Then two server processes share one database file
+ * lifts, and so does the first write after it. The test lifts the lock itself once the early writes
+ * have answered (no timer decides when), while reads go on. Then two server processes share one database file
  * and write at once: they take turns for the lock, and every create lands.
  */
 import { createHash } from "node:crypto";
@@ -19,7 +20,6 @@ import { startTestApp, type TestApp } from "../helpers/test-app.js";
 import { holdWriteLock } from "../helpers/write-lock-holder.js";
 import { FULL, report, scaled } from "./scale.js";
 
-const HOLD_MS = scaled(2_500, 10_000);
 const BUSY_TIMEOUT_MS = scaled(1_000, 5_000);
 const EARLY_WRITES = scaled(4, 16);
 const TENANT = "dblock";
@@ -29,7 +29,6 @@ const TWO_INSTANCE_WRITES = scaled(100, 2_000);
 const CONCURRENT = 8;
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -61,11 +60,11 @@ describe("database lock contention with a second process holding the write lock"
       ["listResources", () => cms.get(`listResources?resourceTenantId=${TENANT}`)],
     ];
 
-    /** Reads round-robin for `ms`; their latencies, and any non-200 answer. */
-    const readFor = async (ms: number) => {
+    /** Reads round-robin while `more()` says so; their latencies, and any non-200 answer. */
+    const readWhile = async (more: () => boolean) => {
       const latencies: number[] = [];
       const failed: string[] = [];
-      for (const start = performance.now(); performance.now() - start < ms; ) {
+      while (more()) {
         for (const [name, read] of reads) {
           const { value: res, ms: took } = await timed(read);
           await res.arrayBuffer();
@@ -75,23 +74,42 @@ describe("database lock contention with a second process holding the write lock"
       }
       return { sorted: latencies.sort((a, b) => a - b), failed };
     };
+    /** Reads for about `ms`: a measuring window, every turn of it a request. */
+    const readFor = (ms: number) => {
+      const until = performance.now() + ms;
+      return readWhile(() => performance.now() < until);
+    };
+    /** Reads until `done` settles. */
+    const readUntil = (done: Promise<unknown>) => {
+      let settled = false;
+      const over = () => {
+        settled = true;
+      };
+      done.then(over, over);
+      return readWhile(() => !settled);
+    };
     // The same reads without the lock: what this machine gives right now (other suites run beside this one).
     const baseline = await readFor(BASELINE_MS);
 
-    const holder = await holdWriteLock(app.databaseUrl.slice("file:".length), HOLD_MS);
+    const holder = await holdWriteLock(app.databaseUrl.slice("file:".length));
+    const heldFrom = performance.now();
     // Writes that arrive at once: they wait the whole bound, then give up.
     const early = Array.from({ length: EARLY_WRITES }, (_, i) => {
       const content = `early write ${i} ${Math.random()}`;
       return timed(() => cms.postCreate({ resourceName: `early-${i}.txt` }, content)).then((r) => ({ ...r, content }));
     });
-    // A write that arrives shortly before the lock lifts: it waits less than the bound and succeeds.
-    const late = sleep(HOLD_MS - BUSY_TIMEOUT_MS / 2).then(() =>
-      timed(() => cms.postCreate({ resourceName: "late.txt" }, "late write")),
-    );
-
-    const during = await readFor(HOLD_MS - 100);
-    await holder.released;
+    const whileEarly = await readUntil(Promise.all(early));
+    // A write that arrives while the lock is still held: it waits (reads go on for a quarter of the bound),
+    // then the lock lifts and it succeeds well within the bound.
+    const late = timed(() => cms.postCreate({ resourceName: "late.txt" }, "late write"));
+    const whileLate = await readFor(BUSY_TIMEOUT_MS / 4);
+    await holder.release();
+    const heldMs = performance.now() - heldFrom;
     const afterLock = await timed(() => cms.postCreate({ resourceName: "after.txt" }, "first write after the lock"));
+    const during = {
+      sorted: [...whileEarly.sorted, ...whileLate.sorted].sort((a, b) => a - b),
+      failed: [...whileEarly.failed, ...whileLate.failed],
+    };
 
     expect([...baseline.failed, ...during.failed]).toEqual([]);
     const p99 = percentile(during.sorted, 99);
@@ -115,7 +133,7 @@ describe("database lock contention with a second process holding the write lock"
     expect(files).toContain(sha256("late write"));
 
     report("db-lock", {
-      holdMs: HOLD_MS,
+      holdMs: heldMs.toFixed(0),
       busyTimeoutMs: BUSY_TIMEOUT_MS,
       reads: during.sorted.length,
       readP50Ms: percentile(during.sorted, 50).toFixed(1),
@@ -154,9 +172,9 @@ describe("database lock contention with a second process holding the write lock"
   });
 
   it("writes again at once after a refused write (no statement left in progress by SQLITE_BUSY)", async () => {
-    const holder = await holdWriteLock(app.databaseUrl.slice("file:".length), BUSY_TIMEOUT_MS + 500);
+    const holder = await holdWriteLock(app.databaseUrl.slice("file:".length));
     await expectProblem(await cms.postCreate({ resourceName: "refused.txt" }, "refused"), 503, "DATABASE_BUSY");
-    await holder.released;
+    await holder.release();
     // Both kinds of write: batches (create) and single statements (lock, unlock).
     for (let i = 0; i < 3; i++) {
       const created = await cms.create({ resourceName: `next-${i}.txt` }, `next ${i}`);

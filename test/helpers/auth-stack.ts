@@ -6,7 +6,7 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK, SignJWT } from "jose";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
 import { IN_PROCESS_ORIGIN } from "./in-process-fetch.js";
-import { freePort, startTestApp, type TestApp, type TestAppOptions } from "./test-app.js";
+import { bindLoopback, startTestApp, type TestApp, type TestAppOptions } from "./test-app.js";
 
 export const CLIENT_SECRET = "test-client-secret";
 export const LINK_SECRET = "a-link-secret-of-at-least-32-characters!";
@@ -40,19 +40,19 @@ export async function startAuthStack(
       { username: "no-roles", password: "no-roles", roles: [] },
     ],
   });
-  // Signed links (built on CMS_PUBLIC_URL) must point at this very app: over a socket, a port known
-  // up front; in-process, the in-process origin.
-  const port = options.transport === "in-process" ? undefined : await freePort();
+  // Signed links (built on CMS_PUBLIC_URL) must point at this very app: over a socket, one bound
+  // up front (port 0); in-process, the in-process origin.
+  const bound = options.transport === "in-process" ? undefined : await bindLoopback();
   const app = await startTestApp(
     {
-      ...(port ? { CMS_PORT: String(port) } : {}),
-      CMS_PUBLIC_URL: port ? `http://127.0.0.1:${port}` : IN_PROCESS_ORIGIN,
+      ...(bound ? { CMS_PORT: String(bound.port) } : {}),
+      CMS_PUBLIC_URL: bound?.url ?? IN_PROCESS_ORIGIN,
       CMS_AUTH_ENABLED: "true",
       CMS_AUTH_ISSUER: idp.issuer,
       CMS_LINK_SECRET: LINK_SECRET,
       ...env,
     },
-    options,
+    { ...options, listenOn: bound },
   );
   return {
     idp,

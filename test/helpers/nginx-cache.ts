@@ -26,14 +26,14 @@ export interface NginxCache {
   close(): Promise<void>;
 }
 
-export async function startNginxCache(origin: string): Promise<NginxCache> {
-  const dir = await mkdtemp(join(tmpdir(), "cms-nginx-"));
-  const port = await freePort();
-  const upstream = new URL(origin).host;
+/**
+ * The top of an nginx.conf whose pid file, logs and temp files all live in `dir`, up to the inside
+ * of its `http {` block (the caller adds the rest and the closing brace).
+ */
+export function nginxInFolder(dir: string): string {
   // nginx started by root runs its workers as `nobody`, who could not write into our 0700 temp dir.
   const user = process.getuid?.() === 0 ? "user root root;" : "";
-  const conf = `
-${user}
+  return `${user}
 worker_processes 1;
 pid ${dir}/nginx.pid;
 error_log ${dir}/error.log warn;
@@ -43,7 +43,28 @@ http {
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
   uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
+  scgi_temp_path ${dir}/scgi;`;
+}
+
+/**
+ * nginx refuses `listen 127.0.0.1:0` ("invalid port"), so its port is probed; one taken between the
+ * probe and nginx's bind ("Address already in use") means another try on a fresh port.
+ */
+export async function startNginxCache(origin: string): Promise<NginxCache> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort(), origin);
+    } catch (err) {
+      if (attempt >= 4 || !(err instanceof Error && /Address already in use/.test(err.message))) throw err;
+    }
+  }
+}
+
+async function startOn(port: number, origin: string): Promise<NginxCache> {
+  const dir = await mkdtemp(join(tmpdir(), "cms-nginx-"));
+  const upstream = new URL(origin).host;
+  const conf = `
+${nginxInFolder(dir)}
   log_format cache '$upstream_cache_status $upstream_addr $status "$request"';
   access_log ${dir}/access.log cache;
   proxy_cache_path ${dir}/cache keys_zone=cms:10m;
@@ -65,7 +86,12 @@ http {
   child.stderr?.on("data", (d) => (stderr += d));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitForListener(baseUrl, child, () => stderr);
+  await waitForListener(baseUrl, child, () => stderr).catch(async (err: unknown) => {
+    child.kill("SIGKILL");
+    await exited;
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  });
 
   const log = async () => {
     const text = await readFile(join(dir, "access.log"), "utf8").catch(() => "");
@@ -94,10 +120,13 @@ http {
   };
 }
 
-/** Until nginx accepts connections (any answer will do), or it exits. */
+/**
+ * Until nginx accepts connections (any answer will do), or it exits, or it could not bind (then the
+ * answer would come from whoever holds the port).
+ */
 async function waitForListener(baseUrl: string, child: ChildProcess, stderr: () => string): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null) throw new Error(`nginx exited: ${stderr()}`);
+    if (child.exitCode !== null || /Address already in use/.test(stderr())) throw new Error(`nginx: ${stderr()}`);
     const up = await fetch(`${baseUrl}/__nginx_probe__`, { method: "HEAD" }).then(
       () => true,
       () => false,

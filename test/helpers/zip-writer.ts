@@ -2,6 +2,7 @@
  * A small zip writer for tests: honest archives (stored/deflate, optional ZIP64 fields) and hostile
  * ones (raw names, lying headers, symlinks, overlaps, bombs), plus an in-memory ranged source.
  */
+import { constants, crc32, deflateRawSync } from "node:zlib";
 import type { ByteRange } from "../../src/storage/blob-store.js";
 
 export interface WriterEntry {
@@ -101,8 +102,30 @@ function* fillChunks(byte: number, length: number): Generator<Uint8Array<ArrayBu
   for (let left = length; left > 0; left -= chunk.length) yield left >= chunk.length ? chunk : chunk.subarray(0, left);
 }
 
+/**
+ * `length` copies of `byte`, deflated: one 1 MiB chunk is deflated once (full flush: byte-aligned,
+ * referring only to itself) and its bytes repeated, then a final block for the rest. Deflating and
+ * checksumming a 200 MiB bomb byte by byte took 30 s of CPU and more on a loaded 2-core machine.
+ */
+function deflateFill(byte: number, length: number) {
+  const chunk = new Uint8Array(Math.min(length, 1 << 20)).fill(byte);
+  const whole = chunk.length === 0 ? 0 : Math.floor(length / chunk.length);
+  const rest = chunk.subarray(0, length - whole * chunk.length);
+  const segment = whole > 0 ? deflateRawSync(chunk, { finishFlush: constants.Z_FULL_FLUSH }) : new Uint8Array(0);
+  const tail = deflateRawSync(rest);
+  const out = new Bytes();
+  let crc = 0;
+  for (let i = 0; i < whole; i++) {
+    out.push(segment);
+    crc = crc32(chunk, crc);
+  }
+  out.push(tail);
+  return { data: out.concat(), crc: crc32(rest, crc), size: length };
+}
+
 async function payload(e: WriterEntry) {
   if (e.rawData) return { data: e.rawData, crc: 0, size: 0 };
+  if (e.fill && (e.method ?? 8) !== 0) return deflateFill(e.fill.byte, e.fill.length);
   const chunks = e.fill
     ? [...fillChunks(e.fill.byte, e.fill.length)]
     : [e.data === undefined ? new Uint8Array(0) : asBytes(e.data)];

@@ -22,6 +22,8 @@ let other: MetadataStore;
 let base: MetadataStore;
 let clock: number;
 let lookups: number;
+/** Set: the database's lookups fail with it (the database is down). */
+let down: Error | undefined;
 
 beforeEach(async () => {
   temp = await tempStore("row-cache");
@@ -29,12 +31,13 @@ beforeEach(async () => {
   const theirs = await temp.open();
   clock = 0;
   lookups = 0;
+  down = undefined;
   base = reservingStore(createMetadataStore(mine.db));
   const counted: MetadataStore = {
     ...base,
     findByUri: (context, path) => {
       lookups++;
-      return base.findByUri(context, path);
+      return down ? Promise.reject(down) : base.findByUri(context, path);
     },
   };
   here = withRowCache(counted, { rows: 100, ttlMs: TTL, versionedTtlMs: VERSIONED_TTL, now: () => clock });
@@ -119,6 +122,19 @@ describe("the row cache of a remote database", () => {
     expect((await here.findByUri(r.context, r.path))?.deletedAt).toBeNull();
     clock = 2 * TTL;
     expect((await here.findByUri(r.context, r.path))?.deletedAt).toBe(6000);
+  });
+
+  it("past the TTL serves nothing from memory while the database is down: its failure reaches the caller", async () => {
+    const r = await other.insert(row());
+    expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid);
+    down = new Error("database unavailable");
+    clock = TTL - 1;
+    expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid); // within the bound: memory
+    clock = TTL;
+    expect(here.findByUriNow?.(r.context, r.path)).toBeUndefined();
+    await expect(here.findByUri(r.context, r.path)).rejects.toBe(down);
+    down = undefined;
+    expect((await here.findByUri(r.context, r.path))?.uid).toBe(r.uid); // and recovers with it
   });
 
   it("drops a resource's rows at once on this instance's own update, delete, purge and lock", async () => {

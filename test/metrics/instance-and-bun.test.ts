@@ -34,7 +34,14 @@ describe("instance id", () => {
       await (await fetch(`${named.url}/healthz`)).text();
       await (await fetch(`${named.url}/no/such`)).text();
       await (await fetch(`${unnamed.url}/healthz`)).text();
-      await new Promise((resolve) => setTimeout(resolve, 300)); // batched log lines
+      // The access-log lines (written in batches, after the answer): awaited as they come.
+      const requestLine = (server: ServerProcess, path: string) =>
+        server.waitForLine((l) => l.msg === "request" && l.path === path);
+      await Promise.all([
+        requestLine(named, "/healthz"),
+        requestLine(named, "/no/such"),
+        requestLine(unnamed, "/healthz"),
+      ]);
     } finally {
       await named.stop();
       await unnamed.stop();
@@ -64,7 +71,7 @@ describe("Bun", () => {
       expect(s.value("cms_ingests_total")).toBe(1);
       expect(s.find("cms_instance_info", { id: "bun-1" })).toHaveLength(1);
       expect(s.find("process_cpu_user_seconds_total")).toHaveLength(1);
-      expect(records(bun).find((l) => l.msg === "request")?.instance).toBe("bun-1");
+      expect((await bun.waitForLine((l) => l.msg === "request")).instance).toBe("bun-1");
     } finally {
       await bun.stop();
     }

@@ -94,6 +94,7 @@ describe("two instances on one sqld (ws://) and one Ceph RGW bucket, started as 
     [rgw] = await Promise.all([
       sharedRgw(),
       (async () => {
+        // Probed: sqld logs "127.0.0.1:0", not the port it took (test/helpers/sqld.ts).
         const [http, grpc] = [await freePort(), await freePort()];
         primary = await startSqldBlock(
           blocks.get("sqld-primary")!,

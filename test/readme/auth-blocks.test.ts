@@ -1,6 +1,6 @@
 /**
- * The README's auth blocks, run as written (issue 29: "the README's blocks run as written under
- * test"): the dev IdP (`npm run idp &`) and the server with auth on (`npm start &`), a token by the
+ * The auth blocks, moved from the README to docs/auth.md (issue 40), run as written (issue 29: "the
+ * README's blocks run as written under test"): the dev IdP (`npm run idp &`) and the server with auth on (`npm start &`), a token by the
  * password grant, a call without it (401) and with it, createResource as the creator; then
  * `cms login`, a `cms` command on the saved token, `cms logout`. Both blocks are pasted in order
  * into one bash, as into one terminal, in the repository's folder (npm's), on free loopback ports:
@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { freePort } from "../helpers/test-app.js";
-import { blockStarting, installCms, README, ROOT, RUN } from "./readme-blocks.js";
+import { allPages, blockStarting, installCms, ROOT, RUN } from "./readme-blocks.js";
 
 const LOGO = fileURLToPath(new URL("../../docs/library.png", import.meta.url));
 
@@ -119,10 +119,10 @@ const answers = (port: number) =>
     () => false,
   );
 
-describe("README auth blocks, as written", () => {
+describe("docs/auth.md auth blocks, as written", () => {
   it("dev IdP and server with auth on: 401 without a token, apiversion and createResource with it; cms login, ls, logout", async () => {
-    const readme = await readFile(README, "utf8");
-    const script = `${blockStarting(readme, RUN.auth)}\n${blockStarting(readme, RUN.login)}`;
+    const pages = await allPages();
+    const script = `${blockStarting(pages, RUN.auth)}\n${blockStarting(pages, RUN.login)}`;
     // npm start builds dist/ first, and the IdP loads oidc-provider through tsx: seconds on a loaded machine.
     const { code, output } = await bashInGroup(script, 100_000);
     expect(code, output).toBe(0);

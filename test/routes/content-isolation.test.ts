@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { API, type ResourceDto, useCmsApp } from "../helpers/cms-client.js";
 import { getWithHost } from "../helpers/host-request.js";
 import { scormZip } from "../helpers/packages.js";
-import { freePort } from "../helpers/test-app.js";
+import { bindLoopback } from "../helpers/test-app.js";
 
 const HOSTILE_HTML = "<html><script>parent.stolen = sessionStorage.getItem('cms.explorer.session')</script></html>";
 const HOSTILE_SVG = '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>';
@@ -27,8 +27,8 @@ function expectInert(res: Response, disposition: "inline" | "attachment", what: 
 }
 
 describe("content isolation on every serving path", async () => {
-  const port = await freePort();
-  const t = useCmsApp("isolate", { CMS_PORT: String(port), CMS_PUBLIC_URL: `http://127.0.0.1:${port}` });
+  const bound = await bindLoopback();
+  const t = useCmsApp("isolate", { CMS_PORT: String(bound.port), CMS_PUBLIC_URL: bound.url }, { listenOn: bound });
   const create = (name: string, mediaType: string, content: string | Uint8Array) =>
     t.cms.create({ resourceName: name, resourceMediaType: mediaType }, content);
 
@@ -128,9 +128,13 @@ describe("content isolation on every serving path", async () => {
 });
 
 describe("with CMS_CONTENT_ORIGIN", async () => {
-  const port = await freePort();
-  const contentOrigin = `http://content.localhost:${port}`;
-  const t = useCmsApp("split", { CMS_PORT: String(port), CMS_CONTENT_ORIGIN: contentOrigin });
+  const bound = await bindLoopback();
+  const contentOrigin = `http://content.localhost:${bound.port}`;
+  const t = useCmsApp(
+    "split",
+    { CMS_PORT: String(bound.port), CMS_CONTENT_ORIGIN: contentOrigin },
+    { listenOn: bound },
+  );
 
   it("renders active content only on the content origin; the API origin sends it as an attachment", async () => {
     const html = await t.cms.create({ resourceName: "page.html", resourceMediaType: "text/html" }, HOSTILE_HTML);
@@ -138,7 +142,7 @@ describe("with CMS_CONTENT_ORIGIN", async () => {
     const onApi = await fetch(path);
     expectInert(onApi, "attachment", "API origin");
     expect(await onApi.text()).toBe(HOSTILE_HTML); // API clients still get the bytes
-    const onContent = await getWithHost(path, `content.localhost:${port}`);
+    const onContent = await getWithHost(path, `content.localhost:${bound.port}`);
     expect(onContent.status).toBe(200);
     expect(onContent.headers["content-disposition"]).toMatch(/^inline/);
     expect(onContent.headers["content-security-policy"]).toMatch(/^sandbox;/);

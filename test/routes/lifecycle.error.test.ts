@@ -73,12 +73,42 @@ describe("updateResource needs the caller's live lock", () => {
     const noLock = { resourceUID, author: "A", lockID: "made-up", resourceBinary: base64("new") };
     await expectProblem(await t.cms.post("updateResource", noLock), 409, "LOCK_NOT_HELD");
     const lock = await t.cms.lock(resourceUID, "Owner");
-    await expectProblem(await t.cms.post("updateResource", { ...noLock, lockID: lock.lockID }), 423, "LOCKED");
     await expectProblem(
       await t.cms.post("updateResource", { ...lock, lockID: "made-up", resourceBinary: base64("new") }),
       423,
       "LOCKED",
     );
+  });
+
+  it("the caller's own lock with another owner name: 400 naming the field that carried it", async () => {
+    const { resourceUID } = await t.cms.create();
+    const { lockID } = await t.cms.lock(resourceUID, "Owner");
+    const content = { resourceUID, lockID, resourceBinary: base64("new") };
+    const byAuthor = await expectProblem(
+      await t.cms.post("updateResource", { ...content, author: "Someone" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/author",
+    );
+    expect(byAuthor.detail).toContain('"Owner"');
+    await expectProblem(
+      await t.cms.post("updateResource", { ...content, resourceAuthor: "Someone" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/resourceAuthor",
+    );
+  });
+
+  it("without author or resourceAuthor: 400 naming author", async () => {
+    const { resourceUID } = await t.cms.create();
+    const { lockID } = await t.cms.lock(resourceUID, "Owner");
+    const problem = await expectProblem(
+      await t.cms.post("updateResource", { resourceUID, lockID, resourceBinary: base64("new") }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/author",
+    );
+    expect(JSON.stringify(problem)).toContain("resourceAuthor");
   });
 
   it("answers 404 for an unknown resource and 400 naming each bad field", async () => {
@@ -201,7 +231,13 @@ describe("deleteResource and purgeResource", () => {
       "LOCK_NOT_HELD",
     );
     const lock = await t.cms.lock(resourceUID, "A");
-    await expectProblem(await t.cms.post("deleteResource", { ...lock, author: "B" }), 423, "LOCKED");
+    // The caller's own lock named with another owner: the field is wrong, not the lock (400, not 423).
+    await expectProblem(
+      await t.cms.post("deleteResource", { ...lock, author: "B" }),
+      400,
+      "VALIDATION_FAILED",
+      "/json/author",
+    );
     await expectProblem(
       await t.cms.post("deleteResource", { resourceUID: UNKNOWN, author: "A", lockID: "x" }),
       404,

@@ -53,6 +53,20 @@ describe("createResource with resourceBinary", () => {
 });
 
 describe("updateResource", () => {
+  it("takes resourceAuthor alone, as createResource does: the lock's owner, who becomes the author", async () => {
+    const created = await t.cms.create({ resourceName: "note.txt", resourceAuthor: "First" }, "one");
+    const { lockID } = await t.cms.lock(created.resourceUID, "Editor");
+    const res = await t.cms.post("updateResource", {
+      resourceUID: created.resourceUID,
+      lockID,
+      resourceAuthor: "Editor",
+      resourceBinary: base64("two"),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await res.json()).toMatchObject({ author: "Editor", lockID });
+    expect(await text(await t.cms.get(`getData/${created.resourceURI}`))).toBe("two");
+  });
+
   it("replaces the content under the caller's lock; UID and URI stay; the old content stays reachable", async () => {
     const created = await t.cms.create({ resourceName: "page.txt", resourceAuthor: "First" }, "version one");
     const lock = await t.cms.lock(created.resourceUID, "Editor");

@@ -1,16 +1,13 @@
 /**
  * Per-tenant quotas on the real server: the usage document, 507 refusals that name the quota with
- * nothing left behind, 50 concurrent creates racing one limit, dedupe and purge accounting, tus,
- * and two server processes sharing one database.
+ * nothing left behind, 50 concurrent creates racing one limit, dedupe and purge accounting, tus.
+ * Two server processes sharing one database: test/multi/quotas.test.ts.
  */
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdir } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config.js";
 import { collectExpiredUploads } from "../../src/services/tus-parts.js";
 import { API, cmsClient, expectProblem, tableCounts, useCmsApp } from "../helpers/cms-client.js";
-import { spawnServer } from "../helpers/spawn-server.js";
 
 const OVERRIDES = {
   race: { resources: 10 },
@@ -292,43 +289,4 @@ describe("quotas", () => {
     }
     expect(parseConfig({ CMS_QUOTA_OVERRIDES: '{"a":{"bytes":5}}' }).CMS_QUOTA_OVERRIDES).toEqual({ a: { bytes: 5 } });
   });
-});
-
-describe("quotas across instances", () => {
-  it("two server processes sharing one database never go over a limit together", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "cms-quota-"));
-    const env = {
-      CMS_VOLUME: join(dir, "volume"),
-      CMS_DATABASE_URL: `file:${join(dir, "cms.db")}`,
-      CMS_QUOTA_RESOURCES: "7",
-    };
-    const a = await spawnServer(env);
-    const b = await spawnServer(env);
-    try {
-      const create = (base: string, i: number) =>
-        fetch(`${base}${API}/createResource`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            resourceAuthor: "A",
-            resourceMediaType: "text/plain",
-            resourceName: `m${i}.txt`,
-            resourceTenantId: "multi",
-            resourceBinary: btoa(`n${i}`),
-          }),
-        });
-      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => create(i % 2 ? a.url : b.url, i)));
-      expect(answers.filter((r) => r.status === 201)).toHaveLength(7);
-      expect(answers.filter((r) => r.status === 507)).toHaveLength(23);
-      expect(await usage("multi", (path) => fetch(`${a.url}${path}`))).toMatchObject({
-        resources: 7,
-        limits: { resources: 7 },
-      });
-      expect(await usage("multi", (path) => fetch(`${b.url}${path}`))).toMatchObject({ resources: 7 });
-    } finally {
-      await a.stop();
-      await b.stop();
-      await rm(dir, { recursive: true, force: true });
-    }
-  }, 60_000);
 });

@@ -23,10 +23,10 @@ describe("batchedLines", () => {
     out.line('{"n":1}');
     out.line('{"n":2}');
     expect(texts).toEqual([]);
-    await nextTurn();
+    await out.idle();
     expect(texts).toEqual(['{"n":1}\n{"n":2}\n']);
     out.line('{"n":3}');
-    await nextTurn();
+    await out.idle();
     expect(texts).toEqual(['{"n":1}\n{"n":2}\n', '{"n":3}\n']);
   });
 
@@ -47,7 +47,7 @@ describe("batchedLines", () => {
     expect(texts).toEqual(["12345\n"]);
     out.line("a line longer than the limit");
     expect(texts).toEqual(["12345\n", "67890\n", "a line longer than the limit\n"]);
-    await nextTurn();
+    await out.idle();
     expect(texts.every((w) => w.endsWith("\n"))).toBe(true);
   });
 
@@ -67,10 +67,28 @@ describe("batchedLines", () => {
     const { write, chunks } = recorder();
     const out = batchedLines(write);
     out.line("first");
-    await nextTurn();
+    await out.idle();
     out.line("SECOND");
-    await nextTurn();
+    await out.idle();
     expect(chunks.map((c) => Buffer.from(c).toString())).toEqual(["first\n", "SECOND\n"]);
+  });
+
+  it("idle() resolves once the pending lines are written, and at once when none are", async () => {
+    const { write, texts } = recorder();
+    const out = batchedLines(write);
+    await out.idle();
+    out.line("one");
+    let idle = false;
+    const waiting = out.idle().then(() => (idle = true));
+    await Promise.resolve();
+    expect(idle).toBe(false);
+    await waiting;
+    expect(texts).toEqual(["one\n"]);
+    out.line("two");
+    const again = out.idle();
+    out.flush(); // written before its turn: idle() resolves all the same
+    await again;
+    expect(texts).toEqual(["one\n", "two\n"]);
   });
 
   it("flush writes what is pending (for process exit) and nothing twice", async () => {
@@ -79,7 +97,7 @@ describe("batchedLines", () => {
     out.line("last words");
     out.flush();
     expect(texts).toEqual(["last words\n"]);
-    await nextTurn();
+    await nextTurn(); // the turn's own flush, scheduled by the line, finds nothing left
     out.flush();
     expect(texts).toEqual(["last words\n"]);
   });

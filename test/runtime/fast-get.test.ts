@@ -101,7 +101,8 @@ describe("getData fast path", () => {
     const cache = app.deps.blobs as CachedBlobStore;
     cache.clear();
     expect(await decided(`/cms/v1.0/getData/${uri}`)).toMatchObject({ status: 200, body: content, answeredFast: true });
-    await expect.poll(() => cache.stats().entries).toBe(1);
+    await cache.idle(); // the fill the file read started
+    expect(cache.stats().entries).toBe(1);
   });
 
   it("answers a cached blob itself, exactly as the app does (GET, HEAD, one range, 304)", async () => {
@@ -404,8 +405,7 @@ describe("getData fast path from blob files (not in memory)", () => {
     );
     expect(res.statusCode).toBe(200);
     res.pause(); // read nothing: the server must wait for 'drain', holding the file
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(fsStore.openFileStats().readers).toBe(1);
+    await expect.poll(() => fsStore.openFileStats().readers).toBe(1); // held while the client reads nothing
     req.destroy();
     await expect.poll(() => fsStore.openFileStats().readers).toBe(0);
     expect(servers.fallbacks).toBe(before);

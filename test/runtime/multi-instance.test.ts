@@ -32,6 +32,7 @@ const stores: [string, (dir: string) => Promise<SharedStore>][] = [
       return {
         env: {
           ...s3Settings(s3),
+          CMS_S3_PREFIX: "cms/",
           CMS_VOLUME: join(dir, "unused-volume"),
         },
         close: () => s3.close(),
@@ -81,6 +82,20 @@ describe.each(stores)("two Node instances sharing one libSQL database and %s", (
     const res = await fetch(`${server.url}/cms/v1.0/getData/${resourceURI}`, { headers });
     return { status: res.status, bytes: new Uint8Array(await res.arrayBuffer()) };
   };
+
+  it("the listening line names where blobs live: the volume, or the S3 bucket and prefix", async () => {
+    const line = await a.waitForLine((l) => l.msg === "listening");
+    const { CMS_STORAGE, CMS_VOLUME, CMS_S3_BUCKET, CMS_S3_PREFIX, CMS_S3_ENDPOINT } = store.env;
+    if (CMS_STORAGE === "s3") {
+      expect(line).toMatchObject({
+        storage: "s3",
+        bucket: CMS_S3_BUCKET,
+        prefix: CMS_S3_PREFIX,
+        endpoint: CMS_S3_ENDPOINT,
+      });
+      expect(line).not.toHaveProperty("volume"); // CMS_VOLUME is set but unused: naming it misleads
+    } else expect(line).toMatchObject({ storage: "fs", volume: CMS_VOLUME });
+  });
 
   it("each instance serves the resources created through the other", async () => {
     const fromA = patternBytes(0, 70_000);

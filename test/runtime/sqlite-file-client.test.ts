@@ -74,7 +74,7 @@ describe("waiting for SQLite's write lock held by another process", () => {
 
   it("gives up after the bound with DatabaseBusyError, changing nothing; the next write commits", async () => {
     const { client, close } = await open(200);
-    const holder = await holdWriteLock(file, 700);
+    const holder = await holdWriteLock(file);
     const started = performance.now();
     const err = await client.execute({ sql: "insert into t values (?)", args: ["refused"] }).then(
       () => null,
@@ -82,7 +82,7 @@ describe("waiting for SQLite's write lock held by another process", () => {
     );
     expect(err).toBeInstanceOf(DatabaseBusyError);
     expect(performance.now() - started).toBeGreaterThanOrEqual(190);
-    await holder.released;
+    await holder.release();
     await client.execute({ sql: "insert into t values (?)", args: ["after"] });
     expect((await client.execute("select v from t")).rows.map((r) => r[0])).toEqual(["after"]);
     close();
@@ -93,13 +93,13 @@ describe("waiting for SQLite's write lock held by another process", () => {
     await client.execute("select 1");
     const before = await openDescriptors(file);
     for (let round = 0; round < 5; round++) {
-      const holder = await holdWriteLock(file, 150);
+      const holder = await holdWriteLock(file);
       await Promise.allSettled(
         Array.from({ length: 4 }, (_, i) =>
           client.execute({ sql: "insert into t values (?)", args: [`r${round}-${i}`] }),
         ),
       );
-      await holder.released;
+      await holder.release();
       await client.execute({ sql: "insert into t values (?)", args: [`after ${round}`] });
     }
     expect(before).toBe(1);

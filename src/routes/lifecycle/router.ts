@@ -16,6 +16,7 @@ import { dimensionsOf, toResourceView } from "../resources/views.js";
 import { inlineBody } from "../../http/middleware/body-limit.js";
 import { createRouter, guarded, requestHost, type RouteGroup } from "../router.js";
 import * as contract from "./contract.js";
+import { ownerFieldOf } from "./schemas.js";
 
 export interface LifecycleRouterDeps {
   lifecycle: LifecycleService;
@@ -67,7 +68,9 @@ export function createLifecycleRouter({
       guarded(contract.updateResource, creator, [inlineBody(maxInlineBytes, "updateResource bodies")]),
       async (c) => {
         const body = c.req.valid("json");
-        const claim = { name: body.resourceUID, owner: body.author, lockId: body.lockID };
+        // The schema requires one of the two: resourceAuthor alone names the lock's owner too.
+        const owner = (body.author ?? body.resourceAuthor) as string;
+        const claim = { name: body.resourceUID, owner, lockId: body.lockID, ownerField: ownerFieldOf(body) };
         const update = {
           author: body.resourceAuthor,
           name: body.resourceName,

@@ -29,9 +29,19 @@ const UpdateNameSchema = z
 /**
  * UpdateResourceDTO: `author` + `lockID` prove the lock; `resourceAuthor`, `resourceName`
  * and `resourceMediaType` replace what they name; at most one of the content fields replaces the content.
+ * `resourceAuthor` means what it means in createResource, the resource's author; sent without
+ * `author` (as a createResource caller would), it also names the lock's owner.
  */
 export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
-  resourceAuthor: optional(AuthorSchema).openapi({ description: "New author; unchanged when absent." }),
+  author: optional(AuthorSchema).openapi({
+    description:
+      "The lock owner given when locking. May be left out when resourceAuthor names the same person; one of the two is required.",
+  }),
+  resourceAuthor: optional(AuthorSchema).openapi({
+    description:
+      "The resource's author, as in createResource: recorded on this revision (unchanged when absent). " +
+      "Without `author`, it is also the lock owner given when locking.",
+  }),
   resourceName: optional(UpdateNameSchema).openapi({
     description:
       "New name (download name; a file name); the URI does not change. A package file's current path may be echoed unchanged.",
@@ -43,7 +53,21 @@ export const UpdateResourceRequestSchema = LockedResourceRequestSchema.extend({
   resourceExternalURI: optional(ExternalUriSchema),
 })
   .superRefine(...checkContentFields(false))
+  .superRefine(
+    (body, ctx) => {
+      if (body.author === undefined && body.resourceAuthor === undefined)
+        ctx.addIssue({
+          code: "custom",
+          path: ["author"],
+          message: "required: the lock owner given when locking (or resourceAuthor, as createResource names it)",
+        });
+    },
+    { when: checkContentFields(false)[1].when },
+  )
   .openapi("UpdateResourceDTO");
+
+/** The field that named the lock's owner in an update: what a refusal of that name points at. */
+export const ownerFieldOf = (body: { author?: string }) => (body.author === undefined ? "resourceAuthor" : "author");
 
 export const PurgeRequestSchema = z.object({ resourceUID: ResourceUidSchema }).openapi("PurgeRequest");
 

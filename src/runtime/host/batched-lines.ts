@@ -17,14 +17,26 @@ export function batchedLines(write: (chunk: Uint8Array) => void, maxBatchBytes =
   const batch = Buffer.allocUnsafeSlow(maxBatchBytes);
   let used = 0;
   let scheduled = false;
+  /** Callers of `idle` waiting for the scheduled write. */
+  let waiters: (() => void)[] = [];
 
   const flush = () => {
     scheduled = false;
-    if (used === 0) return;
-    const chunk = Buffer.from(batch.subarray(0, used));
-    used = 0;
-    write(chunk);
+    if (used > 0) {
+      const chunk = Buffer.from(batch.subarray(0, used));
+      used = 0;
+      write(chunk);
+    }
+    if (waiters.length > 0) {
+      const done = waiters;
+      waiters = [];
+      for (const resolve of done) resolve();
+    }
   };
+
+  /** Resolves once every line given so far has been written: the idle signal tests await. */
+  const idle = (): Promise<void> =>
+    scheduled ? new Promise<void>((resolve) => waiters.push(resolve)) : Promise.resolve();
 
   /** After a line: write when the batch is full, else once this turn is over. */
   const ended = () => {
@@ -87,5 +99,5 @@ export function batchedLines(write: (chunk: Uint8Array) => void, maxBatchBytes =
     return writer;
   };
 
-  return { line, begin, flush };
+  return { line, begin, flush, idle };
 }

@@ -73,10 +73,21 @@ export function logListening({ config, logger }: Bootstrapped, url: string, runt
     explorer: `${url}/docs`,
     library: `${url}/library`,
     runtime,
-    volume: config.CMS_VOLUME,
+    ...blobsAt(config),
     database: config.CMS_DATABASE_URL.replace(/\/\/[^@/]*@/, "//***@"),
     auth: config.CMS_AUTH_ENABLED,
   });
+}
+
+/** Where blobs live, for the listening line: on S3 the bucket and prefix, not the unused CMS_VOLUME. */
+function blobsAt(config: Bootstrapped["config"]) {
+  if (config.CMS_STORAGE !== "s3") return { storage: "fs", volume: config.CMS_VOLUME };
+  return {
+    storage: "s3",
+    bucket: config.CMS_S3_BUCKET,
+    prefix: config.CMS_S3_PREFIX ?? "",
+    endpoint: config.CMS_S3_ENDPOINT?.replace(/\/\/[^@/]*@/, "//***@"),
+  };
 }
 
 /** How long after listening libvips is loaded: past the cold-start window, long before most first image requests. */
@@ -99,9 +110,13 @@ export function warmImages({ config, deps, logger }: Bootstrapped) {
   }, WARM_IMAGES_AFTER_MS).unref();
 }
 
+/** The longest a stop may take before the process exits anyway (container runtimes kill at 10 s). */
+const STOP_DEADLINE_MS = 5000;
+
 /**
- * Stops on SIGINT/SIGTERM: `close` stops accepting, then the database closes; 5 s at most. Later
- * signals change nothing (a worker gets Ctrl-C's SIGINT from the terminal and again from its primary).
+ * Stops on SIGINT/SIGTERM: `close` stops accepting and waits for the answers in flight, then the
+ * database closes ("stopped"); 5 s at most ("stop deadline"). Later signals change nothing (a worker
+ * gets Ctrl-C's SIGINT from the terminal and again from its primary).
  */
 export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promise<void>) {
   let stopping = false;
@@ -109,10 +124,14 @@ export function stopOnSignals({ logger, deps }: Bootstrapped, close: () => Promi
     if (stopping) return;
     stopping = true;
     logger.info("stopping", { signal });
-    // Open keep-alive connections must not hold the shutdown forever.
-    setTimeout(() => process.exit(0), 5000).unref();
+    // A slow client must not hold the shutdown forever.
+    setTimeout(() => {
+      logger.warn("stop deadline", { afterMs: STOP_DEADLINE_MS });
+      process.exit(0);
+    }, STOP_DEADLINE_MS).unref();
     void close()
       .then(() => deps.close())
+      .then(() => logger.info("stopped"))
       .finally(() => process.exit(0));
   };
   process.on("SIGINT", stop);

@@ -180,6 +180,26 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
   };
   lookups("cms_blob_cache_lookups_total", "Small-blob memory cache lookups, by result.", () => sources.blobCache);
   lookups("cms_row_cache_lookups_total", "getData row cache lookups, by result.", () => sources.rowCache);
+  // Counted on getData's fast paths: plain numbers, read when scraped.
+  const imageLookups = { hits: 0, misses: 0 };
+  lookups(
+    "cms_image_cache_lookups_total",
+    "Stored image derivative lookups, by result (miss: the derivative is made).",
+    () => () => imageLookups,
+  );
+  const imageTransforms = counter(
+    "cms_image_transforms_total",
+    "Image transforms, by outcome (refused: 4xx for the source or request; busy: 503, over time or queue).",
+    ["outcome"],
+  );
+  const imageTransformSeconds = new client.Histogram({
+    name: "cms_image_transform_duration_seconds",
+    help: "Image transform time in seconds, waiting for a transform slot included, by outcome.",
+    labelNames: ["outcome"],
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  for (const outcome of ["made", "refused", "busy", "failed"]) imageTransforms.inc({ outcome }, 0);
   new client.Gauge({
     name: "cms_tus_pending_uploads",
     help: "Resumable (tus) uploads not finished and not expired, all tenants (read from the database when scraped).",
@@ -200,6 +220,7 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
     labelNames: ["outcome"],
     registers: [registry],
   });
+  for (const outcome of ["delivered", "retried", "failed"]) webhookDeliveries.inc({ outcome }, 0);
   const outboxGauge = (
     name: string,
     help: string,
@@ -272,6 +293,14 @@ export function createPromMetrics({ instanceId }: { instanceId: string }): PromM
     },
     webhookDelivery(outcome) {
       webhookDeliveries.inc({ outcome });
+    },
+    imageTransform(outcome, seconds) {
+      imageTransforms.inc({ outcome });
+      imageTransformSeconds.observe({ outcome }, seconds);
+    },
+    imageCacheLookup(hit) {
+      if (hit) imageLookups.hits++;
+      else imageLookups.misses++;
     },
     observe(next) {
       sources = next;

@@ -26,5 +26,7 @@ export function analyticsEngineMetrics(dataset: AnalyticsEngineLike, instance: s
     originFetch() {},
     collectorPass() {},
     webhookDelivery() {},
+    imageTransform() {},
+    imageCacheLookup() {},
   };
 }

@@ -32,6 +32,11 @@ export interface CachedBlobStore extends BlobStore {
   stats(): CacheStats;
   /** Drops every entry. */
   clear(): void;
+  /**
+   * Resolves once no whole-blob read is in flight: the background fills a range read or an open
+   * file starts, including those a write has orphaned (their result is dropped). Tests await it.
+   */
+  idle(): Promise<void>;
 }
 
 interface Entry extends BlobInfo {
@@ -91,6 +96,8 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
   /** Whole-blob reads in flight, by key: concurrent misses wait for one instead of each reading. */
   const fills = new Map<BlobKey, Fill>();
   const uncacheable = new Set<BlobKey>();
+  /** Every fill not yet settled, orphaned ones too (`fills` forgets those): what `idle` awaits. */
+  const running = new Set<Promise<unknown>>();
   let bytes = 0;
   let hits = 0;
   let misses = 0;
@@ -142,7 +149,9 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
     );
     const fill = { token, promise };
     fills.set(key, fill);
+    running.add(promise);
     void promise.finally(() => {
+      running.delete(promise);
       if (fills.get(key) === fill) fills.delete(key);
     });
     return fill;
@@ -302,6 +311,9 @@ export function createCachedBlobStore(inner: BlobStore, options: CachedBlobStore
       fills.clear();
       uncacheable.clear();
       bytes = 0;
+    },
+    async idle() {
+      while (running.size > 0) await Promise.all(running);
     },
   };
 }

@@ -107,9 +107,6 @@ function instrumented() {
   };
 }
 
-/** Lets a background fill (started by a ranged miss) finish. */
-const settle = () => new Promise<void>((resolve) => setTimeout(resolve, 10));
-
 describe("cached blob store", () => {
   it("serves repeated reads of a small blob from memory", async () => {
     const { store: inner, calls } = instrumented();
@@ -178,11 +175,32 @@ describe("cached blob store", () => {
     const k = key("ranged/first");
     await store.put(k, streamOf(bytesOf("abcdefghij")));
     expect(await text(store, k, { start: 3, end: 5 })).toBe("def");
-    await settle();
+    await store.idle(); // the background fill is done
     const before = calls.get;
     expect(await text(store, k)).toBe("abcdefghij");
     expect(await text(store, k, { start: 9, end: 9 })).toBe("j");
     expect(calls.get).toBe(before);
+  });
+
+  it("idle() resolves once the background fills have settled, those a write orphaned too", async () => {
+    const harness = instrumented();
+    const store = createCachedBlobStore(harness.store, { maxBytes: MiB, maxEntryBytes: 64 * KiB });
+    const [kept, orphaned] = [key("idle/kept"), key("idle/orphaned")];
+    await store.put(kept, streamOf(bytesOf("kept")));
+    await store.put(orphaned, streamOf(bytesOf("orphaned")));
+    harness.hold((range) => range === undefined); // the background fills' whole-blob reads
+    await text(store, orphaned, { start: 0, end: 1 });
+    await store.delete(orphaned); // its fill reads on, its result to be dropped
+    let idle = false;
+    const waiting = store.idle().then(() => (idle = true));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false); // the orphaned fill is still reading
+    await text(store, kept, { start: 0, end: 1 }); // a fill that starts while idle() waits
+    harness.release();
+    await waiting;
+    expect(store.stats()).toMatchObject({ entries: 1, bytes: 4 });
+    expect(store.peek?.(kept)).toBeDefined();
+    await store.idle(); // nothing in flight: at once
   });
 
   it("concurrent misses on a cold key read it once, even under continuous load", async () => {
@@ -209,7 +227,7 @@ describe("cached blob store", () => {
     await store.put(k, streamOf(filled(4 * KiB + 1, 7)));
     for (let i = 0; i < 3; i++) expect((await readAll((await store.get(k))!.body)).byteLength).toBe(4 * KiB + 1);
     await store.get(k, { start: 0, end: 9 }).then((b) => b!.body.cancel());
-    await settle();
+    await store.idle(); // the background fill is done
     expect(calls.get).toBe(4);
     expect(store.stats().entries).toBe(0);
   });
@@ -276,7 +294,7 @@ describe("cached blob store", () => {
     expect(new TextDecoder().decode(await readAll(ranged!.body))).toBe("do");
     await store.delete(k);
     harness.release();
-    await settle();
+    await store.idle(); // the background fill is done
     expect(await store.get(k)).toBeNull();
     expect(store.stats().entries).toBe(0);
   });
@@ -366,9 +384,10 @@ describe("cached blob store over files (openFile)", () => {
       expect(await new Promise((resolve) => file!.read(into, 0, 4, 0, (_err, got) => resolve(got)))).toBe(4);
       expect(new TextDecoder().decode(into)).toBe("tiny");
       file!.release();
-      await expect.poll(() => cache.peek!(small) && new TextDecoder().decode(cache.peek!(small))).toBe("tiny");
+      await cache.idle();
+      expect(new TextDecoder().decode(cache.peek!(small))).toBe("tiny");
       (await cache.openFile!(large))!.release();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await cache.idle();
       expect(cache.peek!(large)).toBeUndefined();
       expect(cache.stats().entries).toBe(1);
       expect(await cache.openFile!(parseBlobKey("missing"))).toBeNull();

@@ -1,0 +1,68 @@
+/**
+ * Every npm script that starts a server stops with it: SIGINT (Ctrl-C) or SIGTERM sent to the npm
+ * process the user started leaves no process below it and nothing accepting on the port the script
+ * printed. npm passes the signal to its `sh -c`; sh does not pass it on to a child it waits for, so
+ * the server must replace sh (`exec`) rather than run under it.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accepts, runNpmScript, stillRunning } from "../helpers/npm-script.js";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "cms-npm-signals-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+const LISTENING = /"msg":"listening".*?"url":"(http:\/\/[^"]+)"/;
+const serverEnv = (name: string) => ({
+  CMS_HOST: "127.0.0.1",
+  CMS_PORT: "0",
+  CMS_VOLUME: join(dir, name, "volume"),
+  CMS_DATABASE_URL: `file:${join(dir, name, "cms.db")}`,
+});
+
+interface ScriptCase {
+  script: string;
+  env: (name: string) => Record<string, string>;
+  args?: (name: string) => string[];
+  readyPattern: RegExp;
+}
+
+const SCRIPTS: ScriptCase[] = [
+  { script: "start", env: serverEnv, readyPattern: LISTENING },
+  { script: "start:bun", env: serverEnv, readyPattern: LISTENING },
+  { script: "idp", env: () => ({ CMS_IDP_PORT: "0" }), readyPattern: /^issuer:\s+(\S+)$/m },
+  {
+    script: "dev:worker",
+    env: () => ({}),
+    // Any free port, and the local R2/D1 state in the test's folder, not in the repository's .wrangler/.
+    args: (name) => ["--port", "0", "--persist-to", join(dir, name, "wrangler")],
+    readyPattern: /Ready on (http:\/\/\S+)/,
+  },
+];
+
+describe.each(SCRIPTS)("npm run $script", ({ script, env, args, readyPattern }) => {
+  it.each(["SIGINT", "SIGTERM"] as const)(
+    "%s to npm leaves no process and no bound port",
+    async (signal) => {
+      const name = `${script.replace(/\W/g, "-")}-${signal}`;
+      const run = runNpmScript(script, { env: env(name), args: args?.(name), readyPattern });
+      try {
+        const url = await run.ready;
+        expect(await accepts(url)).toBe(true);
+        const pids = await run.tree();
+        expect(pids.length).toBeGreaterThan(1); // npm and at least the server
+        run.npm.kill(signal);
+        await run.exited;
+        await expect.poll(() => stillRunning(pids), { timeout: 10_000, interval: 100 }).toEqual([]);
+        expect(await accepts(url)).toBe(false);
+      } finally {
+        run.killGroup();
+      }
+    },
+    120_000,
+  );
+});
