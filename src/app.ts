@@ -13,6 +13,7 @@ import { headContentLength } from "./http/middleware/head-length.js";
 import { requestContext } from "./http/middleware/request-context.js";
 import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
 import { mountLibrary } from "./routes/library/index.js";
+import { PREVIEW_PRESET } from "./images/params.js";
 import { createContentRouter } from "./routes/content/router.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
@@ -21,6 +22,7 @@ import { createResourceRouter } from "./routes/resources/router.js";
 import { createTusRouter } from "./routes/tus/router.js";
 import { createDirectRouter } from "./routes/direct/router.js";
 import { createUploadRouter } from "./routes/uploads/router.js";
+import { createTenantRouter } from "./routes/tenants/router.js";
 import { createUsageRouter } from "./routes/usage/router.js";
 import { createWebhookRouter } from "./routes/webhooks/router.js";
 import { createServices, type Services } from "./services/index.js";
@@ -75,6 +77,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   app.route("/", createContentRouter({ resources, revisions, content, guards, images: services.images }));
   app.route("/", createUploadRouter({ resources, guards, maxBytes: maxResourceBytes, staging: deps.blobs }));
   app.route("/", createUsageRouter({ quotas: services.quotas, guards }));
+  app.route("/", createTenantRouter({ quotas: services.quotas, guards }));
   app.route("/", createTusRouter({ tus: services.tus, guards, maxBytes: maxResourceBytes }));
   app.route("/", createDirectRouter({ direct: services.direct, guards, publicUrl: options.publicUrl }));
   app.route(
@@ -92,6 +95,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
   mountLibrary(app, deps.readLibraryAsset, {
     auth: options.auth ? explorerAuth(options.auth.issuer, options.auth.explorerClientId) : null,
     tenantClaim: options.auth?.tenantClaim ?? null,
+    previewPreset: deps.images ? PREVIEW_PRESET : null,
+    roles: options.auth ? { clientId: options.auth.clientIds[0] ?? "", realmRoles: options.auth.realmRoles } : null,
     linkOrigin,
     compressAssets: !deps.platformCompresses,
   });

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import type { AppOptions } from "./app-deps.js";
-import { ImagePresetsSchema } from "./images/params.js";
+import { BUILT_IN_PRESETS, ImagePresetsSchema } from "./images/params.js";
 
 const boolean = (fallback: boolean) =>
   z
@@ -402,7 +402,7 @@ export function appOptions(config: Config): AppOptions {
     contentOrigin: config.CMS_CONTENT_ORIGIN,
     cache: { maxAge: config.CMS_CACHE_MAX_AGE, staleWhileRevalidate: config.CMS_CACHE_STALE_WHILE_REVALIDATE },
     images: {
-      presets: config.CMS_IMAGE_PRESETS,
+      presets: { ...BUILT_IN_PRESETS, ...config.CMS_IMAGE_PRESETS },
       presetsOnly: config.CMS_IMAGE_PRESETS_ONLY,
       maxDimension: config.CMS_IMAGE_MAX_DIMENSION,
       maxPixels: config.CMS_IMAGE_MAX_PIXELS,

@@ -140,3 +140,13 @@ describe("typed options (appOptions): the environment parsed once, no variable n
     ]);
   });
 });
+
+describe("CMS_IMAGE_PRESETS", () => {
+  it("adds to the built-in `preview` preset (the library's display-size previews) and may redefine it", () => {
+    const preview = { width: 1024, height: 1024, fit: "inside", format: "webp" };
+    expect(appOptions(parseConfig({})).images?.presets).toEqual({ preview });
+    const thumb = { width: 64, height: 64, fit: "cover", format: "webp" };
+    const own = { preview: { width: 600 }, thumb };
+    expect(appOptions(parseConfig({ CMS_IMAGE_PRESETS: JSON.stringify(own) })).images?.presets).toEqual(own);
+  });
+});

@@ -8,6 +8,7 @@ import { basename } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
 import { DEFAULT_MEDIA_TYPE, isZipMediaType, mediaTypeForPath } from "../lib/media-types.js";
+import { registerTenantsCommand } from "./commands/tenants.js";
 import { registerUpdate } from "./commands/update.js";
 import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
 import { formatBytes } from "./progress.js";
@@ -275,6 +276,8 @@ program
     await deleteSession();
     print({ loggedIn: null }, "logged out");
   });
+
+registerTenantsCommand(program, { client, print, table });
 
 /** The server's refusal as one line; a 401 says what to do about it. */
 function problemLine({ problem }: CmsProblem): string {

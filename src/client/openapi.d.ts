@@ -281,6 +281,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cms/v1.0/tenants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenants the caller may see, with resource counts and usage
+         * @description A token confined by the tenant claim gets its own tenants (those without any resource yet at zero); an admin whose token names no tenants gets every tenant that has had a write; any other caller 403. With auth off, every tenant. Ordered by tenant id.
+         */
+        get: operations["listTenants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cms/v1.0/uploads": {
         parameters: {
             query?: never;
@@ -292,7 +312,7 @@ export interface paths {
         put?: never;
         /**
          * Start a resumable upload (creation, creation-with-upload)
-         * @description Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (declared, stored as given) or `filetype` / `type` (what tus-js-client and Uppy send: checked against the bytes' signature as createResource checks an origin's type; without either, the bytes' type, else application/octet-stream; only a zip type given here makes a package), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH.
+         * @description Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (declared, stored as given) or `filetype` / `type` (what tus-js-client and Uppy send: checked against the bytes' signature as createResource checks an origin's type; without either, the bytes' type, else application/octet-stream; only a zip type given here makes a package), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH. A **new version** of an existing resource (any size, where updateResource takes inline content only): `resourceUID`, `lockID` and `resourceAuthor` (or `author`: the lock's owner, as updateResource's `author`), optionally `resourceMediaType`; tenant, name and `filetype` are the resource's and ignored, `expectedSha256` is refused. The caller's lock must be live when the upload is created and when its last byte arrives (renew it meanwhile); the content is then replaced under updateResource's rules (a new revision; not a package), and the last PATCH answers the updated resource. Only the lock's holder continues such an upload.
          */
         post: operations["tusCreateUpload"];
         delete?: never;
@@ -575,6 +595,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cms/v1.0/resourceAccess/{resourceUID}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A resource's live lock (or null) and what the caller may do with it
+         * @description For pages and tools that offer only the actions the caller's roles and ownership allow. Unlike queryResourceLock, an unlocked resource is an answer (lock null), not a 404.
+         */
+        get: operations["getResourceAccess"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cms/v1.0/queryResourceLock": {
         parameters: {
             query?: never;
@@ -844,6 +884,16 @@ export interface components {
                 ingressBytesPerDay: number | null;
             };
         };
+        TenantList: {
+            tenants: components["schemas"]["TenantSummary"][];
+        };
+        TenantSummary: {
+            resourceTenantId: string;
+            /** @description Top-level resources, deleted ones included until purged (as getUsage counts them) */
+            resources: number;
+            /** @description Stored bytes, earlier revisions included (as getUsage counts them) */
+            bytes: number;
+        };
         UploadTicket: {
             uploadId: string;
             /**
@@ -1037,6 +1087,17 @@ export interface components {
              * @example 2025-01-31T12:30:00.000Z
              */
             lockExpiration?: string;
+        };
+        ResourceAccess: {
+            resourceUID: string;
+            lock: components["schemas"]["Lock"] & (Record<string, never> | null);
+            /** @description What the caller's roles and ownership allow; the actions themselves still decide (a lock held by another still refuses). */
+            may: {
+                /** @description updateResource, lockResourceDTO and deleteResource are open to the caller (admin, or the creator who owns it) */
+                modify: boolean;
+                /** @description purgeResource is open to the caller (admin) */
+                purge: boolean;
+            };
         };
         QueryLockDTO: {
             /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345 */
@@ -4617,6 +4678,122 @@ export interface operations {
             };
         };
     };
+    listTenants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tenants */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantList"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    /** @description The methods this path accepts. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/method-not-allowed",
+                     *       "title": "Method not allowed",
+                     *       "status": 405,
+                     *       "detail": "Method not allowed",
+                     *       "code": "METHOD_NOT_ALLOWED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/internal",
+                     *       "title": "Internal server error",
+                     *       "status": 500,
+                     *       "detail": "Internal server error",
+                     *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unavailable",
+                     *       "title": "Service unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service unavailable",
+                     *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     tusCreateUpload: {
         parameters: {
             query?: never;
@@ -4699,6 +4876,24 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Method not allowed */
             405: {
                 headers: {
@@ -4714,6 +4909,24 @@ export interface operations {
                      *       "status": 405,
                      *       "detail": "Method not allowed",
                      *       "code": "METHOD_NOT_ALLOWED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/conflict",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4750,6 +4963,26 @@ export interface operations {
                      *       "status": 413,
                      *       "detail": "Payload too large",
                      *       "code": "PAYLOAD_TOO_LARGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Locked */
+            423: {
+                headers: {
+                    /** @description Seconds until the lock expires. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/locked",
+                     *       "title": "Locked",
+                     *       "status": 423,
+                     *       "detail": "Locked",
+                     *       "code": "LOCKED"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5446,6 +5679,26 @@ export interface operations {
                      *       "status": 422,
                      *       "detail": "External URI refused",
                      *       "code": "ORIGIN_REFUSED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Locked */
+            423: {
+                headers: {
+                    /** @description Seconds until the lock expires. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/locked",
+                     *       "title": "Locked",
+                     *       "status": 423,
+                     *       "detail": "Locked",
+                     *       "code": "LOCKED"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -8781,6 +9034,160 @@ export interface operations {
                      *       "status": 507,
                      *       "detail": "Insufficient storage",
                      *       "code": "INSUFFICIENT_STORAGE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getResourceAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                resourceUID: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lock and the caller's rights */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResourceAccess"];
+                };
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/validation-failed",
+                     *       "title": "Request validation failed",
+                     *       "status": 400,
+                     *       "detail": "Request validation failed",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    /** @description The methods this path accepts. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/method-not-allowed",
+                     *       "title": "Method not allowed",
+                     *       "status": 405,
+                     *       "detail": "Method not allowed",
+                     *       "code": "METHOD_NOT_ALLOWED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/internal",
+                     *       "title": "Internal server error",
+                     *       "status": 500,
+                     *       "detail": "Internal server error",
+                     *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unavailable",
+                     *       "title": "Service unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service unavailable",
+                     *       "code": "UNAVAILABLE"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

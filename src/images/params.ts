@@ -28,6 +28,17 @@ export type ImageParams = z.infer<typeof ImageParamsSchema>;
 export const ImagePresetsSchema = z.record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), ImageParamsSchema);
 export type ImagePresets = z.infer<typeof ImagePresetsSchema>;
 
+/** The preset the media library's previews load: a display-size derivative, never the original. */
+export const PREVIEW_PRESET = "preview";
+
+/**
+ * Presets every server has; CMS_IMAGE_PRESETS adds to them and may redefine them. WebP: fast to
+ * encode and shown by every current browser (AVIF costs several times the CPU for a preview).
+ */
+export const BUILT_IN_PRESETS: ImagePresets = {
+  [PREVIEW_PRESET]: { width: 1024, height: 1024, fit: "inside", format: "webp" },
+};
+
 export interface ImageSettings {
   presets: ImagePresets;
   /** CMS_IMAGE_PRESETS_ONLY: only `?preset=` is accepted (bounds the work a public deployment does). */

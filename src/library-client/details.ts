@@ -7,14 +7,17 @@ import type { Api } from "./api.js";
 import { confirmAction } from "./confirm.js";
 import { byId, clearError, el, showError } from "./dom.js";
 import { humanBytes, humanDate } from "./format.js";
-import { currentLock, forget, heldLock, lock, underLock, unlock } from "./locks.js";
+import { forget, heldLock, lock, underLock, unlock } from "./locks.js";
 import { renderPreview, signedLink } from "./preview.js";
-import type { Lock, Resource, Revision } from "./types.js";
+import type { Lock, Resource, ResourceAccess, Revision } from "./types.js";
+import { tusUpload } from "./upload.js";
 
 export interface DetailsContext {
   author(): string;
   /** After a change the table must show (a new version, a delete). */
   changed(): void;
+  /** The image preset previews load, or null (settings.previewPreset). */
+  previewPreset: string | null;
 }
 
 const nameOf = (resource: Resource) => resource.resourceURI.slice(resource.resourceURI.indexOf("/") + 1);
@@ -29,12 +32,13 @@ function lockText(live: Lock | null, uid: string): string {
   return `locked by ${live.lockOwner}${mine} until ${humanDate(live.lockExpiration)}`;
 }
 
-/** Base64 of a file (updateResource takes new content inline), read in slices to keep the call stack small. */
-async function base64Of(file: File): Promise<string> {
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(text);
+/** The actions the caller's roles and ownership open (resourceAccess): the others are not offered. */
+function offer(may: ResourceAccess["may"]) {
+  for (const id of ["lock-toggle", "delete"]) byId(id).hidden = !may.modify;
+  // The file input and its label (the control people see and reach) go together: a label-less input would be a trap.
+  byId("version-input").hidden = !may.modify;
+  (byId("version-input").nextElementSibling as HTMLElement).hidden = !may.modify;
+  byId("purge").hidden = !may.purge;
 }
 
 export function createDetails(api: Api, context: DetailsContext) {
@@ -45,7 +49,13 @@ export function createDetails(api: Api, context: DetailsContext) {
   let live: Lock | null = null;
 
   async function refreshFacts(resource: Resource, revisions: Revision[]) {
-    live = await currentLock(api, resource.resourceUID);
+    const access = await api.send(
+      api.client.api.GET("/cms/v1.0/resourceAccess/{resourceUID}", {
+        params: { path: { resourceUID: resource.resourceUID } },
+      }),
+    );
+    live = access.lock;
+    offer(access.may);
     // A lock this browser remembers but that is gone (expired, released elsewhere) or another's is forgotten.
     // (An anonymous caller is not told the lockID even of its own lock: then the remembered one stands.)
     const held = heldLock(resource.resourceUID);
@@ -88,6 +98,8 @@ export function createDetails(api: Api, context: DetailsContext) {
     current = resource;
     // Nothing of the resource shown before may stand while this one loads.
     for (const id of ["preview", "facts", "revisions"]) byId(id).replaceChildren();
+    // Nothing is offered until the caller's rights are known.
+    offer({ modify: false, purge: false });
     const name = nameOf(resource);
     byId("details-title").textContent = name;
     output.textContent = "";
@@ -99,7 +111,9 @@ export function createDetails(api: Api, context: DetailsContext) {
           }),
         )
         .then((list) => list.revisions),
-      renderPreview(api, resource, name).catch((err: Error) => el("p", {}, `No preview: ${err.message}`)),
+      renderPreview(api, resource, name, context.previewPreset).catch((err: Error) =>
+        el("p", {}, `No preview: ${err.message}`),
+      ),
     ]);
     byId("preview").replaceChildren(preview);
     byId("revisions").replaceChildren(...revisions.map((r) => revisionItem(resource, r)));
@@ -149,20 +163,22 @@ export function createDetails(api: Api, context: DetailsContext) {
       const file = versionInput.files?.[0];
       versionInput.value = "";
       if (!file) return;
-      const content = await base64Of(file);
-      const updated = await underLock(api, resource.resourceUID, context.author() || "library", (held) =>
-        api.send(
-          api.client.api.POST("/cms/v1.0/updateResource", {
-            body: {
-              resourceUID: resource.resourceUID,
-              ...held,
-              resourceBinary: content,
-              ...(file.type ? { resourceMediaType: file.type } : {}),
-            },
-          }),
-        ),
+      // Resumable and of any size, as a new upload: tus with the lock's proof (updateResource takes content inline only).
+      const arrived = await underLock(api, resource.resourceUID, context.author() || "library", (held) =>
+        tusUpload(api, file, {
+          list: "version-uploads",
+          resourceUID: resource.resourceUID,
+          metadata: {
+            resourceUID: resource.resourceUID,
+            lockID: held.lockID,
+            author: held.author,
+            filename: file.name, // shown in the list of unfinished uploads; the server keeps the resource's name
+            ...(file.type ? { resourceMediaType: file.type } : {}),
+          },
+        }),
       );
-      const fresh = await api.call(api.client.queryResource(updated.resourceUID));
+      if (!arrived) return;
+      const fresh = await api.call(api.client.queryResource(resource.resourceUID));
       context.changed();
       await show(fresh);
     }),
@@ -200,6 +216,7 @@ export function createDetails(api: Api, context: DetailsContext) {
   return {
     async open(resource: Resource) {
       clearError();
+      byId("version-uploads").replaceChildren(); // another resource's (a new version's stays shown after it)
       dialog.showModal();
       await show(resource).catch((err: Error) => showError(err.message));
     },

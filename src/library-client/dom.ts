@@ -23,11 +23,17 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-/** The #cms-error alert: shown to everyone, announced to screen readers. */
+/**
+ * Where an error shows: in the open dialog that caused it (its own alert), else the page's #cms-error
+ * alert. Both are live regions, so screen readers announce it; one behind a modal dialog would be
+ * neither seen nor reachable.
+ */
+const errorRegion = () => document.querySelector<HTMLElement>("dialog[open] .dialog-error") ?? byId("cms-error");
+
 export function showError(message: string) {
-  byId("cms-error").textContent = message;
+  errorRegion().textContent = message;
 }
 
 export function clearError() {
-  byId("cms-error").textContent = "";
+  for (const region of document.querySelectorAll<HTMLElement>("#cms-error, .dialog-error")) region.textContent = "";
 }

@@ -3,7 +3,6 @@
  * knows, kept in localStorage per resource so an unlock, a new version or a delete can prove it.
  */
 import type { Api } from "./api.js";
-import type { Lock } from "./types.js";
 
 interface Held {
   lockID: string;
@@ -31,16 +30,6 @@ export async function unlock(api: Api, uid: string): Promise<void> {
 }
 
 export const forget = (uid: string) => localStorage.removeItem(KEY + uid);
-
-/** The live lock on a resource, or null. */
-export async function currentLock(api: Api, uid: string): Promise<Lock | null> {
-  try {
-    return await api.send(api.client.api.POST("/cms/v1.0/queryResourceLock", { body: { uid } }));
-  } catch (err) {
-    if ((err as { status?: number }).status === 404) return null;
-    throw err;
-  }
-}
 
 /**
  * Runs `change` under this browser's lock: the one it holds, or one taken for the change and

@@ -3,19 +3,43 @@
  * /explorer.js when auth is on, then lets the user pick a tenant, browse, upload and manage its
  * resources through the public API.
  */
-import { createApi } from "./api.js";
+import { type Api, createApi } from "./api.js";
 import { createBrowser } from "./browse.js";
 import { createDetails } from "./details.js";
 import { byId, clearError, el, showError } from "./dom.js";
 import { humanBytes } from "./format.js";
 import { type Session, waitForSession } from "./session.js";
-import type { Settings } from "./types.js";
+import type { Settings, TenantSummary } from "./types.js";
 import { bindUploads, showResumable } from "./upload.js";
 
 const TENANT_KEY = "cms.library.tenant";
 const AUTHOR_KEY = "cms.library.author";
 
-async function showUsage(api: ReturnType<typeof createApi>, tenant: string) {
+/**
+ * The tenants to pick from: listTenants, with each one's resources and bytes, when the caller may
+ * list them (auth off, a confined token, an admin: anyone else is refused, and the page never asks
+ * for a refusal); else the token's claim. The input still takes any tenant typed.
+ */
+async function showTenants(api: Api, session: Session | null) {
+  const options = session?.tenants.map((t) => el("option", { value: t })) ?? [];
+  if (mayReadUsage(session)) {
+    const { tenants } = await api.send(api.client.api.GET("/cms/v1.0/tenants"));
+    options.splice(
+      0,
+      options.length,
+      ...tenants.map((t) => el("option", { value: t.resourceTenantId, label: tenantLabel(t) })),
+    );
+  }
+  byId("tenant-list").replaceChildren(...options);
+}
+
+const tenantLabel = (t: TenantSummary) =>
+  `${t.resourceTenantId}: ${t.resources} resource${t.resources === 1 ? "" : "s"}, ${humanBytes(t.bytes)}`;
+
+/** Usage and the tenant list are shown to admins, to confined tokens, and with auth off (services/quotas.ts). */
+const mayReadUsage = (session: Session | null) => !session || session.confined || session.admin;
+
+async function showUsage(api: Api, tenant: string) {
   const box = byId("usage");
   const bar = byId<HTMLMeterElement>("usage-bar");
   try {
@@ -38,13 +62,14 @@ async function showUsage(api: ReturnType<typeof createApi>, tenant: string) {
 
 async function main() {
   const settings = JSON.parse(byId("library-settings").textContent ?? "{}") as Settings;
-  const session: Session | null = settings.tenantClaim ? await waitForSession(settings.tenantClaim) : null;
+  const session: Session | null = settings.tenantClaim
+    ? await waitForSession(settings.tenantClaim, settings.roles)
+    : null;
   const api = createApi(settings.apiPrefix, () => session?.accessToken ?? null);
 
   const tenantInput = byId<HTMLInputElement>("tenant");
   const authorInput = byId<HTMLInputElement>("author");
   const allowed = session?.tenants ?? [];
-  byId("tenant-list").replaceChildren(...allowed.map((t) => el("option", { value: t })));
   const remembered = localStorage.getItem(TENANT_KEY);
   tenantInput.value =
     remembered && (allowed.length === 0 || allowed.includes(remembered)) ? remembered : (allowed[0] ?? "");
@@ -53,11 +78,13 @@ async function main() {
 
   const tenant = () => tenantInput.value.trim();
   const author = () => authorInput.value.trim();
+  const listTenants = () => showTenants(api, session).catch((err: Error) => showError(`Tenants: ${err.message}`));
   const refresh = () => {
     void browser.reload();
-    void showUsage(api, tenant());
+    if (mayReadUsage(session)) void showUsage(api, tenant());
+    void listTenants(); // counts and sizes change with every upload and delete
   };
-  const details = createDetails(api, { author, changed: refresh });
+  const details = createDetails(api, { author, changed: refresh, previewPreset: settings.previewPreset });
   const browser = createBrowser(api, tenant, (resource) => void details.open(resource));
   bindUploads(api, { tenant, author, done: refresh });
 
@@ -69,6 +96,7 @@ async function main() {
   });
   await showResumable();
   if (tenant()) refresh();
+  else await listTenants();
   document.body.dataset.ready = "true"; // for tests and scripts: the page is wired
 }
 

@@ -2,6 +2,8 @@
  * The preview of a resource, always loaded from the content answers themselves (getData, which
  * serves stored bytes with their sandboxing CSP), never from a copy the page made: with auth on
  * through a short signed link (elements cannot send a bearer token), else by its getData path.
+ * An image the server can transform is shown as its display-size derivative (`?preset=`, which a
+ * signed link's holder may add), not the original, which may be many megabytes.
  */
 import type { Api } from "./api.js";
 import { el } from "./dom.js";
@@ -26,6 +28,8 @@ export type PreviewKind = "image" | "video" | "audio" | "pdf" | "text" | null;
 
 // The types getData renders inline (src/http/content-policy.ts); others would only download.
 const IMAGES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp", "image/apng"]);
+// What getData's image parameters transform (images/derivatives.ts); a GIF keeps its animation as the original.
+const TRANSFORMABLE = new Set(["image/png", "image/jpeg", "image/webp", "image/avif"]);
 const TEXTS = new Set(["text/plain", "text/csv", "text/markdown", "text/css", "text/vtt", "application/json"]);
 
 export function previewKind(mediaType: string): PreviewKind {
@@ -37,13 +41,28 @@ export function previewKind(mediaType: string): PreviewKind {
   return TEXTS.has(type) ? "text" : null;
 }
 
-export async function renderPreview(api: Api, resource: Resource, name: string): Promise<Node> {
+/** `url` with the preset's derivative asked for (a signed link keeps its signature: presets are not signed). */
+export function withPreset(url: string, preset: string): string {
+  const target = new URL(url, location.href);
+  target.searchParams.set("preset", preset);
+  return url.startsWith("/") ? `${target.pathname}${target.search}` : target.href;
+}
+
+/** `previewPreset`: the display-size image preset, or null when the server cannot transform images. */
+export async function renderPreview(
+  api: Api,
+  resource: Resource,
+  name: string,
+  previewPreset: string | null,
+): Promise<Node> {
   const kind = previewKind(resource.mediaType);
   if (!kind) return el("p", {}, `No preview for ${resource.mediaType}.`);
   const src = await contentUrl(api, resource);
   switch (kind) {
-    case "image":
-      return el("img", { src, alt: `Preview of ${name}` });
+    case "image": {
+      const derivative = previewPreset && TRANSFORMABLE.has(essenceOf(resource.mediaType));
+      return el("img", { src: derivative ? withPreset(src, previewPreset) : src, alt: `Preview of ${name}` });
+    }
     case "video":
       // preload=metadata: the browser fetches ranges as the user seeks, never the whole file up front.
       return el("video", { src, controls: true, preload: "metadata", "aria-label": `Preview of ${name}` });

@@ -11,9 +11,7 @@ export type ResourcePage = Schemas["ResourcePage"];
 export type Usage = Schemas["Usage"];
 export type Revision = Schemas["Revision"];
 export type Lock = Schemas["Lock"];
+export type ResourceAccess = Schemas["ResourceAccess"];
+export type TenantSummary = Schemas["TenantSummary"];
 
-export interface Settings {
-  apiPrefix: string;
-  tenantClaim: string | null;
-  maxLinkSeconds: number;
-}
+export type { LibrarySettings as Settings } from "../routes/library/page.js";

@@ -1,10 +1,11 @@
 /**
- * Uploads through tus (tus-js-client): one list item per file with a progress bar and a Cancel
- * button. tus-js-client keeps each unfinished upload's URL in localStorage under the file's
- * fingerprint (name, type, size, modification time, endpoint), so after a reload choosing the same
- * file again continues where it stopped instead of starting over.
+ * Uploads through tus (tus-js-client), new resources and new versions alike: one list item per
+ * file with a progress bar and a Cancel button. tus-js-client keeps each unfinished upload's URL in
+ * localStorage under the file's fingerprint (name, type, size, modification time, endpoint; a new
+ * version's also names its resource), so after a reload choosing the same file again continues
+ * where it stopped instead of starting over.
  */
-import { defaultOptions, Upload } from "tus-js-client";
+import { type DetailedError, defaultOptions, Upload } from "tus-js-client";
 import type { Api } from "./api.js";
 import { byId, el, showError } from "./dom.js";
 import { humanBytes } from "./format.js";
@@ -18,13 +19,94 @@ export interface UploadContext {
   done(): void;
 }
 
-function item(file: File) {
+export interface TusOptions {
+  /** The list (#uploads, #version-uploads) the upload's progress item goes to. */
+  list: string;
+  /** Upload-Metadata: the createResource fields, or a new version's lock proof. */
+  metadata: Record<string, string>;
+  /** Set for a new version: keeps its resumable upload apart from a new upload of the same file. */
+  resourceUID?: string;
+}
+
+function item(list: string, file: File) {
   const progress = el("progress", { max: String(file.size || 1), value: "0", "aria-label": `Upload of ${file.name}` });
   const status = el("span", { class: "status" }, "starting");
   const cancel = el("button", { type: "button" }, `Cancel ${file.name}`);
   const li = el("li", {}, el("span", {}, file.name), progress, status, cancel);
-  byId("uploads").append(li);
+  byId(list).append(li);
   return { progress, status, cancel, li };
+}
+
+/** A refused upload's reason as the server put it (the problem's detail), else tus-js-client's message. */
+function reasonOf(error: Error): string {
+  const body = (error as DetailedError).originalResponse?.getBody();
+  try {
+    const problem = JSON.parse(body ?? "") as { detail?: unknown };
+    if (typeof problem.detail === "string") return problem.detail;
+  } catch {
+    // not a problem document: the library's own message says what happened
+  }
+  return error.message;
+}
+
+/** Sends `file` through tus; resolves true when it arrived whole, false when the user cancelled it. */
+export async function tusUpload(api: Api, file: File, options: TusOptions): Promise<boolean> {
+  const view = item(options.list, file);
+  const { resourceUID } = options;
+  return new Promise<boolean>((resolve, reject) => {
+    const upload = new Upload(file, {
+      // Absolute: tus-js-client resolves the Location it is given against it.
+      endpoint: new URL(`${api.prefix}/uploads`, location.href).href,
+      chunkSize: CHUNK_BYTES,
+      retryDelays: [0, 1000, 3000],
+      metadata: options.metadata,
+      ...(resourceUID
+        ? {
+            fingerprint: async (f: File, o: { endpoint?: string | null }) =>
+              ["tus-br-version", resourceUID, f.name, f.type, f.size, f.lastModified, o.endpoint].join("-"),
+          }
+        : {}),
+      removeFingerprintOnSuccess: true,
+      // The token may have been renewed since the upload began: read it per request.
+      onBeforeRequest(req) {
+        for (const [name, value] of Object.entries(api.headers())) req.setHeader(name, value);
+      },
+      onProgress(sent, total) {
+        view.progress.value = sent;
+        view.status.textContent = `${humanBytes(sent)} of ${humanBytes(total)}`;
+      },
+      onSuccess() {
+        view.status.textContent = "done";
+        view.cancel.remove();
+        void showResumable();
+        resolve(true);
+      },
+      onError(error) {
+        view.status.textContent = "failed";
+        view.cancel.remove();
+        reject(new Error(reasonOf(error)));
+      },
+    });
+    view.cancel.addEventListener("click", async () => {
+      view.cancel.disabled = true;
+      // Terminate (tus DELETE): the server drops the stored bytes; the fingerprint goes too.
+      await upload.abort(true).catch(() => {});
+      view.status.textContent = "cancelled";
+      void showResumable();
+      resolve(false);
+    });
+    upload
+      .findPreviousUploads()
+      .then((previous) => {
+        const last = previous[0];
+        if (last) {
+          view.status.textContent = "resuming";
+          upload.resumeFromPreviousUpload(last);
+        }
+        upload.start();
+      })
+      .catch(reject);
+  });
 }
 
 export async function uploadFile(api: Api, file: File, context: UploadContext): Promise<void> {
@@ -33,54 +115,18 @@ export async function uploadFile(api: Api, file: File, context: UploadContext): 
     showError("Choose a tenant before uploading.");
     return;
   }
-  const view = item(file);
-  const upload = new Upload(file, {
-    // Absolute: tus-js-client resolves the Location it is given against it.
-    endpoint: new URL(`${api.prefix}/uploads`, location.href).href,
-    chunkSize: CHUNK_BYTES,
-    retryDelays: [0, 1000, 3000],
-    metadata: {
-      resourceTenantId: tenant,
-      resourceName: file.name,
-      // The browser's type is a guess from the name: sent as filetype, the server checks it against the bytes.
-      ...(file.type ? { filetype: file.type } : {}),
-      resourceAuthor: context.author() || "unknown",
-    },
-    removeFingerprintOnSuccess: true,
-    // The token may have been renewed since the upload began: read it per request.
-    onBeforeRequest(req) {
-      for (const [name, value] of Object.entries(api.headers())) req.setHeader(name, value);
-    },
-    onProgress(sent, total) {
-      view.progress.value = sent;
-      view.status.textContent = `${humanBytes(sent)} of ${humanBytes(total)}`;
-    },
-    onSuccess() {
-      view.status.textContent = "done";
-      view.cancel.remove();
-      context.done();
-      void showResumable();
-    },
-    onError(error) {
-      view.status.textContent = "failed";
-      // tus-js-client's message carries the response; the problem's detail is its last part.
-      showError(`Upload of ${file.name} failed: ${error.message}`);
-    },
-  });
-  view.cancel.addEventListener("click", async () => {
-    view.cancel.disabled = true;
-    // Terminate (tus DELETE): the server drops the stored bytes; the fingerprint goes too.
-    await upload.abort(true).catch(() => {});
-    view.status.textContent = "cancelled";
-    void showResumable();
-  });
-  const previous = await upload.findPreviousUploads();
-  const last = previous[0];
-  if (last) {
-    view.status.textContent = "resuming";
-    upload.resumeFromPreviousUpload(last);
+  const metadata = {
+    resourceTenantId: tenant,
+    resourceName: file.name,
+    // The browser's type is a guess from the name: sent as filetype, the server checks it against the bytes.
+    ...(file.type ? { filetype: file.type } : {}),
+    resourceAuthor: context.author() || "unknown",
+  };
+  try {
+    if (await tusUpload(api, file, { list: "uploads", metadata })) context.done();
+  } catch (err) {
+    showError(`Upload of ${file.name} failed: ${(err as Error).message}`);
   }
-  upload.start();
 }
 
 /** Lists the uploads a previous page left unfinished (from tus-js-client's storage). */

@@ -18,6 +18,7 @@ import {
   getTableColumns,
   gt,
   gte,
+  inArray,
   isNotNull,
   isNull,
   lt,
@@ -104,6 +105,8 @@ export interface MetadataStore {
   insert(row: NewResourceRow, charge?: UsageCharge, upload?: FinishedUpload): Promise<ResourceRow>;
   /** The tenant's usage counters, or null before its first charge. */
   usage(tenantId: string): Promise<TenantUsageRow | null>;
+  /** Every tenant's usage counters (`only`: those tenants'), by tenant id. */
+  tenantUsages(only?: readonly string[]): Promise<TenantUsageRow[]>;
   /** Revision rows of the tenant's resources. */
   revisionCount(tenantId: string): Promise<number>;
   /** Deleted rows included: callers decide what a deleted resource means for them. */
@@ -124,7 +127,13 @@ export interface MetadataStore {
   /** Live resources of a tenant in (createdAt, uid) order; at most `limit` rows. */
   list(query: ListQuery): Promise<ResourceRow[]>;
   /** Applies `changes` as a new "update" revision if the guard holds; null if it does not. */
-  update(change: GuardedChange, changes: ResourceChanges, charge?: UsageCharge): Promise<ResourceRow | null>;
+  /** `upload`: the claimed tus upload whose bytes are the new content, recorded finished only if the change applied. */
+  update(
+    change: GuardedChange,
+    changes: ResourceChanges,
+    charge?: UsageCharge,
+    upload?: FinishedUpload,
+  ): Promise<ResourceRow | null>;
   /** Marks the resource and its package files deleted (a "delete" revision each) and drops its lock; null if the guard fails. */
   softDelete(change: GuardedChange): Promise<ResourceRow | null>;
   /**
@@ -411,7 +420,8 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
         .limit(q.limit);
     },
 
-    async update(c, changes, charge) {
+    async update(c, changes, charge, upload) {
+      const applied = sql`exists (select 1 from ${resources} where ${justChanged(c)})`;
       const [updated] = await db.batch([
         db
           .update(resources)
@@ -420,6 +430,8 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
           .returning(),
         snapshot("update", c.actor, c.now, justChanged(c)),
         recordEvents(db, "resource.updated", justChanged(c), c.actor, c.now),
+        // Before the charge, as for a create: the upload's reservation is given back first.
+        ...(upload ? store.tusUploads.finishing(upload.uploadId, upload.resourceUid, applied) : []),
         // Charged only if the guarded change applied (the tenant's row exists since its first creation);
         // content an earlier revision of this resource already keeps adds no stored bytes.
         ...(charge
@@ -433,21 +445,11 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
                   maxBytes: charge.limits.bytes,
                   maxIngressBytes: charge.limits.ingressBytesPerDay,
                 })
-                .where(
-                  and(
-                    eq(tenantUsage.tenantId, charge.tenantId),
-                    sql`exists (select 1 from ${resources} where ${justChanged(c)})`,
-                  ),
-                ),
+                .where(and(eq(tenantUsage.tenantId, charge.tenantId), applied)),
             ]
           : []),
         // The new content's reservation is consumed only if the guarded update applied.
-        consumeReservations(
-          db,
-          changes.blobKey ? [changes.blobKey] : [],
-          c.now,
-          sql`exists (select 1 from ${resources} where ${justChanged(c)})`,
-        ),
+        consumeReservations(db, changes.blobKey ? [changes.blobKey] : [], c.now, applied),
       ]);
       return updated[0] ?? null;
     },
@@ -534,6 +536,15 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     async usage(tenantId) {
       const [row] = await db.select().from(tenantUsage).where(eq(tenantUsage.tenantId, tenantId)).limit(1);
       return row ?? null;
+    },
+
+    async tenantUsages(only) {
+      if (only?.length === 0) return [];
+      return db
+        .select()
+        .from(tenantUsage)
+        .where(only ? inArray(tenantUsage.tenantId, [...only]) : undefined)
+        .orderBy(asc(tenantUsage.tenantId));
     },
 
     async revisionCount(tenantId) {

@@ -52,9 +52,10 @@ export interface TusUploadStore {
   /**
    * The statements that go into the batch inserting the resource a claimed upload became, before
    * its charge: they spend the upload's reservation and record the resource, so either both
-   * happen or neither.
+   * happen or neither. `applied`: a condition the batch's change must meet (a guarded update that
+   * may change nothing); without it the upload stays claimed.
    */
-  finishing(id: string, resourceUid: string): [BatchItem<"sqlite">, BatchItem<"sqlite">];
+  finishing(id: string, resourceUid: string, applied?: SQL): [BatchItem<"sqlite">, BatchItem<"sqlite">];
   /** Removes the upload (giving its reservation back) unless a request is finishing it; the row, or null. */
   terminate(id: string): Promise<TusUploadRow | null>;
   /** Removes an upload its finisher gave up (its content was refused), giving its reservation back. */
@@ -160,8 +161,10 @@ export function createTusUploadStore(
         .set({ state: "pending" })
         .where(and(eq(tusUploads.id, id), eq(tusUploads.state, "finishing")));
     },
-    finishing(id, resourceUid) {
-      const claimed = eq(tusUploads.state, "finishing");
+    finishing(id, resourceUid, applied) {
+      const claimed = applied
+        ? (and(eq(tusUploads.state, "finishing"), applied) as SQL)
+        : eq(tusUploads.state, "finishing");
       return [
         release(id, claimed),
         db

@@ -54,6 +54,7 @@ export function createServices(
     store,
     blobs,
     resources,
+    lifecycle,
     quotas,
     clock,
     maxBytes: limits.maxResourceBytes,

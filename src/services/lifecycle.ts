@@ -68,7 +68,27 @@ export function createLifecycleService({ store, content, resources, clock, quota
     return lockProblem(store, change.uid, change.lock, change.now);
   }
 
+  /** Refuses replacing a package's content (re-exploding would replace every file's UID). */
+  async function assertNotPackage(row: ResourceRow) {
+    if ((await store.children(row.uid)).length > 0) {
+      throw new ProblemError(
+        "CONFLICT",
+        `resource ${row.uid} is a package; create a new package instead of replacing its content`,
+      );
+    }
+  }
+
   return {
+    /**
+     * What `update` with new content checks before any byte arrives: the resource the caller may
+     * modify under its live lock, and not a package (a resumable new version checks it up front).
+     */
+    async contentTarget(claim: LockClaim, principal: Principal): Promise<ResourceRow> {
+      const { row } = await prepare(claim, principal);
+      await assertNotPackage(row);
+      return row;
+    },
+
     /**
      * Needs the caller's live lock, which stays held. The previous content stays reachable as a
      * revision. If anything fails the resource is unchanged and newly stored content is discarded.
@@ -85,13 +105,7 @@ export function createLifecycleService({ store, content, resources, clock, quota
           errors: [{ pointer: "/json/resourceName", detail }],
         });
       }
-      if (update.source && (await store.children(row.uid)).length > 0) {
-        // Re-exploding would replace every file's UID, so a package's content cannot be replaced.
-        throw new ProblemError(
-          "CONFLICT",
-          `resource ${row.uid} is a package; create a new package instead of replacing its content`,
-        );
-      }
+      if (update.source) await assertNotPackage(row);
       const stored: StoredBlob[] = [];
       try {
         const changes: ResourceChanges = { author: update.author, name: update.name, mediaType: update.mediaType };
@@ -114,7 +128,9 @@ export function createLifecycleService({ store, content, resources, clock, quota
             : { ...quotas.charge(row.tenantId, changes.size, changes.size), resources: 0 };
         let updated: ResourceRow | null;
         try {
-          updated = await store.update({ ...change, now: clock().getTime() }, changes, charge);
+          // A resumable new version: its upload is recorded finished in the update's own batch.
+          const upload = ctx.tusUploadId ? { uploadId: ctx.tusUploadId, resourceUid: row.uid } : undefined;
+          updated = await store.update({ ...change, now: clock().getTime() }, changes, charge, upload);
         } catch (err) {
           throw (charge && (await quotas.refusal(err, charge))) || err;
         }

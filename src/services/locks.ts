@@ -4,7 +4,7 @@
  * Locks live in the metadata store; an expired lock never blocks; only the holder, or an
  * authenticated admin, may release one. The lock's holder is the token subject, never a request field.
  */
-import { assertTenant, hasRole, holderOf, type Principal } from "../auth/principal.js";
+import { assertTenant, can, hasRole, holderOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import type { LockProof, MetadataStore } from "../metadata/metadata-store.js";
 import type { LockRow, ResourceRow } from "../metadata/schema.js";
@@ -185,6 +185,19 @@ export function createLockService(deps: LockServiceDeps) {
       const now = clock().getTime();
       const requested = requestedExpiry(expiration, now, "/body/lockExpiration") ?? 0;
       return renew(claim, principal, Math.max(requested, now + ttlMs));
+    },
+
+    /**
+     * What the caller may do with a resource and its live lock, if any (null: not locked, no error):
+     * what a page shows before offering an action. The routes still decide each action.
+     */
+    async access(
+      uid: string,
+      principal: Principal,
+    ): Promise<{ row: ResourceRow; lock: LockRow | null; modify: boolean; purge: boolean }> {
+      const row = await resources.findByUid(uid, principal);
+      const lock = await store.locks.find(uid, clock().getTime());
+      return { row, lock, modify: can(principal, "modify", row), purge: hasRole(principal, "admin") };
     },
 
     /** The live lock on a name; expired locks are free, so they are "not found". */

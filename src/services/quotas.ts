@@ -115,6 +115,26 @@ export function createQuotaService({
     },
 
     /**
+     * The tenants the caller may see, each with its resources and stored bytes (as in `usage`): a
+     * confined caller's own tenants (those without any write yet at zero), every tenant with a write
+     * for an admin who is not confined; others are refused, as `usage` refuses them.
+     */
+    async tenants(principal: Principal) {
+      const confined = principal.tenants;
+      if (confined === null && !principal.roles.has("admin")) {
+        throw new ProblemError("FORBIDDEN", "the tenant list is shown to admins, or to callers confined to tenants");
+      }
+      const rows = await store.tenantUsages(confined ?? undefined);
+      const byId = new Map(rows.map((row) => [row.tenantId, row]));
+      const ids = confined ? [...confined].sort() : rows.map((row) => row.tenantId);
+      return ids.map((id) => ({
+        resourceTenantId: id,
+        resources: byId.get(id)?.resources ?? 0,
+        bytes: byId.get(id)?.bytes ?? 0,
+      }));
+    },
+
+    /**
      * The usage document: within the caller's tenants (the confinement every route keeps, admins'
      * included), and for a caller that is not confined only to admins.
      */

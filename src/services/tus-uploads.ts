@@ -11,7 +11,7 @@
  * resource's batch records it finished. An unfinished upload holds its Upload-Length in its
  * tenant's bytes (tus-store.ts), so parts waiting to be finished cannot get past the bytes quota.
  */
-import { assertCan, assertTenant, type Ownership, ownershipOf, type Principal } from "../auth/principal.js";
+import { assertCan, assertTenant, holderOf, type Ownership, ownershipOf, type Principal } from "../auth/principal.js";
 import { ProblemError } from "../problems.js";
 import { ZipError } from "../zip/errors.js";
 import { Sha256, toHex } from "../lib/sha256.js";
@@ -21,6 +21,8 @@ import { partsOf, type TusPart } from "../metadata/tus-store.js";
 import { type BlobKey, type BlobStore, StorageError } from "../storage/blob-store.js";
 import { parseBlobKey } from "../storage/keys.js";
 import type { ExpectedDigest } from "./content-source.js";
+import type { LifecycleService } from "./lifecycle.js";
+import type { LockClaim } from "./locks.js";
 import type { QuotaService } from "./quotas.js";
 import type { Created, NewResource, ResourceService } from "./resources.js";
 import { collectExpiredUploads, dropParts, partsPrefix } from "./tus-parts.js";
@@ -29,6 +31,8 @@ export interface TusUploadDeps {
   store: MetadataStore;
   blobs: BlobStore;
   resources: ResourceService;
+  /** Finishes a new version (updateResource's rules: the caller's live lock, no package). */
+  lifecycle: LifecycleService;
   quotas: QuotaService;
   clock: () => Date;
   maxBytes: number;
@@ -39,6 +43,24 @@ export interface TusUploadDeps {
 
 /** `filetype`: the type the uploader's library sent (tus-js-client's, Uppy's key), checked against the bytes. */
 export type TusFields = NewResource & { expectedSha256?: string; filetype?: string };
+
+/**
+ * A new version of an existing resource (issue 40 §1: any size, resumable like a new upload): the
+ * lock proof updateResource takes (`resourceUID`, `lockID`, and `author`, the lock's owner), and
+ * optionally a declared media type (else the bytes' type, else unchanged, as updateResource).
+ */
+export interface TusNewVersion {
+  resourceUID: string;
+  lockID: string;
+  author: string;
+  resourceMediaType?: string;
+}
+
+/** What an upload becomes: a new resource, or a new version of one. */
+export type TusTarget = TusFields | { newVersion: TusNewVersion };
+
+const claimOf = (v: TusNewVersion): LockClaim => ({ name: v.resourceUID, lockId: v.lockID, owner: v.author });
+const targetOf = (row: TusUploadRow) => JSON.parse(row.fields) as TusTarget;
 
 export type TusUploadService = ReturnType<typeof createTusUploadService>;
 
@@ -142,8 +164,48 @@ export function createTusUploadService(deps: TusUploadDeps) {
     if (!live(row)) throw notFound(id);
     assertTenant(principal, row.tenantId);
     // Only its creator (or an admin) continues an upload; with auth off, the unguessable URL is the key.
-    if (principal.subject !== null) assertCan(principal, "modify", row);
+    if (principal.subject !== null) {
+      assertCan(principal, "modify", row);
+      // A new version is finished under its creator's lock, which no one else holds: an admin's
+      // last PATCH would be refused and end it.
+      const creator = row.owner === null ? null : JSON.stringify([row.ownerIssuer, row.owner]);
+      if ("newVersion" in targetOf(row) && holderOf(principal) !== creator) {
+        throw new ProblemError("FORBIDDEN", "a new version's upload is continued by the holder of its lock only");
+      }
+    }
     return row;
+  }
+
+  /**
+   * After a claimed upload failed to finish: a refusal (a 4xx problem, or a bad package: a ZipError
+   * is always the content's fault) ends it, as resending the same bytes could not help; anything
+   * else gives the claim back, so an empty PATCH at its end tries again. Returns `err`.
+   */
+  async function giveUp(row: TusUploadRow, err: unknown): Promise<unknown> {
+    if ((err instanceof ProblemError && err.status < 500) || err instanceof ZipError) {
+      await uploads.abandon(row.id);
+      await dropParts(blobs, row.id);
+    } else {
+      await uploads.unclaim(row.id);
+    }
+    return err;
+  }
+
+  /** A claimed new version's bytes become the resource's content under updateResource's rules. */
+  async function finishNewVersion(row: TusUploadRow, version: TusNewVersion, principal: Principal): Promise<Created> {
+    const body = concatenated(blobs, partsOf(row));
+    let updated: ResourceRow;
+    try {
+      ({ row: updated } = await deps.lifecycle.update(
+        claimOf(version),
+        { source: { kind: "stream", body, pointer: METADATA_POINTER }, mediaType: version.resourceMediaType },
+        { principal, tusUploadId: row.id },
+      ));
+    } catch (err) {
+      throw await giveUp(row, err);
+    }
+    await dropParts(blobs, row.id);
+    return { primary: updated, files: null };
   }
 
   async function collectExpired(): Promise<void> {
@@ -155,25 +217,30 @@ export function createTusUploadService(deps: TusUploadDeps) {
     collectExpired,
     outcome,
 
-    async create(fields: TusFields, length: number, principal: Principal): Promise<TusUploadRow> {
-      assertTenant(principal, fields.resourceTenantId);
+    async create(target: TusTarget, length: number, principal: Principal): Promise<TusUploadRow> {
+      // A new version: the lock and the resource are checked now, before any byte is sent (and again at the end).
+      const tenantId =
+        "newVersion" in target
+          ? (await deps.lifecycle.contentTarget(claimOf(target.newVersion), principal)).tenantId
+          : target.resourceTenantId;
+      assertTenant(principal, tenantId);
       assertCan(principal, "create");
       if (length > deps.maxBytes) {
         const detail = `the upload is larger than the limit of ${deps.maxBytes} bytes`;
         throw new ProblemError("PAYLOAD_TOO_LARGE", detail, { errors: [{ pointer: "/header/upload-length", detail }] });
       }
       // Upload-Length is known up front: an upload that cannot fit is refused before any byte is sent.
-      await deps.quotas.precheck(fields.resourceTenantId, length);
+      await deps.quotas.precheck(tenantId, length);
       await collectExpired();
       const at = now();
-      const reservation = deps.quotas.reservation(fields.resourceTenantId, length);
+      const reservation = deps.quotas.reservation(tenantId, length);
       let row: TusUploadRow;
       try {
         row = await uploads.create(
           {
             id: randomId(),
-            tenantId: fields.resourceTenantId,
-            fields: JSON.stringify(fields),
+            tenantId,
+            fields: JSON.stringify(target),
             length,
             ...ownershipOf(principal),
             createdAt: at,
@@ -265,7 +332,9 @@ export function createTusUploadService(deps: TusUploadDeps) {
       const at = now();
       const row = await uploads.claim(complete.id, at, at + deps.expiryMs);
       if (!row) throw await refusal(complete.id, () => new ProblemError("CONFLICT", "the upload is not complete"));
-      const fields = JSON.parse(row.fields) as TusFields;
+      const target = targetOf(row);
+      if ("newVersion" in target) return finishNewVersion(row, target.newVersion, principal);
+      const fields = target;
       const digest: ExpectedDigest | undefined = fields.expectedSha256
         ? { sha256: fields.expectedSha256.toLowerCase(), pointer: `${METADATA_POINTER}/expectedSha256` }
         : undefined;
@@ -280,14 +349,7 @@ export function createTusUploadService(deps: TusUploadDeps) {
           { principal, owner, tusUploadId: row.id },
         );
       } catch (err) {
-        // A refusal: a 4xx problem, or a bad package (a ZipError is always the content's fault).
-        if ((err instanceof ProblemError && err.status < 500) || err instanceof ZipError) {
-          await uploads.abandon(row.id);
-          await dropParts(blobs, row.id);
-        } else {
-          await uploads.unclaim(row.id);
-        }
-        throw err;
+        throw await giveUp(row, err);
       }
       await dropParts(blobs, row.id);
       return created;

@@ -15,9 +15,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, BrowserContext, Locator, Page, Response as PageResponse } from "playwright-core";
+import sharp from "sharp";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { launchChromium } from "../helpers/browser.js";
 import { PNG_1x1, recordCanvasWebm, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
+
+/** CMS_MAX_RESOURCE_BYTES of every target (library-targets.ts): over the 4 MiB updateResource took inline, so a refusal can be seen. */
+export const MAX_RESOURCE_BYTES = 8 * 1024 * 1024;
+
+/** A PNG of `width` × `height` (one colour: its size is the point, not its bytes). */
+const photoPng = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: { r: 40, g: 90, b: 160 } } })
+    .png()
+    .toBuffer();
 
 export interface LibraryTarget {
   baseUrl: string;
@@ -27,7 +37,45 @@ export interface LibraryTarget {
   token(): Promise<string | null>;
   /** The IdP user the page logs in as (auth on), else null. */
   user: { name: string; issuer: string } | null;
+  /** Auth on: a creator confined to `tenant`, who owns only what it makes (the actions it is offered). */
+  creator: { name: string; issuer: string; token(): Promise<string> } | null;
+  /** The server transforms images (sharp on Node; workerd here has no Images binding). */
+  imageTransforms: boolean;
   close(): Promise<void>;
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string;
+  nodes: string[];
+}
+
+/** axe-core's violations on `page` as it stands (axe loaded once per document). */
+async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(await axeSource);
+  return page.evaluate(async () => {
+    const run = await (
+      window as unknown as {
+        axe: {
+          run(
+            context: Document,
+            options: { resultTypes: string[] },
+          ): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown[] }[] }[] }>;
+        };
+      }
+    ).axe.run(document, { resultTypes: ["violations"] });
+    return run.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => String(n.target)) }));
+  });
+}
+
+/** Logs `name` in at the dev IdP (password = name) from where /library sent the page. */
+async function logIn(page: Page, baseUrl: string, { name, issuer }: { name: string; issuer: string }) {
+  await page.waitForURL((url) => url.href.startsWith(issuer));
+  await page.fill("#username", name);
+  await page.fill("#password", name);
+  await Promise.all([page.waitForURL((url) => url.href.startsWith(baseUrl)), page.click("#kc-login")]);
+  await page.waitForSelector("#cms-session.on");
+  if ((await page.textContent("#cms-user")) !== `Signed in as ${name}`) throw new Error("not signed in");
 }
 
 const SHOTS = fileURLToPath(new URL("../../test-results/library/", import.meta.url));
@@ -63,6 +111,14 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
     let files: string;
     const external: string[] = [];
     const pageErrors: string[] = [];
+    /** Every console error of the page; a test that provokes a refusal takes its own out (expectConsoleErrors). */
+    const consoleErrors: { text: string; url: string }[] = [];
+    /** Takes the console errors matching `url` out (the browser logs every refused request), and says how many. */
+    const expectConsoleErrors = (url: RegExp) => {
+      const mine = consoleErrors.filter((e) => url.test(e.url));
+      consoleErrors.splice(0, consoleErrors.length, ...consoleErrors.filter((e) => !url.test(e.url)));
+      return mine.length;
+    };
     const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${label}-${name}.png`), fullPage: true });
 
     async function api(path: string, init: RequestInit = {}): Promise<Response> {
@@ -133,15 +189,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
     /** Opens /library, through the IdP's login when auth is on, and waits until the script is wired. */
     async function openLibrary() {
       await page.goto(`${target.baseUrl}/library`);
-      if (target.user) {
-        const { name, issuer } = target.user;
-        await page.waitForURL((url) => url.href.startsWith(issuer));
-        await page.fill("#username", name);
-        await page.fill("#password", name);
-        await Promise.all([page.waitForURL((url) => url.href.startsWith(target.baseUrl)), page.click("#kc-login")]);
-        await page.waitForSelector("#cms-session.on");
-        if ((await page.textContent("#cms-user")) !== `Signed in as ${name}`) throw new Error("not signed in");
-      }
+      if (target.user) await logIn(page, target.baseUrl, target.user);
       await page.waitForSelector("body[data-ready]", { timeout: 15_000 });
       if ((await page.inputValue("#tenant")) !== target.tenant) {
         await page.fill("#tenant", target.tenant);
@@ -183,6 +231,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       });
       page.on("console", (message) => {
         if (/content.security.policy/i.test(message.text())) pageErrors.push(`CSP: ${message.text()}`);
+        else if (message.type() === "error") consoleErrors.push({ text: message.text(), url: message.location().url });
       });
       page.on("pageerror", (error) => pageErrors.push(`${page.url()}: ${error.message}`));
       // The first test lists again (a change of page size), so the page may open while the seeds go in.
@@ -215,12 +264,26 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       expect((await script.text()).length).toBeGreaterThan(10_000); // the bundle, tus-js-client in it
     });
 
-    it("offers the tenants the token allows (auth on), else the one typed", async () => {
-      const offered = await page
-        .locator("#tenant-list option")
-        .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
-      expect(offered).toEqual(target.user ? [target.tenant, "press"] : []);
+    it("offers a tenant picker from listTenants: the token's tenants (auth on), every tenant (auth off), with counts", async () => {
+      await page.click("#tenant-form button[type=submit]"); // lists again, the seeds in
+      const offered = () =>
+        page
+          .locator("#tenant-list option")
+          .evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, (o as HTMLOptionElement).label]));
+      // Auth on: the admin is confined to two tenants (press has nothing yet); auth off: every tenant written to.
+      await eventually(async () => (await offered()).find(([value]) => value === target.tenant)?.[1]).toMatch(
+        new RegExp(`^${target.tenant}: \\d+ resources?, `),
+      );
+      const values = (await offered()).map(([value]) => value);
+      if (target.user) {
+        expect(await offered()).toEqual([
+          ["press", "press: 0 resources, 0 bytes"],
+          [target.tenant, expect.stringMatching(new RegExp(`^${target.tenant}: `))],
+        ]);
+      } else expect(values).toContain(target.tenant);
       expect(await page.inputValue("#tenant")).toBe(target.tenant);
+      await shot("tenant-picker");
+      expect(await axeViolations(page)).toEqual([]);
     });
 
     it("browses a tenant: pages, order, name search, author and type filters", async () => {
@@ -360,6 +423,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
         create("pv-tone.wav", "audio/wav", toneWav(20)),
         create("pv-paper.pdf", "application/pdf", tinyPdf()),
         create("pv-readme.txt", "text/plain", "Plain text preview"),
+        photoPng(2400, 1600).then((png) => create("pv-photo.png", "image/png", png)),
       ]);
       await create("pv-clip.webm", "video/webm", new Uint8Array(webm));
       // Every content answer the previews load, with the range asked for and the answer's CSP.
@@ -378,13 +442,33 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       const fromContent = (src: string | null) => expect(src).toMatch(/\/cms\/v1\.0\/getData\/[^/]+\//);
       // The five in one listing: each opened from the table as it stands.
       await page.fill("#search", "pv-");
-      await eventually(async () => (await rowNames()).length).toBe(5);
+      await eventually(async () => (await rowNames()).length).toBe(6);
 
       await openRow("pv-pixel.png");
       const img = page.locator("#preview img");
       await eventually(() => img.evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBe(1);
       fromContent(await img.getAttribute("src"));
       await closeDetails();
+
+      // A photo-sized image is shown as its display-size derivative (the `preview` preset), not the original.
+      const settings = JSON.parse((await page.textContent("#library-settings")) ?? "{}") as {
+        previewPreset: string | null;
+      };
+      expect(settings.previewPreset).toBe(target.imageTransforms ? "preview" : null);
+      await page.fill("#search", "pv-photo");
+      await eventually(rowNames).toEqual(["pv-photo.png"]);
+      await openRow("pv-photo.png");
+      await eventually(() => img.evaluate((i) => (i as HTMLImageElement).naturalWidth)).toBe(
+        target.imageTransforms ? 1024 : 2400,
+      );
+      const photoSrc = new URL((await img.getAttribute("src")) ?? "", target.baseUrl);
+      expect(photoSrc.searchParams.get("preset")).toBe(target.imageTransforms ? "preview" : null);
+      const photo = answers.find((a) => a.url.includes("pv-photo.png"));
+      expect(photo?.type).toBe(target.imageTransforms ? "image/webp" : "image/png");
+      await shot("preview-derivative");
+      await closeDetails();
+      await page.fill("#search", "pv-");
+      await eventually(async () => (await rowNames()).length).toBe(6);
 
       await openRow("pv-clip.webm");
       const video = page.locator("#preview video");
@@ -471,28 +555,157 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       await closeDetails();
     }, 60_000);
 
-    it("uploads a new version and downloads each revision", async () => {
-      await create("versioned.txt", "text/plain", "version one");
+    it("uploads a new version of any size through tus (past the 4 MiB updateResource took), resumably, and downloads each revision", async () => {
+      const made = await create("versioned.txt", "text/plain", "version one");
       await openDetails("versioned.txt");
-      await page.getByLabel("Upload a new version").setInputFiles({
-        name: "v2.txt",
-        mimeType: "text/plain",
-        buffer: Buffer.from("version two, longer"),
+      // 5 MiB: two PATCHes of CHUNK_BYTES; the second is held while the page reloads, then the same
+      // file chosen again continues at the offset the server has.
+      const bytes = randomBytes(5 * 1024 * 1024);
+      const file = join(files, "v2.bin");
+      await writeFile(file, bytes);
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let holding = () => {};
+      const heldOne = new Promise<void>((resolve) => (holding = resolve));
+      let allow = 1;
+      await page.route("**/cms/v1.0/uploads/*", async (route) => {
+        if (route.request().method() === "PATCH" && allow-- <= 0) {
+          holding();
+          await held;
+          // The reloaded page's PATCH never arrives: the server keeps the first chunk only.
+          return route.abort().catch(() => {});
+        }
+        await route.continue();
       });
+      await page.getByLabel("Upload a new version").setInputFiles(file);
+      await heldOne;
+      await page.reload();
+      await page.waitForSelector("body[data-ready]");
+      expect(await page.textContent("#resumable")).toContain("v2.bin");
+      release();
+      await page.unroute("**/cms/v1.0/uploads/*");
+      const requests: string[] = [];
+      const onRequest = (r: { url(): string; method(): string; headers(): Record<string, string> }) => {
+        if (r.url().includes("/uploads")) requests.push(`${r.method()} ${r.headers()["upload-offset"] ?? ""}`.trim());
+      };
+      page.on("request", onRequest);
+      await openDetails("versioned.txt");
+      await page.getByLabel("Upload a new version").setInputFiles(file);
+      await eventually(() => page.locator("#version-uploads li .status").textContent()).toBe("done");
+      page.off("request", onRequest);
+      expect(requests).toEqual(["HEAD", "PATCH 4194304"]);
       await eventually(() => page.locator("#revisions li").count()).toBe(2);
-      await eventually(() => page.locator("#facts dd").nth(1).textContent()).toBe("19 bytes (19 bytes)");
-      for (const [revision, text] of [
-        [1, "version one"],
-        [2, "version two, longer"],
+      await eventually(() => page.locator("#facts dd").nth(1).textContent()).toBe("5.0 MiB (5242880 bytes)");
+      expect((await listed("namePrefix=versioned.txt"))[0]?.sha256).toBe(sha256(bytes));
+      await shot("new-version");
+      for (const [revision, expected] of [
+        [1, sha256("version one")],
+        [2, sha256(bytes)],
       ] as const) {
         const [download] = await Promise.all([
           page.waitForEvent("download"),
           page.getByRole("button", { name: `Download revision ${revision}` }).click(),
         ]);
-        expect(await readFile((await download.path()) as string, "utf8")).toBe(text);
+        expect(sha256(await readFile((await download.path()) as string))).toBe(expected);
       }
+      // The lock taken before the reload is still this browser's: released here.
+      expect(await page.locator("#lock-toggle").textContent()).toBe("Unlock");
+      await page.click("#lock-toggle");
+      await eventually(() => page.locator("#lock-toggle").textContent()).toBe("Lock");
+      expect(made.resourceUID).toBeTruthy();
+      await closeDetails();
+    }, 90_000);
+
+    it("shows a refused action's error inside its dialog, announced, never behind it", async () => {
+      await create("refused.txt", "text/plain", "small");
+      await openDetails("refused.txt");
+      // Over CMS_MAX_RESOURCE_BYTES: the tus creation is refused (413) before any byte is sent.
+      await page.getByLabel("Upload a new version").setInputFiles({
+        name: "huge.bin",
+        mimeType: "application/octet-stream",
+        buffer: Buffer.alloc(MAX_RESOURCE_BYTES + 1),
+      });
+      const alert = page.locator("#details #details-error");
+      await eventually(() => alert.textContent()).toContain(`larger than the limit of ${MAX_RESOURCE_BYTES} bytes`);
+      expect(await alert.isVisible()).toBe(true);
+      expect([await alert.getAttribute("role"), await alert.getAttribute("aria-live")]).toEqual(["alert", "assertive"]);
+      expect(await page.textContent("#cms-error")).toBe("");
+      await shot("details-error");
+      expect(await axeViolations(page)).toEqual([]);
+      // The one console error is the refused request's own (the browser logs every 4xx).
+      expect(expectConsoleErrors(/\/cms\/v1\.0\/uploads$/)).toBe(1);
+      // Closing and opening again starts clean.
+      await closeDetails();
+      await openRow("refused.txt");
+      expect(await alert.textContent()).toBe("");
       await closeDetails();
     }, 60_000);
+
+    it("offers only the actions the caller's roles and ownership allow", async () => {
+      const visible = async (p: Page) =>
+        Object.fromEntries(
+          await Promise.all(
+            [
+              ["lock", "#lock-toggle"],
+              ["version", "label[for=version-input]"],
+              ["delete", "#delete"],
+              ["purge", "#purge"],
+            ].map(async ([name, selector]) => [name, await p.locator(selector as string).isVisible()]),
+          ),
+        );
+      const everything = { lock: true, version: true, delete: true, purge: true };
+      const theirs = await create("theirs.txt", "text/plain", "made by the admin");
+      // The admin (auth on) and anyone with auth off: everything.
+      await openDetails("theirs.txt");
+      expect(await visible(page)).toEqual(everything);
+      await closeDetails();
+      if (!target.creator) return; // auth off: no roles, no owners
+      // A creator: Lock, new version and Delete on its own resource only; never Purge.
+      const res = await fetch(`${target.baseUrl}${API}/createResource`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${await target.creator.token()}` },
+        body: JSON.stringify({
+          resourceAuthor: "Cleo",
+          resourceName: "mine.txt",
+          resourceMediaType: "text/plain",
+          resourceTenantId: target.tenant,
+          resourceBinary: Buffer.from("made by the creator").toString("base64"),
+        }),
+      });
+      expect(res.status).toBe(201);
+      const creatorContext = await (await chromium()).newContext();
+      const other = await creatorContext.newPage();
+      const errors: string[] = [];
+      other.on("console", (m) => m.type() === "error" && errors.push(`${m.location().url}: ${m.text()}`));
+      other.on("pageerror", (e) => errors.push(e.message));
+      try {
+        await other.goto(`${target.baseUrl}/library`);
+        await logIn(other, target.baseUrl, target.creator);
+        await other.waitForSelector("body[data-ready]", { timeout: 15_000 });
+        const open = async (name: string) => {
+          await other.getByRole("searchbox", { name: "Name starts with" }).fill(name);
+          await other.locator("#resources tbody button", { hasText: name }).first().click();
+          await other.locator("#facts dt").first().waitFor();
+        };
+        await open("theirs.txt");
+        await expect
+          .poll(() => visible(other), { timeout: 30_000 })
+          .toEqual({ lock: false, version: false, delete: false, purge: false });
+        await other.screenshot({ path: join(SHOTS, `${label}-creator-theirs.png`), fullPage: true });
+        expect(await axeViolations(other)).toEqual([]);
+        await other.keyboard.press("Escape");
+        await open("mine.txt");
+        await expect
+          .poll(() => visible(other), { timeout: 30_000 })
+          .toEqual({ lock: true, version: true, delete: true, purge: false });
+        await other.screenshot({ path: join(SHOTS, `${label}-creator-mine.png`), fullPage: true });
+        expect(await axeViolations(other)).toEqual([]);
+        expect(errors).toEqual([]);
+      } finally {
+        await creatorContext.close();
+      }
+      expect(theirs.resourceUID).toBeTruthy();
+    }, 90_000);
 
     it("deletes and purges only after a confirmation", async () => {
       const doomed = await create("doomed.txt", "text/plain", "bye");
@@ -538,23 +751,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       await page.locator("#resources tbody button").focus();
       await page.keyboard.press("Enter");
       await page.locator("#details").waitFor();
-      // axe-core once into the page; only its violations are read, so only they are gathered.
-      const axeResults = async () => {
-        if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(await axeSource);
-        return page.evaluate(async () => {
-          const run = await (
-            window as unknown as {
-              axe: {
-                run(
-                  context: Document,
-                  options: { resultTypes: string[] },
-                ): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }>;
-              };
-            }
-          ).axe.run(document, { resultTypes: ["violations"] });
-          return run.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-        });
-      };
+      const axeResults = () => axeViolations(page);
       const withDialog = await axeResults();
       await page.keyboard.press("Escape");
       await page.locator("#details").waitFor({ state: "hidden" });
@@ -564,9 +761,10 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       expect(serious).toEqual([]);
     }, 60_000);
 
-    it("made no request outside loopback and caused no CSP violation or page error", () => {
+    it("made no request outside loopback and caused no CSP violation, page error or console error", () => {
       expect(external).toEqual([]);
       expect(pageErrors).toEqual([]);
+      expect(consoleErrors).toEqual([]);
     });
   });
 }

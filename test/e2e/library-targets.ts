@@ -10,12 +10,19 @@ import { startIdp } from "../../scripts/idp/server.js";
 import { CLIENT_SECRET, LINK_SECRET, passwordGrant } from "../helpers/auth-stack.js";
 import { freePort, startTestApp } from "../helpers/test-app.js";
 import { startBundledWorkerd } from "../helpers/workerd.js";
-import type { LibraryTarget } from "./library-suite.js";
+import { type LibraryTarget, MAX_RESOURCE_BYTES } from "./library-suite.js";
 
 export type AuthMode = "auth-off" | "auth-on";
 
-/** The server's settings besides auth: a quota, so the usage bar has a limit to show. */
-const SETTINGS = { CMS_LINK_SECRET: LINK_SECRET, CMS_QUOTA_BYTES: String(64 * 1024 * 1024) };
+/**
+ * The server's settings besides auth: a quota, so the usage bar has a limit to show; a resource
+ * limit a test can pass to see a refusal's error.
+ */
+const SETTINGS = {
+  CMS_LINK_SECRET: LINK_SECRET,
+  CMS_QUOTA_BYTES: String(64 * 1024 * 1024),
+  CMS_MAX_RESOURCE_BYTES: String(MAX_RESOURCE_BYTES),
+};
 /** An admin (purge is an admin's) confined to two tenants: the page offers exactly those. */
 const ADMIN = {
   username: "lib-admin",
@@ -23,6 +30,8 @@ const ADMIN = {
   roles: ["admin", "creator"],
   tenants: ["studio", "press"],
 };
+/** A creator in the admin's first tenant: owns what it makes, nothing else (the actions it is offered). */
+const CREATOR = { username: "lib-creator", password: "lib-creator", roles: ["creator"], tenants: ["studio"] };
 
 interface Served {
   baseUrl: string;
@@ -31,18 +40,18 @@ interface Served {
 /** Starts a server on `port` (known up front: signed links, CMS_PUBLIC_URL, name it) with `env` added. */
 type Serve = (port: number, env: Record<string, string>) => Promise<Served>;
 
-async function startTarget(mode: AuthMode, serve: Serve): Promise<LibraryTarget> {
+async function startTarget(mode: AuthMode, serve: Serve, imageTransforms: boolean): Promise<LibraryTarget> {
   const port = await freePort();
   if (mode === "auth-off") {
     const server = await serve(port, {});
-    return { ...server, tenant: "media", token: async () => null, user: null };
+    return { ...server, tenant: "media", token: async () => null, user: null, creator: null, imageTransforms };
   }
   const idp = await startIdp({
     port: 0,
     clientSecret: CLIENT_SECRET,
     appOrigins: [`http://127.0.0.1:${port}`],
     log: () => {},
-    users: [ADMIN],
+    users: [ADMIN, CREATOR],
   });
   const server = await serve(port, { CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer }).catch(
     async (err: unknown) => {
@@ -62,6 +71,12 @@ async function startTarget(mode: AuthMode, serve: Serve): Promise<LibraryTarget>
       return token.value;
     },
     user: { name: ADMIN.username, issuer: idp.issuer },
+    creator: {
+      name: CREATOR.username,
+      issuer: idp.issuer,
+      token: () => passwordGrant(idp, CLIENT_SECRET, CREATOR.username, CREATOR.password),
+    },
+    imageTransforms,
     async close() {
       await server.close();
       await idp.close();
@@ -88,5 +103,6 @@ const serveWorkerd: Serve = async (port, env) => {
   return { baseUrl: server.url, close: () => server.close() };
 };
 
-export const nodeTarget = (mode: AuthMode) => () => startTarget(mode, serveNode);
-export const workerdTarget = (mode: AuthMode) => () => startTarget(mode, serveWorkerd);
+// sharp on Node; workerd here has no Cloudflare Images binding, so no transforms (previews are the originals).
+export const nodeTarget = (mode: AuthMode) => () => startTarget(mode, serveNode, true);
+export const workerdTarget = (mode: AuthMode) => () => startTarget(mode, serveWorkerd, false);

@@ -158,6 +158,11 @@ const MATRIX = {
     own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
     other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
   },
+  "GET resourceAccess": {
+    needs: "consumer",
+    own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
   "GET getRevisionData": {
     needs: "consumer",
     own: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
@@ -200,6 +205,8 @@ const MATRIX = {
   },
   // Usage: admins, or callers confined to the tenant (none of these users is confined: see beyond.security).
   "GET usage": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  // The tenant list: the same rule (tenants.test.ts has the confined callers).
+  "GET tenants": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
   // tus uploads: "own"/"other" is whose upload it is.
   "POST uploads (tus)": {
     needs: "creator",
@@ -344,6 +351,7 @@ async function freshSubscription(): Promise<Target> {
 
 const OPERATIONS: Record<Endpoint, Operation> = {
   "GET usage": { method: "GET", path: `${API}/usage`, send: get(() => "usage?resourceTenantId=t1") },
+  "GET tenants": { method: "GET", path: `${API}/tenants`, send: get(() => "tenants") },
   "POST webhooks": { method: "POST", path: `${API}/webhooks`, send: (token) => subscribe(token) },
   "GET webhooks": { method: "GET", path: `${API}/webhooks`, send: get(() => "webhooks") },
   "DELETE webhooks/{id}": {
@@ -483,6 +491,11 @@ const OPERATIONS: Record<Endpoint, Operation> = {
     method: "GET",
     path: `${API}/getRevisions/{resourceUID}`,
     send: get((t) => `getRevisions/${t.uid}`),
+  },
+  "GET resourceAccess": {
+    method: "GET",
+    path: `${API}/resourceAccess/{resourceUID}`,
+    send: get((t) => `resourceAccess/${t.uid}`),
   },
   "GET getRevisionData": {
     method: "GET",

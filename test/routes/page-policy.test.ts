@@ -23,9 +23,15 @@ describe("the pages' Content-Security-Policy", () => {
   });
 
   it("library: no inline script, its hashed stylesheet, previews from the content origin", () => {
-    const settings = { apiPrefix: "/cms/v1.0", tenantClaim: "tenants", maxLinkSeconds: 3600 };
+    const settings = {
+      apiPrefix: "/cms/v1.0",
+      tenantClaim: "tenants",
+      maxLinkSeconds: 3600,
+      previewPreset: "preview",
+      roles: null,
+    };
     expect(libraryPage({ settings, auth, contentOrigins: ["https://content.example"] }).csp).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'sha256-ONjfD8GkRT/I4aqbeiLRZ+/gfQiPzEpSDTUYlWThrXI='; img-src 'self' https://content.example data:; media-src 'self' https://content.example; frame-src 'self' https://content.example; connect-src 'self' https://idp.example:8443; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'sha256-wOQMNBaGEZTH5RAaiZKXi6T2LZdqe+2R2Vvgrvh5JSQ='; img-src 'self' https://content.example data:; media-src 'self' https://content.example; frame-src 'self' https://content.example; connect-src 'self' https://idp.example:8443; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
     expect(libraryPage({ settings, auth: null, contentOrigins: [] }).csp).toContain("connect-src 'self'; ");
   });

@@ -20,6 +20,10 @@ export interface LibraryOptions {
   auth: ExplorerAuth | null;
   /** The token claim listing a user's tenants (auth on). */
   tenantClaim: string | null;
+  /** The image preset previews use (null: no image transforms on this runtime). */
+  previewPreset: string | null;
+  /** Where a token's roles are, when auth is on (the page reads its own token's). */
+  roles: { clientId: string; realmRoles: boolean } | null;
   /** Where signed links point (CMS_CONTENT_ORIGIN, else CMS_PUBLIC_URL): previews load from there. */
   linkOrigin?: string;
   compressAssets: boolean;
@@ -27,7 +31,13 @@ export interface LibraryOptions {
 
 export function mountLibrary(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, options: LibraryOptions) {
   const page = libraryPage({
-    settings: { apiPrefix: API_PREFIX, tenantClaim: options.tenantClaim, maxLinkSeconds: MAX_LINK_SECONDS },
+    settings: {
+      apiPrefix: API_PREFIX,
+      tenantClaim: options.tenantClaim,
+      maxLinkSeconds: MAX_LINK_SECONDS,
+      previewPreset: options.previewPreset,
+      roles: options.roles,
+    },
     auth: options.auth,
     contentOrigins: options.linkOrigin ? [new URL(options.linkOrigin).origin] : [],
   });

@@ -14,6 +14,14 @@ export interface LibrarySettings {
   /** Present when auth is on: /explorer.js runs the login, the script reads the tenants from this claim. */
   tenantClaim: string | null;
   maxLinkSeconds: number;
+  /** The image preset previews load (a display-size derivative), or null when this runtime cannot transform. */
+  previewPreset: string | null;
+  /**
+   * Where the token's roles are (auth on): this server's client roles, and realm roles when counted
+   * (CMS_AUTH_REALM_ROLES). The page only asks for what the roles allow (an admin's tenant list),
+   * so a refusal never lands in the console; the server still decides.
+   */
+  roles: { clientId: string; realmRoles: boolean } | null;
 }
 
 export interface LibraryPageOptions {
@@ -62,6 +70,8 @@ function Page({ settings, auth }: LibraryPageOptions) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>Media library — Content resource service</title>
+        {/* No icon: without this the browser asks for /favicon.ico, and its 404 is a console error. */}
+        <link rel="icon" href="data:," />
         <style dangerouslySetInnerHTML={{ __html: STYLE }} />
       </head>
       <body>
@@ -75,7 +85,7 @@ function Page({ settings, auth }: LibraryPageOptions) {
           </div>
           <a href="/docs">API explorer</a>
         </header>
-        <div id="cms-error" role="alert" />
+        <div id="cms-error" role="alert" aria-live="assertive" />
         <main>
           <section aria-label="Tenant" class="bar">
             <form id="tenant-form">
@@ -162,6 +172,7 @@ function Page({ settings, auth }: LibraryPageOptions) {
               Close
             </button>
           </div>
+          <p id="details-error" class="dialog-error" role="alert" aria-live="assertive" />
           <div id="preview" aria-label="Preview" role="region" />
           <dl id="facts" />
           <div class="actions">
@@ -191,6 +202,7 @@ function Page({ settings, auth }: LibraryPageOptions) {
               Purge
             </button>
           </div>
+          <ul id="version-uploads" aria-label="New version uploads" />
           <h3>Revisions</h3>
           <ol id="revisions" />
         </dialog>

@@ -8,7 +8,9 @@ header a{color:#fff}
 #cms-session{display:none;gap:10px;align-items:center}
 #cms-session.on{display:flex}
 #cms-error{color:#a00000;padding:0 20px}
-#cms-error:empty{display:none}
+#cms-error:empty,.dialog-error:empty{display:none}
+.dialog-error{color:#a00000;font-weight:600;margin:6px 0}
+[hidden]{display:none!important}
 main{padding:12px 20px;max-width:1100px;margin:auto}
 section{margin-bottom:18px}
 h2{font-size:17px;margin:8px 0}
@@ -24,9 +26,9 @@ button:disabled{cursor:default;color:#595959;background:#eee}
 #drop-zone{border:2px dashed #6b6b6b;border-radius:8px;padding:14px;background:#fff}
 #drop-zone.over{border-color:#1a66cc;background:#eaf2fc}
 #drop-zone p{margin:0}
-#uploads{list-style:none;padding:0;margin:8px 0}
-#uploads li{display:flex;gap:10px;align-items:center;padding:3px 0}
-#uploads progress{width:220px}
+#uploads,#version-uploads{list-style:none;padding:0;margin:8px 0}
+#uploads li,#version-uploads li{display:flex;gap:10px;align-items:center;padding:3px 0}
+#uploads progress,#version-uploads progress{width:220px}
 meter{width:220px}
 table{border-collapse:collapse;width:100%;background:#fff;margin-top:8px}
 caption{text-align:left;padding:6px 0;color:#404040}

@@ -2,7 +2,11 @@
  * Route definitions for locks. Conflicts answer 423 LOCKED (someone else holds a live lock, or the
  * caller already does) and 409 LOCK_NOT_HELD (no live lock matches).
  */
-import { jsonPost } from "../router.js";
+import { createRoute, z } from "@hono/zod-openapi";
+import { problemResponses } from "../../http/problem-handlers.js";
+import { API_PREFIX } from "../meta.js";
+import { ResourceUidSchema } from "../resources/schemas.js";
+import { BEARER_SECURITY, jsonPost } from "../router.js";
 import {
   LockedResourceRequestSchema,
   LockedResourceSchema,
@@ -11,6 +15,7 @@ import {
   LockSchema,
   NewLockRequestSchema,
   QueryLockRequestSchema,
+  ResourceAccessSchema,
 } from "./schemas.js";
 
 const tag = "locks";
@@ -80,4 +85,23 @@ export const queryName = jsonPost({
   body: QueryLockRequestSchema,
   ok: { status: 200, description: "The lock", schema: LockSchema },
   errors: [401, 403, 404],
+});
+
+export const resourceAccess = createRoute({
+  method: "get",
+  path: `${API_PREFIX}/resourceAccess/{resourceUID}`,
+  operationId: "getResourceAccess",
+  tags: [tag],
+  summary: "A resource's live lock (or null) and what the caller may do with it",
+  description:
+    "For pages and tools that offer only the actions the caller's roles and ownership allow. Unlike queryResourceLock, an unlocked resource is an answer (lock null), not a 404.",
+  security: BEARER_SECURITY,
+  request: { params: z.object({ resourceUID: ResourceUidSchema }) },
+  responses: {
+    200: {
+      description: "The lock and the caller's rights",
+      content: { "application/json": { schema: ResourceAccessSchema } },
+    },
+    ...problemResponses(400, 401, 403, 404),
+  },
 });

@@ -64,6 +64,11 @@ export function createLockRouter({ locks, guards }: { locks: LockService; guards
       const claim = { name: uid, lockId: lockID, owner: lockOwner };
       return c.json(toLock(await locks.renewName(claim, lockExpiration ?? undefined, c.get("principal"))), 200);
     })
+    .openapi(guarded(contract.resourceAccess, guards.role("consumer")), async (c) => {
+      const principal = c.get("principal");
+      const { row, lock, modify, purge } = await locks.access(c.req.valid("param").resourceUID, principal);
+      return c.json({ resourceUID: row.uid, lock: lock && toLock(lock, principal), may: { modify, purge } }, 200);
+    })
     .openapi(guarded(contract.queryName, guards.role("consumer")), async (c) => {
       const principal = c.get("principal");
       return c.json(toLock(await locks.queryName(c.req.valid("json").uid, principal), principal), 200);

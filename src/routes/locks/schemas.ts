@@ -97,3 +97,24 @@ export const LockSchema = z
     uid: z.string(),
   })
   .openapi("Lock");
+
+export const ResourceAccessSchema = z
+  .object({
+    resourceUID: z.string(),
+    lock: LockSchema.nullable().openapi({
+      description: "The live lock (lockID only for its holder); null when not locked.",
+    }),
+    may: z
+      .object({
+        modify: z.boolean().openapi({
+          description:
+            "updateResource, lockResourceDTO and deleteResource are open to the caller (admin, or the creator who owns it)",
+        }),
+        purge: z.boolean().openapi({ description: "purgeResource is open to the caller (admin)" }),
+      })
+      .openapi({
+        description:
+          "What the caller's roles and ownership allow; the actions themselves still decide (a lock held by another still refuses).",
+      }),
+  })
+  .openapi("ResourceAccess");

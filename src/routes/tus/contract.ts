@@ -54,7 +54,7 @@ export const tusCreate = createRoute({
   tags: [tag],
   summary: "Start a resumable upload (creation, creation-with-upload)",
   description:
-    "Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (declared, stored as given) or `filetype` / `type` (what tus-js-client and Uppy send: checked against the bytes' signature as createResource checks an origin's type; without either, the bytes' type, else application/octet-stream; only a zip type given here makes a package), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH.",
+    "Upload-Length is required (no deferred length). Upload-Metadata carries the createResource fields, base64-encoded: `resourceTenantId` (or `tenant`), `resourceName` (or `filename`), `resourceMediaType` (declared, stored as given) or `filetype` / `type` (what tus-js-client and Uppy send: checked against the bytes' signature as createResource checks an origin's type; without either, the bytes' type, else application/octet-stream; only a zip type given here makes a package), `resourceAuthor` (or `author`), and optionally `expectedSha256`. A body of type application/offset+octet-stream is the first bytes. The upload expires CMS_TUS_EXPIRY_SECONDS after its last PATCH. A **new version** of an existing resource (any size, where updateResource takes inline content only): `resourceUID`, `lockID` and `resourceAuthor` (or `author`: the lock's owner, as updateResource's `author`), optionally `resourceMediaType`; tenant, name and `filetype` are the resource's and ignored, `expectedSha256` is refused. The caller's lock must be live when the upload is created and when its last byte arrives (renew it meanwhile); the content is then replaced under updateResource's rules (a new revision; not a package), and the last PATCH answers the updated resource. Only the lock's holder continues such an upload.",
   security: BEARER_SECURITY,
   request: {
     headers: z.object({
@@ -68,7 +68,7 @@ export const tusCreate = createRoute({
       description: "Created; `Location` is the upload's URL",
       headers: offsetHeaders.extend({ Location: z.string() }),
     },
-    ...problemResponses(400, 401, 403, 412, 413, 507),
+    ...problemResponses(400, 401, 403, 404, 409, 412, 413, 423, 507),
   },
 });
 
@@ -121,7 +121,7 @@ export const tusPatch = createRoute({
       content: { "application/json": { schema: ResourceSchema } },
     },
     204: { description: "Stored; Upload-Offset is the new offset", headers: offsetHeaders },
-    ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 507),
+    ...problemResponses(400, 401, 403, 404, 409, 412, 413, 415, 422, 423, 507),
     460: { description: "Checksum mismatch (tus checksum extension)" },
   },
 });

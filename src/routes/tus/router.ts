@@ -17,11 +17,12 @@ import {
   TUS_VERSION,
 } from "../../http/tus-headers.js";
 import type { TusUploadRow } from "../../metadata/schema.js";
-import { METADATA_POINTER, type TusFields, type TusUploadService } from "../../services/tus-uploads.js";
+import { METADATA_POINTER, type TusFields, type TusTarget, type TusUploadService } from "../../services/tus-uploads.js";
 import { dataPath } from "../../api-paths.js";
 import { toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
-import { MediaTypeSchema, optional } from "../resources/schemas.js";
+import { z } from "@hono/zod-openapi";
+import { AuthorSchema, MediaTypeSchema, optional, ResourceUidSchema } from "../resources/schemas.js";
 import { UploadFieldsSchema } from "../uploads/contract.js";
 import { TUS_PATH, TUS_ROUTES } from "./contract.js";
 
@@ -31,7 +32,7 @@ import { TUS_PATH, TUS_ROUTES } from "./contract.js";
  * type, checked against the bytes; only `resourceMediaType` declares one. A Map: a client's key such
  * as `toString` must not find Object.prototype's.
  */
-const METADATA_KEYS = new Map<string, keyof TusFields>([
+const METADATA_KEYS = new Map<string, keyof TusFields | keyof NewVersionFields>([
   ["resourceTenantId", "resourceTenantId"],
   ["tenant", "resourceTenantId"],
   ["resourceName", "resourceName"],
@@ -43,17 +44,42 @@ const METADATA_KEYS = new Map<string, keyof TusFields>([
   ["resourceAuthor", "resourceAuthor"],
   ["author", "resourceAuthor"],
   ["expectedSha256", "expectedSha256"],
+  ["resourceUID", "resourceUID"],
+  ["lockID", "lockID"],
 ]);
 
 const TusFieldsSchema = UploadFieldsSchema.extend({ filetype: optional(MediaTypeSchema) });
 
-function metadataFields(header: string | undefined): TusFields {
+/**
+ * A new version (`resourceUID` given): updateResource's lock proof, `resourceAuthor` (or `author`)
+ * being the lock's owner as updateResource's `author`. The name, tenant and uploader's type a
+ * client library adds on its own are the resource's already and are ignored; a digest cannot be
+ * checked on this path, so it is refused rather than ignored.
+ */
+const NewVersionSchema = z.object({
+  resourceUID: ResourceUidSchema,
+  lockID: z.string().min(1, { message: "must not be empty" }).max(200),
+  resourceAuthor: AuthorSchema,
+  resourceMediaType: optional(MediaTypeSchema),
+  expectedSha256: z.never({ message: "is not supported for a new version" }).optional(),
+});
+type NewVersionFields = z.infer<typeof NewVersionSchema>;
+
+function metadataFields(header: string | undefined): TusTarget {
   const fields: Record<string, string> = {};
   for (const [key, value] of parseUploadMetadata(header)) {
     const field = METADATA_KEYS.get(key);
     if (field) fields[field] = value; // other keys (Uppy adds its own) are ignored
   }
-  const parsed = TusFieldsSchema.safeParse(fields);
+  if (fields.resourceUID !== undefined) {
+    const { resourceUID, lockID, resourceAuthor, resourceMediaType } = valid(NewVersionSchema, fields);
+    return { newVersion: { resourceUID, lockID, author: resourceAuthor, resourceMediaType } };
+  }
+  return valid(TusFieldsSchema, fields);
+}
+
+function valid<S extends z.ZodType>(schema: S, fields: Record<string, string>): z.infer<S> {
+  const parsed = schema.safeParse(fields);
   if (!parsed.success) {
     // Pointers name the metadata key under the header (toFieldErrors would escape the header's "/").
     const errors = toFieldErrors(parsed.error, "metadata").map((e) => ({
