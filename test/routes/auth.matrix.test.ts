@@ -3,6 +3,7 @@
  * tenant confinement from the token's `tenants` claim, signed links and CMS_PUBLIC_READ.
  */
 import sharp from "sharp";
+import { createHash } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Role } from "../../src/auth/principal.js";
 import { createLinkSigner } from "../../src/auth/signed-links.js";
@@ -207,6 +208,16 @@ const MATRIX = {
   "GET usage": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
   // The tenant list: the same rule (tenants.test.ts has the confined callers).
   "GET tenants": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  // Direct uploads (docs/direct-storage.md): "own"/"other" is whose upload URL it is.
+  "POST createUploadURL": {
+    needs: "creator",
+    any: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "POST completeUpload": {
+    needs: "creator",
+    own: { admin: 201, creator: 201, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 201, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
   // tus uploads: "own"/"other" is whose upload it is.
   "POST uploads (tus)": {
     needs: "creator",
@@ -349,7 +360,40 @@ async function freshSubscription(): Promise<Target> {
   return { uid: ((await res.json()) as { id: string }).id, uri: "" };
 }
 
+/** An upload URL for `text` (random, so no cell's content dedupes against another's). */
+const askUploadURL = (token: string | null, text: string) => {
+  const bytes = new TextEncoder().encode(text);
+  return call(token, "POST", `${API}/createUploadURL`, {
+    resourceName: "direct.txt",
+    resourceTenantId: "t1",
+    resourceAuthor: "matrix",
+    size: bytes.length,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+  });
+};
+/** The cell's owner's upload with its bytes sent (the URL is its own authorisation); `uid` is its id. */
+async function sentUpload(cell: Cell & { owner: Owner }): Promise<Target> {
+  const text = `direct ${crypto.randomUUID()}`;
+  const res = await askUploadURL(ownerToken(cell.owner), text);
+  expect(res.status, await res.clone().text()).toBe(201);
+  const ticket = (await res.json()) as { uploadId: string; url: string; headers: Record<string, string> };
+  const put = await stack.app.fetch(ticket.url, { method: "PUT", headers: ticket.headers, body: text });
+  expect(put.status, await put.clone().text()).toBe(204);
+  return { uid: ticket.uploadId, uri: "" };
+}
+
 const OPERATIONS: Record<Endpoint, Operation> = {
+  "POST createUploadURL": {
+    method: "POST",
+    path: `${API}/createUploadURL`,
+    send: (token) => askUploadURL(token, `direct ${crypto.randomUUID()}`),
+  },
+  "POST completeUpload": {
+    method: "POST",
+    path: `${API}/completeUpload`,
+    prepare: sentUpload,
+    send: post("completeUpload", (t) => ({ uploadId: t.uid })),
+  },
   "GET usage": { method: "GET", path: `${API}/usage`, send: get(() => "usage?resourceTenantId=t1") },
   "GET tenants": { method: "GET", path: `${API}/tenants`, send: get(() => "tenants") },
   "POST webhooks": { method: "POST", path: `${API}/webhooks`, send: (token) => subscribe(token) },
@@ -632,7 +676,7 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
     });
   }
 
-  it("covers every protected operation in /openapi.json (and only /healthz, /readyz, tus OPTIONS are public)", async () => {
+  it("covers every protected operation in /openapi.json (and only /healthz, /readyz, tus OPTIONS and the signed upload URL are public)", async () => {
     const doc = (await (await stack.app.fetch(stack.app.url("/openapi.json"))).json()) as {
       paths: Record<string, Record<string, { security?: unknown[] }>>;
     };
@@ -656,13 +700,14 @@ describe("permission matrix: every endpoint × caller × own/other resource", ()
         .map((o) => o.key)
         .sort(),
     );
-    // tus capability discovery (OPTIONS) is public by the protocol.
+    // tus capability discovery (OPTIONS) is public by the protocol; an upload URL's PUT carries its
+    // own authorisation (a signed, single-upload token), as a bucket's presigned PUT would.
     expect(
       documented
         .filter((o) => !o.isProtected)
         .map((o) => o.key)
         .sort(),
-    ).toEqual(["GET /healthz", "GET /readyz", "OPTIONS /cms/v1.0/uploads"]);
+    ).toEqual(["GET /healthz", "GET /readyz", "OPTIONS /cms/v1.0/uploads", "PUT /cms/v1.0/directUploads/{uploadId}"]);
   });
 
   it("records the token's subject as owner, never a request field", async () => {
