@@ -16,6 +16,7 @@ import type { FetchOrigin } from "../origin/fetch-origin.js";
 import type { PackageService } from "./packages.js";
 import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";
+import { type DescriptionInput, descriptionColumns } from "./descriptions.js";
 
 export interface ResourceServiceDeps {
   store: MetadataStore;
@@ -42,7 +43,8 @@ export interface RequestContext {
   atLeastBytes?: number;
 }
 
-export interface NewResource {
+/** The createResource fields; the descriptive ones (issue 38) are the top-level resource's, not a package's files'. */
+export interface NewResource extends DescriptionInput {
   resourceAuthor: string;
   /** Absent: the origin's or uploader's type checked against the bytes, or the bytes' own type (checkedMediaType). */
   resourceMediaType?: string;
@@ -194,6 +196,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
           ...(ctx.owner ?? ownershipOf(ctx.principal)),
           createdAt: now,
           updatedAt: now,
+          ...descriptionColumns(input),
         } satisfies NewResourceRow;
         // Only the client's zip type explodes (declared, or its upload's): an origin's or the bytes' is no request.
         const asked = declared ?? uploaderType;

@@ -61,6 +61,14 @@ describe("createResource", () => {
       size: 5000,
       sha256: sha256(bytes),
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      // Issue 38: the descriptive fields, unset.
+      title: null,
+      description: null,
+      altText: null,
+      tags: [],
+      folder: "/",
+      metadata: {},
+      metadataVersion: "1",
     });
     expect(res.headers.get("location")).toBe(`/cms/v1.0/getData/${uid}/logo.png`);
   });

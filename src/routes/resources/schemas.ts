@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { isBase64 } from "../../lib/base64.js";
 import { RESTRICTED_NAME } from "../../lib/media-types.js";
 import { hasBidiControl, hasControlChar, hasLineSeparator } from "../../lib/name-chars.js";
+import { DescriptionFields, DescriptionViewFields } from "./description-schemas.js";
 
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
 
@@ -124,6 +125,7 @@ export const CreateResourceRequestSchema = z
     resourceName: ResourceNameSchema,
     resourceTenantId: TenantIdSchema,
     expectedSha256: optional(Sha256HexSchema),
+    ...DescriptionFields,
   })
   .superRefine(...checkContentFields(true))
   .openapi("CreateResourceRequest", { description: "Exactly one of resourceExternalURI and resourceBinary." });
@@ -157,6 +159,7 @@ const ResourceFields = {
   sha256: z.string(),
   ...ImageDimensionFields,
   createdAt: z.string().openapi({ format: "date-time" }),
+  ...DescriptionViewFields,
 };
 
 export const ResourceItemSchema = z.object({ ...ResourceFields, resourcesList: z.null() }).openapi("ResourceItem");

@@ -43,12 +43,19 @@ const METADATA_KEYS = new Map<string, keyof TusFields>([
   ["resourceAuthor", "resourceAuthor"],
   ["author", "resourceAuthor"],
   ["expectedSha256", "expectedSha256"],
+  // Issue 38's descriptive fields; tags and metadata as JSON texts.
+  ["title", "title"],
+  ["description", "description"],
+  ["altText", "altText"],
+  ["folder", "folder"],
+  ["tags", "tags"],
+  ["metadata", "metadata"],
 ]);
 
 const TusFieldsSchema = UploadFieldsSchema.extend({ filetype: optional(MediaTypeSchema) });
 
 function metadataFields(header: string | undefined): TusFields {
-  const fields: Record<string, string> = {};
+  const fields: Record<string, unknown> = {};
   for (const [key, value] of parseUploadMetadata(header)) {
     const field = METADATA_KEYS.get(key);
     if (field) fields[field] = value; // other keys (Uppy adds its own) are ignored
