@@ -2,6 +2,7 @@ ALTER TABLE `resources` ADD `title` text;--> statement-breakpoint
 ALTER TABLE `resources` ADD `description` text;--> statement-breakpoint
 ALTER TABLE `resources` ADD `alt_text` text;--> statement-breakpoint
 ALTER TABLE `resources` ADD `tags` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
+ALTER TABLE `resources` ADD `tag_keys` text DEFAULT '[]' NOT NULL;--> statement-breakpoint
 ALTER TABLE `resources` ADD `folder` text DEFAULT '/' NOT NULL;--> statement-breakpoint
 ALTER TABLE `resources` ADD `metadata` text DEFAULT '{}' NOT NULL;--> statement-breakpoint
 ALTER TABLE `resources` ADD `metadata_version` integer DEFAULT 1 NOT NULL;--> statement-breakpoint

@@ -61,6 +61,8 @@ export const resources = sqliteTable(
     altText: text("alt_text"),
     /** JSON array of distinct tags (compared case-insensitively), as given. */
     tags: text("tags").notNull().default("[]"),
+    /** The tags case-folded (JavaScript's Unicode toLowerCase; SQLite's lower() folds ASCII only): what tag filters compare. */
+    tagKeys: text("tag_keys").notNull().default("[]"),
     /** `/`-separated path starting and ending with `/`. */
     folder: text("folder").notNull().default("/"),
     /** JSON object of the caller's own keys. */

@@ -19,8 +19,11 @@ export interface DescriptionInput {
 
 export type DescriptionColumns = Pick<
   ResourceRow,
-  "title" | "description" | "altText" | "tags" | "folder" | "metadata"
+  "title" | "description" | "altText" | "tags" | "tagKeys" | "folder" | "metadata"
 >;
+
+/** Tags compare case-insensitively (Unicode case folding, which SQLite's lower() lacks). */
+export const tagKey = (tag: string): string => tag.toLowerCase();
 
 export const ROOT_FOLDER = "/";
 
@@ -30,6 +33,7 @@ export const descriptionColumns = (d: DescriptionInput = {}): DescriptionColumns
   description: d.description ?? null,
   altText: d.altText ?? null,
   tags: JSON.stringify(d.tags ?? []),
+  tagKeys: JSON.stringify((d.tags ?? []).map(tagKey)),
   folder: d.folder ?? ROOT_FOLDER,
   metadata: JSON.stringify(d.metadata ?? {}),
 });

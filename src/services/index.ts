@@ -5,6 +5,7 @@
 import type { AppDeps } from "../app-deps.js";
 import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "../images/derivatives.js";
 import { createContentService } from "./content.js";
+import { createFindingService } from "./finding.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
 import { createPackageService } from "./packages.js";
@@ -48,6 +49,7 @@ export function createServices(
   const locks = createLockService({ store, resources, clock, ...options.locks });
   const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
   const revisions = createRevisionService({ store, resources });
+  const finding = createFindingService({ store, resources, clock });
   const tus = createTusUploadService({
     store,
     blobs,
@@ -66,5 +68,18 @@ export function createServices(
     settings: options.images ?? DEFAULT_DERIVATIVE_SETTINGS,
     index: deps.derivatives,
   });
-  return { collector, content, images, packages, resources, locks, lifecycle, revisions, tus, quotas, webhooks };
+  return {
+    collector,
+    content,
+    images,
+    packages,
+    resources,
+    locks,
+    lifecycle,
+    revisions,
+    finding,
+    tus,
+    quotas,
+    webhooks,
+  };
 }

@@ -76,6 +76,14 @@ it("records one event per change and matching subscription, in the change's batc
       size: 1,
       mediaType: "text/plain",
       revision: 2,
+      // Issue 38: the descriptive fields.
+      title: null,
+      description: null,
+      altText: null,
+      tags: [],
+      folder: "/",
+      metadata: {},
+      metadataVersion: "1",
       actor: "bob",
     },
   });

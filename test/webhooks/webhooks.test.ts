@@ -93,6 +93,14 @@ describe("webhooks", () => {
       size: 5,
       mediaType: "text/plain",
       revision: 1,
+      // Issue 38: the descriptive fields.
+      title: null,
+      description: null,
+      altText: null,
+      tags: [],
+      folder: "/",
+      metadata: {},
+      metadataVersion: "1",
       actor: null,
     });
     expect(events[2]?.event.data.revision).toBe(2);

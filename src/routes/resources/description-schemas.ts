@@ -5,6 +5,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { hasBidiControl, hasControlChar } from "../../lib/name-chars.js";
+import { tagKey } from "../../services/descriptions.js";
 
 /** Characters as people count them (code points), not UTF-16 units. */
 const length = (s: string) => [...s].length;
@@ -31,9 +32,6 @@ export const TagSchema = z
   .refine((s) => length(s) >= 1 && length(s) <= 64, { message: "must be 1 to 64 characters" })
   .refine((s) => !hasControlChar(s) && !hasBidiControl(s), { message: "must not contain control characters" })
   .openapi({ example: "brand" });
-
-/** Tags compare case-insensitively: "Brand" and "brand" are one tag. */
-export const tagKey = (tag: string) => tag.toLowerCase();
 
 export const TagsSchema = z
   .array(TagSchema)

@@ -220,7 +220,7 @@ export const ResourceQueryRequestSchema = z
   .openapi("ResourceQuery");
 
 const utf8 = new TextEncoder();
-const base64url = (text: string) =>
+export const base64url = (text: string) =>
   btoa(String.fromCharCode(...utf8.encode(text)))
     .replaceAll("+", "-")
     .replaceAll("/", "_")
@@ -246,7 +246,7 @@ const CursorSchema = z
   })
   .openapi({ type: "string", description: "`nextCursor` of the previous page." });
 
-const DateTimeSchema = z.iso
+export const DateTimeSchema = z.iso
   .datetime({ offset: true, message: "must be an ISO-8601 date-time, e.g. 2025-01-31T12:00:00Z" })
   .transform((s) => Date.parse(s))
   .openapi({ type: "string", format: "date-time" });
