@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { API, expectProblem, form, type ResourceDto, tableCounts, upload, useCmsApp } from "../helpers/cms-client.js";
+import { UNSET_DESCRIPTION } from "../helpers/descriptions.js";
 
 const t = useCmsApp("describe", {}, { transport: "in-process" });
 
@@ -40,14 +41,7 @@ describe("describing resources at creation", () => {
 
   it("answers the empty values when none are given", async () => {
     const created = (await t.cms.create({ title: null })) as Described;
-    expect(created).toMatchObject({
-      title: null,
-      description: null,
-      altText: null,
-      tags: [],
-      folder: "/",
-      metadata: {},
-    });
+    expect(created).toMatchObject(UNSET_DESCRIPTION);
   });
 
   it.each([

@@ -4,6 +4,7 @@ import { SEARCH_SORTS, type SearchPosition, type SearchSort } from "../../metada
 import { SearchQueryError, searchTerms } from "../../lib/search-query.js";
 import {
   AltTextSchema,
+  DescriptionFields,
   DescriptionSchema,
   FolderSchema,
   MAX_TAGS,
@@ -49,14 +50,7 @@ export const UpdateResourceMetadataRequestSchema = z
   .openapi("UpdateResourceMetadataRequest");
 
 /** The description after the patch, checked whole (a merged metadata may outgrow its limit). */
-export const PatchedDescriptionSchema = z.object({
-  title: TitleSchema.nullish(),
-  description: DescriptionSchema.nullish(),
-  altText: AltTextSchema.nullish(),
-  tags: TagsSchema.nullish(),
-  folder: FolderSchema.nullish(),
-  metadata: MetadataSchema.nullish(),
-});
+export const PatchedDescriptionSchema = z.object(DescriptionFields);
 
 /** Opaque keyset cursor: the sort it belongs to, and the sort key and UID of a page's last row. */
 export const encodeSearchCursor = (sort: SearchSort, position: SearchPosition) =>
