@@ -9,6 +9,7 @@ import {
   FoldersQuerySchema,
   SearchPageSchema,
   SearchQuerySchema,
+  UPDATE_METADATA_EXAMPLE,
   UpdateResourceMetadataRequestSchema,
 } from "./schemas.js";
 
@@ -28,7 +29,12 @@ export const updateResourceMetadata = createRoute({
         .optional()
         .openapi({ description: 'The metadataVersion you read, quoted: `"3"`.', example: '"1"' }),
     }),
-    body: { required: true, content: { "application/json": { schema: UpdateResourceMetadataRequestSchema } } },
+    body: {
+      required: true,
+      content: {
+        "application/json": { schema: UpdateResourceMetadataRequestSchema, example: UPDATE_METADATA_EXAMPLE },
+      },
+    },
   },
   responses: {
     200: { description: "The resource as changed", content: { "application/json": { schema: ResourceSchema } } },

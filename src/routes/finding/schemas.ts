@@ -49,6 +49,11 @@ export const UpdateResourceMetadataRequestSchema = z
   })
   .openapi("UpdateResourceMetadataRequest");
 
+export const UPDATE_METADATA_EXAMPLE = {
+  resourceUID: "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+  patch: { title: "Company logo", tags: ["brand"], metadata: { campaign: null } },
+};
+
 /** The description after the patch, checked whole (a merged metadata may outgrow its limit). */
 export const PatchedDescriptionSchema = z.object(DescriptionFields);
 

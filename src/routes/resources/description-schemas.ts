@@ -141,12 +141,14 @@ export const TextDescriptionFields = {
   description: DescriptionSchema.optional(),
   altText: AltTextSchema.optional(),
   folder: FolderSchema.optional(),
-  tags: z
-    .preprocess(tagsFromText, TagsSchema)
-    .optional()
-    .openapi({ type: "string", description: "A JSON array of tags, or (multipart) one tag per repeated field." }),
-  metadata: z
-    .preprocess(parsedJson, MetadataSchema)
-    .optional()
-    .openapi({ type: "string", description: "A JSON object (your own keys), as text; at most 16 KiB." }),
+  tags: z.preprocess(tagsFromText, TagsSchema).optional().openapi({
+    type: "string",
+    example: '["brand", "logo"]',
+    description: "A JSON array of tags, or (multipart) one tag per repeated field.",
+  }),
+  metadata: z.preprocess(parsedJson, MetadataSchema).optional().openapi({
+    type: "string",
+    example: '{"campaign": "spring"}',
+    description: "A JSON object (your own keys), as text; at most 16 KiB.",
+  }),
 };
