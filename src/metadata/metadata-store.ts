@@ -56,7 +56,7 @@ export type { AnySQLiteDatabase, BatchSQLiteDatabase, LockProof, UsageCharge } f
 export type ResourceChanges = Partial<
   Pick<
     ResourceRow,
-    "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey" | "width" | "height"
+    "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey" | "width" | "height" | "thumbhash"
   >
 >;
 

@@ -17,6 +17,7 @@ import type { PackageService } from "./packages.js";
 import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";
 import { type DescriptionInput, descriptionColumns } from "./descriptions.js";
+import type { Placeholder } from "../images/thumbhash.js";
 
 export interface ResourceServiceDeps {
   store: MetadataStore;
@@ -26,6 +27,8 @@ export interface ResourceServiceDeps {
   newShortId: IdGenerator;
   clock: () => Date;
   quotas: QuotaService;
+  /** An image's thumbhash at ingest (images/thumbhash.ts); absent where the runtime cannot decode. */
+  placeholder?: Placeholder;
 }
 
 export interface RequestContext {
@@ -193,6 +196,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
           blobKey: blob.key,
           width: blob.width,
           height: blob.height,
+          thumbhash: (await deps.placeholder?.(blob)) ?? null,
           ...(ctx.owner ?? ownershipOf(ctx.principal)),
           createdAt: now,
           updatedAt: now,
