@@ -15,6 +15,7 @@ import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
 import { mountLibrary } from "./routes/library/index.js";
 import { PREVIEW_PRESET } from "./images/params.js";
 import { createContentRouter } from "./routes/content/router.js";
+import { createFindingRouter } from "./routes/finding/router.js";
 import { createLifecycleRouter } from "./routes/lifecycle/router.js";
 import { createLockRouter } from "./routes/locks/router.js";
 import { createMetaRouter } from "./routes/meta.js";
@@ -85,6 +86,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     createLifecycleRouter({ lifecycle, revisions, content, guards, maxInlineBytes, cachedContent: deps.cachedContent }),
   );
   app.route("/", createLockRouter({ locks, guards }));
+  app.route("/", createFindingRouter({ finding: services.finding, guards }));
   app.route("/", createWebhookRouter({ webhooks: services.webhooks, guards }));
   mountExplorer(app, deps.readAsset, {
     issuer: options.auth?.issuer,

@@ -8,6 +8,7 @@ import { basename } from "node:path";
 import { Command, InvalidArgumentError, Option } from "commander";
 import { CmsProblem, createCmsClient, requestToken } from "../client/index.js";
 import { DEFAULT_MEDIA_TYPE, isZipMediaType, mediaTypeForPath } from "../lib/media-types.js";
+import { registerDescribeCommands } from "./commands/describe.js";
 import { registerTenantsCommand } from "./commands/tenants.js";
 import { registerUpdate } from "./commands/update.js";
 import { forgetLock, heldLock, rememberLock } from "./held-locks.js";
@@ -143,6 +144,14 @@ program
       `${got.file}  ${formatBytes(got.size)}  sha256 verified${got.resumedFrom ? ` (resumed at ${formatBytes(got.resumedFrom)})` : ""}`,
     );
   });
+
+registerDescribeCommands(program, {
+  client,
+  print,
+  table,
+  parsePositive,
+  heldLockId: async (uid) => (await heldLock(server(), uid))?.lockID,
+});
 
 program
   .command("ls")

@@ -34,6 +34,10 @@ export type LockedResource = components["schemas"]["LockedResource"];
 export type CreateResourceRequest = components["schemas"]["CreateResourceRequest"];
 export type LockedResourceDTO = components["schemas"]["LockedResourceDTO"];
 export type ListResourcesQuery = NonNullable<paths["/cms/v1.0/listResources"]["get"]["parameters"]["query"]>;
+export type SearchQuery = NonNullable<paths["/cms/v1.0/searchResources"]["get"]["parameters"]["query"]>;
+export type SearchPage = components["schemas"]["SearchPage"];
+export type FolderList = components["schemas"]["FolderList"];
+export type DescriptionPatch = components["schemas"]["DescriptionPatch"];
 
 export interface CmsClientOptions {
   /** The server, e.g. `http://127.0.0.1:9082`. */
@@ -98,6 +102,25 @@ export function createCmsClient(options: CmsClientOptions) {
     createResource: (body: CreateResourceRequest) => ok(api.POST("/cms/v1.0/createResource", { body })),
     queryResource: query,
     listResources: (q: ListResourcesQuery) => ok(api.GET("/cms/v1.0/listResources", { params: { query: q } })),
+    /** Full text and filters over a tenant's resources (issue 38); `nextCursor` continues. */
+    searchResources: (q: SearchQuery) => ok(api.GET("/cms/v1.0/searchResources", { params: { query: q } })),
+    folders: (tenant: string, parent = "/") =>
+      ok(api.GET("/cms/v1.0/folders", { params: { query: { tenant, parent } } })),
+    /**
+     * A JSON Merge Patch over title, description, altText, tags, folder, metadata (no new revision).
+     * `ifMatch`: the metadataVersion read before (412 if it changed); `lockID` while locked.
+     */
+    updateResourceMetadata: (
+      resourceUID: string,
+      patch: DescriptionPatch,
+      o: { ifMatch?: string; lockID?: string } = {},
+    ) =>
+      ok(
+        api.POST("/cms/v1.0/updateResourceMetadata", {
+          body: { resourceUID, patch, ...(o.lockID ? { lockID: o.lockID } : {}) },
+          params: { header: o.ifMatch === undefined ? {} : { "if-match": `"${o.ifMatch}"` } },
+        }),
+      ),
     lock,
     unlock,
     deleteResource: (locked: LockedResourceDTO) => ok(api.POST("/cms/v1.0/deleteResource", { body: locked })),

@@ -632,6 +632,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/cms/v1.0/updateResourceMetadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change a resource's title, description, altText, tags, folder or metadata (no new revision)
+         * @description `patch` is a JSON Merge Patch (RFC 7396) over the six fields: `null` removes a field, `metadata` merges key by key. With `If-Match: "<metadataVersion>"` the change applies only to that version (412 otherwise). The resource's owner or an admin; while it is locked, only the lock's holder with its `lockID` (423 otherwise). Emits the webhook event `resource.metadata_updated`.
+         */
+        post: operations["updateResourceMetadata"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cms/v1.0/searchResources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a tenant's live resources by text, tags, folder, media type and creation time
+         * @description Top-level resources only (a package's files are found through their package). Keyset pages: `nextCursor` continues the same query and sort.
+         */
+        get: operations["searchResources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/cms/v1.0/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The direct subfolders of a folder that hold live resources, with counts */
+        get: operations["folders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cms/v1.0/webhooks": {
         parameters: {
             query?: never;
@@ -764,6 +821,30 @@ export interface components {
             height?: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description At most 200 characters; null when unset. */
+            title: string | null;
+            /** @description At most 2000 characters; null when unset. */
+            description: string | null;
+            /** @description At most 1000 characters; null when unset. */
+            altText: string | null;
+            /** @description Distinct tags (matched case-insensitively); [] when none. */
+            tags: string[];
+            /**
+             * @description The resource's folder; `/` when unset.
+             * @example /brand/
+             */
+            folder: string;
+            /** @description Your own keys; {} when none. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Opaque; changes whenever title, description, altText, tags, folder or metadata change. Send it as `If-Match` to updateResourceMetadata.
+             * @example 1
+             */
+            metadataVersion: string;
+            /** @description An image's placeholder (ThumbHash, base64), computed once at ingest, to paint before the image arrives; absent for anything else. */
+            thumbhash?: string;
             /** @description For a package: its files (createResource: all but the start page). null otherwise. */
             resourcesList: components["schemas"]["ResourceItem"][] | null;
         };
@@ -793,6 +874,30 @@ export interface components {
             height?: number;
             /** Format: date-time */
             createdAt: string;
+            /** @description At most 200 characters; null when unset. */
+            title: string | null;
+            /** @description At most 2000 characters; null when unset. */
+            description: string | null;
+            /** @description At most 1000 characters; null when unset. */
+            altText: string | null;
+            /** @description Distinct tags (matched case-insensitively); [] when none. */
+            tags: string[];
+            /**
+             * @description The resource's folder; `/` when unset.
+             * @example /brand/
+             */
+            folder: string;
+            /** @description Your own keys; {} when none. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Opaque; changes whenever title, description, altText, tags, folder or metadata change. Send it as `If-Match` to updateResourceMetadata.
+             * @example 1
+             */
+            metadataVersion: string;
+            /** @description An image's placeholder (ThumbHash, base64), computed once at ingest, to paint before the image arrives; absent for anything else. */
+            thumbhash?: string;
             resourcesList: null;
         };
         /** @description Exactly one of resourceExternalURI and resourceBinary. */
@@ -827,6 +932,34 @@ export interface components {
              * @example 5f8f04f6a3a892aaabbddb6cf273894493773960d4a325b105fee46eef4304f1
              */
             expectedSha256?: string | null;
+            /** @example Company logo */
+            title?: string | null;
+            /** @example The logo on a white background. */
+            description?: string | null;
+            /** @example A blue sun rising over the letters ACME */
+            altText?: string | null;
+            /**
+             * @description Distinct tags; matched case-insensitively.
+             * @example [
+             *       "brand",
+             *       "logo"
+             *     ]
+             */
+            tags?: string[] | null;
+            /**
+             * @description A `/`-separated path starting and ending with `/`.
+             * @example /brand/logos/
+             */
+            folder?: string | null;
+            /**
+             * @description Your own keys; at most 16 KiB as JSON.
+             * @example {
+             *       "campaign": "spring"
+             *     }
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
         };
         ResourceQuery: {
             /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345 */
@@ -1103,6 +1236,59 @@ export interface components {
             /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345 */
             uid: string;
         };
+        UpdateResourceMetadataRequest: {
+            /** @example 01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345 */
+            resourceUID: string;
+            patch: components["schemas"]["DescriptionPatch"];
+            /** @description The lockID of your lock: needed while the resource is locked (423 otherwise). */
+            lockID?: string | null;
+        };
+        /** @description A JSON Merge Patch (RFC 7396) over the descriptive fields; fields left out keep their value. */
+        DescriptionPatch: {
+            /** @example Company logo */
+            title?: string | null;
+            /** @example The logo on a white background. */
+            description?: string | null;
+            /** @example A blue sun rising over the letters ACME */
+            altText?: string | null;
+            /**
+             * @description Distinct tags; matched case-insensitively.
+             * @example [
+             *       "brand",
+             *       "logo"
+             *     ]
+             */
+            tags?: string[] | null;
+            /**
+             * @description A `/`-separated path starting and ending with `/`.
+             * @example /brand/logos/
+             */
+            folder?: string | null;
+            /**
+             * @description Merged key by key (RFC 7396): a key set to null is removed; null removes them all.
+             * @example {
+             *       "campaign": "spring"
+             *     }
+             */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        SearchPage: {
+            items: components["schemas"]["ResourceItem"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor: string | null;
+        };
+        FolderList: {
+            folders: {
+                /** @example /brand/ */
+                path: string;
+                /** @description Live resources directly in this folder. */
+                resources: number;
+                /** @description Its direct subfolders that hold resources. */
+                folders: number;
+            }[];
+        };
         CreatedWebhook: components["schemas"]["Webhook"] & {
             /** @description `whsec_` + base64 HMAC key for Standard Webhooks verification; shown only in this answer */
             secret: string;
@@ -1111,7 +1297,7 @@ export interface components {
             id: string;
             url: string;
             /** @description Empty: all */
-            events: ("resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged")[];
+            events: ("resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged" | "resource.metadata_updated")[];
             /** @description Empty: all */
             tenants: string[];
             createdAt: string;
@@ -1120,7 +1306,7 @@ export interface components {
             /** @example https://hooks.example.com/cms */
             url: string;
             /** @description Default: all */
-            events?: ("resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged")[];
+            events?: ("resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged" | "resource.metadata_updated")[];
             /** @description Default: all tenants (an admin without a tenant claim only) */
             tenants?: string[];
         };
@@ -1128,7 +1314,7 @@ export interface components {
             /** @description The webhook-id header; the same on every attempt */
             id: string;
             /** @enum {string} */
-            type: "resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged";
+            type: "resource.created" | "resource.updated" | "resource.locked" | "resource.unlocked" | "resource.deleted" | "resource.purged" | "resource.metadata_updated";
             resourceUID: string;
             /** @description The body sent */
             event: {
@@ -4338,6 +4524,27 @@ export interface operations {
                      * @example 5f8f04f6a3a892aaabbddb6cf273894493773960d4a325b105fee46eef4304f1
                      */
                     expectedSha256?: string | null;
+                    /** @example Company logo */
+                    title?: string;
+                    /** @example The logo on a white background. */
+                    description?: string;
+                    /** @example A blue sun rising over the letters ACME */
+                    altText?: string;
+                    /**
+                     * @description A `/`-separated path starting and ending with `/`.
+                     * @example /brand/logos/
+                     */
+                    folder?: string;
+                    /**
+                     * @description A JSON array of tags, or (multipart) one tag per repeated field.
+                     * @example ["brand", "logo"]
+                     */
+                    tags?: string;
+                    /**
+                     * @description A JSON object (your own keys), as text; at most 16 KiB.
+                     * @example {"campaign": "spring"}
+                     */
+                    metadata?: string;
                     /** Format: binary */
                     file: string;
                 };
@@ -9329,6 +9536,564 @@ export interface operations {
                      *       "status": 415,
                      *       "detail": "Unsupported media type",
                      *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/internal",
+                     *       "title": "Internal server error",
+                     *       "status": 500,
+                     *       "detail": "Internal server error",
+                     *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unavailable",
+                     *       "title": "Service unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service unavailable",
+                     *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The metadataVersion you read, quoted: `"3"`.
+                 *
+                 *     Example: `"1"`
+                 */
+                "if-match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "resourceUID": "01k9z6w5xq0a3b4c5d6e7f8g9h0j1k-zaq12345",
+                 *       "patch": {
+                 *         "title": "Company logo",
+                 *         "tags": [
+                 *           "brand"
+                 *         ],
+                 *         "metadata": {
+                 *           "campaign": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateResourceMetadataRequest"];
+            };
+        };
+        responses: {
+            /** @description The resource as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Resource"];
+                };
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/validation-failed",
+                     *       "title": "Request validation failed",
+                     *       "status": 400,
+                     *       "detail": "Request validation failed",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Not found",
+                     *       "code": "NOT_FOUND"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    /** @description The methods this path accepts. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/method-not-allowed",
+                     *       "title": "Method not allowed",
+                     *       "status": 405,
+                     *       "detail": "Method not allowed",
+                     *       "code": "METHOD_NOT_ALLOWED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/conflict",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "Conflict",
+                     *       "code": "CONFLICT"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/precondition-failed",
+                     *       "title": "Precondition failed",
+                     *       "status": 412,
+                     *       "detail": "Precondition failed",
+                     *       "code": "PRECONDITION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unsupported-media-type",
+                     *       "title": "Unsupported media type",
+                     *       "status": 415,
+                     *       "detail": "Unsupported media type",
+                     *       "code": "UNSUPPORTED_MEDIA_TYPE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Locked */
+            423: {
+                headers: {
+                    /** @description Seconds until the lock expires. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/locked",
+                     *       "title": "Locked",
+                     *       "status": 423,
+                     *       "detail": "Locked",
+                     *       "code": "LOCKED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/internal",
+                     *       "title": "Internal server error",
+                     *       "status": 500,
+                     *       "detail": "Internal server error",
+                     *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unavailable",
+                     *       "title": "Service unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service unavailable",
+                     *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchResources: {
+        parameters: {
+            query: {
+                /** @description The tenant to search (required). */
+                tenant: string;
+                /**
+                 * @description Full text over name, title, description, altText and tags: words ANDed, `"a phrase"`, `sun*` a prefix (2+ characters); whole words, case- and accent-insensitive. At most 200 characters and 8 terms.
+                 *
+                 *     Example: `harbour "at dawn"`
+                 */
+                q?: string;
+                /** @description Repeatable: every tag given must be on the resource (case-insensitive). */
+                tag?: string[];
+                /**
+                 * @description Only this folder (with recursive=true: and below).
+                 *
+                 *     Example: `/brand/logos/`
+                 */
+                folder?: string;
+                /** @description With folder: the folder and everything under it. */
+                recursive?: "true" | "false";
+                /** @description `image/png`, or a family: `image/*`. */
+                mediaType?: string;
+                /** @description Created after (exclusive), RFC 3339. */
+                createdAfter?: string;
+                /** @description Created before (exclusive), RFC 3339. */
+                createdBefore?: string;
+                /** @description `relevance` (the default with q; needs q), `createdAt`, `-createdAt` (the default without q), `name`. */
+                sort?: "relevance" | "createdAt" | "-createdAt" | "name";
+                limit?: number;
+                /** @description `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchPage"];
+                };
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/validation-failed",
+                     *       "title": "Request validation failed",
+                     *       "status": 400,
+                     *       "detail": "Request validation failed",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    /** @description The methods this path accepts. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/method-not-allowed",
+                     *       "title": "Method not allowed",
+                     *       "status": 405,
+                     *       "detail": "Method not allowed",
+                     *       "code": "METHOD_NOT_ALLOWED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/internal",
+                     *       "title": "Internal server error",
+                     *       "status": 500,
+                     *       "detail": "Internal server error",
+                     *       "code": "INTERNAL"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying, when the database is busy or unavailable. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unavailable",
+                     *       "title": "Service unavailable",
+                     *       "status": 503,
+                     *       "detail": "Service unavailable",
+                     *       "code": "UNAVAILABLE"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    folders: {
+        parameters: {
+            query: {
+                /** @description The tenant (required). */
+                tenant: string;
+                /**
+                 * @description The folder whose subfolders to list; `/` by default.
+                 *
+                 *     Example: `/brand/logos/`
+                 */
+                parent?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subfolders, in path order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FolderList"];
+                };
+            };
+            /** @description Request validation failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/validation-failed",
+                     *       "title": "Request validation failed",
+                     *       "status": 400,
+                     *       "detail": "Request validation failed",
+                     *       "code": "VALIDATION_FAILED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    /** @description The bearer challenge (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/unauthenticated",
+                     *       "title": "Authentication required",
+                     *       "status": 401,
+                     *       "detail": "Authentication required",
+                     *       "code": "UNAUTHENTICATED"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Forbidden",
+                     *       "code": "FORBIDDEN"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    /** @description The methods this path accepts. */
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/method-not-allowed",
+                     *       "title": "Method not allowed",
+                     *       "status": 405,
+                     *       "detail": "Method not allowed",
+                     *       "code": "METHOD_NOT_ALLOWED"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

@@ -38,6 +38,14 @@ export interface ImageTransformer {
     /** Settles once the library has stopped working on it, read or not (limit.ts holds its slot till then). */
     finished?: Promise<void>;
   }>;
+  /**
+   * The image decoded and shrunk to fit `maxSide` × `maxSide`, as RGBA bytes (the thumbhash
+   * placeholder's input, issue 38). Absent where the runtime has no decoder of its own (Workers).
+   */
+  pixels?(
+    source: ReadableStream<Uint8Array>,
+    maxSide: number,
+  ): Promise<{ width: number; height: number; rgba: Uint8Array }>;
   /** Loads the library and runs one tiny transform, so the first request pays for neither. */
   warm?(): Promise<void>;
 }

@@ -29,6 +29,8 @@ import {
 } from "drizzle-orm";
 import { consumeReservations, createBlobLedger, type BlobLedger } from "./blob-ledger.js";
 import { createLockStore, type LockStore } from "./lock-store.js";
+import { mediaTypeMatch } from "./media-type-match.js";
+import { createSearchStore, type SearchStore } from "./search-store.js";
 import { type Bindable, placeholders, prebuilt } from "./prebuilt.js";
 import type { BatchSQLiteDatabase, LockProof, UsageCharge } from "./store-types.js";
 import { createTusUploadStore, type TusUploadStore } from "./tus-store.js";
@@ -56,7 +58,7 @@ export type { AnySQLiteDatabase, BatchSQLiteDatabase, LockProof, UsageCharge } f
 export type ResourceChanges = Partial<
   Pick<
     ResourceRow,
-    "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey" | "width" | "height"
+    "name" | "author" | "mediaType" | "externalUri" | "size" | "sha256" | "blobKey" | "width" | "height" | "thumbhash"
   >
 >;
 
@@ -157,6 +159,8 @@ export interface MetadataStore {
   webhooks: WebhookStore;
   /** The image derivative cache's index: sizes and last uses (images/derivative-index.ts). */
   derivatives: DerivativeStore;
+  /** Search, folders and the descriptive fields' updates (issue 38). */
+  search: SearchStore;
   /** Throws if the database cannot be queried (readiness). */
   ping(): Promise<void>;
   /**
@@ -210,13 +214,6 @@ const usageRow = (c: UsageCharge): TenantUsageRow => ({
   maxResources: c.limits.resources,
   maxIngressBytes: c.limits.ingressBytesPerDay,
 });
-
-/** A media type filter on a type's essence: exact, or `type/*` for a whole family (compared by prefix, no wildcards). */
-function mediaTypeMatch(essence: SQL, wanted: string): SQL {
-  if (!wanted.endsWith("/*")) return sql`${essence} = ${wanted}`;
-  const family = wanted.slice(0, -1);
-  return sql`substr(${essence}, 1, ${family.length}) = ${family}`;
-}
 
 const chargeStatement = (db: BatchSQLiteDatabase, row: Bindable<TenantUsageRow>) =>
   db
@@ -568,6 +565,7 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
     locks: createLockStore(db),
     webhooks: createWebhookStore(db),
     derivatives: createDerivativeStore(db),
+    search: createSearchStore(db),
     tusUploads: createTusUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
     directUploads: createDirectUploadStore(db, (charge) => chargeOnWrite(usageRow(charge))),
     ledger: createBlobLedger(db),

@@ -51,6 +51,26 @@ export const resources = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
     /** Set by deleteResource (soft delete): the row stays for its revisions, but is never served. */
     deletedAt: integer("deleted_at"),
+    /**
+     * What people describe and find a resource by (issue 38): changed by updateResourceMetadata
+     * without a new revision. The texts, the tags and the name are indexed in `resources_fts`
+     * (FTS5, kept in step by the triggers of the migration that added these columns).
+     */
+    title: text("title"),
+    description: text("description"),
+    altText: text("alt_text"),
+    /** JSON array of distinct tags (compared case-insensitively), as given. */
+    tags: text("tags").notNull().default("[]"),
+    /** The tags case-folded (JavaScript's Unicode toLowerCase; SQLite's lower() folds ASCII only): what tag filters compare. */
+    tagKeys: text("tag_keys").notNull().default("[]"),
+    /** `/`-separated path starting and ending with `/`. */
+    folder: text("folder").notNull().default("/"),
+    /** JSON object of the caller's own keys. */
+    metadata: text("metadata").notNull().default("{}"),
+    /** Counts changes of the six fields above: the answer's opaque `metadataVersion` (If-Match). */
+    metadataVersion: integer("metadata_version").notNull().default(1),
+    /** An image's placeholder (thumbhash, base64), computed once at ingest; null for anything else. */
+    thumbhash: text("thumbhash"),
   },
   (t) => [
     uniqueIndex("resources_short_id_unique").on(t.shortId),
@@ -58,6 +78,8 @@ export const resources = sqliteTable(
     index("resources_tenant_created_idx").on(t.tenantId, t.createdAt),
     index("resources_blob_key_idx").on(t.blobKey),
     index("resources_parent_idx").on(t.parentUid),
+    // A folder's page (searchResources?folder=…), and folders' counts: one range of this index.
+    index("resources_tenant_folder_idx").on(t.tenantId, t.folder, t.createdAt),
     // Only rows still waiting for an issuer, so the one adoption reads no others.
     index("resources_legacy_owner_idx").on(t.uid).where(sql`${t.ownerIssuer} is null and ${t.owner} is not null`),
   ],
@@ -298,6 +320,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "resource.unlocked",
   "resource.deleted",
   "resource.purged",
+  "resource.metadata_updated",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -28,7 +28,7 @@ export function recordEvents(
 ) {
   const r = resources;
   const s = webhookSubscriptions;
-  const body = sql`json_object('type', ${type}, 'timestamp', ${new Date(now).toISOString()}, 'data', json_object('resourceUID', ${r.uid}, 'resourceURI', ${r.context} || '/' || ${r.path}, 'resourceTenantId', ${r.tenantId}, 'sha256', ${r.sha256}, 'size', ${r.size}, 'mediaType', ${r.mediaType}, 'revision', ${r.revision}, 'actor', ${actor}))`;
+  const body = sql`json_object('type', ${type}, 'timestamp', ${new Date(now).toISOString()}, 'data', json_object('resourceUID', ${r.uid}, 'resourceURI', ${r.context} || '/' || ${r.path}, 'resourceTenantId', ${r.tenantId}, 'sha256', ${r.sha256}, 'size', ${r.size}, 'mediaType', ${r.mediaType}, 'revision', ${r.revision}, 'title', ${r.title}, 'description', ${r.description}, 'altText', ${r.altText}, 'tags', json(${r.tags}), 'folder', ${r.folder}, 'metadata', json(${r.metadata}), 'metadataVersion', cast(${r.metadataVersion} as text), 'actor', ${actor}))`;
   return db
     .insert(webhookDeliveries)
     .select(

@@ -5,6 +5,8 @@
 import type { AppDeps } from "../app-deps.js";
 import { createImageDerivatives, DEFAULT_DERIVATIVE_SETTINGS } from "../images/derivatives.js";
 import { createContentService } from "./content.js";
+import { createPlaceholder } from "../images/thumbhash.js";
+import { createFindingService } from "./finding.js";
 import { createLifecycleService } from "./lifecycle.js";
 import { createLockService } from "./locks.js";
 import { createPackageService } from "./packages.js";
@@ -38,6 +40,7 @@ export function createServices(
   });
   const packages = createPackageService({ blobs, content, newShortId: deps.newShortId, limits: limits.zip });
   const quotas = createQuotaService({ store, limits: options.quotas, clock });
+  const placeholder = createPlaceholder(blobs, deps.images);
   const resources = createResourceService({
     store,
     content,
@@ -46,10 +49,12 @@ export function createServices(
     newShortId: deps.newShortId,
     clock,
     quotas,
+    placeholder,
   });
   const locks = createLockService({ store, resources, clock, ...options.locks });
-  const lifecycle = createLifecycleService({ store, content, resources, clock, quotas });
+  const lifecycle = createLifecycleService({ store, content, resources, clock, quotas, placeholder });
   const revisions = createRevisionService({ store, resources });
+  const finding = createFindingService({ store, resources, clock });
   const tus = createTusUploadService({
     store,
     blobs,
@@ -89,6 +94,7 @@ export function createServices(
     locks,
     lifecycle,
     revisions,
+    finding,
     tus,
     direct,
     quotas,

@@ -12,6 +12,7 @@ import type { ContentService, StoredBlob } from "./content.js";
 import { type LockClaim, lockProblem, proofOf } from "./locks.js";
 import type { ContentSource } from "./content-source.js";
 import type { QuotaService } from "./quotas.js";
+import type { Placeholder } from "../images/thumbhash.js";
 import { assertMayModify, type RequestContext, type ResourceService } from "./resources.js";
 
 export interface LifecycleServiceDeps {
@@ -20,6 +21,8 @@ export interface LifecycleServiceDeps {
   resources: ResourceService;
   clock: () => Date;
   quotas: QuotaService;
+  /** New content's thumbhash (images/thumbhash.ts), as at creation. */
+  placeholder?: Placeholder;
 }
 
 export interface ResourceUpdate {
@@ -32,7 +35,14 @@ export interface ResourceUpdate {
 
 export type LifecycleService = ReturnType<typeof createLifecycleService>;
 
-export function createLifecycleService({ store, content, resources, clock, quotas }: LifecycleServiceDeps) {
+export function createLifecycleService({
+  store,
+  content,
+  resources,
+  clock,
+  quotas,
+  placeholder,
+}: LifecycleServiceDeps) {
   /** The resource the caller may modify and its live lock, checked before any content is fetched. */
   async function prepare(claim: LockClaim, principal: Principal) {
     const row = await resources.findByUid(claim.name, principal);
@@ -116,7 +126,8 @@ export function createLifecycleService({ store, content, resources, clock, quota
           const blob = await content.put(row.tenantId, sniffed?.body ?? body, pointer);
           stored.push(blob);
           const { size, sha256, width, height } = blob;
-          Object.assign(changes, { size, sha256, blobKey: blob.key, width, height, externalUri });
+          const thumbhash = (await placeholder?.(blob)) ?? null;
+          Object.assign(changes, { size, sha256, blobKey: blob.key, width, height, thumbhash, externalUri });
           if (sniffed) changes.mediaType = await sniffed.mediaType();
         }
         // The lock was live when checked, but only the guarded statement decides (it may expire during a download).

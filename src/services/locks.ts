@@ -64,7 +64,7 @@ export async function lockProblem(
 }
 
 /** 423 LOCKED because of `held`, with Retry-After: the seconds until that lock expires. */
-function lockedBy(held: LockRow, detail: string, now: number): ProblemError {
+export function lockedBy(held: LockRow, detail: string, now: number): ProblemError {
   return new ProblemError("LOCKED", detail, {
     headers: { "retry-after": String(Math.max(1, Math.ceil((held.expiresAt - now) / 1000))) },
   });

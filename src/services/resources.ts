@@ -16,6 +16,8 @@ import type { FetchOrigin } from "../origin/fetch-origin.js";
 import type { PackageService } from "./packages.js";
 import type { QuotaService } from "./quotas.js";
 import { parseUid, toUid } from "./resource-ids.js";
+import { type DescriptionInput, descriptionColumns } from "./descriptions.js";
+import type { Placeholder } from "../images/thumbhash.js";
 
 export interface ResourceServiceDeps {
   store: MetadataStore;
@@ -25,6 +27,8 @@ export interface ResourceServiceDeps {
   newShortId: IdGenerator;
   clock: () => Date;
   quotas: QuotaService;
+  /** An image's thumbhash at ingest (images/thumbhash.ts); absent where the runtime cannot decode. */
+  placeholder?: Placeholder;
 }
 
 export interface RequestContext {
@@ -44,7 +48,8 @@ export interface RequestContext {
   atLeastBytes?: number;
 }
 
-export interface NewResource {
+/** The createResource fields; the descriptive ones (issue 38) are the top-level resource's, not a package's files'. */
+export interface NewResource extends DescriptionInput {
   resourceAuthor: string;
   /** Absent: the origin's or uploader's type checked against the bytes, or the bytes' own type (checkedMediaType). */
   resourceMediaType?: string;
@@ -157,13 +162,13 @@ export function createResourceService(deps: ResourceServiceDeps) {
   }
 
   /** A top-level resource's row for `blob`, owned by the caller (or `ctx.owner`). */
-  function newRow(
+  async function newRow(
     input: NewResource,
     blob: StoredBlob,
     mediaType: string,
     externalUri: string | null,
     ctx: RequestContext,
-  ): NewResourceRow {
+  ): Promise<NewResourceRow> {
     const shortId = deps.newShortId();
     const uid = toUid(shortId, input.resourceTenantId);
     const now = clock().getTime();
@@ -183,9 +188,11 @@ export function createResourceService(deps: ResourceServiceDeps) {
       blobKey: blob.key,
       width: blob.width,
       height: blob.height,
+      thumbhash: (await deps.placeholder?.(blob)) ?? null,
       ...(ctx.owner ?? ownershipOf(ctx.principal)),
       createdAt: now,
       updatedAt: now,
+      ...descriptionColumns(input),
     };
   }
 
@@ -213,7 +220,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
         const blob = await content.put(input.resourceTenantId, sniffed?.body ?? body, pointer, digest);
         stored.push(blob);
         const mediaType = declared ?? checkedMediaType(announcedType, await sniffed?.mediaType());
-        const row = newRow(input, blob, mediaType, externalUri, ctx);
+        const row = await newRow(input, blob, mediaType, externalUri, ctx);
         const uid = row.uid;
         // Only the client's zip type explodes (declared, or its upload's): an origin's or the bytes' is no request.
         const asked = declared ?? uploaderType;
@@ -250,7 +257,7 @@ export function createResourceService(deps: ResourceServiceDeps) {
       ctx: RequestContext,
     ): Promise<Created> {
       try {
-        const row = newRow(input, blob, checkedMediaType(input.resourceMediaType, sniffedType), null, ctx);
+        const row = await newRow(input, blob, checkedMediaType(input.resourceMediaType, sniffedType), null, ctx);
         // `received`: what the tenant uploaded to storage (0 for a duplicate), though not through the service.
         const primary = await charged([row], received, (charge) => store.insert(row, charge, finished(ctx, row.uid)));
         return { primary, files: null };

@@ -4,13 +4,13 @@
  * fix, recorded in data_fixes; a database with nothing to adopt has it recorded by its migration.
  * Real libSQL files, migrated by the same code (and the same drizzle/*.sql) as the server.
  */
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMetadataStore } from "../../src/metadata/metadata-store.js";
 import { openDatabase } from "../../src/runtime/host/database.js";
+import { applyMigrations } from "../helpers/sql-migrations.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -25,21 +25,6 @@ const RESERVED = "INSERT OR IGNORE INTO blob_ledger (key, pending, touched_at) V
 const legacyRow = (n: number) =>
   `INSERT INTO resources (uid, short_id, tenant_id, context, path, name, author, media_type, size, sha256, blob_key, owner, created_at, updated_at)
    VALUES ('u${n}', 's${n}', 't', 'c${n}', 'a.txt', 'a.txt', 'A', 'text/plain', 1, 'h', 't/k', 'alice', 1, 1)`;
-
-/** Applies drizzle/*.sql in order, as `wrangler d1 migrations apply` does (migrations_dir = "drizzle"), up to `until`. */
-async function applyMigrations(url: string, until: (file: string) => boolean) {
-  const client = createClient({ url });
-  const files = (await readdir("drizzle"))
-    .filter((f) => f.endsWith(".sql"))
-    .sort()
-    .filter(until);
-  for (const file of files) {
-    for (const statement of (await readFile(join("drizzle", file), "utf8")).split("--> statement-breakpoint")) {
-      if (statement.trim()) await client.execute(statement);
-    }
-  }
-  return client;
-}
 
 describe("adopting legacy owners", () => {
   it("runs once: a second start does not run the UPDATE again", async () => {

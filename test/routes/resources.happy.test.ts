@@ -7,6 +7,7 @@ import { PNG_1x1 } from "../helpers/media-fixtures.js";
 import { type Origin, patternBytes, startOrigin } from "../helpers/origin.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { buildZip } from "../helpers/zip-writer.js";
+import { UNSET_DESCRIPTION } from "../helpers/descriptions.js";
 
 let origin: Origin;
 let app: TestApp;
@@ -61,6 +62,7 @@ describe("createResource", () => {
       size: 5000,
       sha256: sha256(bytes),
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      ...UNSET_DESCRIPTION, // issue 38
     });
     expect(res.headers.get("location")).toBe(`/cms/v1.0/getData/${uid}/logo.png`);
   });

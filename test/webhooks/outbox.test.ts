@@ -7,6 +7,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import type { MetadataStore } from "../../src/metadata/metadata-store.js";
 import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
+import { UNSET_DESCRIPTION } from "../helpers/descriptions.js";
 
 let temp: TempStore;
 let store: MetadataStore;
@@ -76,6 +77,7 @@ it("records one event per change and matching subscription, in the change's batc
       size: 1,
       mediaType: "text/plain",
       revision: 2,
+      ...UNSET_DESCRIPTION, // issue 38
       actor: "bob",
     },
   });

@@ -13,6 +13,7 @@ import { type AuthStack, bearer, startAuthStack } from "../helpers/auth-stack.js
 import { API, cmsClient, expectProblem } from "../helpers/cms-client.js";
 import { json, startTestApp, type TestApp } from "../helpers/test-app.js";
 import { eventually, type Receiver, startReceiver } from "./receiver.js";
+import { UNSET_DESCRIPTION } from "../helpers/descriptions.js";
 
 interface Created {
   id: string;
@@ -93,6 +94,7 @@ describe("webhooks", () => {
       size: 5,
       mediaType: "text/plain",
       revision: 1,
+      ...UNSET_DESCRIPTION, // issue 38
       actor: null,
     });
     expect(events[2]?.event.data.revision).toBe(2);

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { isBase64 } from "../../lib/base64.js";
 import { RESTRICTED_NAME } from "../../lib/media-types.js";
 import { hasBidiControl, hasControlChar, hasLineSeparator } from "../../lib/name-chars.js";
+import { DescriptionFields, DescriptionViewFields } from "./description-schemas.js";
 
 const utf8Length = (s: string) => new TextEncoder().encode(s).length;
 
@@ -124,6 +125,7 @@ export const CreateResourceRequestSchema = z
     resourceName: ResourceNameSchema,
     resourceTenantId: TenantIdSchema,
     expectedSha256: optional(Sha256HexSchema),
+    ...DescriptionFields,
   })
   .superRefine(...checkContentFields(true))
   .openapi("CreateResourceRequest", { description: "Exactly one of resourceExternalURI and resourceBinary." });
@@ -157,6 +159,7 @@ const ResourceFields = {
   sha256: z.string(),
   ...ImageDimensionFields,
   createdAt: z.string().openapi({ format: "date-time" }),
+  ...DescriptionViewFields,
 };
 
 export const ResourceItemSchema = z.object({ ...ResourceFields, resourcesList: z.null() }).openapi("ResourceItem");
@@ -217,7 +220,7 @@ export const ResourceQueryRequestSchema = z
   .openapi("ResourceQuery");
 
 const utf8 = new TextEncoder();
-const base64url = (text: string) =>
+export const base64url = (text: string) =>
   btoa(String.fromCharCode(...utf8.encode(text)))
     .replaceAll("+", "-")
     .replaceAll("/", "_")
@@ -243,7 +246,7 @@ const CursorSchema = z
   })
   .openapi({ type: "string", description: "`nextCursor` of the previous page." });
 
-const DateTimeSchema = z.iso
+export const DateTimeSchema = z.iso
   .datetime({ offset: true, message: "must be an ISO-8601 date-time, e.g. 2025-01-31T12:00:00Z" })
   .transform((s) => Date.parse(s))
   .openapi({ type: "string", format: "date-time" });

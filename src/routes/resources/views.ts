@@ -2,6 +2,7 @@
 import type { ResourceRow } from "../../metadata/schema.js";
 import { toUri } from "../../services/resource-ids.js";
 import { versionedUri } from "../../services/revisions.js";
+import { descriptionOf, metadataVersionOf } from "../../services/descriptions.js";
 import type { ResourceView } from "./schemas.js";
 
 type ResourceItem = Omit<ResourceView, "resourcesList"> & { resourcesList: null };
@@ -21,6 +22,9 @@ export const toResourceItem = (row: ResourceRow): ResourceItem => ({
   sha256: row.sha256,
   ...dimensionsOf(row),
   createdAt: new Date(row.createdAt).toISOString(),
+  ...descriptionOf(row),
+  metadataVersion: metadataVersionOf(row),
+  ...(row.thumbhash !== null ? { thumbhash: row.thumbhash } : {}),
 });
 
 /** A resource with its package files (null when it is not a package). */

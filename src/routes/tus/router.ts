@@ -46,6 +46,13 @@ const METADATA_KEYS = new Map<string, keyof TusFields | keyof NewVersionFields>(
   ["expectedSha256", "expectedSha256"],
   ["resourceUID", "resourceUID"],
   ["lockID", "lockID"],
+  // Issue 38's descriptive fields; tags and metadata as JSON texts.
+  ["title", "title"],
+  ["description", "description"],
+  ["altText", "altText"],
+  ["folder", "folder"],
+  ["tags", "tags"],
+  ["metadata", "metadata"],
 ]);
 
 const TusFieldsSchema = UploadFieldsSchema.extend({ filetype: optional(MediaTypeSchema) });

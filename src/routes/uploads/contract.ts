@@ -16,6 +16,7 @@ import {
   Sha256HexSchema,
   TenantIdSchema,
 } from "../resources/schemas.js";
+import { TextDescriptionFields } from "../resources/description-schemas.js";
 
 /** The metadata fields, validated once the file part arrives (the name defaults to the file part's). */
 export const UploadFieldsSchema = z.object({
@@ -24,7 +25,11 @@ export const UploadFieldsSchema = z.object({
   resourceName: ResourceNameSchema,
   resourceTenantId: TenantIdSchema,
   expectedSha256: optional(Sha256HexSchema),
+  ...TextDescriptionFields,
 });
+
+/** The fields that may be repeated (one tag per field). */
+export const REPEATABLE_FIELDS: readonly string[] = ["tags"];
 
 export const UPLOAD_FIELDS = Object.keys(UploadFieldsSchema.shape);
 

@@ -15,11 +15,18 @@ import type { BlobStore } from "../../storage/blob-store.js";
 import { dataPath } from "../../api-paths.js";
 import { toResourceView } from "../resources/views.js";
 import { createRouter, type RouteGroup } from "../router.js";
-import { UPLOAD_FIELDS, UploadFieldsSchema, uploadResource } from "./contract.js";
+import { MAX_TAGS } from "../resources/description-schemas.js";
+import { REPEATABLE_FIELDS, UPLOAD_FIELDS, UploadFieldsSchema, uploadResource } from "./contract.js";
 import { type StagedFile, stageFile } from "./staged-file.js";
 
 export const FILE_FIELD = "file";
 const MAX_FIELD_BYTES = 4096;
+/**
+ * Fields allowed more (issue 38): a description is up to 2 000 characters (8 000 bytes of UTF-8),
+ * metadata up to 16 KiB as compact JSON (its text may be spaced out). All of them together stay
+ * within UPLOAD_FRAMING_BYTES.
+ */
+const LARGE_FIELDS: Record<string, number> = { description: 8000, metadata: 32 * 1024 };
 /**
  * What an upload's body may carry besides the file: its fields (at most MAX_FIELD_BYTES each), part
  * heads and boundaries. A declared Content-Length over CMS_MAX_RESOURCE_BYTES plus this is refused
@@ -87,7 +94,10 @@ function heldUntilVerified(
 }
 
 /** The fields as the schema reads them: the file part's name stands in for an absent resourceName. */
-const fieldsWith = (part: MultipartPart, fields: Record<string, string>): Record<string, string | undefined> => ({
+const fieldsWith = (
+  part: MultipartPart,
+  fields: Record<string, string | string[]>,
+): Record<string, string | string[] | undefined> => ({
   resourceName: part.filename || undefined,
   ...fields,
 });
@@ -138,10 +148,10 @@ export function createUploadRouter({
     const raw = c.req.raw.body ?? new ReadableStream();
     const request = digests.length > 0 ? digestedBody(raw, digests) : null;
     const parts = parseMultipart(request?.body ?? raw, c.req.header("content-type") ?? "", {
-      maxParts: UPLOAD_FIELDS.length + 4,
-      maxFieldBytes: MAX_FIELD_BYTES,
+      maxParts: UPLOAD_FIELDS.length + MAX_TAGS + 4,
+      maxFieldBytes: Math.max(MAX_FIELD_BYTES, ...Object.values(LARGE_FIELDS)),
     });
-    const fields: Record<string, string> = {};
+    const fields: Record<string, string | string[]> = {};
     const ctx = { principal: c.get("principal"), signal: c.req.raw.signal };
     const filePointer = `/body/${FILE_FIELD}`;
     let staged: { part: MultipartPart; mediaType: string | undefined; file: StagedFile } | undefined;
@@ -150,10 +160,13 @@ export function createUploadRouter({
         if (part.filename === null) {
           if (!UPLOAD_FIELDS.includes(part.name))
             throw badPart(part, `unknown field; expected ${UPLOAD_FIELDS.join(", ")} and ${FILE_FIELD}`);
-          if (Object.hasOwn(fields, part.name)) throw badPart(part, "given twice");
-          const text = await readText(part, MAX_FIELD_BYTES);
+          const repeatable = REPEATABLE_FIELDS.includes(part.name);
+          if (Object.hasOwn(fields, part.name) && !repeatable) throw badPart(part, "given twice");
+          const text = await readText(part, LARGE_FIELDS[part.name] ?? MAX_FIELD_BYTES);
           // An empty field is an input left blank (HTML forms, the explorer send it): as if absent.
-          if (text !== "") fields[part.name] = text;
+          if (text === "") continue;
+          if (!repeatable) fields[part.name] = text;
+          else fields[part.name] = [...((fields[part.name] as string[] | undefined) ?? []), text];
           continue;
         }
         if (part.name !== FILE_FIELD) throw badPart(part, `files go in the "${FILE_FIELD}" part`);

@@ -6,6 +6,8 @@
  * time limit, EXIF orientation applied, metadata (EXIF, GPS, XMP) dropped, sRGB out.
  */
 import { open } from "node:fs/promises";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { tmpdir } from "node:os";
 import { avifLargestFrame, type ReadAt } from "../../images/avif-frames.js";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
@@ -143,6 +145,25 @@ export function createSharpImages({
   }
 
   return {
+    async pixels(source, maxSide) {
+      const sharp = await load();
+      const pipeline = sharp({ failOn: "error", limitInputPixels: maxPixels, sequentialRead: true })
+        .timeout({ seconds: timeoutSeconds })
+        .rotate()
+        .resize({ width: maxSide, height: maxSide, fit: "inside" })
+        .toColourspace("srgb")
+        .ensureAlpha()
+        .raw();
+      Readable.fromWeb(source as NodeReadableStream<Uint8Array>)
+        .on("error", (err) => pipeline.destroy(err))
+        .pipe(pipeline);
+      const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
+      return {
+        width: info.width,
+        height: info.height,
+        rgba: new Uint8Array(data.buffer, data.byteOffset, data.length),
+      };
+    },
     async warm() {
       buffers.prepare();
       const sharp = await load();
