@@ -7,6 +7,7 @@ import { StorageError } from "../../blob-store.js";
 import type { S3Client } from "./client.js";
 import { DRIVER } from "./errors.js";
 import { escapeXml, hasRoot, xmlText } from "./xml.js";
+import { utf8Body } from "./utf8.js";
 
 const noop = () => {};
 
@@ -80,7 +81,7 @@ export class MultipartUpload {
       key: this.#key,
       query: { uploadId: this.#uploadId },
       headers: { "Content-Type": "application/xml" },
-      body: new TextEncoder().encode(xml),
+      body: utf8Body(xml),
     });
     // "A 200 OK response can contain either a success or an error" (CompleteMultipartUpload docs).
     const body = await response.text();

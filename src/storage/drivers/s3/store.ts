@@ -22,6 +22,7 @@ import { DRIVER } from "./errors.js";
 import { infoFromHead, objectFromGet, SHA256_META } from "./read.js";
 import { deleteQuietly, stageBody, type Staged } from "./stage.js";
 import { hasRoot, xmlText, xmlTexts } from "./xml.js";
+import { utf8Body } from "./utf8.js";
 
 /** Driver bookkeeping (staged uploads, probes) lives under `<prefix>.tmp/`: never a valid BlobKey. */
 const TMP = ".tmp/";
@@ -133,7 +134,7 @@ export class S3Store implements BlobStore {
   /** Writes and deletes a small probe object under `.tmp/`. */
   async check(): Promise<void> {
     const probe = `${this.#prefix}${TMP}probe-${crypto.randomUUID()}`;
-    const bytes = new TextEncoder().encode("probe");
+    const bytes = utf8Body("probe");
     try {
       await this.#putObject(probe, bytes, new Sha256().update(bytes).hex());
       const response = await this.#client.send("DeleteObject", { method: "DELETE", key: probe, allow: [404] });
