@@ -1053,6 +1053,27 @@ export interface components {
             resourceName: string;
             /** @example zaq12345 */
             resourceTenantId: string;
+            /** @example Company logo */
+            title?: string;
+            /** @example The logo on a white background. */
+            description?: string;
+            /** @example A blue sun rising over the letters ACME */
+            altText?: string;
+            /**
+             * @description A `/`-separated path starting and ending with `/`.
+             * @example /brand/logos/
+             */
+            folder?: string;
+            /**
+             * @description A JSON array of tags, or (multipart) one tag per repeated field.
+             * @example ["brand", "logo"]
+             */
+            tags?: string;
+            /**
+             * @description A JSON object (your own keys), as text; at most 16 KiB.
+             * @example {"campaign": "spring"}
+             */
+            metadata?: string;
             /**
              * @description Exact byte count of the content.
              * @example 12

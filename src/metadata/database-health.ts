@@ -8,7 +8,7 @@
  * does a write that changed no row, which SQLite commits without writing.
  * Nothing is polled: the service recovers with the first request the database answers. Web APIs only.
  */
-import type { Client, InStatement, ResultSet } from "@libsql/client";
+import type { Client, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import type { Logger } from "../lib/logger.js";
 import { DatabaseUnavailableError, isDatabaseUnavailable, rootMessage } from "./database-errors.js";
 
@@ -85,7 +85,14 @@ export function withDatabaseHealth(client: Client, health: DatabaseHealth): Clie
       watch(kind(args), (client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
   const watched: Partial<Record<PropertyKey, unknown>> = {
     execute: call("execute", ([stmt]) => (isReadOnly(stmt as InStatement) ? "read" : "write")),
-    batch: call("batch", ([stmts]) => ((stmts as InStatement[]).every(isReadOnly) ? "read" : "write")),
+    batch: (stmts: InStatement[], mode?: TransactionMode) => {
+      const kind = stmts.every(isReadOnly) ? "read" : "write";
+      // A batch that writes takes the write lock when it begins (BEGIN IMMEDIATE), so it waits its turn
+      // behind another instance's writer. Deferred (libSQL's default, which drizzle's batch keeps) it
+      // would start as a reader and fail at once with SQLITE_BUSY when a commit lands before its first
+      // write: seen on sqld with two instances creating at once (test/multi/two-instances.test.ts).
+      return watch(kind, client.batch(stmts, mode ?? (kind === "write" ? "write" : "deferred")));
+    },
     migrate: call("migrate", () => "write"),
     executeMultiple: call("executeMultiple", () => "write"),
   };

@@ -13,15 +13,20 @@ afterAll(() => Promise.all(pool.map((sqld) => sqld.close())));
 
 async function emptied(sqld: Sqld): Promise<Sqld> {
   const client = createClient({ url: sqld.url });
-  try {
+  const dropAll = async (which: string) => {
     const { rows } = await client.execute(
-      "select name from sqlite_master where type = 'table' and name not like 'sqlite_%'",
+      `select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and ${which}`,
     );
     if (rows.length > 0)
       await client.batch(
         rows.map((r) => `drop table "${String(r.name)}"`),
         "write",
       );
+  };
+  try {
+    // Virtual tables first: dropping one (FTS5's resources_fts) drops its shadow tables with it.
+    await dropAll("sql like 'CREATE VIRTUAL TABLE%'");
+    await dropAll("1");
   } finally {
     client.close();
   }

@@ -208,6 +208,20 @@ const MATRIX = {
   "GET usage": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
   // The tenant list: the same rule (tenants.test.ts has the confined callers).
   "GET tenants": { needs: "consumer", any: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 } },
+  // Describe and find (docs/search.md): metadata changes as updateResource; search and folders as listResources.
+  "POST updateResourceMetadata": {
+    needs: "creator",
+    own: { admin: 200, creator: 200, consumer: 403, none: 403, anonymous: 401 },
+    other: { admin: 200, creator: 403, consumer: 403, none: 403, anonymous: 401 },
+  },
+  "GET searchResources": {
+    needs: "consumer",
+    any: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
+  "GET folders": {
+    needs: "consumer",
+    any: { admin: 200, creator: 200, consumer: 200, none: 403, anonymous: 401 },
+  },
   // Direct uploads (docs/direct-storage.md): "own"/"other" is whose upload URL it is.
   "POST createUploadURL": {
     needs: "creator",
@@ -383,6 +397,18 @@ async function sentUpload(cell: Cell & { owner: Owner }): Promise<Target> {
 }
 
 const OPERATIONS: Record<Endpoint, Operation> = {
+  "POST updateResourceMetadata": {
+    method: "POST",
+    path: `${API}/updateResourceMetadata`,
+    prepare: unlocked,
+    send: post("updateResourceMetadata", (t) => ({ resourceUID: t.uid, patch: { title: "described" } })),
+  },
+  "GET searchResources": {
+    method: "GET",
+    path: `${API}/searchResources`,
+    send: get(() => "searchResources?tenant=t1&q=cell"),
+  },
+  "GET folders": { method: "GET", path: `${API}/folders`, send: get(() => "folders?tenant=t1") },
   "POST createUploadURL": {
     method: "POST",
     path: `${API}/createUploadURL`,

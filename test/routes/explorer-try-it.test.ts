@@ -7,6 +7,7 @@
  * the page's behaviour is the same for every operation of a kind; what differs is the document,
  * which this file reads for all of them.
  */
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IN_PROCESS_ORIGIN } from "../helpers/in-process-fetch.js";
 import { PNG_1x1 } from "../helpers/media-fixtures.js";
@@ -258,6 +259,55 @@ describe("explorer try-it on its defaults, every operation (in-process)", () => 
     await expectTry("queryResourceLock", { json: { uid } }, 200);
     await expectTry("renewResourceLock", { json: lock }, 200);
     await expectTry("unlockResource", { json: lock }, 204);
+  });
+
+  it("describes and finds: updateResourceMetadata, searchResources, folders; tenants and a resource's access", async () => {
+    const resourceUID = await create("sunset.txt", "text/plain", "described from the explorer");
+    const patched = await expectTry(
+      "updateResourceMetadata",
+      { json: { resourceUID, patch: { title: "Evening sunset", tags: ["sky"], folder: "/photos/" } } },
+      200,
+    );
+    expect(patched).toMatchObject({ title: "Evening sunset", tags: ["sky"], folder: "/photos/" });
+    const found = await expectTry("searchResources", { params: { tenant: TENANT }, oneOf: { q: "evening" } }, 200);
+    expect((found.items as { resourceUID: string }[]).map((r) => r.resourceUID)).toEqual([resourceUID]);
+    const folders = await expectTry("folders", { params: { tenant: TENANT } }, 200);
+    expect(JSON.stringify(folders.folders)).toContain("/photos/");
+    const tenants = await expectTry("listTenants", {}, 200);
+    expect(JSON.stringify(tenants)).toContain(TENANT);
+    const access = await expectTry("getResourceAccess", { params: { resourceUID } }, 200);
+    expect(access.lock).toBeNull();
+  });
+
+  it("uploads straight to storage: createUploadURL, the URL's PUT, completeUpload", async () => {
+    const bytes = Buffer.from(`sent straight to storage ${crypto.randomUUID()}`);
+    const ticket = await expectTry(
+      "createUploadURL",
+      {
+        json: {
+          resourceName: "direct.txt",
+          resourceTenantId: TENANT,
+          resourceAuthor: AUTHOR,
+          size: bytes.length,
+          sha256: createHash("sha256").update(bytes).digest("hex"),
+        },
+      },
+      201,
+    );
+    // On the fs volume the URL is the service's own: its id and token are what the user pastes.
+    const url = new URL(ticket.url as string);
+    const uploadId = url.pathname.split("/").at(-1) ?? "";
+    const token = url.searchParams.get("token") ?? "";
+    await expectTry(
+      "directUploadPut",
+      {
+        params: { uploadId, token },
+        file: { name: "direct.txt", mimeType: "application/octet-stream", buffer: bytes },
+      },
+      204,
+    );
+    const done = await expectTry("completeUpload", { json: { uploadId: ticket.uploadId } }, 201);
+    expect(done.size).toBe(bytes.length);
   });
 
   it("ran every operation of the document", () => {

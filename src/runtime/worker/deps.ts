@@ -13,7 +13,7 @@ import { d1Sessions } from "./d1-sessions.js";
 import { edgeCachedContent } from "./edge-cache.js";
 import { createCloudflareImages, type ImagesBindingLike } from "./cloudflare-images.js";
 import { createR2BlobStore, type R2BucketLike } from "../../storage/drivers/r2.js";
-import { createS3BlobStore } from "../../storage/drivers/s3.js";
+import { createS3DirectStorage } from "../../storage/drivers/s3.js";
 import type { DirectStorage } from "../../storage/blob-store.js";
 import { createAppDeps } from "../app-deps.js";
 import { createWorkerFetchOrigin } from "../../origin/worker-fetch.js";
@@ -72,12 +72,12 @@ async function openDatabase(
 function r2Direct(config: Config): DirectStorage | undefined {
   const { CMS_R2_ACCESS_KEY_ID, CMS_R2_SECRET_ACCESS_KEY, CMS_R2_S3_ENDPOINT, CMS_R2_BUCKET } = config;
   if (!CMS_R2_ACCESS_KEY_ID || !CMS_R2_SECRET_ACCESS_KEY || !CMS_R2_S3_ENDPOINT || !CMS_R2_BUCKET) return undefined;
-  return createS3BlobStore({
+  return createS3DirectStorage({
     endpoint: CMS_R2_S3_ENDPOINT,
     bucket: CMS_R2_BUCKET,
     accessKeyId: CMS_R2_ACCESS_KEY_ID,
     secretAccessKey: CMS_R2_SECRET_ACCESS_KEY,
-  }).direct;
+  });
 }
 
 /** Builds everything createApp needs from the bindings; nothing is contacted until a request needs it. */

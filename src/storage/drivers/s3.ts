@@ -2,9 +2,10 @@
  * S3-compatible blob driver (AWS S3, R2's S3 API, MinIO, s3rver) on `fetch` + SigV4 (aws4fetch), so
  * it runs on Node, Bun and Workers. The content hash lives in object metadata (`x-amz-meta-sha256`).
  */
-import { StorageError, type BlobStore } from "../blob-store.js";
+import { StorageError, type BlobStore, type DirectStorage } from "../blob-store.js";
 import { parseKeyPrefix } from "../keys.js";
-import { S3Client, type FetchLike } from "./s3/client.js";
+import { S3Client, TEMP_PREFIX, type FetchLike } from "./s3/client.js";
+import { createS3Direct } from "./s3/direct.js";
 import { DRIVER } from "./s3/errors.js";
 import { S3Store } from "./s3/store.js";
 
@@ -75,6 +76,25 @@ function intOption(name: string, value: number | undefined, fallback: number, mi
  * request: call `check()` at start-up to verify endpoint, bucket and credentials.
  */
 export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
+  const { client, prefix } = s3Client(options);
+  return new S3Store(client, {
+    prefix,
+    partSizeBytes: intOption("partSizeBytes", options.partSizeBytes, 8 * MiB, MIN_PART_BYTES, MAX_PART_BYTES),
+    maxConcurrentParts: intOption("maxConcurrentParts", options.maxConcurrentParts, 1, 1, 16),
+  });
+}
+
+/**
+ * Only the presigned URLs of a bucket another driver reads and writes (R2's S3 API beside the R2
+ * binding): the same objects as `createS3BlobStore(options).direct`, without the store's code, which
+ * a Worker would otherwise carry for nothing.
+ */
+export function createS3DirectStorage(options: S3BlobStoreOptions): DirectStorage {
+  const { client, prefix } = s3Client(options);
+  return createS3Direct(client, prefix, TEMP_PREFIX);
+}
+
+function s3Client(options: S3BlobStoreOptions): { client: S3Client; prefix: string } {
   let endpoint: URL;
   try {
     endpoint = new URL(options.endpoint);
@@ -102,11 +122,7 @@ export function createS3BlobStore(options: S3BlobStoreOptions): BlobStore {
     fetch: options.fetch ?? ((request) => fetch(request)),
     retries: intOption("retries", options.retries, 2, 0, 10),
   });
-  return new S3Store(client, {
-    prefix,
-    partSizeBytes: intOption("partSizeBytes", options.partSizeBytes, 8 * MiB, MIN_PART_BYTES, MAX_PART_BYTES),
-    maxConcurrentParts: intOption("maxConcurrentParts", options.maxConcurrentParts, 1, 1, 16),
-  });
+  return { client, prefix };
 }
 
 function isValidPrefix(prefix: string): boolean {

@@ -7,6 +7,9 @@ import type { StorageError } from "../../blob-store.js";
 import { networkError, readBoundedText, redact, responseError } from "./errors.js";
 
 /** The `fetch` the driver calls: the global one by default; tests and Workers may pass their own. */
+/** Temp objects go under `<prefix>.tmp/` (give it a lifecycle rule to sweep a crash's leftovers). */
+export const TEMP_PREFIX = ".tmp/";
+
 export type FetchLike = (request: Request) => Promise<Response>;
 
 export interface S3ClientConfig {
@@ -161,4 +164,12 @@ export class S3Client {
 function backoff(attempt: number): Promise<void> {
   const ms = Math.random() * BACKOFF_BASE_MS * 2 ** attempt;
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** DeleteObject, ignoring failures: used only to clean up after an error already being thrown. */
+export async function deleteQuietly(client: S3Client, key: string): Promise<void> {
+  await client
+    .send("DeleteObject", { method: "DELETE", key, allow: [404] })
+    .then((response) => response.body?.cancel())
+    .catch(() => {});
 }

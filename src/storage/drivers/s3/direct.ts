@@ -7,8 +7,7 @@
 import { Sha256 } from "../../../lib/sha256.js";
 import type { BlobKey, DirectStorage, PresignedPut, ResponseOverrides } from "../../blob-store.js";
 import { parseBlobKey } from "../../keys.js";
-import type { S3Client } from "./client.js";
-import { deleteQuietly } from "./stage.js";
+import { deleteQuietly, type S3Client } from "./client.js";
 import { hasRoot } from "./xml.js";
 import { SHA256_META } from "./read.js";
 

@@ -3,7 +3,7 @@
  * a larger one streams as a multipart upload to a temporary key, its hash known only at the end.
  */
 import { StorageError, type BlobInfo, type PutOptions } from "../../blob-store.js";
-import type { S3Client } from "./client.js";
+import { deleteQuietly, type S3Client } from "./client.js";
 import { DRIVER } from "./errors.js";
 import { MeteredBody, PartBuffer } from "./ingest.js";
 import { MultipartUpload } from "./multipart.js";
@@ -35,14 +35,6 @@ function tooLarge(maxBytes: number | undefined): () => StorageError {
           "TOO_LARGE",
           `upload exceeds the S3 driver's object limit of ${MAX_OBJECT_BYTES} bytes (5 GiB)`,
         );
-}
-
-/** DeleteObject, ignoring failures: used only to clean up after an error already being thrown. */
-export async function deleteQuietly(client: S3Client, key: string): Promise<void> {
-  await client
-    .send("DeleteObject", { method: "DELETE", key, allow: [404] })
-    .then((response) => response.body?.cancel())
-    .catch(() => {});
 }
 
 /**

@@ -16,16 +16,16 @@ import {
 import { parseBlobKey, parseKeyPrefix, tryParseBlobKey } from "../../keys.js";
 import { decodeOwner, encodeOwner, OWNER_MARKER } from "../utils/owner-marker.js";
 import { commitContentAddressed, targetOrCancel } from "../utils/put-checks.js";
-import type { S3Client } from "./client.js";
+import { deleteQuietly, type S3Client, TEMP_PREFIX } from "./client.js";
 import { createS3Direct } from "./direct.js";
 import { DRIVER } from "./errors.js";
 import { infoFromHead, objectFromGet, SHA256_META } from "./read.js";
-import { deleteQuietly, stageBody, type Staged } from "./stage.js";
+import { stageBody, type Staged } from "./stage.js";
 import { hasRoot, xmlText, xmlTexts } from "./xml.js";
 import { utf8Body } from "./utf8.js";
 
 /** Driver bookkeeping (staged uploads, probes) lives under `<prefix>.tmp/`: never a valid BlobKey. */
-const TMP = ".tmp/";
+const TMP = TEMP_PREFIX;
 
 export interface S3StoreSettings {
   /** Prepended to every key: empty or ending in `/`, already validated. */
