@@ -10,6 +10,7 @@
  */
 import type { Client, InStatement, ResultSet, TransactionMode } from "@libsql/client";
 import type { Logger } from "../lib/logger.js";
+import { proxyWith } from "../lib/proxy-with.js";
 import { DatabaseUnavailableError, isDatabaseUnavailable, rootMessage } from "./database-errors.js";
 
 export type StatementKind = "read" | "write";
@@ -96,11 +97,5 @@ export function withDatabaseHealth(client: Client, health: DatabaseHealth): Clie
     migrate: call("migrate", () => "write"),
     executeMultiple: call("executeMultiple", () => "write"),
   };
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      if (Object.hasOwn(watched, prop)) return watched[prop];
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  return proxyWith(client, watched);
 }

@@ -14,6 +14,7 @@ import { type Config, DEFAULT_DB_BUSY_TIMEOUT_MS } from "../../config.js";
 import { type DatabaseHealth, withDatabaseHealth } from "../../metadata/database-health.js";
 import { groupCommit, withDurableCommits } from "./durable-commits.js";
 import { migrateShared } from "./migrations.js";
+import { withQueuedWrites } from "./queued-writes.js";
 import { createSqliteFileClient } from "./sqlite-file-client.js";
 
 type DatabaseSettings = Pick<Config, "CMS_DATABASE_URL" | "CMS_DATABASE_AUTH_TOKEN"> &
@@ -40,15 +41,15 @@ async function remoteClient(url: string, authToken: string | undefined): Promise
 
 export async function openDatabase(config: DatabaseSettings, health?: DatabaseHealth) {
   const url = config.CMS_DATABASE_URL;
+  const maxWaitMs = config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS;
   if (!url.startsWith("file:") || url.includes(":memory:")) {
-    return migrated(await remoteClient(url, config.CMS_DATABASE_AUTH_TOKEN), health);
+    const client = await remoteClient(url, config.CMS_DATABASE_AUTH_TOKEN);
+    // One write at a time from this process, SQLITE_BUSY waited out (queued-writes.ts says why).
+    return migrated(withQueuedWrites(client, maxWaitMs), health);
   }
   const file = resolve(url.slice("file:".length));
   await mkdir(dirname(file), { recursive: true });
-  const client = createSqliteFileClient({
-    file,
-    maxWaitMs: config.CMS_DB_BUSY_TIMEOUT_MS ?? DEFAULT_DB_BUSY_TIMEOUT_MS,
-  });
+  const client = createSqliteFileClient({ file, maxWaitMs });
   // WAL lets readers proceed during writes (switching to it takes the write lock, so it may wait).
   const { rows } = await client.execute("PRAGMA journal_mode = WAL");
   if (String(rows[0]?.[0]).toLowerCase() !== "wal") return migrated(client, health);

@@ -9,6 +9,7 @@
  * is on disk exactly as with FULL. Writes that finish while a sync is running share the next one.
  */
 import type { Client, InStatement, Transaction } from "@libsql/client";
+import { proxyWith } from "../../lib/proxy-with.js";
 import { isReadOnly } from "../../metadata/database-health.js";
 
 /** Returns once everything written to the WAL so far is on stable storage. */
@@ -42,32 +43,20 @@ export function withDurableCommits(client: Client, syncWal: SyncWal): Client {
     await syncWal();
     return value;
   };
-  const durableTransaction = (tx: Transaction): Transaction =>
-    new Proxy(tx, {
-      get(target, prop, receiver) {
-        if (prop === "commit") return () => afterWrite(target.commit());
-        const value = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
-  return new Proxy(client, {
-    get(target, prop, receiver) {
-      switch (prop) {
-        case "execute":
-          return (statement: InStatement, ...rest: unknown[]) => {
-            const result = (target.execute as (...args: unknown[]) => Promise<unknown>)(statement, ...rest);
-            return isReadOnly(statement) ? result : afterWrite(result);
-          };
-        case "batch":
-        case "migrate":
-        case "executeMultiple":
-          return (...args: unknown[]) => afterWrite((target[prop] as (...a: unknown[]) => Promise<unknown>)(...args));
-        case "transaction":
-          return async (...args: unknown[]) =>
-            durableTransaction(await (target.transaction as (...a: unknown[]) => Promise<Transaction>)(...args));
-      }
-      const value = Reflect.get(target, prop, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+  const durableTransaction = (tx: Transaction): Transaction => proxyWith(tx, { commit: () => afterWrite(tx.commit()) });
+  const call =
+    (name: "batch" | "migrate" | "executeMultiple") =>
+    (...args: unknown[]) =>
+      afterWrite((client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
+  return proxyWith(client, {
+    execute: (statement: InStatement, ...rest: unknown[]) => {
+      const result = (client.execute as (...args: unknown[]) => Promise<unknown>).call(client, statement, ...rest);
+      return isReadOnly(statement) ? result : afterWrite(result);
     },
+    batch: call("batch"),
+    migrate: call("migrate"),
+    executeMultiple: call("executeMultiple"),
+    transaction: async (...args: unknown[]) =>
+      durableTransaction(await (client.transaction as (...a: unknown[]) => Promise<Transaction>).apply(client, args)),
   });
 }

@@ -17,7 +17,8 @@
  */
 import type { Client, InArgs, InStatement, InValue, ResultSet, Row, TransactionMode } from "@libsql/client";
 import Database from "libsql";
-import { DatabaseBusyError, DatabaseFullError } from "../../metadata/database-errors.js";
+import { retryWhileBusy } from "../../metadata/busy-retry.js";
+import { DatabaseFullError } from "../../metadata/database-errors.js";
 import { isReadOnly } from "../../metadata/database-health.js";
 
 type Connection = InstanceType<typeof Database>;
@@ -40,10 +41,8 @@ const MAY_SELECT_ALL_COLUMNS = /\*(?!\))/;
 /** SQLite primary result codes (extended codes carry them in their low byte). */
 const SQLITE_BUSY = 5;
 const SQLITE_FULL = 13;
-const FIRST_RETRY_MS = 2;
 /** `PRAGMA name = value`: a setting, applied to the connection rather than in a transaction. */
 const PRAGMA_ASSIGNMENT = /^\s*pragma\s+(\w+)\s*=/i;
-const MAX_RETRY_MS = 50;
 
 const primaryCode = (err: unknown) => {
   const { rawCode } = (err ?? {}) as { rawCode?: unknown };
@@ -52,7 +51,6 @@ const primaryCode = (err: unknown) => {
 const isBusy = (err: unknown) => primaryCode(err) === SQLITE_BUSY;
 /** A full disk becomes DatabaseFullError (507); anything else stays as it is. */
 const asCondition = (err: unknown) => (primaryCode(err) === SQLITE_FULL ? new DatabaseFullError({ cause: err }) : err);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface SqliteFileOptions {
   /** Path of the database file. */
@@ -193,19 +191,14 @@ class SqliteFileClient implements Client {
   }
 
   /** Runs `attempt` until it does not fail with SQLITE_BUSY, sleeping between tries, up to the bound. */
-  async #retrying<T>(attempt: () => T): Promise<T> {
-    const deadline = Date.now() + this.#maxWaitMs;
-    for (let delay = FIRST_RETRY_MS; ; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
+  #retrying<T>(attempt: () => T): Promise<T> {
+    const once = () => {
       if (this.closed) throw new Error("the database client is closed");
-      try {
-        return attempt();
-      } catch (err) {
-        if (!isBusy(err)) throw asCondition(err);
-        const left = deadline - Date.now();
-        if (left <= 0) throw new DatabaseBusyError(this.#maxWaitMs, { cause: err });
-        await sleep(Math.min(left, delay * (0.5 + Math.random())));
-      }
-    }
+      return attempt();
+    };
+    return retryWhileBusy(once, isBusy, this.#maxWaitMs).catch((err: unknown) => {
+      throw asCondition(err);
+    });
   }
 }
 
