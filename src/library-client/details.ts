@@ -1,12 +1,14 @@
 /**
  * The details dialog of one resource: preview, facts (size, type, SHA-256, dates, author, lock),
+ * its description (describe.ts: title, alt text, tags, folder, metadata),
  * a signed link with a chosen expiry, lock/unlock, a new version, revisions with downloads, and
  * delete/purge after a confirmation.
  */
 import type { Api } from "./api.js";
 import { confirmAction } from "./confirm.js";
+import { createDescribeForm } from "./describe.js";
 import { byId, clearError, el, showError } from "./dom.js";
-import { humanBytes, humanDate } from "./format.js";
+import { humanBytes, humanDate, nameOf } from "./format.js";
 import { forget, heldLock, lock, underLock, unlock } from "./locks.js";
 import { renderPreview, signedLink } from "./preview.js";
 import type { Lock, Resource, ResourceAccess, Revision } from "./types.js";
@@ -19,8 +21,6 @@ export interface DetailsContext {
   /** The image preset previews load, or null (settings.previewPreset). */
   previewPreset: string | null;
 }
-
-const nameOf = (resource: Resource) => resource.resourceURI.slice(resource.resourceURI.indexOf("/") + 1);
 
 function fact(term: string, ...value: (Node | string)[]) {
   return [el("dt", {}, term), el("dd", {}, ...value)];
@@ -47,6 +47,10 @@ export function createDetails(api: Api, context: DetailsContext) {
   const output = byId<HTMLOutputElement>("link-output");
   let current: Resource | null = null;
   let live: Lock | null = null;
+  const describe = createDescribeForm(api, (fresh) => {
+    if (current?.resourceUID === fresh.resourceUID) current = fresh;
+    context.changed();
+  });
 
   async function refreshFacts(resource: Resource, revisions: Revision[]) {
     const access = await api.send(
@@ -56,6 +60,7 @@ export function createDetails(api: Api, context: DetailsContext) {
     );
     live = access.lock;
     offer(access.may);
+    describe.allow(access.may.modify);
     // A lock this browser remembers but that is gone (expired, released elsewhere) or another's is forgotten.
     // (An anonymous caller is not told the lockID even of its own lock: then the remembered one stands.)
     const held = heldLock(resource.resourceUID);
@@ -100,6 +105,8 @@ export function createDetails(api: Api, context: DetailsContext) {
     for (const id of ["preview", "facts", "revisions"]) byId(id).replaceChildren();
     // Nothing is offered until the caller's rights are known.
     offer({ modify: false, purge: false });
+    describe.allow(false);
+    describe.fill(resource);
     const name = nameOf(resource);
     byId("details-title").textContent = name;
     output.textContent = "";

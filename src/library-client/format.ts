@@ -16,3 +16,7 @@ export const humanDate = (iso: string) => new Date(iso).toLocaleString();
 
 /** A media type's lowercase essence (no parameters). */
 export const essenceOf = (mediaType: string) => (mediaType.split(";")[0] ?? "").trim().toLowerCase();
+
+/** A resource's name: its resourceURI after the UID. */
+export const nameOf = (resource: { resourceURI: string }) =>
+  resource.resourceURI.slice(resource.resourceURI.indexOf("/") + 1);

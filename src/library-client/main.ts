@@ -5,9 +5,12 @@
  */
 import { type Api, createApi } from "./api.js";
 import { createBrowser } from "./browse.js";
+import { createBulk } from "./bulk.js";
 import { createDetails } from "./details.js";
 import { byId, clearError, el, showError } from "./dom.js";
-import { humanBytes } from "./format.js";
+import { createFilters } from "./filters.js";
+import { createFolderTree } from "./folders.js";
+import { humanBytes, nameOf } from "./format.js";
 import { type Session, waitForSession } from "./session.js";
 import type { Settings, TenantSummary } from "./types.js";
 import { bindUploads, showResumable } from "./upload.js";
@@ -81,11 +84,25 @@ async function main() {
   const listTenants = () => showTenants(api, session).catch((err: Error) => showError(`Tenants: ${err.message}`));
   const refresh = () => {
     void browser.reload();
+    void folders.reload();
     if (mayReadUsage(session)) void showUsage(api, tenant());
     void listTenants(); // counts and sizes change with every upload and delete
   };
   const details = createDetails(api, { author, changed: refresh, previewPreset: settings.previewPreset });
-  const browser = createBrowser(api, tenant, (resource) => void details.open(resource));
+  const filters = createFilters(
+    () => void browser.reload(),
+    (path) => folders.mark(path),
+  );
+  const folders = createFolderTree(api, tenant, (path) => filters.setFolder(path));
+  const selection = createBulk(api, { author, changed: refresh, name: nameOf });
+  const browser = createBrowser(api, {
+    tenant,
+    open: (resource) => void details.open(resource),
+    filters,
+    selection,
+    previewPreset: settings.previewPreset,
+    addTag: (tag) => filters.addTag(tag),
+  });
   bindUploads(api, { tenant, author, done: refresh });
 
   byId<HTMLFormElement>("tenant-form").addEventListener("submit", (event) => {

@@ -48,6 +48,13 @@ export function withPreset(url: string, preset: string): string {
   return url.startsWith("/") ? `${target.pathname}${target.search}` : target.href;
 }
 
+/** An image as shown (preview and thumbnail): the preset's derivative where the server can make one, else the original. */
+export async function imageUrl(api: Api, resource: Resource, previewPreset: string | null): Promise<string> {
+  const src = await contentUrl(api, resource);
+  const derivative = previewPreset && TRANSFORMABLE.has(essenceOf(resource.mediaType));
+  return derivative ? withPreset(src, previewPreset) : src;
+}
+
 /** `previewPreset`: the display-size image preset, or null when the server cannot transform images. */
 export async function renderPreview(
   api: Api,
@@ -57,12 +64,10 @@ export async function renderPreview(
 ): Promise<Node> {
   const kind = previewKind(resource.mediaType);
   if (!kind) return el("p", {}, `No preview for ${resource.mediaType}.`);
+  if (kind === "image")
+    return el("img", { src: await imageUrl(api, resource, previewPreset), alt: `Preview of ${name}` });
   const src = await contentUrl(api, resource);
   switch (kind) {
-    case "image": {
-      const derivative = previewPreset && TRANSFORMABLE.has(essenceOf(resource.mediaType));
-      return el("img", { src: derivative ? withPreset(src, previewPreset) : src, alt: `Preview of ${name}` });
-    }
     case "video":
       // preload=metadata: the browser fetches ranges as the user seeks, never the whole file up front.
       return el("video", { src, controls: true, preload: "metadata", "aria-label": `Preview of ${name}` });

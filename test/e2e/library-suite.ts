@@ -51,7 +51,7 @@ interface AxeViolation {
 }
 
 /** axe-core's violations on `page` as it stands (axe loaded once per document). */
-async function axeViolations(page: Page): Promise<AxeViolation[]> {
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(await axeSource);
   return page.evaluate(async () => {
     const run = await (
@@ -69,7 +69,7 @@ async function axeViolations(page: Page): Promise<AxeViolation[]> {
 }
 
 /** Logs `name` in at the dev IdP (password = name) from where /library sent the page. */
-async function logIn(page: Page, baseUrl: string, { name, issuer }: { name: string; issuer: string }) {
+export async function logIn(page: Page, baseUrl: string, { name, issuer }: { name: string; issuer: string }) {
   await page.waitForURL((url) => url.href.startsWith(issuer));
   await page.fill("#username", name);
   await page.fill("#password", name);
@@ -78,11 +78,11 @@ async function logIn(page: Page, baseUrl: string, { name, issuer }: { name: stri
   if ((await page.textContent("#cms-user")) !== `Signed in as ${name}`) throw new Error("not signed in");
 }
 
-const SHOTS = fileURLToPath(new URL("../../test-results/library/", import.meta.url));
+export const SHOTS = fileURLToPath(new URL("../../test-results/library/", import.meta.url));
 const API = "/cms/v1.0";
 const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 /** expect.poll with room for a loaded machine (its default gives up after 1 s). */
-const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000 });
+export const eventually = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: 30_000 });
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 
 interface Created {
@@ -148,7 +148,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       return ((await res.json()) as { resources: Created[] }).resources;
     }
 
-    const rowNames = () => page.locator("#resources tbody td:first-child button").allTextContents();
+    const rowNames = () => page.locator("#resources tbody td.name button").allTextContents();
     async function search(name: string) {
       await page.getByRole("searchbox", { name: "Name starts with" }).fill(name);
       await eventually(rowNames).toContain(name);
@@ -736,7 +736,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
 
     it("is keyboard-operable with labelled controls, and axe-core finds nothing serious", async () => {
       expect(await page.getByLabel("Upload", { exact: true }).getAttribute("type")).toBe("file");
-      expect(await page.getByRole("searchbox").count()).toBe(1);
+      expect(await page.getByRole("searchbox").count()).toBe(2); // full text, and the name prefix
       // Tab reaches the file input; Enter on a name opens its details; Escape closes them.
       await page.locator("#tenant").focus();
       const reached: string[] = [];
@@ -748,7 +748,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       expect(reached).toContain("search");
       await page.fill("#search", "facts.txt");
       await eventually(rowNames).toEqual(["facts.txt"]);
-      await page.locator("#resources tbody button").focus();
+      await page.locator("#resources tbody td.name button").focus();
       await page.keyboard.press("Enter");
       await page.locator("#details").waitFor();
       const axeResults = () => axeViolations(page);

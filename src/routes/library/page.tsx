@@ -119,6 +119,8 @@ function Page({ settings, auth }: LibraryPageOptions) {
           <section aria-labelledby="browse-heading">
             <h2 id="browse-heading">Resources</h2>
             <form id="filters" role="search" aria-label="Filter resources">
+              <label for="q">Search</label>
+              <input id="q" type="search" autocomplete="off" maxlength={200} aria-describedby="q-hint" />
               <label for="search">Name starts with</label>
               <input id="search" type="search" autocomplete="off" />
               <label for="author-filter">Author</label>
@@ -140,28 +142,82 @@ function Page({ settings, auth }: LibraryPageOptions) {
                 <option value="50">50</option>
                 <option value="100">100</option>
               </select>
+              <span class="check">
+                <input id="recursive" type="checkbox" checked />
+                <label for="recursive">Include subfolders</label>
+              </span>
             </form>
-            <table id="resources">
-              <caption id="resources-caption">Choose a tenant to see its resources.</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Author</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody />
-            </table>
-            <nav aria-label="Pages" class="pager">
-              <button id="first-page" type="button" disabled>
-                First page
-              </button>
-              <button id="next-page" type="button" disabled>
-                Next page
-              </button>
-            </nav>
+            <p id="q-hint" class="hint">
+              Search finds whole words in names, titles, descriptions, alt text and tags (sun* for a prefix, "a
+              phrase" in quotes). With a search, a tag or a folder chosen, name and author do not apply.
+            </p>
+            <div id="active-filters" aria-label="Active filters" role="group" />
+            <div class="browse-layout">
+              <nav aria-labelledby="folders-heading" id="folders">
+                <h3 id="folders-heading">Folders</h3>
+                <button type="button" id="all-folders" aria-pressed="true">
+                  All folders
+                </button>
+                <ul id="folder-tree" />
+              </nav>
+              <div>
+                <div class="actions" id="view-switch" role="group" aria-label="View">
+                  <button type="button" id="view-list" aria-pressed="true">
+                    List
+                  </button>
+                  <button type="button" id="view-grid" aria-pressed="false">
+                    Thumbnails
+                  </button>
+                </div>
+                <div id="bulk" class="actions" role="group" aria-label="Selected resources">
+                  <span class="check">
+                    <input id="select-page" type="checkbox" />
+                    <label for="select-page">Select all on this page</label>
+                  </span>
+                  <output id="selected-count">0 selected</output>
+                  <label for="bulk-tags">Tags (+add -remove)</label>
+                  <input id="bulk-tags" autocomplete="off" />
+                  <button type="button" id="bulk-tag">
+                    Tag selected
+                  </button>
+                  <label for="bulk-folder">Move to folder</label>
+                  <input id="bulk-folder" autocomplete="off" placeholder="/photos/" />
+                  <button type="button" id="bulk-move">
+                    Move selected
+                  </button>
+                  <button type="button" id="bulk-delete" class="danger">
+                    Delete selected
+                  </button>
+                </div>
+                <ul id="bulk-results" aria-label="Results of the last bulk action" aria-live="polite" />
+                <table id="resources">
+                  <caption id="resources-caption">Choose a tenant to see its resources.</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">
+                        <span class="visually-hidden">Select</span>
+                      </th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Tags</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Size</th>
+                      <th scope="col">Author</th>
+                      <th scope="col">Created</th>
+                    </tr>
+                  </thead>
+                  <tbody />
+                </table>
+                <ul id="grid" aria-labelledby="resources-caption" hidden />
+                <nav aria-label="Pages" class="pager">
+                  <button id="first-page" type="button" disabled>
+                    First page
+                  </button>
+                  <button id="next-page" type="button" disabled>
+                    Next page
+                  </button>
+                </nav>
+              </div>
+            </div>
           </section>
         </main>
 
@@ -175,6 +231,34 @@ function Page({ settings, auth }: LibraryPageOptions) {
           <p id="details-error" class="dialog-error" role="alert" aria-live="assertive" />
           <div id="preview" aria-label="Preview" role="region" />
           <dl id="facts" />
+          <form id="describe" aria-labelledby="describe-heading">
+            <h3 id="describe-heading">Description</h3>
+            <fieldset id="describe-fields">
+              <legend class="visually-hidden">Title, alt text, tags, folder and metadata</legend>
+              <label for="d-title">Title</label>
+              <input id="d-title" maxlength={200} autocomplete="off" />
+              <label for="d-alt">Alt text</label>
+              <textarea id="d-alt" rows={2} maxlength={1000} />
+              <label for="d-description">Description</label>
+              <textarea id="d-description" rows={2} maxlength={2000} />
+              <label for="d-tags">Tags (comma-separated)</label>
+              <input id="d-tags" autocomplete="off" />
+              <label for="d-folder">Folder</label>
+              <input id="d-folder" autocomplete="off" placeholder="/" />
+              <label for="d-metadata">Metadata (a JSON object)</label>
+              <textarea id="d-metadata" rows={4} spellcheck={false} />
+            </fieldset>
+            <p id="describe-error" class="dialog-error" role="alert" aria-live="assertive" />
+            <div class="actions">
+              <button type="submit" id="describe-save">
+                Save description
+              </button>
+              <button type="button" id="describe-reload" hidden>
+                Reload the current description
+              </button>
+              <output id="describe-status" />
+            </div>
+          </form>
           <div class="actions">
             <label for="link-expiry">Link expires in</label>
             <select id="link-expiry">

@@ -46,4 +46,30 @@ dt{font-weight:600}
 dd{margin:0;overflow-wrap:anywhere}
 .actions{margin:8px 0}
 #link-output{overflow-wrap:anywhere;font-size:13px}
+.hint{font-size:13px;color:#404040;margin:4px 0}
+.check{display:inline-flex;gap:4px;align-items:center}
+.browse-layout{display:grid;grid-template-columns:minmax(160px,220px) 1fr;gap:16px;align-items:start}
+#folders ul{list-style:none;padding-left:14px;margin:2px 0}
+#folder-tree{padding-left:0}
+#folders li{margin:2px 0}
+#folders button{background:none;border:none;padding:1px 4px;color:#1a4f9c;text-align:left}
+#folders button[aria-pressed=true]{background:#1f3a5f;color:#fff;border-radius:4px}
+#folders .twisty{width:1.6em;color:#1b1b1b}
+#active-filters{display:flex;flex-wrap:wrap;gap:6px}
+.chip{border-radius:12px;padding:1px 8px;font-size:13px;background:#e8eef6;border:1px solid #6b6b6b}
+td .chip{color:#1b1b1b;text-decoration:none;margin:1px 2px;padding:1px 8px}
+#view-switch button[aria-pressed=true]{background:#1f3a5f;color:#fff}
+#grid{list-style:none;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}
+#grid li{background:#fff;border:1px solid #ddd;border-radius:6px;padding:6px;display:flex;flex-direction:column;gap:4px}
+#grid .thumb{display:flex;align-items:center;justify-content:center;height:130px;padding:0;background:#f0f0f0;border:none;overflow:hidden}
+#grid .thumb img{max-width:100%;max-height:130px;object-fit:contain}
+#grid .thumb img.placeholder{width:100%;height:130px;object-fit:cover}
+.type-icon{font:600 15px/1 system-ui,sans-serif;color:#1b1b1b;border:2px solid #6b6b6b;border-radius:6px;padding:14px 10px;background:#fff}
+#grid .name{overflow-wrap:anywhere;font-size:13px}
+#bulk-results{margin:4px 0;padding-left:18px}
+.failed{color:#a00000}
+#describe{display:block;margin:10px 0}
+#describe fieldset{display:grid;grid-template-columns:max-content 1fr;gap:4px 10px;border:none;padding:0;margin:0}
+#describe textarea{font:inherit;padding:4px 8px;border:1px solid #6b6b6b;border-radius:4px}
+#d-metadata{font-family:ui-monospace,monospace}
 `;
