@@ -233,7 +233,7 @@ describe("s3 driver: multipart streaming", () => {
     const key = parseBlobKey("hashed");
     await store.put(key, streamOf(text("old")));
     const wrong = "0".repeat(64);
-    await storageError(store.put(key, lazySource(11 * MiB).stream, { expectedSha256: wrong }), "HASH_MISMATCH");
+    await storageError(store.put(key, lazySource(PART + MiB).stream, { expectedSha256: wrong }), "HASH_MISMATCH");
     expect(calls.filter(isComplete)).toHaveLength(0);
     expect(calls.filter(isAbort)).toHaveLength(1);
     expect(await s3.pendingUploads(bucket)).toEqual([]);
@@ -382,7 +382,7 @@ describe("s3 driver: content addressing", () => {
     const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch });
     const prefix = await tenantPrefix("tenant-dedupe");
     const keyFor = ({ sha256 }: { sha256: string }) => contentKeyUnder(prefix, sha256);
-    const total = 11 * MiB;
+    const total = PART + MiB; // two parts: multipart, and half the CPU of three
     const first = await store.putContentAddressed(lazySource(total).stream, keyFor);
     const copiesAfterFirst = calls.filter(isCopy).length;
     const second = await store.putContentAddressed(lazySource(total).stream, keyFor);
