@@ -48,6 +48,7 @@ export default defineConfig({
     // workers took the suite from 7 min to 4 min on 2 cores (4 workers: no faster).
     maxWorkers: Math.max(3, availableParallelism() - 1),
     reporters: ["default", new SummaryReporter(), new DurationsRecorder()],
+    setupFiles: ["test/helpers/byte-equality.ts"],
     sequence: { sequencer: SlowestFirstSequencer },
     // One run, one summary line: Node-side tests in forks, and test/workers/ inside workerd.
     projects: [

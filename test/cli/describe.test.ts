@@ -64,7 +64,7 @@ describe("cms describe, tag, mv, search", () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(bad.stderr).toMatch(/folder/);
-  });
+  }, 90_000); // six CLI processes one after another: 30 s was too short at a load average of 20
 });
 
 describe("retagged", () => {

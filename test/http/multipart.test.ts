@@ -50,7 +50,7 @@ interface Parsed {
   filename: string | null;
   contentType: string | null;
   headers: Record<string, string>;
-  body: number[];
+  body: Uint8Array;
 }
 
 async function parseAll(bytes: Uint8Array, contentType: string, cuts: number[] = [], limits?: MultipartLimits) {
@@ -62,7 +62,7 @@ async function parseAll(bytes: Uint8Array, contentType: string, cuts: number[] =
       filename,
       contentType: type,
       headers: Object.fromEntries(headers),
-      body: [...(await readAll(part.body))],
+      body: await readAll(part.body),
     });
   }
   return out;
@@ -89,7 +89,7 @@ async function problem(promise: Promise<unknown>): Promise<ProblemError> {
   return err as ProblemError;
 }
 
-const text = (body: number[]) => new TextDecoder().decode(new Uint8Array(body));
+const text = (body: Uint8Array) => new TextDecoder().decode(body);
 
 // File content full of near-misses for the delimiter "\r\n--XyZ-b0und4ry".
 const TRICKY = concat(
@@ -136,8 +136,8 @@ describe("parseMultipart: framing", () => {
       contentType: "application/octet-stream",
       headers: { "content-type": "application/octet-stream", "x-extra": "one" },
     });
-    expect(parts[1]!.body).toEqual([...TRICKY]);
-    expect(parts[2]).toMatchObject({ name: "empty", filename: "empty.txt", body: [] });
+    expect(parts[1]!.body).toEqual(TRICKY);
+    expect(parts[2]).toMatchObject({ name: "empty", filename: "empty.txt", body: new Uint8Array() });
   }, 120_000);
 
   it("matches the platform's FormData encoder and parser for every chunk size and split point", async () => {
@@ -175,14 +175,14 @@ describe("parseMultipart: framing", () => {
       } else {
         expect(part.filename).toBe(value.name);
         expect(part.contentType).toBe(value.type);
-        expect(part.body).toEqual([...new Uint8Array(await value.arrayBuffer())]);
+        expect(part.body).toEqual(new Uint8Array(await value.arrayBuffer()));
       }
     }
     expect(parts[2]!.filename).toBe('résumé "final" 📄.bin');
-    expect(parts[2]!.body).toEqual([...binary]);
+    expect(parts[2]!.body).toEqual(binary);
     // undici omits filename for a nameless File (browsers send filename=""), so it reads as a field.
-    expect(parts[3]).toMatchObject({ filename: null, contentType: "application/octet-stream", body: [] });
-    expect(parts[4]).toMatchObject({ filename: null, body: [] });
+    expect(parts[3]).toMatchObject({ filename: null, contentType: "application/octet-stream", body: new Uint8Array() });
+    expect(parts[4]).toMatchObject({ filename: null, body: new Uint8Array() });
   }, 120_000);
 
   it("splits exactly inside every byte of the CRLF--boundary delimiter", async () => {

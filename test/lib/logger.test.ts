@@ -89,7 +89,9 @@ describe("createJsonLogger", () => {
           expect(lines.at(-1)).toBe(JSON.stringify({ time, level: "info", msg, ...fields }));
         },
       ),
-      { numRuns: 2000 },
+      // Each mutant of the logger's escape regex (no quote, no backslash, no surrogates, a control
+      // character short) failed within 300 runs over 200 seeds (median 5-33); 2 000 runs took 30 s at load.
+      { numRuns: 500 },
     );
   });
 

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { StorageError, type BlobKey, type BlobStore, type StorageErrorCode } from "../../src/storage/blob-store.js";
 import { contentKeyUnder, parseBlobKey, tenantPrefix } from "../../src/storage/keys.js";
-import { pattern, patternByte, streamOf } from "../helpers/streams.js";
+import { comparePattern, pattern, streamOf } from "../helpers/streams.js";
 
 export interface BlobStoreFixture {
   store: BlobStore;
@@ -138,17 +138,7 @@ export function describeBlobStore(name: string, setup: () => Promise<BlobStoreFi
         const blob = await store.get(k);
         expect(blob!.size).toBe(total);
         expect(blob!.sha256).toBe(expectedSha);
-        let offset = 0;
-        let mismatch = -1;
-        const reader = blob!.body.getReader();
-        for (let r = await reader.read(); !r.done; r = await reader.read()) {
-          for (let i = 0; i < r.value.byteLength && mismatch < 0; i++) {
-            if (r.value[i] !== patternByte(offset + i)) mismatch = offset + i;
-          }
-          offset += r.value.byteLength;
-        }
-        expect(mismatch).toBe(-1);
-        expect(offset).toBe(total);
+        expect(await comparePattern(blob!.body, 0)).toEqual({ mismatch: -1, length: total });
       });
 
       it("reports size and sha256 on put, head and get", async () => {

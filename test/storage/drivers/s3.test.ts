@@ -15,7 +15,7 @@ import {
 } from "../../../src/storage/drivers/s3.js";
 import { contentKeyUnder, parseBlobKey, tenantPrefix } from "../../../src/storage/keys.js";
 import { startS3Server, S3RVER_ACCESS_KEY_ID, type S3TestServer } from "../../helpers/s3-server.js";
-import { pattern, patternByte, streamOf } from "../../helpers/streams.js";
+import { comparePattern, pattern, streamOf } from "../../helpers/streams.js";
 import { describeBlobStore } from "../blob-store.contract.js";
 
 const KiB = 1024;
@@ -129,23 +129,6 @@ function lazySource(total: number, chunk = 256 * KiB, onPull?: (pulled: number) 
   };
 }
 
-/** Index of the first byte of `stream` that differs from the pattern at `offset` (-1: none) and the length. */
-async function comparePattern(
-  stream: ReadableStream<Uint8Array>,
-  offset: number,
-): Promise<{ mismatch: number; length: number }> {
-  let length = 0;
-  let mismatch = -1;
-  const reader = stream.getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    for (let i = 0; i < r.value.byteLength && mismatch < 0; i++) {
-      if (r.value[i] !== patternByte(offset + length + i)) mismatch = length + i;
-    }
-    length += r.value.byteLength;
-  }
-  return { mismatch, length };
-}
-
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     () => {
@@ -250,7 +233,7 @@ describe("s3 driver: multipart streaming", () => {
     const key = parseBlobKey("hashed");
     await store.put(key, streamOf(text("old")));
     const wrong = "0".repeat(64);
-    await storageError(store.put(key, lazySource(11 * MiB).stream, { expectedSha256: wrong }), "HASH_MISMATCH");
+    await storageError(store.put(key, lazySource(PART + MiB).stream, { expectedSha256: wrong }), "HASH_MISMATCH");
     expect(calls.filter(isComplete)).toHaveLength(0);
     expect(calls.filter(isAbort)).toHaveLength(1);
     expect(await s3.pendingUploads(bucket)).toEqual([]);
@@ -330,7 +313,9 @@ describe("s3 driver: multipart streaming", () => {
 });
 
 describe("s3 driver: bounded memory", () => {
-  it("never reads more than two parts ahead of what S3 has acknowledged (64 MiB upload)", async () => {
+  // Sizes: a few parts show each bound; every MiB costs ~90 ms of CPU here (the driver's SHA-256,
+  // s3rver's MD5 and files), and at 64 MiB these two tests timed out at 30 s on a loaded machine.
+  it("never reads more than two parts ahead of what S3 has acknowledged (an upload twice that size)", async () => {
     const { s3, bucket } = await freshBucket();
     let acknowledged = 0;
     const { calls, fetch } = recordingFetch(async (request) => {
@@ -341,15 +326,15 @@ describe("s3 driver: bounded memory", () => {
       return response;
     });
     const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch });
-    const total = 64 * MiB;
     const chunk = 256 * KiB;
+    const total = 4 * PART + MiB; // 21 MiB, over twice the bound below
     let maxAhead = 0;
     const source = lazySource(total, chunk, (pulled) => {
       maxAhead = Math.max(maxAhead, pulled + chunk - acknowledged); // bytes held once this chunk is out
     });
     const info = await store.put(parseBlobKey("huge.bin"), source.stream);
     expect(info).toEqual({ size: total, sha256: patternSha256(total) });
-    expect(calls.filter(isPart)).toHaveLength(13);
+    expect(calls.filter(isPart)).toHaveLength(5);
     expect(maxAhead).toBeGreaterThan(PART); // reading overlaps the upload of the previous part...
     expect(maxAhead).toBeLessThanOrEqual(2 * PART + chunk); // ...but never runs further ahead
     await s3.deleteBucket(bucket);
@@ -357,24 +342,31 @@ describe("s3 driver: bounded memory", () => {
 
   it("maxConcurrentParts bounds the UploadPart requests in flight", async () => {
     const { s3, bucket } = await freshBucket();
+    const maxConcurrentParts = 3;
     let inFlight = 0;
     let peak = 0;
+    // The first parts wait until maxConcurrentParts of them are in flight, so the peak is reached
+    // however slowly this machine reads the body (a fixed delay missed it under load); the part
+    // after them must then wait for a slot.
+    let openGate = () => {};
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
     const { fetch } = recordingFetch(async (request) => {
       if (!new URL(request.url).searchParams.has("partNumber")) return undefined;
       peak = Math.max(peak, ++inFlight);
+      if (inFlight >= maxConcurrentParts) openGate();
       try {
-        await new Promise((resolve) => setTimeout(resolve, 20)); // let the reader catch up
+        await gate;
         return await globalThis.fetch(request);
       } finally {
         inFlight--;
       }
     });
-    const store = storeFor(s3, bucket, { partSizeBytes: PART, maxConcurrentParts: 3, fetch });
-    const total = 32 * MiB;
+    const store = storeFor(s3, bucket, { partSizeBytes: PART, maxConcurrentParts, fetch });
+    const total = (maxConcurrentParts + 1) * PART;
     expect((await store.put(parseBlobKey("parallel.bin"), lazySource(total, MiB).stream)).sha256).toBe(
       patternSha256(total),
     );
-    expect(peak).toBe(3);
+    expect(peak).toBe(maxConcurrentParts);
     expect(await comparePattern((await store.get(parseBlobKey("parallel.bin")))!.body, 0)).toEqual({
       mismatch: -1,
       length: total,
@@ -390,7 +382,7 @@ describe("s3 driver: content addressing", () => {
     const store = storeFor(s3, bucket, { partSizeBytes: PART, fetch });
     const prefix = await tenantPrefix("tenant-dedupe");
     const keyFor = ({ sha256 }: { sha256: string }) => contentKeyUnder(prefix, sha256);
-    const total = 11 * MiB;
+    const total = PART + MiB; // two parts: multipart, and half the CPU of three
     const first = await store.putContentAddressed(lazySource(total).stream, keyFor);
     const copiesAfterFirst = calls.filter(isCopy).length;
     const second = await store.putContentAddressed(lazySource(total).stream, keyFor);
