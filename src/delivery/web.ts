@@ -43,8 +43,11 @@ export function webContentSender(
 ) {
   const answers = contentAnswers(content);
 
-  /** `answer` (to a request of `method`) as a Response, its body streamed from the blob store. */
-  async function respond(answer: Delivered, method: string): Promise<Response> {
+  /**
+   * `answer` (to a request of `method`) as a Response, its body streamed from the blob store.
+   * `linkSeconds`: a signed link's remaining lifetime, which a redirect's URL may not outlive.
+   */
+  async function respond(answer: Delivered, method: string, linkSeconds?: number): Promise<Response> {
     const { status, head, fields, policy, body, multipart, facts } = answer;
     const headers = fields || policy ? { ...head, ...fields, ...policy } : head;
     // Several ranges read nothing before their head: a missing blob answers BLOB_MISSING, not a body that
@@ -56,7 +59,7 @@ export function webContentSender(
     }
     // An empty blob has nothing to stream, so storage isn't touched.
     if (!body || body.end < body.start) return new Response(null, { status, headers });
-    const direct = method === "GET" ? await content.directRead?.(facts, headers) : null;
+    const direct = method === "GET" ? await content.directRead?.(facts, headers, linkSeconds) : null;
     if (direct) return redirect(direct, headers);
     const bytes = await content.read(facts, body.whole ? undefined : body);
     if (bytes instanceof ReadableStream) sent.set(bytes, { row: facts, body });
@@ -67,7 +70,8 @@ export function webContentSender(
    * The answer to `method` with `header` on `host` for `row`; 405/412/416 are thrown as
    * ProblemErrors for the app's problem renderer. Without `header`: the request carries no field
    * that changes the answer (postData: the whole representation). `policy` (Cache-Control of a
-   * versioned URL, a revision or a signed link: http/cache-policy.ts) is set over the row's own.
+   * versioned URL, a revision or a signed link: http/cache-policy.ts) is set over the row's own;
+   * `linkSeconds` as respond's.
    */
   async function send(
     row: ContentFacts,
@@ -75,10 +79,11 @@ export function webContentSender(
     header: RequestField = NO_FIELD,
     host: string | undefined = undefined,
     policy: ResponseHeaders | undefined = undefined,
+    linkSeconds: number | undefined = undefined,
   ): Promise<Response> {
     const answer = answers.decide(row, method, header, host, policy);
     if (answer.problem) throw answer.problem;
-    return respond(answer, method);
+    return respond(answer, method, linkSeconds);
   }
 
   return { send, respond };

@@ -247,12 +247,20 @@ export function createContentService({
 
     /**
      * A presigned GET of the content on which the bucket answers with `headers`' type, disposition and
-     * caching, valid 300 s; null when this content is answered by the service.
+     * caching, valid 300 s, or less for a signed link with `linkSeconds` left: the URL expires before
+     * the link does (a second early, as the link and the signature count whole seconds apart). Null
+     * when this content is answered by the service, as it is in a link's last second.
      */
-    async directRead(facts: ContentFacts, headers: Record<string, string>): Promise<string | null> {
+    async directRead(
+      facts: ContentFacts,
+      headers: Record<string, string>,
+      linkSeconds?: number,
+    ): Promise<string | null> {
       const { direct } = blobs;
       if (!direct || directReadMinBytes === 0 || facts.size < directReadMinBytes) return null;
-      return direct.presignGet(facts.blobKey as BlobKey, DIRECT_READ_SECONDS, {
+      const seconds = Math.min(DIRECT_READ_SECONDS, Math.floor(linkSeconds ?? Number.POSITIVE_INFINITY) - 1);
+      if (seconds < 1) return null;
+      return direct.presignGet(facts.blobKey as BlobKey, seconds, {
         contentType: headers["content-type"] ?? "application/octet-stream",
         contentDisposition: headers["content-disposition"],
         cacheControl: headers["cache-control"],

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API, expectProblem, type ResourceDto } from "../helpers/cms-client.js";
+import { expectDirectRead } from "../helpers/direct-read.js";
 import { fakeClock } from "../helpers/fake-clock.js";
 import { createRgwBucket, type RgwCluster, rgwObjectKeys, rgwSettings, sharedRgw } from "../helpers/rgw.js";
 import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
@@ -183,17 +184,7 @@ describe("direct reads on Ceph RGW (CMS_DIRECT_READ_MIN_BYTES)", () => {
     const head = await fetch(app.url(location), { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.headers.get("content-length")).toBe("5000");
-    const res = await get(location);
-    expect(res.status).toBe(307);
-    expect(res.headers.get("cache-control")).toBe("no-store");
-    const target = new URL(res.headers.get("location") as string);
-    expect(target.origin).toBe(rgw.endpoint);
-    expect(Number(target.searchParams.get("X-Amz-Expires"))).toBeLessThanOrEqual(300);
-    const followed = await fetch(target);
-    expect(followed.status).toBe(200);
-    for (const name of ["content-type", "content-disposition", "cache-control"])
-      expect(followed.headers.get(name), name).toBe(head.headers.get(name));
-    expect(new Uint8Array(await followed.arrayBuffer())).toEqual(bytes);
+    await expectDirectRead(await get(location), rgw.endpoint, head, bytes);
   });
 
   it("ranges go through the redirect; 304 and small content stay the service's", async () => {

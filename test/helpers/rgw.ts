@@ -72,7 +72,7 @@ export async function rgwObjectKeys(rgw: RgwCluster, bucket: string, prefix = ""
   return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => m[1]!.replace(/&amp;/g, "&")).sort();
 }
 
-function conf(dir: string, monPort: number, rgwPort: number, fsid: string): string {
+function conf(dir: string, monPort: number, rgwPort: number, fsid: string, memstoreBytes: number): string {
   return `[global]
 fsid = ${fsid}
 mon host = v2:127.0.0.1:${monPort}
@@ -88,7 +88,7 @@ err to stderr = false
 mon data = ${dir}/mon
 osd data = ${dir}/osd$id
 osd objectstore = memstore
-memstore device bytes = 1073741824
+memstore device bytes = ${memstoreBytes}
 # One OSD: one copy, placement by OSD (not host), few PGs, no warnings about it.
 osd pool default size = 1
 osd pool default min size = 1
@@ -113,7 +113,8 @@ rgw frontends = beast endpoint=127.0.0.1:${rgwPort}
  * of their own process group (`detached`), so they outlive the test worker that started them:
  * stop them with `stopRgwCluster`.
  */
-export async function startRgwCluster(dir: string): Promise<RgwCluster> {
+/** `memstoreBytes`: the OSD's RAM store (1 GiB for the tests; bench/direct-storage.ts asks for more). */
+export async function startRgwCluster(dir: string, { memstoreBytes = 1024 ** 3 } = {}): Promise<RgwCluster> {
   const started = Date.now();
   for (const sub of ["mon", "osd0", "run", "log", "rgw"]) await mkdir(join(dir, sub), { recursive: true });
   // Probed, not port 0: the monitor's address is written into the monmap before it starts, and
@@ -122,7 +123,7 @@ export async function startRgwCluster(dir: string): Promise<RgwCluster> {
   const [monPort, rgwPort] = [await freePort(), await freePort()];
   const fsid = crypto.randomUUID();
   const cfg = join(dir, "ceph.conf");
-  await writeFile(cfg, conf(dir, monPort, rgwPort, fsid));
+  await writeFile(cfg, conf(dir, monPort, rgwPort, fsid, memstoreBytes));
   const keyring = join(dir, "keyring");
   const env = { PATH: process.env.PATH ?? "/usr/sbin:/usr/bin:/sbin:/bin" };
   const ceph = (command: string, args: string[]) =>

@@ -117,6 +117,29 @@ describe("createUploadURL and completeUpload on the fs volume", () => {
     await expectProblem(overQuota, 507, "QUOTA_EXCEEDED");
   });
 
+  it("an unfinished upload's reservation counts: neither a second URL nor createResource may use its room", async () => {
+    const six = fresh("six").subarray(0, 6);
+    const held = await ticketFor(six, { resourceTenantId: "small" });
+    const second = await post("createUploadURL", {
+      resourceName: "second.bin",
+      resourceTenantId: "small",
+      resourceAuthor: "Uploader",
+      size: 6,
+      sha256: hex(fresh("other").subarray(0, 6)),
+    });
+    await expectProblem(second, 507, "QUOTA_EXCEEDED");
+    const plain = await post("createResource", {
+      resourceName: "plain.bin",
+      resourceTenantId: "small",
+      resourceAuthor: "Uploader",
+      resourceBinary: Buffer.from("12345").toString("base64"),
+    });
+    await expectProblem(plain, 507, "QUOTA_EXCEEDED");
+    // The held room is the upload's own: its completion fits.
+    await send(held, six);
+    expect((await complete(held.uploadId)).status).toBe(201);
+  });
+
   it("holds the size in the tenant's quota until completion, then counts the resource once", async () => {
     const bytes = fresh("reserved");
     const before = await usageBytes();

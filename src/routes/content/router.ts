@@ -88,7 +88,8 @@ export function createContentRouter({
     const query = handed ? handed.query : { version, image: imageParam(images, param, { linkHolder }) };
     const cache = answerCacheHeaders(content.cache, version !== undefined, c.get("signedLinkSeconds"));
     const caller = callerOf(c, linkHolder);
-    return respond(await core.answer(row, query, c.req.method, fields(c), requestHost(c), cache, caller), c.req.method);
+    const answer = await core.answer(row, query, c.req.method, fields(c), requestHost(c), cache, caller);
+    return respond(answer, c.req.method, c.get("signedLinkSeconds"));
   };
   for (const route of [contract.getData, contract.getMultiPartData]) {
     router.openAPIRegistry.registerPath(route);
@@ -98,8 +99,9 @@ export function createContentRouter({
   return router
     .openapi(guarded(contract.getDataUuid, guards.read), async (c) => {
       const row = await resources.findByUid(c.req.valid("param").resourceUID, c.get("principal"));
-      const cache = answerCacheHeaders(content.cache, false, c.get("signedLinkSeconds"));
-      return (await send(row, c.req.method, fields(c), requestHost(c), cache)) as never;
+      const linkSeconds = c.get("signedLinkSeconds");
+      const cache = answerCacheHeaders(content.cache, false, linkSeconds);
+      return (await send(row, c.req.method, fields(c), requestHost(c), cache, linkSeconds)) as never;
     })
     .openapi(guarded(contract.postData, consumer), async (c) => {
       const { resourceUID, resourceURI } = c.req.valid("json");

@@ -123,8 +123,9 @@ export function createLifecycleRouter({
       const { resourceUID, revision } = c.req.valid("param");
       const row = await revisions.content(resourceUID, revision, c.get("principal"));
       // A revision's content never changes: immutable, unless a signed link's lifetime bounds it.
-      const cache = answerCacheHeaders(content.cache, true, c.get("signedLinkSeconds"));
+      const linkSeconds = c.get("signedLinkSeconds");
+      const cache = answerCacheHeaders(content.cache, true, linkSeconds);
       const header = (name: string) => c.req.raw.headers.get(name);
-      return (await send(row, c.req.method, header, requestHost(c), cache)) as never;
+      return (await send(row, c.req.method, header, requestHost(c), cache, linkSeconds)) as never;
     });
 }
