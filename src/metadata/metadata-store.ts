@@ -293,7 +293,12 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
   const insertStatement = (count: number) => {
     let statement = insertRows.get(count);
     if (!statement) {
-      const rows = Array.from({ length: count }, (_, i) => placeholders<ResourceRow>(RESOURCE_KEYS, String(i)));
+      // Each row's seq (the full-text key) given by the insert itself, one past the highest (the
+      // subquery is evaluated once per statement, hence + i): saves the trigger its UPDATE per row.
+      const rows = Array.from({ length: count }, (_, i) => ({
+        ...placeholders<ResourceRow>(RESOURCE_KEYS, String(i)),
+        seq: sql`(select coalesce(max(${resources.seq}), 0) + ${i + 1} from ${resources})`,
+      }));
       statement = prebuilt(db, db.insert(resources).values(rows));
       insertRows.set(count, statement);
     }
@@ -323,7 +328,9 @@ export function createMetadataStore(db: BatchSQLiteDatabase): MetadataStore {
       const inserts = [];
       for (let i = 0; i < stored.length; i += ROWS_PER_INSERT) {
         const chunk = stored.slice(i, i + ROWS_PER_INSERT);
-        const values = Object.fromEntries(chunk.flatMap((row, r) => RESOURCE_KEYS.map((k) => [`${k}${r}`, row[k]])));
+        const values = Object.fromEntries(
+          chunk.flatMap((row, r) => RESOURCE_KEYS.filter((k) => k !== "seq").map((k) => [`${k}${r}`, row[k]])),
+        );
         inserts.push(insertStatement(chunk.length)(values));
       }
       await db.batch([

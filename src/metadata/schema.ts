@@ -71,6 +71,12 @@ export const resources = sqliteTable(
     metadataVersion: integer("metadata_version").notNull().default(1),
     /** An image's placeholder (thumbhash, base64), computed once at ingest; null for anything else. */
     thumbhash: text("thumbhash"),
+    /**
+     * The row's key in `resources_fts` (FTS5 external content keys on an integer column): given once
+     * at insert by the migration's trigger (the highest so far + 1) and never changed. Not the rowid,
+     * which a dump and restore, a table rebuild or VACUUM may renumber.
+     */
+    seq: integer("seq"),
   },
   (t) => [
     uniqueIndex("resources_short_id_unique").on(t.shortId),
@@ -81,12 +87,28 @@ export const resources = sqliteTable(
     // A folder's page (searchResources?folder=…), and folders' counts: one range of this index.
     index("resources_tenant_folder_idx").on(t.tenantId, t.folder, t.createdAt),
     // Only rows still waiting for an issuer, so the one adoption reads no others.
+    uniqueIndex("resources_seq_unique").on(t.seq),
     index("resources_legacy_owner_idx").on(t.uid).where(sql`${t.ownerIssuer} is null and ${t.owner} is not null`),
   ],
 );
 
 export type ResourceRow = typeof resources.$inferSelect;
 export type NewResourceRow = typeof resources.$inferInsert;
+
+/**
+ * The live top-level resources directly in each folder of a tenant (the `folders` listing): kept
+ * exact by triggers on `resources` (migration 0016) in the writing statement's own transaction, on
+ * create, soft delete, move and purge alike; a folder with none has no row.
+ */
+export const folderCounts = sqliteTable(
+  "folder_counts",
+  {
+    tenantId: text("tenant_id").notNull(),
+    folder: text("folder").notNull(),
+    resources: integer("resources").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.folder] })],
+);
 
 export const REVISION_ACTIONS = ["create", "update", "delete"] as const;
 export type RevisionAction = (typeof REVISION_ACTIONS)[number];

@@ -27,7 +27,7 @@ const oldRow = (n: number, name: string) =>
 const found = async (client: Awaited<ReturnType<typeof applyMigrations>>, match: string) =>
   (
     await client.execute({
-      sql: "SELECT r.uid FROM resources_fts f JOIN resources r ON r.rowid = f.rowid WHERE resources_fts MATCH ? ORDER BY r.uid",
+      sql: "SELECT r.uid FROM resources_fts f JOIN resources r ON r.seq = f.rowid WHERE resources_fts MATCH ? ORDER BY r.uid",
       args: [match],
     })
   ).rows.map((r) => r.uid);

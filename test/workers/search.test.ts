@@ -71,4 +71,65 @@ describe("describe and find on D1", () => {
     const folders = await call("folders?tenant=wk");
     expect(await folders.json()).toEqual({ folders: [{ path: "/photos/", resources: 1, folders: 1 }] });
   });
+
+  it("keeps folder counts exact through create, move, delete and purge, and the full-text key per row", async () => {
+    const app = createWorkerApp();
+    const post = (verb: string, body: unknown) =>
+      app.fetch(
+        new Request(`${API}/${verb}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+        env,
+      );
+    const create = async (folder: string) => {
+      const res = await post("createResource", {
+        resourceAuthor: "w",
+        resourceBinary: btoa(folder),
+        resourceMediaType: "text/plain",
+        resourceName: "c.txt",
+        resourceTenantId: "wc",
+        folder,
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+      return ((await res.json()) as Described).resourceUID;
+    };
+    const exact = async () => {
+      const counts = await env.DB.prepare(
+        "SELECT tenant_id, folder, resources AS n FROM folder_counts WHERE tenant_id = 'wc' ORDER BY folder",
+      ).all();
+      const truth = await env.DB.prepare(
+        "SELECT tenant_id, folder, count(*) AS n FROM resources WHERE tenant_id = 'wc' AND deleted_at IS NULL AND parent_uid IS NULL GROUP BY tenant_id, folder ORDER BY folder",
+      ).all();
+      expect(counts.results).toEqual(truth.results);
+      return counts.results.map((r: Record<string, unknown>) => [r.folder, r.n]);
+    };
+
+    const a = await create("/a/");
+    const b = await create("/a/");
+    const c = await create("/b/");
+    expect(await exact()).toEqual([
+      ["/a/", 2],
+      ["/b/", 1],
+    ]);
+    const moved = await post("updateResourceMetadata", { resourceUID: c, patch: { folder: "/a/deep/" } });
+    expect(moved.status, await moved.clone().text()).toBe(200);
+    const lock = (await (await post("lockResourceDTO", { resourceUID: b, author: "w" })).json()) as { lockID: string };
+    const deleted = await post("deleteResource", { resourceUID: b, author: "w", lockID: lock.lockID });
+    expect(deleted.status, await deleted.clone().text()).toBe(200);
+    expect(await exact()).toEqual([
+      ["/a/", 1],
+      ["/a/deep/", 1],
+    ]);
+    // Purged (as the collector does): the counts stay exact, the index drops the rows.
+    await env.DB.prepare("DELETE FROM resources WHERE uid IN (?, ?)").bind(a, b).run();
+    expect(await exact()).toEqual([["/a/deep/", 1]]);
+    const folders = await app.fetch(new Request(`${API}/folders?tenant=wc`), env);
+    expect(await folders.json()).toEqual({ folders: [{ path: "/a/", resources: 0, folders: 1 }] });
+    // Every row has its own full-text key, and the index agrees with its rows.
+    const seqs = await env.DB.prepare("SELECT count(DISTINCT seq) AS keyed, count(*) AS n FROM resources").first();
+    expect(seqs?.keyed).toBe(seqs?.n);
+    await env.DB.prepare("INSERT INTO resources_fts (resources_fts) VALUES ('integrity-check')").run();
+  });
 });
