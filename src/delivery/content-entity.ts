@@ -74,8 +74,8 @@ function createContentEntities(content: EntitySource): ContentEntities {
       const apiOriginOnly = contentHost !== undefined && !onContentOrigin(requestHost);
       const slot = apiOriginOnly ? "api" : "content";
       // Looked up before asking whether the row is frozen: only frozen rows are ever kept, and
-      // Object.isFrozen walks every field of a row (32 columns; V8 keeps rows that wide in
-      // dictionary mode, JSC checks each property): per request on every 304, range and app read.
+      // Object.isFrozen checks every field of a row (30 columns; V8 and JSC each walk the
+      // properties): it ran per request on every 304, non-plain range and app read.
       const known = servedRows.get(facts);
       let answer = known?.[slot];
       if (answer) return answer;
