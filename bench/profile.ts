@@ -4,6 +4,8 @@
  *   node --import tsx bench/profile.ts small  [--nocache] [--norowcache] [--bun | --bundle] [--seconds=8]
  *   node --import tsx bench/profile.ts range | large | ingest [--ref] [--concurrency=4]
  *   node --import tsx bench/profile.ts derivative  [--bundle]   (a cached 320 px WebP: issue 30's fast path)
+ *   node --import tsx bench/profile.ts 304  [--bun | --bundle]   (4 KiB GETs with a matching If-None-Match)
+ *   … [--at=<checkout>]   the same load on another checkout's service (`git worktree add`; built there for --bundle)
  *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
  *
  * On Node the service runs through tsx (bench/servers/node-entry.ts, see there), not as shipped:
@@ -163,6 +165,10 @@ async function main() {
   const onBun = args.includes("--bun");
   const bundled = args.includes("--bundle");
   const reference = args.includes("--ref");
+  // Another checkout's service under the same load (its own src, or its bundle with --bundle).
+  const at = args.find((a) => a.startsWith("--at="))?.split("=")[1];
+  const serverRoot = at ? path.resolve(at) : ROOT;
+  if (at && !onBun && !bundled) throw new Error("--at goes with --bun or --bundle (tsx runs this checkout's src)");
   if (reference && (scenario !== "ingest" || onBun || bundled))
     throw new Error("--ref profiles the ingest reference on Node; it goes with `ingest` alone");
   if (onBun && bundled)
@@ -174,7 +180,7 @@ async function main() {
   const profiles = path.join(
     work,
     "profiles",
-    `${scenario}${reference ? "-ref" : ""}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}-${Date.now()}`,
+    `${scenario}${reference ? "-ref" : ""}${noCache ? "-nocache" : ""}${noRowCache ? "-norowcache" : ""}${onBun ? "-bun" : ""}${bundled ? "-bundle" : ""}${at ? `-at-${path.basename(serverRoot)}` : ""}-${Date.now()}`,
   );
   mkdirSync(profiles, { recursive: true });
   const fixtures = prepareFixtures(work, true);
@@ -194,9 +200,9 @@ async function main() {
       : onBun
         ? [...profiling, "src/bun.ts"]
         : bundled
-          ? [...profiling, await shippedServer()]
-          : [...profiling, "--import", "tsx", "bench/servers/node-entry.ts"],
-    cwd: ROOT,
+          ? [...profiling, at ? path.join(serverRoot, "dist/node/server.mjs") : await shippedServer()]
+          : [...profiling, "--import", "tsx", path.join(ROOT, "bench/servers/node-entry.ts")],
+    cwd: serverRoot,
     env: {
       ...(reference
         ? {
@@ -250,7 +256,7 @@ async function main() {
       const derivative = scenario === "derivative";
       const file = derivative
         ? await jpegFixture(fixtures.dir)
-        : scenario === "small"
+        : scenario === "small" || scenario === "304"
           ? fixtures.small
           : fixtures.large;
       const type = derivative ? "image/jpeg" : undefined;
@@ -270,12 +276,15 @@ async function main() {
         if (tries > 50) throw new Error(`${url}: ${res.status} ${res.body.toString().slice(0, 300)}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+      const etag = scenario === "304" ? (await http(url)).headers.etag : undefined;
       const plan =
         scenario === "small" || derivative
           ? { connections: 64 }
-          : scenario === "range"
-            ? { connections: 64, lua: rangeLua(file.size, 64 * KiB) }
-            : { connections: 1, timeoutSec: 120 };
+          : etag !== undefined
+            ? { connections: 64, lua: `wrk.headers["If-None-Match"] = ${JSON.stringify(String(etag))}` }
+            : scenario === "range"
+              ? { connections: 64, lua: rangeLua(file.size, 64 * KiB) }
+              : { connections: 1, timeoutSec: 120 };
       await runWrk({ url, durationSec: 2, workDir: work, ...plan });
       const r = await runWrk({ url, durationSec: seconds, workDir: work, cpuSeconds: server.cpuSeconds, ...plan });
       log(

@@ -57,6 +57,7 @@ function parseOptions(argv: string[]): Options {
     baseline: value("baseline") ?? null,
     compare: compare ?? null,
     runtimes: (value("runtimes") ?? "node,bun").split(",") as ("node" | "bun")[],
+    kinds: value("kinds") ? new Set((value("kinds") as string).split(",")) : null,
   };
 }
 
@@ -163,6 +164,7 @@ async function compareMain(options: Options, started: number, loadBefore: string
         origin,
         files,
         runtimes,
+        kinds: options.kinds,
       },
       [
         { label: "this", dir: ROOT, server: await shippedServer(), bun },

@@ -22,6 +22,8 @@ export interface Options {
   compare: string | null;
   /** `--runtimes=node,bun`: which runtimes `--compare` measures. */
   runtimes: ("node" | "bun")[];
+  /** `--kinds=small,304`: which request kinds `--compare` measures (null: all). */
+  kinds: Set<string> | null;
 }
 
 export interface Fixtures {

@@ -48,6 +48,8 @@ export interface CompareOptions {
   origin: Server;
   files: CompareFiles;
   runtimes: ("node" | "bun")[];
+  /** Only these request kinds (`--kinds=small,304`); null: every kind. */
+  kinds: Set<string> | null;
 }
 
 export interface CompareFiles {
@@ -154,7 +156,7 @@ export async function prepareCompareFiles(work: string): Promise<CompareFiles> {
   return files;
 }
 
-function startBuild(
+export function startBuild(
   build: Build,
   runtime: "node" | "bun",
   data: { volume: string; database: string },
@@ -183,8 +185,8 @@ function startBuild(
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 /** Creates the three resources on `build`'s own volume and database, and finds which kinds it answers. */
-async function prepareData(opts: CompareOptions, build: Build) {
-  const dir = path.join(opts.work, `compare-data-${build.label}`);
+export async function prepareData(opts: CompareOptions, build: Build, name: string = build.label) {
+  const dir = path.join(opts.work, `compare-data-${name}`);
   // A volume belongs to one database: a kept one from an earlier run (--keep) would refuse the new.
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -250,6 +252,10 @@ export async function compareBuilds(opts: CompareOptions, builds: [Build, Build]
   const prepared = [] as { build: Build; data: { volume: string; database: string }; paths: Paths }[];
   for (const build of builds) prepared.push({ build, ...(await prepareData(opts, build)) });
   const sections: string[] = [];
+  const unknown = [...(opts.kinds ?? [])].filter((k) => !KINDS.some((kind) => kind.key === k));
+  if (unknown.length)
+    throw new Error(`unknown kind(s) ${unknown.join(", ")}; known: ${KINDS.map((k) => k.key).join(", ")}`);
+  const kinds = opts.kinds === null ? KINDS : KINDS.filter((kind) => opts.kinds?.has(kind.key));
   for (const runtime of opts.runtimes) {
     const rounds: Round[] = [];
     for (let round = 0; round < opts.runs; round++) {
@@ -278,11 +284,11 @@ export async function compareBuilds(opts: CompareOptions, builds: [Build, Build]
                 workDir: opts.work,
                 cpuSeconds: cpu,
               });
-        for (const kind of KINDS)
+        for (const kind of kinds)
           for (const p of order) if (url(p, kind) !== null && opts.warmup > 0) await wrk(p, kind, opts.warmup);
         const load = loadAverage();
         const results = new Map<string, Map<string, WrkResult>>();
-        for (const [k, kind] of KINDS.entries()) {
+        for (const [k, kind] of kinds.entries()) {
           const byBuild = new Map<string, WrkResult>();
           // Swap the pair's order from kind to kind and round to round: neither build always goes first.
           const pair = (k + round) % 2 === 0 ? prepared : [...prepared].reverse();
@@ -303,7 +309,7 @@ export async function compareBuilds(opts: CompareOptions, builds: [Build, Build]
         await Promise.all([...servers.values()].map((s) => s.stop()));
       }
     }
-    sections.push(renderRuntime(runtime, rounds, ref));
+    sections.push(renderRuntime(runtime, kinds, rounds, ref));
   }
   return sections.join("\n\n");
 }
@@ -318,8 +324,8 @@ function perRound(rounds: Round[], kind: string, f: (a: WrkResult, b: WrkResult)
   return summarize(values);
 }
 
-function renderRuntime(runtime: string, rounds: Round[], ref: CompareRef): string {
-  const rows = KINDS.map((kind) => {
+function renderRuntime(runtime: string, kinds: Kind[], rounds: Round[], ref: CompareRef): string {
+  const rows = kinds.map((kind) => {
     const of = (label: string) =>
       summarize(
         rounds
