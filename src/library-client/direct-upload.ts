@@ -110,6 +110,8 @@ export async function directUpload(
     }
   }
   view.progress.value = file.size;
-  await api.send(api.client.api.POST("/cms/v1.0/completeUpload", { body: { uploadId: ticket.uploadId }, signal }));
+  if (signal.aborted) throw cancelled();
+  // Not abortable: a completion the server may already have made must not be shown as cancelled.
+  await api.send(api.client.api.POST("/cms/v1.0/completeUpload", { body: { uploadId: ticket.uploadId } }));
   return "done";
 }
