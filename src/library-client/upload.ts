@@ -1,12 +1,14 @@
 /**
- * Uploads through tus (tus-js-client), new resources and new versions alike: one list item per
- * file with a progress bar and a Cancel button. tus-js-client keeps each unfinished upload's URL in
+ * Uploads: one list item per file with a progress bar and a Cancel button. A new file of
+ * DIRECT_UPLOAD_MIN_BYTES or more goes straight to storage (direct-upload.ts) where the server
+ * offers it; everything else, new versions included, through tus (tus-js-client). tus-js-client keeps each unfinished upload's URL in
  * localStorage under the file's fingerprint (name, type, size, modification time, endpoint; a new
  * version's also names its resource), so after a reload choosing the same file again continues
  * where it stopped instead of starting over.
  */
 import { type DetailedError, defaultOptions, Upload } from "tus-js-client";
 import type { Api } from "./api.js";
+import { DIRECT_UPLOAD_MIN_BYTES, directUpload, problemDetail } from "./direct-upload.js";
 import { byId, el, showError } from "./dom.js";
 import { humanBytes } from "./format.js";
 
@@ -39,14 +41,7 @@ function item(list: string, file: File) {
 
 /** A refused upload's reason as the server put it (the problem's detail), else tus-js-client's message. */
 function reasonOf(error: Error): string {
-  const body = (error as DetailedError).originalResponse?.getBody();
-  try {
-    const problem = JSON.parse(body ?? "") as { detail?: unknown };
-    if (typeof problem.detail === "string") return problem.detail;
-  } catch {
-    // not a problem document: the library's own message says what happened
-  }
-  return error.message;
+  return problemDetail((error as DetailedError).originalResponse?.getBody()) ?? error.message;
 }
 
 /** Sends `file` through tus; resolves true when it arrived whole, false when the user cancelled it. */
@@ -123,9 +118,53 @@ export async function uploadFile(api: Api, file: File, context: UploadContext): 
     resourceAuthor: context.author() || "unknown",
   };
   try {
-    if (await tusUpload(api, file, { list: "uploads", metadata })) context.done();
+    // null: not tried (small file) or not offered, so through tus.
+    const direct = file.size >= DIRECT_UPLOAD_MIN_BYTES ? await straightToStorage(api, file, metadata) : null;
+    if (await (direct ?? tusUpload(api, file, { list: "uploads", metadata }))) context.done();
   } catch (err) {
     showError(`Upload of ${file.name} failed: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * `file` through an upload URL, with the same progress item as tus; resolves false when the user
+ * cancelled it, null (its item removed) when the server offers no upload URLs.
+ */
+async function straightToStorage(
+  api: Api,
+  file: File,
+  metadata: { resourceTenantId: string; resourceName: string; resourceAuthor: string; filetype?: string },
+): Promise<boolean | null> {
+  const view = item("uploads", file);
+  const abort = new AbortController();
+  view.cancel.addEventListener("click", () => {
+    view.cancel.disabled = true;
+    abort.abort();
+  });
+  try {
+    const { filetype, ...fields } = metadata;
+    const outcome = await directUpload(
+      api,
+      file,
+      { ...fields, ...(filetype ? { resourceMediaType: filetype } : {}) },
+      view,
+      abort.signal,
+    );
+    if (outcome === "unavailable") {
+      view.li.remove();
+      return null;
+    }
+    view.status.textContent = "done";
+    return true;
+  } catch (err) {
+    if (!abort.signal.aborted) {
+      view.status.textContent = "failed";
+      throw err;
+    }
+    view.status.textContent = "cancelled";
+    return false;
+  } finally {
+    view.cancel.remove();
   }
 }
 

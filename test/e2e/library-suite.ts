@@ -78,6 +78,21 @@ export async function logIn(page: Page, baseUrl: string, { name, issuer }: { nam
   if ((await page.textContent("#cms-user")) !== `Signed in as ${name}`) throw new Error("not signed in");
 }
 
+/** Opens /library, through the IdP's login when auth is on, and waits until it lists the target's tenant. */
+export async function openLibraryAs(page: Page, target: LibraryTarget) {
+  await page.goto(`${target.baseUrl}/library`);
+  if (target.user) await logIn(page, target.baseUrl, target.user);
+  await page.waitForSelector("body[data-ready]", { timeout: 15_000 });
+  if ((await page.inputValue("#tenant")) !== target.tenant) {
+    await page.fill("#tenant", target.tenant);
+    await page.click("#tenant-form button[type=submit]");
+  }
+  await page.waitForFunction(
+    (tenant) => document.getElementById("resources-caption")?.textContent?.includes(tenant),
+    target.tenant,
+  );
+}
+
 export const SHOTS = fileURLToPath(new URL("../../test-results/library/", import.meta.url));
 const API = "/cms/v1.0";
 const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -186,20 +201,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
       await page.locator("#details").waitFor({ state: "hidden" });
     }
 
-    /** Opens /library, through the IdP's login when auth is on, and waits until the script is wired. */
-    async function openLibrary() {
-      await page.goto(`${target.baseUrl}/library`);
-      if (target.user) await logIn(page, target.baseUrl, target.user);
-      await page.waitForSelector("body[data-ready]", { timeout: 15_000 });
-      if ((await page.inputValue("#tenant")) !== target.tenant) {
-        await page.fill("#tenant", target.tenant);
-        await page.click("#tenant-form button[type=submit]");
-      }
-      await page.waitForFunction(
-        (tenant) => document.getElementById("resources-caption")?.textContent?.includes(tenant),
-        target.tenant,
-      );
-    }
+    const openLibrary = () => openLibraryAs(page, target);
 
     /** 27 resources for paging: names doc-00…doc-26, authors alternating, every third an image. */
     async function seed() {
