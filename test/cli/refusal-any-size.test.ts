@@ -4,20 +4,11 @@
  * and exits 1, never `cms: cannot reach …: EPIPE`. The servers run as processes of their own
  * (test/helpers/refusal-stack.ts); the file is sparse, in the stack's temp dir.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
+import { describe, expect, it } from "vitest";
+import { refusalStackPerFile, withServerFigures } from "../helpers/refusal-stack.js";
 import { runCms } from "./run-cms.js";
 
-const figures: string[] = [];
-
-let stack: RefusalStack;
-beforeAll(async () => {
-  stack = await startRefusalStack();
-}, 60_000);
-afterAll(async () => {
-  if (figures.length > 0) console.info(`cms put, 100 MB file:\n${figures.join("\n")}`);
-  await stack?.close();
-});
+const { figures, stack } = refusalStackPerFile("cms put, 100 MB file");
 
 describe("cms put of a 100 MB file refused before its file is read prints the refusal", () => {
   it.each([
@@ -26,11 +17,11 @@ describe("cms put of a 100 MB file refused before its file is read prints the re
     [413, "over CMS_MAX_RESOURCE_BYTES", /^cms: 413 PAYLOAD_TOO_LARGE: .+/],
     [507, "over the tenant's bytes quota", /^cms: 507 QUOTA_EXCEEDED: .+/],
   ] as const)("%i (%s)", async (status, _kind, line) => {
-    const refusal = stack.refusals.find((r) => r.status === status)!;
-    const env: Record<string, string> = { CMS_URL: refusal.baseUrl, XDG_CONFIG_HOME: `${stack.dir}/config` };
+    const refusal = stack().refusals.find((r) => r.status === status)!;
+    const env: Record<string, string> = { CMS_URL: refusal.baseUrl, XDG_CONFIG_HOME: `${stack().dir}/config` };
     if (refusal.token) env.CMS_TOKEN = refusal.token;
-    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () =>
-      runCms(["put", stack.bigFile, "--tenant", refusal.tenant], env, stack.dir),
+    const { result, ms, server } = await withServerFigures(stack(), refusal.baseUrl, () =>
+      runCms(["put", stack().bigFile, "--tenant", refusal.tenant], env, stack().dir),
     );
     expect(result.code).toBe(1);
     const lines = result.stderr.trimEnd().split("\n");

@@ -9,6 +9,7 @@
 import { mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll, beforeAll } from "vitest";
 import { startIdp } from "../../scripts/idp/server.js";
 import { passwordGrant } from "./auth-stack.js";
 import { type ServerProcess, type ServerRuntime, spawnServer } from "./spawn-server.js";
@@ -138,4 +139,21 @@ export async function withServerFigures<T>(stack: RefusalStack, baseUrl: string,
     if (!line) await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return { result, ms, server: line as { receivedBytes: number; lingeredMs: number; outcome: string } | undefined };
+}
+
+/**
+ * The stack for one test file: started before its tests, closed after them, and the figures they
+ * pushed printed under `title`. `stack()` is the running stack (inside tests only).
+ */
+export function refusalStackPerFile(title: string) {
+  const figures: string[] = [];
+  let stack: RefusalStack | undefined;
+  beforeAll(async () => {
+    stack = await startRefusalStack();
+  }, 60_000);
+  afterAll(async () => {
+    if (figures.length > 0) console.info(`${title}:\n${figures.join("\n")}`);
+    await stack?.close();
+  });
+  return { figures, stack: () => stack as RefusalStack };
 }

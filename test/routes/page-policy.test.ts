@@ -31,7 +31,7 @@ describe("the pages' Content-Security-Policy", () => {
       roles: null,
     };
     expect(libraryPage({ settings, auth, contentOrigins: ["https://content.example"] }).csp).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'sha256-wOQMNBaGEZTH5RAaiZKXi6T2LZdqe+2R2Vvgrvh5JSQ='; img-src 'self' https://content.example data:; media-src 'self' https://content.example; frame-src 'self' https://content.example; connect-src 'self' https://idp.example:8443; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'sha256-Sh7mX0MV38fFHyqRuwkKPwumzf09bG2Bp/5vytvgJcQ='; img-src 'self' https://content.example data:; media-src 'self' https://content.example; frame-src 'self' https://content.example; connect-src 'self' https://idp.example:8443; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     );
     expect(libraryPage({ settings, auth: null, contentOrigins: [] }).csp).toContain("connect-src 'self'; ");
   });

@@ -6,20 +6,11 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CmsProblem, createCmsClient, staticToken } from "../../src/client/index.js";
-import { BODY_BYTES, type RefusalStack, startRefusalStack, withServerFigures } from "../helpers/refusal-stack.js";
+import { BODY_BYTES, refusalStackPerFile, withServerFigures } from "../helpers/refusal-stack.js";
 
-const figures: string[] = [];
-
-let stack: RefusalStack;
-beforeAll(async () => {
-  stack = await startRefusalStack();
-}, 60_000);
-afterAll(async () => {
-  if (figures.length > 0) console.info(`typed client, 100 MB streamed upload:\n${figures.join("\n")}`);
-  await stack?.close();
-});
+const { figures, stack } = refusalStackPerFile("typed client, 100 MB streamed upload");
 
 /** `bytes` zero bytes made 64 KiB at a time as they are pulled (never held); `pulled()` counts them. */
 function zeros(bytes: number) {
@@ -46,13 +37,13 @@ describe("a 100 MB streamed upload refused before its file is read rejects with 
     [413, "over CMS_MAX_RESOURCE_BYTES"],
     [507, "over the tenant's bytes quota"],
   ] as const)("%i (%s)", async (status, _kind) => {
-    const refusal = stack.refusals.find((r) => r.status === status)!;
+    const refusal = stack().refusals.find((r) => r.status === status)!;
     const client = createCmsClient({
       baseUrl: refusal.baseUrl,
       ...(refusal.token ? { token: staticToken(refusal.token) } : {}),
     });
     const body = zeros(BODY_BYTES);
-    const { result, ms, server } = await withServerFigures(stack, refusal.baseUrl, () =>
+    const { result, ms, server } = await withServerFigures(stack(), refusal.baseUrl, () =>
       client
         .upload({ resourceTenantId: refusal.tenant, resourceAuthor: "client" }, body.stream, { size: BODY_BYTES })
         .then(
