@@ -12,7 +12,7 @@ import { API_CORS, cors } from "./http/middleware/cors.js";
 import { headContentLength } from "./http/middleware/head-length.js";
 import { requestContext } from "./http/middleware/request-context.js";
 import { explorerAuth, mountExplorer } from "./routes/explorer/index.js";
-import { mountLibrary } from "./routes/library/index.js";
+import { mountLibrary, uploadOrigins } from "./routes/library/index.js";
 import { PREVIEW_PRESET } from "./images/params.js";
 import { createContentRouter } from "./routes/content/router.js";
 import { createFindingRouter } from "./routes/finding/router.js";
@@ -100,6 +100,7 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     previewPreset: deps.images ? PREVIEW_PRESET : null,
     roles: options.auth ? { clientId: options.auth.clientIds[0] ?? "", realmRoles: options.auth.realmRoles } : null,
     linkOrigin,
+    uploadOrigins: uploadOrigins(deps.blobs),
     compressAssets: !deps.platformCompresses,
   });
   return app;

@@ -2,7 +2,7 @@
  * What the server-rendered pages (the explorer, the library) share to stay safe in a browser: JSON
  * that cannot break out of a <script> element, CSP hash-sources of inline scripts and styles, and
  * one Content-Security-Policy shape (nothing by default, no base or form targets, never framed;
- * requests to this origin and the identity provider's token endpoint).
+ * requests to this origin, the identity provider's token endpoint and what a page adds).
  */
 import { Sha256 } from "../lib/sha256.js";
 
@@ -28,11 +28,31 @@ export interface PageSources {
   frame: string;
   /** The identity provider's token endpoint, which the page's login calls; null when auth is off. */
   tokenUrl: string | null;
+  /** More origins the page sends requests to (the library: the bucket its upload URLs are on). */
+  connect?: readonly string[];
+}
+
+/** An http(s) origin and nothing else: no path, no CSP syntax (`;`, `,`, quotes, `*`) can ride along. */
+const PLAIN_ORIGIN = /^https?:\/\/(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * `origin` as a CSP source, or a RangeError when it is not a plain http(s) origin. The pages list
+ * only origins from the configuration; this keeps a stray character in one (a bucket name in a
+ * virtual-hosted URL) from becoming CSP syntax.
+ */
+export function originSource(origin: string): string {
+  if (!PLAIN_ORIGIN.test(origin))
+    throw new RangeError(`not a plain http(s) origin for a CSP: ${JSON.stringify(origin)}`);
+  return origin;
 }
 
 /** The page's Content-Security-Policy. */
 export function pageCsp(sources: PageSources): string {
-  const connect = ["'self'", ...(sources.tokenUrl ? [new URL(sources.tokenUrl).origin] : [])];
+  const connect = [
+    "'self'",
+    ...(sources.tokenUrl ? [new URL(sources.tokenUrl).origin] : []),
+    ...(sources.connect ?? []).map(originSource),
+  ];
   return [
     "default-src 'none'",
     `script-src ${sources.script}`,

@@ -173,6 +173,11 @@ export interface ResponseOverrides {
  * S3 API have it; on the others the service hosts the upload URL itself.
  */
 export interface DirectStorage {
+  /**
+   * The origin (scheme, host, port) of every URL this storage presigns: the bucket's, path-style or
+   * virtual-hosted as it signs them. A browser page that sends to those URLs lists it in its CSP.
+   */
+  readonly origin: string;
   /** A PUT of exactly `size` bytes hashing to `sha256` into `key`, valid `expiresInSeconds`. */
   presignPut(key: BlobKey, upload: { size: number; sha256: string; expiresInSeconds: number }): Promise<PresignedPut>;
   /** A GET of `key` valid `expiresInSeconds`, answered with `overrides`. */

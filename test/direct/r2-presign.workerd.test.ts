@@ -104,6 +104,12 @@ for (const enforcePayloadHash of [true, false]) {
       expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(10, 20));
     });
 
+    it("the library page's CSP lets the browser send to the S3 API's origin (docs/direct-storage.md)", async () => {
+      const page = await fetch(`${worker.url}/library`);
+      await page.body?.cancel();
+      expect(page.headers.get("content-security-policy")).toContain(`; connect-src 'self' ${api.endpoint}; `);
+    });
+
     it("small content is answered by the Worker itself", async () => {
       const bytes = bytesOf(100, "small");
       const t = await ticket(bytes);

@@ -6,6 +6,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../http/app-env.js";
 import { ProblemError } from "../../problems.js";
+import type { BlobStore } from "../../storage/blob-store.js";
 import type { AssetReader } from "../../app-deps.js";
 import { sendAsset, vendorAssets } from "../explorer/assets.js";
 import type { ExplorerAuth } from "../explorer/page.js";
@@ -26,8 +27,17 @@ export interface LibraryOptions {
   roles: { clientId: string; realmRoles: boolean } | null;
   /** Where signed links point (CMS_CONTENT_ORIGIN, else CMS_PUBLIC_URL): previews load from there. */
   linkOrigin?: string;
+  /** Where createUploadURL's URLs point when not at this service (uploadOrigins): the page sends files there. */
+  uploadOrigins: readonly string[];
   compressAssets: boolean;
 }
+
+/**
+ * The origins createUploadURL hands out besides this service's own: the bucket's, from the store's
+ * presigned URLs (S3, R2 with access keys); none on fs and memory, whose URLs are this service's.
+ */
+export const uploadOrigins = (blobs: Pick<BlobStore, "direct">): string[] =>
+  blobs.direct ? [blobs.direct.origin] : [];
 
 export function mountLibrary(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, options: LibraryOptions) {
   const page = libraryPage({
@@ -40,6 +50,7 @@ export function mountLibrary(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, o
     },
     auth: options.auth,
     contentOrigins: options.linkOrigin ? [new URL(options.linkOrigin).origin] : [],
+    uploadOrigins: options.uploadOrigins,
   });
   // The page acts with the user's token: nothing inline runs, nothing foreign loads, never framed.
   const pageHeaders = {

@@ -29,13 +29,16 @@ export interface LibraryPageOptions {
   auth: ExplorerAuth | null;
   /** Origins besides 'self' the previews load from (the signed links' origin). */
   contentOrigins: string[];
+  /** The bucket's origin where upload URLs point (S3/R2); none when they are on this service. */
+  uploadOrigins?: readonly string[];
 }
 
 /**
  * Scripts from this origin only; previews (img, media, frames) from this origin and the content
- * origin; requests to this origin and the provider's token endpoint; never framed itself.
+ * origin; requests to this origin, the provider's token endpoint and the bucket large files are
+ * sent to; never framed itself.
  */
-function libraryCsp({ auth, contentOrigins }: LibraryPageOptions): string {
+function libraryCsp({ auth, contentOrigins, uploadOrigins }: LibraryPageOptions): string {
   const content = ["'self'", ...contentOrigins].join(" ");
   return pageCsp({
     script: "'self'",
@@ -44,6 +47,7 @@ function libraryCsp({ auth, contentOrigins }: LibraryPageOptions): string {
     media: content,
     frame: content,
     tokenUrl: auth?.tokenUrl ?? null,
+    connect: uploadOrigins,
   });
 }
 

@@ -78,6 +78,7 @@ export class S3Client {
     return `/${this.bucket}/${encodeKey(key)}`;
   }
 
+  /** The URL of `key` (of the bucket when omitted) with `query`, path-style or virtual-hosted. */
   url(key?: string, query?: Record<string, string>): URL {
     const url = new URL(this.#base.href);
     const basePath = url.pathname === "/" ? "" : url.pathname;

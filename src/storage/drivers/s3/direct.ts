@@ -46,6 +46,8 @@ export function createS3Direct(client: S3Client, prefix: string, tmp: string): D
   }
 
   return {
+    origin: client.url().origin,
+
     presignPut: (key, upload) => signPut(full(key), upload.size, upload.sha256, upload.expiresInSeconds),
 
     presignGet(key: BlobKey, expiresInSeconds: number, overrides: ResponseOverrides) {
