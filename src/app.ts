@@ -101,6 +101,8 @@ export function createApp(deps: AppDeps, services: Services = createServices(dep
     roles: options.auth ? { clientId: options.auth.clientIds[0] ?? "", realmRoles: options.auth.realmRoles } : null,
     linkOrigin,
     uploadOrigins: uploadOrigins(deps.blobs),
+    // getData of large content answers 307 to the bucket then: previews load from there too.
+    readOrigins: (options.direct?.readMinBytes ?? 0) > 0 ? uploadOrigins(deps.blobs) : [],
     compressAssets: !deps.platformCompresses,
   });
   return app;

@@ -136,14 +136,21 @@ describe("GET /library on the running app", () => {
   let s3: S3TestServer;
   let onS3: TestApp;
   let onFs: TestApp;
+  let readingDirect: TestApp;
   beforeAll(async () => {
     s3 = await startS3Server();
-    [onS3, onFs] = await Promise.all([
+    [onS3, onFs, readingDirect] = await Promise.all([
       startTestApp(s3Settings(s3), { transport: "in-process" }),
       startTestApp({}, { transport: "in-process" }),
+      // A deployment of its own on the bucket (its own prefix: the store has one owner).
+      startTestApp(
+        { ...s3Settings(s3), CMS_S3_PREFIX: "reading-direct/", CMS_DIRECT_READ_MIN_BYTES: "1024" },
+        { transport: "in-process" },
+      ),
     ]);
   });
   afterAll(async () => {
+    await readingDirect?.close();
     await onS3?.close();
     await onFs?.close();
     await s3?.close();
@@ -199,5 +206,15 @@ describe("GET /library on the running app", () => {
       expect(await csp(onS3, init, path)).toBe(onS3Policy());
       expect(await csp(onFs, init, path)).toBe(onFsPolicy());
     }
+  });
+
+  it("with direct reads on: previews (img, media, frames) may load from the bucket getData redirects to", async () => {
+    const policy = await csp(readingDirect);
+    for (const directive of ["img-src", "media-src", "frame-src"]) {
+      expect(policy).toContain(`${directive} 'self' ${s3.endpoint}`);
+      expect(await csp(onS3)).toContain(`${directive} 'self'`);
+      expect(await csp(onS3)).not.toContain(`${directive} 'self' ${s3.endpoint}`);
+    }
+    expect(policy).toContain(`; connect-src 'self' ${s3.endpoint}; `);
   });
 });

@@ -29,6 +29,8 @@ export interface LibraryOptions {
   linkOrigin?: string;
   /** Where createUploadURL's URLs point when not at this service (uploadOrigins): the page sends files there. */
   uploadOrigins: readonly string[];
+  /** The bucket's origin when getData redirects large content there (CMS_DIRECT_READ_MIN_BYTES). */
+  readOrigins?: readonly string[];
   compressAssets: boolean;
 }
 
@@ -49,7 +51,10 @@ export function mountLibrary(app: OpenAPIHono<AppEnv>, readAsset: AssetReader, o
       roles: options.roles,
     },
     auth: options.auth,
-    contentOrigins: options.linkOrigin ? [new URL(options.linkOrigin).origin] : [],
+    contentOrigins: [
+      ...(options.linkOrigin ? [new URL(options.linkOrigin).origin] : []),
+      ...(options.readOrigins ?? []),
+    ],
     uploadOrigins: options.uploadOrigins,
   });
   // The page acts with the user's token: nothing inline runs, nothing foreign loads, never framed.

@@ -5,7 +5,7 @@
  */
 import { renderDetached } from "../../lib/render-detached.js";
 import type { ExplorerAuth } from "../explorer/page.js";
-import { hashSource, pageCsp, safeJson } from "../page-policy.js";
+import { hashSource, originSource, pageCsp, safeJson } from "../page-policy.js";
 import { STYLE } from "./style.js";
 
 /** What the browser script is told (the #library-settings JSON). */
@@ -39,7 +39,7 @@ export interface LibraryPageOptions {
  * sent to; never framed itself.
  */
 function libraryCsp({ auth, contentOrigins, uploadOrigins }: LibraryPageOptions): string {
-  const content = ["'self'", ...contentOrigins].join(" ");
+  const content = ["'self'", ...contentOrigins.map(originSource)].join(" ");
   return pageCsp({
     script: "'self'",
     style: hashSource(STYLE),
