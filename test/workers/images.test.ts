@@ -18,6 +18,7 @@ import {
   bindingTransform,
   type ImagesBindingLike,
 } from "../../src/runtime/worker/cloudflare-images.js";
+import { binaryCreate } from "../helpers/binary-create.js";
 
 beforeEach(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
 
@@ -35,20 +36,7 @@ async function create(
   mediaType: string,
   name: string,
 ) {
-  const res = await app.fetch(
-    new Request(`${API}/createResource`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        resourceAuthor: "a",
-        resourceBinary: binary,
-        resourceMediaType: mediaType,
-        resourceName: name,
-        resourceTenantId: "t",
-      }),
-    }),
-    e,
-  );
+  const res = await app.fetch(binaryCreate(API, { binary, mediaType, name, tenant: "t" }), e);
   expect(res.status).toBe(201);
   return ((await res.json()) as { resourceURI: string }).resourceURI;
 }

@@ -11,6 +11,7 @@ import { env } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
 import { decodePng, PngRefused } from "../../src/images/png-pixels.js";
 import { createWorkerApp } from "../../src/runtime/worker/server.js";
+import { binaryCreate } from "../helpers/binary-create.js";
 import { bytesOf, GRADIENT_JPEG, GRADIENT_PNG } from "../helpers/thumbhash-images.js";
 
 beforeEach(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
@@ -27,24 +28,8 @@ async function created(res: Response): Promise<Created> {
   return (await res.json()) as Created;
 }
 
-const create = async (base64: string, mediaType: string, name: string, e: Env = env) =>
-  created(
-    await call(
-      "createResource",
-      {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          resourceAuthor: "a",
-          resourceBinary: base64,
-          resourceMediaType: mediaType,
-          resourceName: name,
-          resourceTenantId: "thumbs",
-        }),
-      },
-      e,
-    ),
-  );
+const create = async (binary: string, mediaType: string, name: string, e: Env = env) =>
+  created(await app.fetch(binaryCreate(API, { binary, mediaType, name, tenant: "thumbs" }), e));
 
 describe("thumbhash at ingest on Workers with an Images binding", () => {
   it("createResource: a PNG's equals Node's; queryResource answers the stored one", async () => {
