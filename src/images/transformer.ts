@@ -39,12 +39,15 @@ export interface ImageTransformer {
     finished?: Promise<void>;
   }>;
   /**
-   * The image decoded and shrunk to fit `maxSide` × `maxSide`, as RGBA bytes (the thumbhash
-   * placeholder's input, issue 38). Absent where the runtime has no decoder of its own (Workers).
+   * The image decoded and resized to fit `maxSide` × `maxSide`, as RGBA bytes (the thumbhash
+   * placeholder's input, issue 38); `displayed` is its size as its header at ingest says (EXIF
+   * orientation applied), which a transformer that cannot read the stream twice (Workers) sizes
+   * its request by. Absent where the runtime has no transformer (Workers without `[images]`).
    */
   pixels?(
     source: ReadableStream<Uint8Array>,
     maxSide: number,
+    displayed: { width: number; height: number },
   ): Promise<{ width: number; height: number; rgba: Uint8Array }>;
   /** Loads the library and runs one tiny transform, so the first request pays for neither. */
   warm?(): Promise<void>;

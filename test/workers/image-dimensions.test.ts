@@ -5,22 +5,13 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeEach, describe, expect, it } from "vitest";
+import { binaryCreate } from "../helpers/binary-create.js";
 
 beforeEach(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
 
-const create = async (name: string, mediaType: string, base64: string) => {
+const create = async (name: string, mediaType: string, binary: string) => {
   const res = await exports.default.fetch(
-    new Request("http://worker.test/cms/v1.0/createResource", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        resourceAuthor: "a",
-        resourceBinary: base64,
-        resourceMediaType: mediaType,
-        resourceName: name,
-        resourceTenantId: "t",
-      }),
-    }),
+    binaryCreate("http://worker.test/cms/v1.0", { binary, mediaType, name, tenant: "t" }),
   );
   expect(res.status).toBe(201);
   return (await res.json()) as { resourceUID: string; width?: number; height?: number };

@@ -18,6 +18,7 @@ import {
   bindingTransform,
   type ImagesBindingLike,
 } from "../../src/runtime/worker/cloudflare-images.js";
+import { binaryCreate } from "../helpers/binary-create.js";
 
 beforeEach(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
 
@@ -35,20 +36,7 @@ async function create(
   mediaType: string,
   name: string,
 ) {
-  const res = await app.fetch(
-    new Request(`${API}/createResource`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        resourceAuthor: "a",
-        resourceBinary: binary,
-        resourceMediaType: mediaType,
-        resourceName: name,
-        resourceTenantId: "t",
-      }),
-    }),
-    e,
-  );
+  const res = await app.fetch(binaryCreate(API, { binary, mediaType, name, tenant: "t" }), e);
   expect(res.status).toBe(201);
   return ((await res.json()) as { resourceURI: string }).resourceURI;
 }
@@ -86,19 +74,20 @@ describe("image parameters on Workers with an Images binding", () => {
     const e: Env = { ...env, IMAGES: images.binding };
     const app = createWorkerApp();
     const uri = await create(app, e, PNG_60X40, "image/png", "dot.png");
+    expect(images.inputs()).toBe(1); // its thumbhash placeholder (issue 38; test/workers/thumbhash.test.ts)
 
     const first = await app.fetch(new Request(`${API}/getData/${uri}?width=30&format=png`), e);
     expect(first.status).toBe(200);
     expect(first.headers.get("content-type")).toBe("image/png");
     const bytes = new Uint8Array(await first.arrayBuffer());
     expect(pngSize(bytes)).toEqual({ width: 30, height: 20 });
-    expect(images.inputs()).toBe(1);
+    expect(images.inputs()).toBe(2);
 
     const again = await app.fetch(new Request(`${API}/getData/${uri}?width=30&format=png`), e);
     expect(again.status).toBe(200);
     expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
     expect(new Uint8Array(await again.arrayBuffer())).toEqual(bytes);
-    expect(images.inputs()).toBe(1); // from the derivative cache, not the binding
+    expect(images.inputs()).toBe(2); // from the derivative cache, not the binding
 
     const webp = await app.fetch(new Request(`${API}/getData/${uri}?height=10&format=webp&quality=50`), e);
     expect(webp.status).toBe(200);
@@ -106,6 +95,7 @@ describe("image parameters on Workers with an Images binding", () => {
     const body = new Uint8Array(await webp.arrayBuffer());
     expect([ascii(body, 0, 4), ascii(body, 8, 12)]).toEqual(["RIFF", "WEBP"]);
     expect(images.transforms).toEqual([
+      { width: 100, fit: "contain" }, // the placeholder: the longer side to 100 px
       { width: 30, height: undefined, fit: "contain" },
       { width: undefined, height: 10, fit: "contain" },
     ]);

@@ -3,13 +3,15 @@
  * wrangler.toml): the same parameters and the same derivative cache as sharp on Node and Bun
  * (images/derivatives.ts stores what this returns). Cloudflare decodes outside the isolate, so the
  * Worker's memory never holds the pixels; the header is still read first (`info`) so the pixel
- * limit and the raster-only rule answer the same problems as on Node.
+ * limit and the raster-only rule answer the same problems as on Node. The thumbhash placeholder
+ * (issue 38) goes through it too: a PNG of at most 100 × 100, read back in the Worker (png-pixels.ts).
  */
 import { RASTER as HOST_RASTER } from "../../images/derivatives.js";
 import type { ImageRequest, OutputFormat } from "../../images/params.js";
 import { FORMAT_MEDIA_TYPES } from "../../images/params.js";
 import type { ImageHeader, ImageSource, ImageTransformer } from "../../images/transformer.js";
 import { ImageError } from "../../images/errors.js";
+import { decodePng } from "../../images/png-pixels.js";
 
 /** The part of the Images binding used here (workerd's `ImagesBinding`). */
 export interface ImagesBindingLike {
@@ -30,6 +32,12 @@ export interface BindingTransform {
 
 /** The binding's input formats (MIME) this service transforms: the host's, but TIFF (Cloudflare reads none); never SVG. */
 const RASTER = Object.fromEntries(Object.entries(HOST_RASTER).filter(([, format]) => format !== "tiff"));
+
+/**
+ * The most bytes of the binding's placeholder PNG read: a 100 × 100 RGBA PNG stored uncompressed
+ * is 40 KiB; the rest is room for chunks it may keep (a colour profile).
+ */
+const MAX_PLACEHOLDER_PNG = 256 * 1024;
 
 /** sharp's fits (the service's parameters) in Cloudflare's words, when both dimensions are given. */
 const FITS = { cover: "cover", contain: "pad", inside: "contain", fill: "squeeze" } as const;
@@ -80,6 +88,29 @@ export function createCloudflareImages(
   { maxPixels }: { maxPixels: number },
 ): ImageTransformer {
   return {
+    /**
+     * The binding resizes (its longer side to `maxSide`, as sharp's `inside` does on Node, small
+     * images enlarged) and answers a PNG: its `rgba` output would carry no width and height, and
+     * Miniflare's local binding refuses it. Sized by the header read at ingest, so the blob is read
+     * once. A refusal here leaves the resource without a placeholder (images/thumbhash.ts).
+     */
+    async pixels(source, maxSide, displayed) {
+      const { width, height } = displayed;
+      if (width * height > maxPixels) {
+        await source.cancel();
+        throw new ImageError("IMAGE_TOO_LARGE", `the image is ${width}×${height}; at most ${maxPixels} pixels`);
+      }
+      const longer = width >= height ? { width: maxSide } : { height: maxSide };
+      const result = await images
+        .input(source)
+        .transform({ ...longer, fit: "contain" })
+        .output({ format: "image/png" })
+        .catch((err: unknown) => {
+          throw bindingProblem(err);
+        });
+      return decodePng(await readAtMost(result.image(), MAX_PLACEHOLDER_PNG), maxSide);
+    },
+
     async transform(source: ImageSource, request: ImageRequest, formatFor: (h: ImageHeader) => OutputFormat) {
       if (!("stream" in source) || !source.reopen)
         throw new Error("the Images binding needs a source it can read twice");
@@ -110,4 +141,22 @@ export function createCloudflareImages(
       return { format: output, body: result.image() };
     },
   };
+}
+
+/** All of `stream`, refused past `limit` bytes (the binding's answer is small; this keeps it so). */
+async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.length;
+    if (size > limit) {
+      await reader.cancel();
+      throw new ImageError("NOT_TRANSFORMABLE", `the Images service answered more than ${limit} bytes`);
+    }
+    chunks.push(r.value);
+  }
+  const bytes = new Uint8Array(size);
+  chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
+  return bytes;
 }
