@@ -149,22 +149,20 @@ async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no vi
   for (let i = 0; i < 300 && !viewer(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   const frame = viewer();
   if (!frame) return "no viewer";
-  await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 30_000 });
-  // The error dialog appears once parsing failed: a fixed 1 s wait read "rendered" under load, so
-  // wait for it up to 8 s (a real PDF costs the 8 s once; bytes that are no PDF answer at once).
-  const failed = await frame
-    .waitForFunction(
-      () => document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog"),
-      undefined,
-      {
-        timeout: 8_000,
-      },
-    )
-    .then(
-      () => true,
-      () => false,
-    );
-  return failed ? "error" : "rendered";
+  // The viewer says when it is done: its load state leaves "loading" for "success" (the toolbar
+  // counts the pages) or "failed" (the error dialog shows). Awaited, not a fixed wait for the dialog.
+  const outcome = await frame.waitForFunction(
+    () => {
+      const viewer = document.querySelector("pdf-viewer") as (Element & { loadState_?: string }) | null;
+      const toolbar = viewer?.shadowRoot?.querySelector("viewer-toolbar") as { docLength?: number } | null;
+      if (viewer?.shadowRoot?.querySelector("viewer-error-dialog") || viewer?.loadState_ === "failed") return "error";
+      if (viewer?.loadState_ === "success" || (toolbar?.docLength ?? 0) > 0) return "rendered";
+      return false;
+    },
+    undefined,
+    { timeout: 30_000 },
+  );
+  return (await outcome.jsonValue()) as "rendered" | "error";
 }
 
 describe("stored HTML and SVG in the browser", () => {
