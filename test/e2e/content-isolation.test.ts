@@ -14,7 +14,7 @@ import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
 import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
 import { buildZip } from "../helpers/zip-writer.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { bindLoopback, startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const SESSION_KEY = "cms.explorer.session";
 
@@ -58,16 +58,20 @@ let creatorToken: string;
 const external: string[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
+  // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
+  const bound = await bindLoopback();
+  idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
   // Public read: a package page's relative files are fetched with no token and no signature.
-  app = await startTestApp({
-    CMS_PORT: String(port),
-    CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    CMS_AUTH_ENABLED: "true",
-    CMS_AUTH_ISSUER: idp.issuer,
-    CMS_PUBLIC_READ: "true",
-  });
+  app = await startTestApp(
+    {
+      CMS_PORT: String(bound.port),
+      CMS_PUBLIC_URL: bound.url,
+      CMS_AUTH_ENABLED: "true",
+      CMS_AUTH_ISSUER: idp.issuer,
+      CMS_PUBLIC_READ: "true",
+    },
+    { listenOn: bound },
+  );
   pages = await startPages();
   browser = await launchChromium();
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
@@ -361,9 +365,12 @@ describe("with CMS_CONTENT_ORIGIN (localhost: another hostname of the same serve
   let split: TestApp;
   let contentOrigin: string;
   beforeAll(async () => {
-    const port = await freePort();
-    contentOrigin = `http://localhost:${port}`;
-    split = await startTestApp({ CMS_PORT: String(port), CMS_CONTENT_ORIGIN: contentOrigin });
+    const bound = await bindLoopback();
+    contentOrigin = `http://localhost:${bound.port}`;
+    split = await startTestApp(
+      { CMS_PORT: String(bound.port), CMS_CONTENT_ORIGIN: contentOrigin },
+      { listenOn: bound },
+    );
   });
   afterAll(async () => {
     await split?.close();
