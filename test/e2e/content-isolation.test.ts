@@ -14,7 +14,7 @@ import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
 import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { PNG_1x1, tinyPdf, toneWav } from "../helpers/media-fixtures.js";
 import { buildZip } from "../helpers/zip-writer.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { bindLoopback, startTestApp, type TestApp } from "../helpers/test-app.js";
 
 const SESSION_KEY = "cms.explorer.session";
 
@@ -58,16 +58,20 @@ let creatorToken: string;
 const external: string[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
+  // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
+  const bound = await bindLoopback();
+  idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
   // Public read: a package page's relative files are fetched with no token and no signature.
-  app = await startTestApp({
-    CMS_PORT: String(port),
-    CMS_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    CMS_AUTH_ENABLED: "true",
-    CMS_AUTH_ISSUER: idp.issuer,
-    CMS_PUBLIC_READ: "true",
-  });
+  app = await startTestApp(
+    {
+      CMS_PORT: String(bound.port),
+      CMS_PUBLIC_URL: bound.url,
+      CMS_AUTH_ENABLED: "true",
+      CMS_AUTH_ISSUER: idp.issuer,
+      CMS_PUBLIC_READ: "true",
+    },
+    { listenOn: bound },
+  );
   pages = await startPages();
   browser = await launchChromium();
   const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
@@ -149,22 +153,20 @@ async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no vi
   for (let i = 0; i < 300 && !viewer(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
   const frame = viewer();
   if (!frame) return "no viewer";
-  await frame.waitForFunction(() => document.querySelector("pdf-viewer")?.shadowRoot, undefined, { timeout: 30_000 });
-  // The error dialog appears once parsing failed: a fixed 1 s wait read "rendered" under load, so
-  // wait for it up to 8 s (a real PDF costs the 8 s once; bytes that are no PDF answer at once).
-  const failed = await frame
-    .waitForFunction(
-      () => document.querySelector("pdf-viewer")?.shadowRoot?.querySelector("viewer-error-dialog"),
-      undefined,
-      {
-        timeout: 8_000,
-      },
-    )
-    .then(
-      () => true,
-      () => false,
-    );
-  return failed ? "error" : "rendered";
+  // The viewer says when it is done: its load state leaves "loading" for "success" (the toolbar
+  // counts the pages) or "failed" (the error dialog shows). Awaited, not a fixed wait for the dialog.
+  const outcome = await frame.waitForFunction(
+    () => {
+      const viewer = document.querySelector("pdf-viewer") as (Element & { loadState_?: string }) | null;
+      const toolbar = viewer?.shadowRoot?.querySelector("viewer-toolbar") as { docLength?: number } | null;
+      if (viewer?.shadowRoot?.querySelector("viewer-error-dialog") || viewer?.loadState_ === "failed") return "error";
+      if (viewer?.loadState_ === "success" || (toolbar?.docLength ?? 0) > 0) return "rendered";
+      return false;
+    },
+    undefined,
+    { timeout: 30_000 },
+  );
+  return (await outcome.jsonValue()) as "rendered" | "error";
 }
 
 describe("stored HTML and SVG in the browser", () => {
@@ -363,9 +365,12 @@ describe("with CMS_CONTENT_ORIGIN (localhost: another hostname of the same serve
   let split: TestApp;
   let contentOrigin: string;
   beforeAll(async () => {
-    const port = await freePort();
-    contentOrigin = `http://localhost:${port}`;
-    split = await startTestApp({ CMS_PORT: String(port), CMS_CONTENT_ORIGIN: contentOrigin });
+    const bound = await bindLoopback();
+    contentOrigin = `http://localhost:${bound.port}`;
+    split = await startTestApp(
+      { CMS_PORT: String(bound.port), CMS_CONTENT_ORIGIN: contentOrigin },
+      { listenOn: bound },
+    );
   });
   afterAll(async () => {
     await split?.close();

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
 import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
-import { freePort, startTestApp, type TestApp } from "../helpers/test-app.js";
+import { bindLoopback, startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let idp: RunningIdp;
 let app: TestApp;
@@ -24,9 +24,13 @@ const external: string[] = [];
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
-  const port = await freePort();
-  idp = await startIdp({ port: 0, appOrigins: [`http://127.0.0.1:${port}`], log: () => {} });
-  app = await startTestApp({ CMS_PORT: String(port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer });
+  // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
+  const bound = await bindLoopback();
+  idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
+  app = await startTestApp(
+    { CMS_PORT: String(bound.port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer },
+    { listenOn: bound },
+  );
   origin = await startOrigin();
   browser = await launchChromium();
   // Screenshots go to E2E_SCREENSHOTS when set (to look at them), else to a temp dir removed after.

@@ -16,7 +16,11 @@ export const patternByte = (i: number) => i % 251;
 
 export function patternBytes(start: number, end: number): Uint8Array {
   const out = new Uint8Array(end - start);
-  for (let i = start; i < end; i++) out[i - start] = patternByte(i);
+  // One period byte by byte, then doubling copies (memcpy): a byte-wise loop cost ~2.7 s of CPU for
+  // the 256 MiB upload-memory sends. Copying a whole number of periods keeps every byte at i % 251.
+  const first = Math.min(out.length, 251);
+  for (let i = 0; i < first; i++) out[i] = patternByte(start + i);
+  for (let filled = first; filled < out.length; filled *= 2) out.copyWithin(filled, 0, filled);
   return out;
 }
 

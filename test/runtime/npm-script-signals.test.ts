@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, it } from "vitest";
 import { accepts, runNpmScript, stillRunning } from "../helpers/npm-script.js";
 
 let dir: string;
@@ -44,25 +44,41 @@ const SCRIPTS: ScriptCase[] = [
   },
 ];
 
-describe.each(SCRIPTS)("npm run $script", ({ script, env, args, readyPattern }) => {
-  it.each(["SIGINT", "SIGTERM"] as const)(
+/**
+ * The scripts start at the same time (each waits mostly on its own start-up: wrangler's alone is
+ * ~20 s, most of it not CPU), but a script's two cases one after the other: `npm start` rebuilds
+ * dist/ and `dev:worker` migrates the repository's local D1 before serving, which two runs of the
+ * same script must not do at once.
+ */
+const turns = new Map<string, Promise<unknown>>();
+function inTurn(script: string, run: () => Promise<void>): Promise<void> {
+  const mine = (turns.get(script) ?? Promise.resolve()).then(run);
+  const settled = mine.catch(() => undefined); // the next case runs whether this one passed or not
+  turns.set(script, settled);
+  return mine;
+}
+
+describe.concurrent.each(SCRIPTS)("npm run $script", ({ script, env, args, readyPattern }) => {
+  it.for(["SIGINT", "SIGTERM"] as const)(
     "%s to npm leaves no process and no bound port",
-    async (signal) => {
-      const name = `${script.replace(/\W/g, "-")}-${signal}`;
-      const run = runNpmScript(script, { env: env(name), args: args?.(name), readyPattern });
-      try {
-        const url = await run.ready;
-        expect(await accepts(url)).toBe(true);
-        const pids = await run.tree();
-        expect(pids.length).toBeGreaterThan(1); // npm and at least the server
-        run.npm.kill(signal);
-        await run.exited;
-        await expect.poll(() => stillRunning(pids), { timeout: 10_000, interval: 100 }).toEqual([]);
-        expect(await accepts(url)).toBe(false);
-      } finally {
-        run.killGroup();
-      }
-    },
-    120_000,
+    { timeout: 240_000 }, // its own run and, before it, the other signal's run of the same script
+    // The test's own expect: a concurrent test's assertions (expect.poll) must name their test.
+    (signal, { expect }) =>
+      inTurn(script, async () => {
+        const name = `${script.replace(/\W/g, "-")}-${signal}`;
+        const run = runNpmScript(script, { env: env(name), args: args?.(name), readyPattern });
+        try {
+          const url = await run.ready;
+          expect(await accepts(url)).toBe(true);
+          const pids = await run.tree();
+          expect(pids.length).toBeGreaterThan(1); // npm and at least the server
+          run.npm.kill(signal);
+          await run.exited;
+          await expect.poll(() => stillRunning(pids), { timeout: 10_000, interval: 100 }).toEqual([]);
+          expect(await accepts(url)).toBe(false);
+        } finally {
+          run.killGroup();
+        }
+      }),
   );
 });
