@@ -16,7 +16,7 @@ export type SearchSort = (typeof SEARCH_SORTS)[number];
 
 /**
  * Keyset position: the sort key and UID of the last row of the previous page; by relevance also its
- * seq, which orders equal ranks (newest first): the index alone pages by rank without a row's UID.
+ * seq, which orders equal ranks (in the order added): the index alone pages by rank without a UID.
  */
 export interface SearchPosition {
   key: number | string;
@@ -110,9 +110,9 @@ const textConditions = (match: string, tenantId: string) => {
   return sql`resources_fts match ${match} and resources_fts.rowid between ${start} and ${start} + ${KEY_SPAN - 1}`;
 };
 
-/** Beyond a relevance position: a higher rank (less relevant), or the same rank and an older row. */
+/** Beyond a relevance position: a higher rank (less relevant), or the same rank and a later row. */
 const beyondRelevance = (after: SearchPosition) =>
-  sql`(resources_fts.rank > ${after.key} or (resources_fts.rank = ${after.key} and resources_fts.rowid % ${KEY_SPAN} < ${after.seq ?? 0}))`;
+  sql`(resources_fts.rank > ${after.key} or (resources_fts.rank = ${after.key} and resources_fts.rowid % ${KEY_SPAN} > ${after.seq ?? 0}))`;
 
 /** Every live top-level row of the tenant (what a search may find, whatever else it asks). */
 const findable = (tenantId: string) => sql`r.tenant_id = ${tenantId} and r.deleted_at is null and r.parent_uid is null`;
@@ -129,14 +129,16 @@ const toHits = (rows: Record<string, unknown>[]): SearchHit[] =>
 export function createSearchStore(db: BatchSQLiteDatabase): SearchStore {
   /**
    * By relevance with nothing but the text: ranked on the index alone (FTS5's bm25 over the tenant's
-   * range, equal ranks newest first), then whole rows for the page only. At 1M rows a prefix with
-   * 11 100 hits looked up no resources row per hit (bench/search.ts: CPU per query 38 → ~20 ms).
+   * range), then whole rows for the page only: no resources row is looked up per hit. Equal ranks go
+   * in the order the rows were added, the order FTS5 reads them: SQLite's top-N sort then skips
+   * every later equal row with one comparison (newest first inserted each one: +7 ms CPU for a
+   * prefix with 11 100 equal hits at 1M rows, bench/search.ts).
    */
   async function byRelevance(q: SearchQuery, match: string): Promise<SearchHit[]> {
     const beyond = q.after === undefined ? sql`` : sql` and ${beyondRelevance(q.after)}`;
-    const ranked = sql`select resources_fts.rowid as hit_key, resources_fts.rank as sort_key from resources_fts where ${textConditions(match, q.tenantId)}${beyond} order by resources_fts.rank asc, resources_fts.rowid desc limit ${q.limit}`;
+    const ranked = sql`select resources_fts.rowid as hit_key, resources_fts.rank as sort_key from resources_fts where ${textConditions(match, q.tenantId)}${beyond} order by resources_fts.rank asc, resources_fts.rowid asc limit ${q.limit}`;
     const rows = await db.all<Record<string, unknown>>(
-      sql`select r.*, p.sort_key, p.hit_key from (${ranked}) p join ${resources} r on r.seq = p.hit_key % ${KEY_SPAN} where ${findable(q.tenantId)} order by p.sort_key asc, p.hit_key desc`,
+      sql`select r.*, p.sort_key, p.hit_key from (${ranked}) p join ${resources} r on r.seq = p.hit_key % ${KEY_SPAN} where ${findable(q.tenantId)} order by p.sort_key asc, p.hit_key asc`,
     );
     return toHits(rows);
   }
@@ -155,8 +157,8 @@ export function createSearchStore(db: BatchSQLiteDatabase): SearchStore {
       const descending = q.sort === "-createdAt";
       const beyond = descending ? sql`<` : sql`>`;
       const direction = descending ? sql`desc` : sql`asc`;
-      // By relevance, equal ranks go newest first (the index's key), as in byRelevance.
-      const tieBreak = q.sort === "relevance" ? sql`resources_fts.rowid desc` : sql`r.uid ${direction}`;
+      // By relevance, equal ranks go in the order they were added (the index's key), as in byRelevance.
+      const tieBreak = q.sort === "relevance" ? sql`resources_fts.rowid asc` : sql`r.uid ${direction}`;
       const essence = sql`lower(trim(substr(r.media_type, 1, instr(r.media_type || ';', ';') - 1)))`;
       const conditions: (SQL | undefined)[] = [
         match ? textConditions(match, q.tenantId) : undefined,
@@ -183,7 +185,7 @@ export function createSearchStore(db: BatchSQLiteDatabase): SearchStore {
       // The page's keys first, the whole rows then: a search with many hits (a prefix) sorts only
       // rowid, key and uid of each, not every column (about half its time at 1M rows, bench/search.ts).
       const page = sql`select r.rowid as hit, ${key} as sort_key, r.uid as uid${hitKey} from ${from} where ${and(...conditions)} order by ${key} ${direction}, ${tieBreak} limit ${q.limit}`;
-      const outerTie = q.sort === "relevance" ? sql`p.hit_key desc` : sql`p.uid ${direction}`;
+      const outerTie = q.sort === "relevance" ? sql`p.hit_key asc` : sql`p.uid ${direction}`;
       const rows = await db.all<Record<string, unknown>>(
         sql`select r.*, p.sort_key${q.sort === "relevance" ? sql`, p.hit_key` : sql``} from (${page}) p join ${resources} r on r.rowid = p.hit order by p.sort_key ${direction}, ${outerTie}`,
       );

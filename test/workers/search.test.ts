@@ -72,7 +72,7 @@ describe("describe and find on D1", () => {
     expect(await folders.json()).toEqual({ folders: [{ path: "/photos/", resources: 1, folders: 1 }] });
   });
 
-  it("ranks by relevance on D1: equal ranks newest first, pages by rank, finds no other tenant's rows", async () => {
+  it("ranks by relevance on D1: equal ranks in the order added, pages by rank, finds no other tenant's rows", async () => {
     const app = createWorkerApp();
     const call = (path: string) => app.fetch(new Request(`${API}/${path}`), env);
     const create = async (tenant: string, title: string, folder = "/") => {
@@ -110,10 +110,10 @@ describe("describe and find on D1", () => {
       } while (cursor);
       return uids;
     };
-    const ranked = [twins[1], twins[0], long];
+    const ranked = [twins[0], twins[1], long];
     expect(await paged("q=lake")).toEqual(ranked);
     expect(await paged("q=la*")).toEqual(ranked);
-    expect(await paged("q=lake&folder=/t/")).toEqual([twins[1], twins[0]]);
+    expect(await paged("q=lake&folder=/t/")).toEqual([twins[0], twins[1]]);
     expect(await (await call("searchResources?tenant=never-seen&q=lake")).json()).toEqual({
       items: [],
       nextCursor: null,
