@@ -2,12 +2,12 @@
  * The resource list: one page at a time, as a table or as a thumbnail grid (the View switch), paged
  * by the API's cursors. Without a search, tag or folder it is listResources with the form's filters
  * (name prefix, author, media type family, order); with one, searchResources (full text, tags, folder,
- * media type, order by creation).
+ * media type, order by creation or, with text, by relevance).
  */
 import type { Api } from "./api.js";
 import type { Selection } from "./bulk.js";
 import { byId, el, showError } from "./dom.js";
-import type { Filters } from "./filters.js";
+import { type Filters, findingParameters, listOrder, type SortChoice } from "./filters.js";
 import { humanBytes, humanDate, nameOf } from "./format.js";
 import type { ListResourcesQuery, SearchQuery } from "../client/index.js";
 import { card } from "./thumbs.js";
@@ -29,7 +29,10 @@ export interface BrowseContext {
 }
 
 function listQuery(tenant: string, cursor: string | null): ListResourcesQuery {
-  const params: Record<string, string> = { tenant, order: byId<HTMLSelectElement>("sort").value };
+  const params: Record<string, string> = {
+    tenant,
+    order: listOrder(byId<HTMLSelectElement>("sort").value as SortChoice),
+  };
   params.limit = byId<HTMLSelectElement>("page-size").value;
   const name = byId<HTMLInputElement>("search").value;
   const author = byId<HTMLInputElement>("author-filter").value.trim();
@@ -43,15 +46,11 @@ function listQuery(tenant: string, cursor: string | null): ListResourcesQuery {
 }
 
 function searchQuery(tenant: string, filters: Filters, cursor: string | null): SearchQuery {
-  const { q, tags, folder, recursive } = filters.current();
   const type = byId<HTMLSelectElement>("type-filter").value;
   return {
     tenant,
     limit: Number(byId<HTMLSelectElement>("page-size").value),
-    sort: byId<HTMLSelectElement>("sort").value === "asc" ? "createdAt" : "-createdAt",
-    ...(q ? { q } : {}),
-    ...(tags.length ? { tag: tags } : {}),
-    ...(folder === null ? {} : { folder, ...(recursive ? { recursive: "true" } : {}) }),
+    ...findingParameters(filters.current(), byId<HTMLSelectElement>("sort").value as SortChoice),
     ...(type ? { mediaType: type } : {}),
     ...(cursor ? { cursor } : {}),
   } as SearchQuery;

@@ -1,7 +1,9 @@
 /**
  * What the resource list is narrowed by besides the form's own fields: the full-text search box
  * (`q`), tag filters (chips: a tag in the list adds one, its chip's button removes it) and the folder
- * chosen in the tree (with "Include subfolders"). Any of them makes the list a searchResources query.
+ * chosen in the tree (with "Include subfolders"; the top level `/` alone with "Top level only"). Any
+ * of them makes the list a searchResources query, ordered by relevance when there is text and the
+ * Sort field says so.
  */
 import { byId, el } from "./dom.js";
 
@@ -21,6 +23,37 @@ export interface Filters {
 }
 
 const sameTag = (a: string, b: string) => a.toLocaleLowerCase() === b.toLocaleLowerCase();
+
+/** The Sort field's values: listResources' orders, and relevance (offered only with search text). */
+export type SortChoice = "desc" | "asc" | "relevance";
+
+/** The parameters of searchResources for what is chosen (besides tenant, type, limit and cursor). */
+export interface FindingParameters {
+  q?: string;
+  tag?: string[];
+  folder?: string;
+  recursive?: "true";
+  sort: "relevance" | "createdAt" | "-createdAt";
+}
+
+/**
+ * What is chosen as searchResources parameters. Relevance needs text (the API refuses it without q),
+ * so without text it falls back to newest first; the top level `/` is never recursive (that would
+ * be every folder: "All folders" is that).
+ */
+export function findingParameters(finding: Finding, sort: SortChoice): FindingParameters {
+  const { q, tags, folder, recursive } = finding;
+  const order = sort === "relevance" ? (q ? "relevance" : "-createdAt") : sort === "asc" ? "createdAt" : "-createdAt";
+  return {
+    ...(q ? { q } : {}),
+    ...(tags.length ? { tag: tags } : {}),
+    ...(folder === null ? {} : { folder, ...(recursive && folder !== "/" ? { recursive: "true" as const } : {}) }),
+    sort: order,
+  };
+}
+
+/** listResources' order for the Sort field: relevance is a search's only, so the list stays newest first. */
+export const listOrder = (sort: SortChoice): "asc" | "desc" => (sort === "asc" ? "asc" : "desc");
 
 /** `changed` runs after every change of a tag or the folder (the form's own inputs announce theirs). */
 export function createFilters(changed: () => void, folderShown: (path: string | null) => void): Filters {
@@ -45,15 +78,21 @@ export function createFilters(changed: () => void, folderShown: (path: string | 
       ...(folder === null
         ? []
         : [
-            chip(`folder: ${folder}`, `Remove folder filter ${folder}`, () => {
-              folder = null;
-              update();
-            }),
+            chip(
+              folder === "/" ? "folder: / (top level only)" : `folder: ${folder}`,
+              `Remove folder filter ${folder}`,
+              () => {
+                folder = null;
+                update();
+              },
+            ),
           ]),
     );
     // Name prefix and author are listResources' filters: searchResources has none, so they rest meanwhile.
     const resting = searching();
     for (const id of ["search", "author-filter"]) byId<HTMLInputElement>(id).disabled = resting;
+    // Relevance is offered while there is text to be relevant to.
+    byId<HTMLOptionElement>("sort-relevance").disabled = current().q === "";
   }
   function update() {
     render();
@@ -72,6 +111,7 @@ export function createFilters(changed: () => void, folderShown: (path: string | 
     return now.q !== "" || now.tags.length > 0 || now.folder !== null;
   };
   byId("q").addEventListener("input", render);
+  render();
 
   return {
     current,

@@ -1,7 +1,8 @@
 /**
  * The folder tree beside the list: GET /folders, one level at a time (a folder's children load when
  * it is opened), each with its count of resources. Choosing a folder filters the list to it (and
- * below it with "Include subfolders"); "All folders" lifts that filter. Opened folders stay open
+ * below it with "Include subfolders"); "All folders" lifts that filter; "Top level only" shows the
+ * resources directly in `/`. Opened folders stay open
  * when the tree is drawn again after a change.
  */
 import type { Api } from "./api.js";
@@ -25,11 +26,13 @@ const lastSegment = (path: string) => path.slice(0, -1).slice(path.slice(0, -1).
 export function createFolderTree(api: Api, tenant: () => string, choose: (path: string | null) => void): FolderTree {
   const root = byId("folder-tree");
   const all = byId<HTMLButtonElement>("all-folders");
+  const topLevel = byId<HTMLButtonElement>("top-level");
   const opened = new Set<string>();
   let chosen: string | null = null;
   let drawing = 0;
 
   all.addEventListener("click", () => choose(null));
+  topLevel.addEventListener("click", () => choose("/"));
 
   async function children(parent: string): Promise<FolderEntry[]> {
     const { folders } = await api.call(api.client.folders(tenant(), parent));
@@ -39,6 +42,7 @@ export function createFolderTree(api: Api, tenant: () => string, choose: (path: 
   function mark(path: string | null) {
     chosen = path;
     all.setAttribute("aria-pressed", String(path === null));
+    topLevel.setAttribute("aria-pressed", String(path === "/"));
     for (const button of root.querySelectorAll<HTMLButtonElement>("button[data-path]")) {
       button.setAttribute("aria-pressed", String(button.dataset.path === path));
     }

@@ -110,6 +110,16 @@ export const folderCounts = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.folder] })],
 );
 
+/**
+ * A number per tenant that has had resources, for the full-text index: a resource's key in
+ * `resources_fts` is `no × 2^40 + seq` (migration 0017), so one tenant's entries are one rowid range
+ * that FTS5 reads alone. An INTEGER PRIMARY KEY: kept by dumps, table rebuilds and VACUUM.
+ */
+export const searchTenants = sqliteTable("search_tenants", {
+  no: integer("no").primaryKey(),
+  tenantId: text("tenant_id").notNull().unique(),
+});
+
 export const REVISION_ACTIONS = ["create", "update", "delete"] as const;
 export type RevisionAction = (typeof REVISION_ACTIONS)[number];
 

@@ -227,6 +227,22 @@ export function describeFind(label: string, start: () => Promise<LibraryTarget>)
       await eventually(rowNames).toEqual(["harbour-1.png"]);
       expect(await page.getByRole("button", { name: "2026 (1)" }).getAttribute("aria-pressed")).toBe("true");
       await shot("folders");
+      // Top level only: folder=/ never recursive; relevance is offered while there is search text.
+      const searched: URL[] = [];
+      page.on("request", (r) => r.url().includes("/searchResources") && searched.push(new URL(r.url())));
+      await page.getByRole("button", { name: "Top level only" }).click();
+      await eventually(() => searched.at(-1)?.searchParams.get("folder")).toBe("/");
+      expect(searched.at(-1)?.searchParams.has("recursive")).toBe(false);
+      await eventually(async () => (await rowNames()).every((name) => name.startsWith("batch-"))).toBe(true);
+      expect(await page.locator("#sort-relevance").isDisabled()).toBe(true);
+      await page.getByRole("button", { name: "All folders" }).click();
+      await searchFor("harbour");
+      await eventually(() => page.locator("#sort-relevance").isDisabled()).toBe(false);
+      await page.selectOption("#sort", "relevance");
+      await eventually(() => searched.at(-1)?.searchParams.get("sort")).toBe("relevance");
+      await eventually(sorted).toEqual(["harbour-1.png", "harbour-2.png"]);
+      await page.selectOption("#sort", "desc");
+      await searchFor("");
       await page.getByRole("button", { name: "All folders" }).click();
       await page.getByLabel("Include subfolders").check();
       await eventually(async () => (await rowNames()).length).toBe(25);

@@ -27,7 +27,7 @@ const oldRow = (n: number, name: string) =>
 const found = async (client: Awaited<ReturnType<typeof applyMigrations>>, match: string) =>
   (
     await client.execute({
-      sql: "SELECT r.uid FROM resources_fts f JOIN resources r ON r.seq = f.rowid WHERE resources_fts MATCH ? ORDER BY r.uid",
+      sql: "SELECT r.uid FROM resources_fts f JOIN resources r ON r.seq = f.rowid % 1099511627776 WHERE resources_fts MATCH ? ORDER BY r.uid",
       args: [match],
     })
   ).rows.map((r) => r.uid);
@@ -80,9 +80,25 @@ describe("the describe-and-find migration", () => {
       // A change of other columns (a new revision) leaves the index alone, and it stays right.
       await client.execute("UPDATE resources SET revision = 2 WHERE uid = 'u1'");
       expect(await found(client, '"b"')).toEqual(["u1"]);
-      await client.execute("DELETE FROM resources WHERE uid = 'u1'");
+      // Only what a search may find is indexed: a soft delete takes it out, a restore puts it back,
+      // a package's file (a child row) is never in.
+      await client.execute("UPDATE resources SET deleted_at = 5 WHERE uid = 'u1'");
       expect(await found(client, '"b"')).toEqual([]);
-      // The index agrees with its content table (FTS5's own consistency check).
+      await client.execute("UPDATE resources SET deleted_at = NULL WHERE uid = 'u1'");
+      expect(await found(client, '"b"')).toEqual(["u1"]);
+      await client.execute(oldRow(2, "b.txt"));
+      await client.execute("UPDATE resources SET parent_uid = 'u1' WHERE uid = 'u2'");
+      expect(await found(client, '"b"')).toEqual(["u1"]);
+      // Each tenant's rows are one range of keys: its number × 2^40 + seq.
+      await client.execute(oldRow(3, "b.txt").replace("'t'", "'t2'"));
+      const { rows: keys } = await client.execute(
+        "SELECT f.rowid / 1099511627776 AS tenant_no, r.tenant_id FROM resources_fts f JOIN resources r ON r.seq = f.rowid % 1099511627776 WHERE resources_fts MATCH '\"b\"' ORDER BY r.uid",
+      );
+      const numbers = await client.execute("SELECT no, tenant_id FROM search_tenants ORDER BY no");
+      expect(keys.map((k) => [k.tenant_no, k.tenant_id])).toEqual(numbers.rows.map((n) => [n.no, n.tenant_id]));
+      await client.execute("DELETE FROM resources WHERE uid IN ('u1', 'u2', 'u3')");
+      expect(await found(client, '"b"')).toEqual([]);
+      // The index is consistent (FTS5's own check; contentless, so of the index alone).
       await client.execute("INSERT INTO resources_fts (resources_fts) VALUES ('integrity-check')");
     } finally {
       client.close();

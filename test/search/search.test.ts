@@ -98,6 +98,45 @@ describe("searchResources", () => {
     expect([...first.items, ...second.items].map((r) => r.resourceUID)).toEqual(all.items.map((r) => r.resourceUID));
   });
 
+  it("ranks by relevance, equal ranks in the order added, and pages by rank with or without other filters", async () => {
+    // Three resources of the same text rank equal: in the order they were added, on every page.
+    const twins = [];
+    for (const folder of ["/t/", "/t/", "/u/"])
+      twins.push((await t.cms.create({ resourceTenantId: "twins", title: "Twin lake", folder })).resourceUID);
+    await t.cms.create({ resourceTenantId: "twins", title: "Twin lake twin peaks, a much longer title" });
+    const twinSearch = async (query: string) => {
+      const res = await t.cms.get(`searchResources?tenant=twins&${query}`);
+      expect(res.status, await res.clone().text()).toBe(200);
+      return (await res.json()) as Page;
+    };
+    const pagedUids = async (query: string) => {
+      const uids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Page = await twinSearch(`${query}&limit=1${cursor ? `&cursor=${cursor}` : ""}`);
+        uids.push(...page.items.map((r) => r.resourceUID));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return uids;
+    };
+    const all = (await twinSearch("q=lake&limit=100")).items.map((r) => r.resourceUID);
+    expect(all.slice(0, 3)).toEqual(twins);
+    expect(await pagedUids("q=lake")).toEqual(all);
+    expect(await pagedUids("q=la*")).toEqual(all);
+    // With a filter the rows are ranked after the join: the same order, the same pages.
+    expect(await pagedUids(`q=lake&folder=${encodeURIComponent("/t/")}`)).toEqual([twins[0], twins[1]]);
+    // The more relevant first: the whole short title before the long one (bm25: fewer tokens).
+    expect((await names("q=sun")).at(0)).toBe("Sun");
+  });
+
+  it("finds nothing for a tenant that never had resources", async () => {
+    expect((await t.cms.get("searchResources?tenant=nobody-here&q=sun*")).status).toBe(200);
+    expect(await (await t.cms.get("searchResources?tenant=nobody-here&q=sun*")).json()).toEqual({
+      items: [],
+      nextCursor: null,
+    });
+  });
+
   it.each([
     ["tenant", ""],
     ["q", ""],

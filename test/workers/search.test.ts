@@ -72,6 +72,54 @@ describe("describe and find on D1", () => {
     expect(await folders.json()).toEqual({ folders: [{ path: "/photos/", resources: 1, folders: 1 }] });
   });
 
+  it("ranks by relevance on D1: equal ranks in the order added, pages by rank, finds no other tenant's rows", async () => {
+    const app = createWorkerApp();
+    const call = (path: string) => app.fetch(new Request(`${API}/${path}`), env);
+    const create = async (tenant: string, title: string, folder = "/") => {
+      const res = await app.fetch(
+        new Request(`${API}/createResource`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            resourceAuthor: "w",
+            resourceBinary: btoa(title),
+            resourceMediaType: "text/plain",
+            resourceName: "r.txt",
+            resourceTenantId: tenant,
+            title,
+            folder,
+          }),
+        }),
+        env,
+      );
+      expect(res.status, await res.clone().text()).toBe(201);
+      return ((await res.json()) as Described).resourceUID;
+    };
+    const twins = [await create("wr", "Twin lake", "/t/"), await create("wr", "Twin lake", "/t/")];
+    const long = await create("wr", "Twin lake twin peaks, a much longer title");
+    await create("wr-other", "Twin lake");
+    const paged = async (query: string) => {
+      const uids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await call(`searchResources?tenant=wr&${query}&limit=1${cursor ? `&cursor=${cursor}` : ""}`);
+        expect(res.status, await res.clone().text()).toBe(200);
+        const page = (await res.json()) as { items: Described[]; nextCursor: string | null };
+        uids.push(...page.items.map((r) => r.resourceUID));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return uids;
+    };
+    const ranked = [twins[0], twins[1], long];
+    expect(await paged("q=lake")).toEqual(ranked);
+    expect(await paged("q=la*")).toEqual(ranked);
+    expect(await paged("q=lake&folder=/t/")).toEqual([twins[0], twins[1]]);
+    expect(await (await call("searchResources?tenant=never-seen&q=lake")).json()).toEqual({
+      items: [],
+      nextCursor: null,
+    });
+  });
+
   it("keeps folder counts exact through create, move, delete and purge, and the full-text key per row", async () => {
     const app = createWorkerApp();
     const post = (verb: string, body: unknown) =>

@@ -57,17 +57,28 @@ export const UPDATE_METADATA_EXAMPLE = {
 /** The description after the patch, checked whole (a merged metadata may outgrow its limit). */
 export const PatchedDescriptionSchema = z.object(DescriptionFields);
 
-/** Opaque keyset cursor: the sort it belongs to, and the sort key and UID of a page's last row. */
+/**
+ * Opaque keyset cursor: the sort it belongs to, and the sort key and UID of a page's last row; by
+ * relevance also its seq (equal ranks are ordered by it).
+ */
 export const encodeSearchCursor = (sort: SearchSort, position: SearchPosition) =>
-  base64url(JSON.stringify([sort, position.key, position.uid]));
+  base64url(
+    JSON.stringify(
+      sort === "relevance" ? [sort, position.key, position.uid, position.seq] : [sort, position.key, position.uid],
+    ),
+  );
 
 export function decodeSearchCursor(text: string): { sort: SearchSort; position: SearchPosition } | null {
   try {
     const bytes = Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (c) => c.charCodeAt(0));
-    const [sort, key, uid] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
+    const [sort, key, uid, seq] = JSON.parse(new TextDecoder().decode(bytes)) as unknown[];
     const validKey = typeof key === "string" || (typeof key === "number" && Number.isFinite(key));
-    if (SEARCH_SORTS.includes(sort as SearchSort) && validKey && typeof uid === "string")
-      return { sort: sort as SearchSort, position: { key: key as string | number, uid } };
+    const validSeq = sort !== "relevance" || (Number.isSafeInteger(seq) && (seq as number) >= 0);
+    if (SEARCH_SORTS.includes(sort as SearchSort) && validKey && typeof uid === "string" && validSeq) {
+      const position: SearchPosition = { key: key as string | number, uid };
+      if (sort === "relevance") position.seq = seq as number;
+      return { sort: sort as SearchSort, position };
+    }
   } catch {
     // null below
   }

@@ -139,6 +139,9 @@ function Page({ settings, auth }: LibraryPageOptions) {
               <select id="sort">
                 <option value="desc">Newest first</option>
                 <option value="asc">Oldest first</option>
+                <option value="relevance" id="sort-relevance">
+                  Relevance (with a search)
+                </option>
               </select>
               <label for="page-size">Per page</label>
               <select id="page-size">
@@ -161,6 +164,9 @@ function Page({ settings, auth }: LibraryPageOptions) {
                 <h3 id="folders-heading">Folders</h3>
                 <button type="button" id="all-folders" aria-pressed="true">
                   All folders
+                </button>
+                <button type="button" id="top-level" aria-pressed="false">
+                  Top level only
                 </button>
                 <ul id="folder-tree" />
               </nav>
