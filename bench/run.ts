@@ -38,7 +38,11 @@ const SCENARIOS = ["small", "large", "ingest", "scale", "cold", "workers", "remo
 
 function parseOptions(argv: string[]): Options {
   const flag = (name: string) => argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  const value = (name: string) => flag(name)?.split("=")[1];
+  // Only the first "=" separates: a value may hold one (`--kinds=small,?v=`).
+  const value = (name: string) => {
+    const arg = flag(name);
+    return arg?.includes("=") ? arg.slice(arg.indexOf("=") + 1) : undefined;
+  };
   // `--compare <ref>` or `--compare=<ref>`.
   const compareAt = argv.indexOf("--compare");
   const compare = value("compare") ?? (compareAt >= 0 ? argv[compareAt + 1] : undefined);
