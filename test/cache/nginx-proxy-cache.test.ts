@@ -46,18 +46,20 @@ describe("behind nginx proxy_cache, default headers", () => {
     await app?.close();
   });
 
-  it("2 000 GETs of a public versioned URL reach the origin once", async () => {
+  // 500, not the 2 000 of issue 28's figure: the 499 hits after the one miss show the same (a hit
+  // never reaches the origin), at a quarter of the requests through two servers.
+  it("500 GETs of a public versioned URL reach the origin once", async () => {
     const text = "v".repeat(4 * KiB);
     const created = (await cmsClient(app, "edge").create({ resourceName: "four.txt" }, text)) as Versioned;
     const path = `${API}/getData/${created.versionedURI}`;
     await hammer(nginx.url(path), 1, 1, text); // the one miss
-    await hammer(nginx.url(path), 1999, 20, text);
+    await hammer(nginx.url(path), 499, 20, text);
     const origin = await nginx.originRequests(path);
     console.log(
-      `[issue 28] versioned URL: 2000 GETs, ${origin} at the origin, offload ${(100 * (1 - origin / 2000)).toFixed(2)} %`,
+      `[issue 28] versioned URL: 500 GETs, ${origin} at the origin, offload ${(100 * (1 - origin / 500)).toFixed(2)} %`,
     );
     expect(origin).toBe(1);
-  }, 120_000); // 2 000 requests through two servers on a shared, loaded CI machine
+  }, 120_000); // 500 requests through two servers on a shared, loaded CI machine
 
   it("200 GETs of a public mutable URL all reach the origin (no-cache), and an update shows at once", async () => {
     const created = (await cmsClient(app, "edge").create({ resourceName: "mutable.txt" }, "before")) as Versioned;
