@@ -58,7 +58,9 @@ async function setBucketCors(s3: S3TestServer, xml: string | null): Promise<void
   expect(res.status, await res.text()).toBeLessThan(300);
 }
 
-describe("media library: a large file straight to an S3 bucket (s3rver, CORS)", () => {
+// Each test moves 8 MiB through the browser and s3rver: 15 s alone on a loaded machine, so more room
+// than the default 30 s (it timed out beside three other heavy files at a load average of 13).
+describe("media library: a large file straight to an S3 bucket (s3rver, CORS)", { timeout: 90_000 }, () => {
   let s3: S3TestServer;
   let app: TestApp;
   let browser: Browser;

@@ -26,7 +26,8 @@ export async function logIntoExplorer(page: Page, explorerUrl: string, issuer: s
   await page.fill("#username", user);
   await page.fill("#password", user);
   await Promise.all([page.waitForURL((url) => url.href.startsWith(explorerUrl)), page.click("#kc-login")]);
-  await page.waitForSelector("#cms-session.on", { timeout: 15_000 });
+  // A bound, not a wait: Swagger UI's 1.7 MB bundle took over 15 s to show the session at a load average of 13.
+  await page.waitForSelector("#cms-session.on", { timeout: 60_000 });
   expect(await page.textContent("#cms-user")).toBe(`Signed in as ${user}`);
   // The code and state were removed from the address bar after the exchange.
   expect(page.url()).toBe(explorerUrl);
