@@ -10,6 +10,15 @@ const SHARED = [
   // All drivers but Ceph's: its cluster is the isolated project's (whose globalSetup runs it once).
   "test/storage/**/!(rgw).test.ts",
   "test/config.test.ts",
+  // In-process specs of search, images, webhooks, the IdP and the acceptance suite on Node. Not the
+  // files that spawn processes (bun, peak-rss, spool-sweep), that patch net/dns (hardening/fuzz),
+  // nor images/timeout, which reads sharp's process-wide counters.
+  "test/search/**/*.test.ts",
+  "test/images/!(bun|peak-rss|spool-sweep|timeout).test.ts",
+  "test/webhooks/{confinement,connect-policy,outbox,webhooks}.test.ts",
+  "test/idp/{idp,keycloak-realm}.test.ts",
+  "test/hardening/{openapi-arbitraries,parsers-fuzz}.test.ts",
+  "test/acceptance/node.test.ts",
 ];
 
 /**
