@@ -188,8 +188,8 @@ export function describeTusResume(runtimes: Runtime[]): void {
                 author: "tus-js-client",
               },
               // Short steps while the proxy is paused for the restart, so the client comes back soon after
-            // the server does; the total (18 s) stays past the old schedule's 16.75 s.
-            retryDelays: [50, 100, 200, 200, 400, 400, 800, 800, 1600, 3200, 5000, 5000],
+              // the server does; the total (18 s) stays past the old schedule's 16.75 s.
+              retryDelays: [50, 100, 200, 200, 400, 400, 800, 800, 1600, 3200, 5000, 5000],
               onError: reject,
               onSuccess: (payload) => resolve(payload.lastResponse.getBody() as string),
             });

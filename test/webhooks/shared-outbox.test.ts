@@ -87,7 +87,9 @@ describe.concurrent.each(databases)("two instances sharing the outbox on %s", (l
       .filter((l) => l.msg === "webhooks delivered")
       .reduce((sum, l) => sum + (l.delivered ?? 0), 0);
 
-  it.sequential("delivers each event once, in order per resource, from both instances", { timeout: 60_000 }, async () => {
+  it.sequential("delivers each event once, in order per resource, from both instances", {
+    timeout: 60_000,
+  }, async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
     // Four resources, each changed seven times, every change through the other instance than the last.
     const changes = await Promise.all(
