@@ -29,7 +29,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectProblem } from "../helpers/cms-client.js";
 import { runUntilExit, type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
-import { client, expectUnavailable, logged, RECOVERY_LIMIT_MS, ROUNDS, untilStatus } from "./db-outage.js";
+import {
+  client,
+  expectUnavailable,
+  logged,
+  RECOVERY_LIMIT_MS,
+  ROUNDS,
+  untilStatus,
+  writtenBefore,
+} from "./db-outage.js";
 import { report } from "./scale.js";
 
 /**
@@ -64,9 +72,7 @@ describe.each(["http", "ws"] as const)(
 
     it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
       const cms = client(server.url);
-      const before = await cms.create("before.txt", "written before the outage");
-      expect(before.status, await before.clone().text()).toBe(201);
-      const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+      const { resourceURI, resourceUID } = await writtenBefore(cms);
       // Read once, so a row cache (if a remote database had one) would hold it.
       expect((await cms.getData(resourceURI)).status).toBe(200);
 
@@ -171,9 +177,7 @@ describe.runIf(canSetImmutable())(
 
     it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
       const cms = client(server.url);
-      const before = await cms.create("before.txt", "written before the outage");
-      expect(before.status, await before.clone().text()).toBe(201);
-      const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+      const { resourceURI, resourceUID } = await writtenBefore(cms);
 
       immutable(true, files);
       const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };

@@ -69,3 +69,10 @@ export async function untilStatus(attempt: () => Promise<Response>, status: numb
     await sleep(50);
   }
 }
+
+/** The resource written before the outage (201), which getData must serve again after it. */
+export async function writtenBefore(cms: ReturnType<typeof client>) {
+  const before = await cms.create("before.txt", "written before the outage");
+  expect(before.status, await before.clone().text()).toBe(201);
+  return (await before.json()) as { resourceURI: string; resourceUID: string };
+}

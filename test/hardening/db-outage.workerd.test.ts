@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../src/runtime/host/database.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
 import { sharedWorkerBundle, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
-import { client, expectUnavailable, ROUNDS, untilStatus } from "./db-outage.js";
+import { client, expectUnavailable, ROUNDS, untilStatus, writtenBefore } from "./db-outage.js";
 import { report } from "./scale.js";
 
 describe("the Worker (workerd) on a remote database (sqld over http) that goes down", () => {
@@ -42,9 +42,7 @@ describe("the Worker (workerd) on a remote database (sqld over http) that goes d
 
   it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
     const cms = client(worker.url);
-    const before = await cms.create("before.txt", "written before the outage");
-    expect(before.status, await before.clone().text()).toBe(201);
-    const { resourceURI } = (await before.json()) as { resourceURI: string };
+    const { resourceURI } = await writtenBefore(cms);
 
     await sqld.stop();
     for (let i = 0; i < ROUNDS; i++) {
