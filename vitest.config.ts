@@ -19,6 +19,7 @@ const SHARED = [
   "test/idp/{idp,keycloak-realm}.test.ts",
   "test/hardening/{openapi-arbitraries,parsers-fuzz}.test.ts",
   "test/acceptance/node.test.ts",
+  "test/direct/signed-link-redirect.test.ts",
 ];
 
 /**
