@@ -14,6 +14,16 @@ const SHARED = [
   "test/runtime/{access-log,batched-lines,collector-schedule,commit-signal,in-process-fetch,pass-schedule,prepared-lookup,server-deps}.test.ts",
   "test/cache/versioned-urls.test.ts",
   "test/metrics/metrics-endpoint.test.ts",
+  // In-process specs of search, images, webhooks, the IdP and the acceptance suite on Node. Not the
+  // files that spawn processes (bun, peak-rss, spool-sweep), that patch net/dns (hardening/fuzz),
+  // nor images/timeout, which reads sharp's process-wide counters.
+  "test/search/**/*.test.ts",
+  "test/images/!(bun|peak-rss|spool-sweep|timeout).test.ts",
+  "test/webhooks/{confinement,connect-policy,outbox,webhooks}.test.ts",
+  "test/idp/{idp,keycloak-realm}.test.ts",
+  "test/hardening/{openapi-arbitraries,parsers-fuzz}.test.ts",
+  "test/acceptance/node.test.ts",
+  "test/direct/signed-link-redirect.test.ts",
 ];
 
 /**

@@ -10,7 +10,10 @@ import { runCms } from "./run-cms.js";
 
 const { figures, stack } = refusalStackPerFile("cms put, 100 MB file");
 
-describe("cms put of a 100 MB file refused before its file is read prints the refusal", () => {
+// The four refusals run at once: each is a cms process (mostly start-up) and a wait for the server's
+// log; none changes what another is refused for (401/403 are refused before any write, 507 by the
+// quota of its own tenant, 413 on a server of its own).
+describe.concurrent("cms put of a 100 MB file refused before its file is read prints the refusal", () => {
   it.each([
     [401, "no token, auth on", /^cms: 401 UNAUTHENTICATED: .+ — run cms login$/],
     [403, "a token without the creator role", /^cms: 403 FORBIDDEN: .+/],

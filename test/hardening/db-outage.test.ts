@@ -18,9 +18,7 @@
  * system without the flag) that case cannot run and is reported as skipped; what runs everywhere is
  * the start-up check: a `file:` database that is no database stops the server with one line.
  *
- * Workers: the bundled Worker on workerd with CMS_DATABASE_URL naming the sqld (migrated by a Node
- * instance first, as in a deployment), stopped and started again the same way. (D1 is not covered:
- * Miniflare's D1 cannot be taken down from outside.)
+ * Workers: db-outage.workerd.test.ts (in the heavy lane, with the other files that start workerd).
  */
 import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
@@ -28,78 +26,19 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../src/runtime/host/database.js";
-import { API, base64, expectProblem } from "../helpers/cms-client.js";
+import { expectProblem } from "../helpers/cms-client.js";
 import { runUntilExit, type ServerProcess, spawnServer } from "../helpers/spawn-server.js";
 import { type Sqld, startSqld } from "../helpers/sqld.js";
-import { sharedWorkerBundle, startWorkerd, type WorkerdServer } from "../helpers/workerd.js";
-import { report, scaled } from "./scale.js";
-
-/** Requests of each kind sent while the database is down. */
-const ROUNDS = scaled(4, 50);
-const RECOVERY_LIMIT_MS = 15_000;
-const TENANT = "outage";
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The service's log lines (JSON) with this message. */
-const logged = (server: ServerProcess, msg: string) =>
-  server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>).filter((l) => l.msg === msg);
-
-function client(baseUrl: string) {
-  const post = (verb: string, body: unknown) =>
-    fetch(`${baseUrl}${API}/${verb}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-  return {
-    create: (name: string, content: string) =>
-      post("createResource", {
-        resourceAuthor: "Author",
-        resourceMediaType: "text/plain",
-        resourceName: name,
-        resourceTenantId: TENANT,
-        resourceBinary: base64(content),
-      }),
-    getData: (resourceURI: string) => fetch(`${baseUrl}${API}/getData/${resourceURI}`),
-    /** A tus creation (no body): the upload's row is the first thing it writes. */
-    createUpload: (name: string) =>
-      fetch(`${baseUrl}${API}/uploads`, {
-        method: "POST",
-        headers: {
-          "tus-resumable": "1.0.0",
-          "upload-length": "5",
-          "upload-metadata": Object.entries({ resourceTenantId: TENANT, filename: name, author: "Author" })
-            .map(([k, v]) => `${k} ${Buffer.from(v).toString("base64")}`)
-            .join(","),
-        },
-      }),
-    query: (uid: string) => post("queryResource", { queryUID: uid }),
-  };
-}
-
-/** Asserts the outage answer: 503 problem+json DATABASE_UNAVAILABLE with a Retry-After in seconds. */
-async function expectUnavailable(res: Response) {
-  const retryAfter = res.headers.get("retry-after");
-  const problem = await expectProblem(res, 503, "DATABASE_UNAVAILABLE");
-  expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
-  expect(problem.detail).toMatch(/database/i);
-  expect(problem.detail).not.toMatch(/127\.0\.0\.1|ECONNREFUSED|SQLITE/); // no internals
-}
-
-/** Sends `attempt` until it answers `status`; the milliseconds that took. */
-async function untilStatus(attempt: () => Promise<Response>, status: number): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    const res = await attempt();
-    await res.arrayBuffer();
-    if (res.status === status) return performance.now() - started;
-    if (performance.now() - started > RECOVERY_LIMIT_MS)
-      throw new Error(`still ${res.status} after ${RECOVERY_LIMIT_MS} ms`);
-    await sleep(50);
-  }
-}
+import {
+  client,
+  expectUnavailable,
+  logged,
+  RECOVERY_LIMIT_MS,
+  ROUNDS,
+  untilStatus,
+  writtenBefore,
+} from "./db-outage.js";
+import { report } from "./scale.js";
 
 /**
  * The remote row cache's bound, kept on but as short as it goes: a row read before the outage has
@@ -133,9 +72,7 @@ describe.each(["http", "ws"] as const)(
 
     it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
       const cms = client(server.url);
-      const before = await cms.create("before.txt", "written before the outage");
-      expect(before.status, await before.clone().text()).toBe(201);
-      const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+      const { resourceURI, resourceUID } = await writtenBefore(cms);
       // Read once, so a row cache (if a remote database had one) would hold it.
       expect((await cms.getData(resourceURI)).status).toBe(200);
 
@@ -240,9 +177,7 @@ describe.runIf(canSetImmutable())(
 
     it("refuses writes with 503 DATABASE_UNAVAILABLE, keeps serving reads, logs it once, and writes again once it can", async () => {
       const cms = client(server.url);
-      const before = await cms.create("before.txt", "written before the outage");
-      expect(before.status, await before.clone().text()).toBe(201);
-      const { resourceURI, resourceUID } = (await before.json()) as { resourceURI: string; resourceUID: string };
+      const { resourceURI, resourceUID } = await writtenBefore(cms);
 
       immutable(true, files);
       const statuses: Record<string, number[]> = { createResource: [], getData: [], queryResource: [] };
@@ -299,59 +234,5 @@ describe("a file: database that is no database at start-up", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe("the Worker (workerd) on a remote database (sqld over http) that goes down", () => {
-  let sqld: Sqld;
-  let dir: string;
-  let worker: WorkerdServer;
-  const lines: Record<string, unknown>[] = [];
-
-  beforeAll(async () => {
-    sqld = await startSqld();
-    // A Worker does not migrate (it cannot read drizzle/): a Node instance does, as in a deployment.
-    (await openDatabase({ CMS_DATABASE_URL: sqld.url })).close();
-    dir = await mkdtemp(join(tmpdir(), "cms-outage-worker-"));
-    worker = await startWorkerd(sharedWorkerBundle(), {
-      bindings: { CMS_DATABASE_URL: sqld.url },
-      onLog: (message) => {
-        for (const line of message.split("\n"))
-          if (line.startsWith("{")) lines.push(JSON.parse(line) as Record<string, unknown>);
-      },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await worker?.close();
-    await sqld?.close();
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  it("answers 503 DATABASE_UNAVAILABLE + Retry-After while sqld is stopped, logs it once, and recovers by itself", async () => {
-    const cms = client(worker.url);
-    const before = await cms.create("before.txt", "written before the outage");
-    expect(before.status, await before.clone().text()).toBe(201);
-    const { resourceURI } = (await before.json()) as { resourceURI: string };
-
-    await sqld.stop();
-    for (let i = 0; i < ROUNDS; i++) {
-      await expectUnavailable(await cms.getData(resourceURI));
-      await expectUnavailable(await cms.create(`during-${i}.txt`, `written during the outage ${i}`));
-    }
-    const outage = lines.filter((l) => l.msg === "database unavailable");
-    expect(outage).toHaveLength(1);
-    expect(lines.filter((l) => l.msg === "unhandled error")).toEqual([]);
-
-    await sqld.start();
-    const recoveryMs = await untilStatus(() => cms.getData(resourceURI), 200);
-    const after = await cms.create("after.txt", "written after the outage");
-    expect(after.status, await after.clone().text()).toBe(201);
-    expect(lines.filter((l) => l.msg === "database available again")).toHaveLength(1);
-    report("db-outage-worker-sqld-http", {
-      requestsWhileDown: ROUNDS * 2,
-      whileDown: 503,
-      recoveredAfterStartMs: recoveryMs.toFixed(0),
-      createAfter: after.status,
-    });
   });
 });

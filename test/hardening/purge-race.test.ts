@@ -104,8 +104,13 @@ async function runSuite(label: string, target: Target, rounds: number) {
   report(`purge-race ${label}`, { ...figures, seconds: seconds.toFixed(1) });
   expect(figures.lost).toBe(0);
   expect(figures.acknowledged).toBeGreaterThan(rounds * CREATES_PER_ROUND * 0.9);
-  for (const uid of uids)
-    expect((await post(target.otherBase, "purgeResource", { resourceUID: uid })).status).toBe(200);
+  // As many purges at once as a round has creates: one at a time was half this file's time.
+  for (let i = 0; i < uids.length; i += CREATES_PER_ROUND) {
+    const purges = uids
+      .slice(i, i + CREATES_PER_ROUND)
+      .map((uid) => post(target.otherBase, "purgeResource", { resourceUID: uid }));
+    for (const res of await Promise.all(purges)) expect(res.status, await res.text()).toBe(200);
+  }
   await target.collect();
   const left = await target.storedBlobs();
   report(`purge-race ${label} cleanup`, { purged: uids.length, blobsLeft: left });

@@ -39,7 +39,9 @@ const databases: [string, (dir: string) => Promise<Database>][] = [
   ],
 ];
 
-describe.each(databases)("two instances sharing the outbox on %s", (label, openDatabase) => {
+// The two databases' suites run at once (each its own servers, receiver and folder): most of each
+// is waiting, for the lease to end or the deliverer's polls. Within a suite, tests run in turn.
+describe.concurrent.each(databases)("two instances sharing the outbox on %s", (label, openDatabase) => {
   let dir: string;
   let database: Database;
   let receiver: Receiver;
@@ -85,7 +87,9 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
       .filter((l) => l.msg === "webhooks delivered")
       .reduce((sum, l) => sum + (l.delivered ?? 0), 0);
 
-  it("delivers each event once, in order per resource, from both instances", { timeout: 60_000 }, async () => {
+  it.sequential("delivers each event once, in order per resource, from both instances", {
+    timeout: 60_000,
+  }, async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess];
     // Four resources, each changed seven times, every change through the other instance than the last.
     const changes = await Promise.all(
@@ -149,7 +153,7 @@ describe.each(databases)("two instances sharing the outbox on %s", (label, openD
     );
   });
 
-  it("takes over a killed instance's claim when its lease ends, then delivers the resource's next event", {
+  it.sequential("takes over a killed instance's claim when its lease ends, then delivers the resource's next event", {
     timeout: 60_000,
   }, async () => {
     const before = receiver.received.length;
