@@ -39,25 +39,31 @@ export interface FastGetDeps {
   anonymousRead: boolean;
 }
 
-/** A shared head (the row's plain head) as [name, value, …]: node:http writes an array without looking at each key's case. */
+/**
+ * A shared head (the row's plain head) as [name, value, …, "x-request-id", <id>]: node:http writes an
+ * array without looking at each key's case. One array per head, its last slot set per answer:
+ * writeHead reads the array while it runs and keeps no reference (it builds the head's text), and a
+ * plain answer's head is written within the call that sets the id. A copy and a grown copy per
+ * request (slice, push) were what b72fcdc did.
+ */
 const flatHeads = new WeakMap<ResponseHeaders, string[]>();
 function flatHead(head: ResponseHeaders): string[] {
   let flat = flatHeads.get(head);
   if (!flat) {
-    flat = Object.entries(head).flat();
+    flat = [...Object.entries(head).flat(), "x-request-id", ""];
     flatHeads.set(head, flat);
   }
   return flat;
 }
 
-/** A shared head with a derivative's fields over it (its Vary), flat: built once per head and policy. */
+/** A shared head with a derivative's fields over it (its Vary), flat as above: built once per head and policy. */
 const flatOverlays = new WeakMap<ResponseHeaders, WeakMap<ResponseHeaders, string[]>>();
 function flatOverlay(head: ResponseHeaders, policy: ResponseHeaders): string[] {
   let byPolicy = flatOverlays.get(head);
   if (!byPolicy) flatOverlays.set(head, (byPolicy = new WeakMap()));
   let flat = byPolicy.get(policy);
   if (!flat) {
-    flat = Object.entries({ ...head, ...policy }).flat();
+    flat = [...Object.entries({ ...head, ...policy }).flat(), "x-request-id", ""];
     byPolicy.set(policy, flat);
   }
   return flat;
@@ -71,17 +77,35 @@ function nodeHead(answer: Delivered, requestId: string) {
     head["x-request-id"] = requestId; // a fresh head belongs to this answer
     return head;
   }
-  const headers = (policy ? flatOverlay(head, policy) : flatHead(head)).slice();
+  const flat = policy ? flatOverlay(head, policy) : flatHead(head);
+  // A plain range's framing changes the fields: its own copy. The id stays last, as before.
+  const headers = fields ? flat.slice() : flat;
   if (fields) {
+    const end = headers.length - 2; // the request id's name
     for (const [name, value] of Object.entries(fields)) {
       let at = 0;
-      while (at < headers.length && headers[at] !== name) at += 2;
-      if (at < headers.length) headers[at + 1] = value;
-      else headers.push(name, value);
+      while (at < end && headers[at] !== name) at += 2;
+      if (at < end) headers[at + 1] = value;
+      else headers.splice(headers.length - 2, 0, name, value);
     }
   }
-  headers.push("x-request-id", requestId);
+  headers[headers.length - 1] = requestId;
   return headers;
+}
+
+/**
+ * A cached blob's bytes as a Buffer, made once per blob (the cache's entries are never changed in
+ * place): node:http turns any other Uint8Array into a Buffer on every write (FastBuffer,
+ * `_uint8ArrayToBuffer`), and a whole body is sent as it is, without a subarray per request.
+ */
+const bufferViews = new WeakMap<Uint8Array, Buffer>();
+function bodyBytes(bytes: Uint8Array, start: number, length: number): Buffer {
+  let buffer = Buffer.isBuffer(bytes) ? bytes : bufferViews.get(bytes);
+  if (!buffer) {
+    buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    bufferViews.set(bytes, buffer);
+  }
+  return start === 0 && length === buffer.byteLength ? buffer : buffer.subarray(start, start + length);
 }
 
 /**
@@ -116,7 +140,7 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     if (length === 0 || bytes) {
       // Validates every header before anything is sent, so a throw leaves `res` to the app.
       if (!writeHead(res, status, headers)) return toApp(req, res, row, query);
-      return void res.end(bytes?.subarray(start, start + length));
+      return void res.end(bytes && bodyBytes(bytes, start, length));
     }
     // A storage fault before the head: the app answers it (as a problem), so the answers stay the same.
     const file = await content.openFile(facts)?.catch(() => null);
