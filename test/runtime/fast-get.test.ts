@@ -345,6 +345,23 @@ describe("getData fast path from blob files (not in memory)", () => {
     expect(got.body === body).toBe(true); // not toEqual: a mismatch would print megabytes
   });
 
+  it("gives each of many concurrent GETs of one file its own request id (the head is shared per row)", async () => {
+    // Each request waits for its file between deciding its head and writing it, and a file not yet
+    // open makes them all wait together: the others decide their heads in between.
+    const fresh = await fromOrigin("race.bin", 256 * 1024);
+    const before = servers.fallbacks;
+    const ids = Array.from({ length: 24 }, (_, n) => `race-${n}`);
+    const echoed = await Promise.all(
+      ids.map(async (id) => {
+        const res = await fetch(`${servers.fastUrl}${fresh}`, { headers: { "x-request-id": id } });
+        await res.arrayBuffer();
+        return res.headers.get("x-request-id");
+      }),
+    );
+    expect(servers.fallbacks).toBe(before); // answered by the fast path, from the file
+    expect(echoed).toEqual(ids);
+  });
+
   it("answers HEAD, 304 and If-Range (match: the range; mismatch: the whole) itself", async () => {
     expect(await decided(path, { method: "HEAD" })).toMatchObject({ status: 200, body: "", answeredFast: true });
     expect(await decided(path, { headers: { "if-none-match": etag } })).toMatchObject({

@@ -42,9 +42,9 @@ export interface FastGetDeps {
 /**
  * A shared head (the row's plain head) as [name, value, …, "x-request-id", <id>]: node:http writes an
  * array without looking at each key's case. One array per head, its last slot set per answer:
- * writeHead reads the array while it runs and keeps no reference (it builds the head's text), and a
- * plain answer's head is written within the call that sets the id. A copy and a grown copy per
- * request (slice, push) were what b72fcdc did.
+ * writeHead reads the array while it runs and keeps no reference (it builds the head's text), so
+ * the caller must write the head in the same call that asks for it, with no await in between. A
+ * copy and a grown copy per request (slice, push) were what b72fcdc did.
  */
 const flatHeads = new WeakMap<ResponseHeaders, string[]>();
 function flatHead(head: ResponseHeaders): string[] {
@@ -132,14 +132,14 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
     const answer = now instanceof Promise ? await now : now;
     if (!answer) return toApp(req, res, row, query);
     const { status, body, facts } = answer;
-    const headers = nodeHead(answer, requestIdFrom(req.headers["x-request-id"] as string | undefined));
+    const requestId = requestIdFrom(req.headers["x-request-id"] as string | undefined);
     const start = body ? body.start : 0;
     const length = body ? body.end - body.start + 1 : 0;
     // Nothing to send (HEAD, 304, an empty blob): storage isn't touched, as in the app.
     const bytes = length > 0 ? content.inMemory(facts) : undefined;
     if (length === 0 || bytes) {
       // Validates every header before anything is sent, so a throw leaves `res` to the app.
-      if (!writeHead(res, status, headers)) return toApp(req, res, row, query);
+      if (!writeHead(res, status, nodeHead(answer, requestId))) return toApp(req, res, row, query);
       return void res.end(bytes && bodyBytes(bytes, start, length));
     }
     // A storage fault before the head: the app answers it (as a problem), so the answers stay the same.
@@ -151,7 +151,8 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
       if (query.image) images?.missing(facts);
       return toApp(req, res, row, query);
     }
-    if (!writeHead(res, status, headers)) {
+    // The head only now: a shared head's id slot is set in the call that writes it (nodeHead).
+    if (!writeHead(res, status, nodeHead(answer, requestId))) {
       file.release();
       return toApp(req, res, row, query);
     }
