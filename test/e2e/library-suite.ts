@@ -685,6 +685,14 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
         await other.waitForSelector("body[data-ready]", { timeout: 15_000 });
         const open = async (name: string) => {
           await other.getByRole("searchbox", { name: "Name starts with" }).fill(name);
+          // The table is redrawn when the search answers: a click aimed at a row of the list before it
+          // can land where no row is left (seen under stress-ng: details never opened). Wait for it.
+          const names = () => other.locator("#resources tbody td.name button").allTextContents();
+          await expect
+            .poll(async () => (await names()).every((shown) => shown.startsWith(name)) && (await names()).length > 0, {
+              timeout: 30_000,
+            })
+            .toBe(true);
           await other.locator("#resources tbody button", { hasText: name }).first().click();
           await other.locator("#facts dt").first().waitFor();
         };
