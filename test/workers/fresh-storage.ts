@@ -52,8 +52,8 @@ async function emptyR2(bucket: R2Bucket) {
     if (listed.objects.length) await bucket.delete(listed.objects.map((o) => o.key));
     cursor = listed.truncated ? listed.cursor : undefined;
   } while (cursor);
-  const uploads = await bucket.list({ limit: 1 });
-  if (uploads.objects.length) throw new Error("the bucket did not empty");
+  const left = await bucket.list({ limit: 1 });
+  if (left.objects.length) throw new Error("the bucket did not empty");
 }
 
 beforeAll(async () => {
