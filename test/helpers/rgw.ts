@@ -23,7 +23,14 @@ const run = promisify(execFile);
 /** The user every test signs as (RGW verifies SigV4, so a wrong secret is refused). */
 export const RGW_ACCESS_KEY_ID = "CMSTESTACCESSKEY0001";
 export const RGW_SECRET_ACCESS_KEY = "cms-test-secret-key-for-rgw-on-loopback";
-const READY_TIMEOUT_MS = 90_000;
+/** How long radosgw may take to open its port (about 11 s here, 17 s on a loaded machine). */
+const READY_TIMEOUT_MS = 60_000;
+/**
+ * Start-ups `sharedRgw` tries. Seen once in CI (stop 45): radosgw made its pools and then never
+ * opened its port while the run's first files loaded the machine; a second start-up in a fresh
+ * folder on fresh ports costs ~20 s and only when the first one fails.
+ */
+const STARTUP_ATTEMPTS = 2;
 
 export interface RgwCluster {
   /** `http://127.0.0.1:<port>`: radosgw's S3 API (path-style). */
@@ -162,7 +169,8 @@ export async function startRgwCluster(dir: string, { memstoreBytes = 1024 ** 3 }
     daemon("radosgw", ["-n", "client.rgw"]);
     const endpoint = `http://127.0.0.1:${rgwPort}`;
     for (const deadline = Date.now() + READY_TIMEOUT_MS; ; ) {
-      const res = await fetch(endpoint).catch(() => null);
+      // Bounded: a probe that hangs must not eat the deadline.
+      const res = await fetch(endpoint, { signal: AbortSignal.timeout(2_000) }).catch(() => null);
       await res?.body?.cancel();
       if (res) break;
       if (Date.now() > deadline) throw new Error(`radosgw did not answer on ${endpoint}`);
@@ -188,10 +196,17 @@ export async function startRgwCluster(dir: string, { memstoreBytes = 1024 ** 3 }
     };
   } catch (err) {
     await stopRgwCluster(pids);
+    // radosgw's log first and longest: CI keeps only part of a long failure.
     const logs = await Promise.all(
-      ["mon.a", "osd.0", "client.rgw"].map(async (name) =>
+      (
+        [
+          ["client.rgw", 4000],
+          ["osd.0", 800],
+          ["mon.a", 800],
+        ] as const
+      ).map(async ([name, chars]) =>
         readFile(join(dir, "log", `${name}.log`), "utf8").then(
-          (text) => `--- ${name}.log (end)\n${text.slice(-1500)}`,
+          (text) => `--- ${name}.log (end)\n${text.slice(-chars)}`,
           () => "",
         ),
       ),
@@ -250,7 +265,7 @@ export async function sharedRgw(): Promise<RgwCluster> {
   );
   if (won) {
     try {
-      const cluster = await startRgwCluster(join(runDir, "ceph"));
+      const cluster = await startWithRetry(runDir);
       console.log(`Ceph RGW (mon, memstore OSD, radosgw) up on ${cluster.endpoint} in ${cluster.startupMs} ms`);
       await writeFile(join(runDir, "pids"), cluster.pids.join(" "));
       await writeFile(join(runDir, `${CLUSTER_FILE}.tmp`), JSON.stringify(cluster));
@@ -261,7 +276,7 @@ export async function sharedRgw(): Promise<RgwCluster> {
       throw err;
     }
   }
-  for (const deadline = Date.now() + 2 * READY_TIMEOUT_MS; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + STARTUP_ATTEMPTS * (READY_TIMEOUT_MS + 30_000); Date.now() < deadline; ) {
     const failed = await readFile(join(runDir, FAILED_FILE), "utf8").catch(() => null);
     if (failed !== null) throw new Error(`the run's Ceph cluster failed to start (in another file):\n${failed}`);
     const ready = await readFile(join(runDir, CLUSTER_FILE), "utf8").catch(() => null);
@@ -269,4 +284,18 @@ export async function sharedRgw(): Promise<RgwCluster> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error("timed out waiting for the run's Ceph cluster");
+}
+
+/** The run's cluster, started again in a fresh folder on fresh ports if a start-up fails. */
+async function startWithRetry(runDir: string): Promise<RgwCluster> {
+  const failures: string[] = [];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startRgwCluster(join(runDir, attempt === 1 ? "ceph" : `ceph-${attempt}`));
+    } catch (err) {
+      failures.push(`start-up ${attempt}: ${(err as Error).message}`);
+      if (attempt === STARTUP_ATTEMPTS) throw new Error(failures.join("\n\n"));
+      console.warn(`Ceph RGW start-up ${attempt} of ${STARTUP_ATTEMPTS} failed; starting again:\n${failures.at(-1)}`);
+    }
+  }
 }
