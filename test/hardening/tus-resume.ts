@@ -221,11 +221,16 @@ export function describeTusResume(runtimes: Runtime[]): void {
           expect(new Set(offsets).size).toBeGreaterThanOrEqual(3);
           expect(peak).toBeLessThan(PEAK_RSS_BOUND[runtime]);
         } finally {
+          // A restart still in flight (the test failed or timed out mid-way) finishes first, so the
+          // server it starts is the one stopped here and its failure is reported, not left unhandled.
+          await restart.catch(() => {});
           await proxy.close();
           await server.stop();
         }
       },
-      scaled(60_000, 600_000),
+      // A bound, not a wait: 16 s alone; at load 10-15 (stress-ng and a full run beside it) the
+      // workerd case passed 60 s with its restart still starting.
+      scaled(180_000, 600_000),
     );
   });
 }

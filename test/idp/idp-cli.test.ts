@@ -36,7 +36,8 @@ function runIdp(env: Record<string, string>) {
   child.stderr?.on("data", (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   const issuer = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no issuer line within 20 s: ${stdout} ${stderr}`)), 20_000);
+    // A bound, not a wait: tsx compiles the IdP's sources on a cold start, which took past 20 s at load 13.
+    const timer = setTimeout(() => reject(new Error(`no issuer line within 60 s: ${stdout} ${stderr}`)), 60_000);
     child.stdout?.on("data", () => {
       const match = /^issuer:\s+(\S+)$/m.exec(stdout);
       if (match) {
@@ -75,7 +76,7 @@ describe("npm run idp on the Node versions the README supports", () => {
     idp.child.kill("SIGTERM");
     expect(await idp.exited).toBe(0);
     expect(idp.stderr()).not.toContain("Unsupported runtime");
-  });
+  }, 90_000);
 });
 
 describe("npm run idp with CMS_IDP_USERS", () => {
@@ -99,7 +100,7 @@ describe("npm run idp with CMS_IDP_USERS", () => {
     expect(await passwordToken(issuer, "cms-admin", "cms-admin")).not.toHaveProperty("tenants");
     idp.child.kill("SIGTERM");
     expect(await idp.exited).toBe(0);
-  });
+  }, 90_000);
 
   it("stops with exit code 1 and a line naming CMS_IDP_USERS for a bad file", async () => {
     const file = join(dir, "bad.json");
@@ -108,5 +109,5 @@ describe("npm run idp with CMS_IDP_USERS", () => {
     idp.issuer.catch(() => {});
     expect(await idp.exited).toBe(1);
     expect(idp.stderr()).toMatch(/CMS_IDP_USERS.*tenants/);
-  });
+  }, 90_000);
 });
