@@ -32,7 +32,12 @@ const SHARED = [
  * things (throughput, timeouts, peak RSS, collector passes): those failed when a full run put three
  * Chromium files beside them (load average 10-34 on 2 cores).
  */
-const HEAVY = ["test/e2e/**/*.test.ts", "**/*workerd*.test.ts", "test/container/**/*.test.ts"];
+const HEAVY = [
+  "test/e2e/**/*.test.ts",
+  "**/*workerd*.test.ts",
+  "test/container/**/*.test.ts",
+  "test/examples/video-page.test.ts",
+];
 const HEAVY_WORKERS = 2;
 const heavyLane: TestProjectInlineConfiguration = {
   extends: true,

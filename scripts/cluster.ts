@@ -31,13 +31,27 @@ process.once("SIGINT", () => void stopAll(0));
 process.once("SIGTERM", () => void stopAll(0));
 
 try {
-  const primary = await startSqld();
-  stops.push(() => primary.close());
-  const replica = await startSqld({ replicaOf: primary });
-  stops.push(() => replica.close());
-  const rgw = await startRgwCluster(join(dir, "rgw"));
-  stops.push(() => stopRgwCluster(rgw.pids));
-  await createRgwBucket(rgw, BUCKET);
+  // The database and the object store need nothing of each other: they start together. Both are
+  // awaited to the end, so on a failure everything that did start is in `stops`.
+  const [databases, store] = await Promise.allSettled([
+    (async () => {
+      const primary = await startSqld();
+      stops.push(() => primary.close());
+      const replica = await startSqld({ replicaOf: primary });
+      stops.push(() => replica.close());
+      return { primary, replica };
+    })(),
+    (async () => {
+      const rgw = await startRgwCluster(join(dir, "rgw"));
+      stops.push(() => stopRgwCluster(rgw.pids));
+      await createRgwBucket(rgw, BUCKET);
+      return rgw;
+    })(),
+  ]);
+  if (databases.status === "rejected") throw databases.reason;
+  if (store.status === "rejected") throw store.reason;
+  const { primary, replica } = databases.value;
+  const rgw = store.value;
 
   const env = {
     ...rgwSettings(rgw, BUCKET),

@@ -1,20 +1,17 @@
 /**
  * examples/ cannot rot: each is run here against the real server on 127.0.0.1 — the curl
  * walkthrough with bash and curl, the Node script with node (through the package's "./client"
- * export, built first), and the video page in Chromium playing a video through a signed link.
+ * export, built first). The video page runs in Chromium: video-page.test.ts, in the heavy lane.
  */
 import { execFile } from "node:child_process";
 import { readFile, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // @ts-expect-error -- a plain .mjs script without types
 import { buildClient } from "../../scripts/build.mjs";
-import { createCmsClient, staticToken } from "../../src/client/index.js";
-import { type AuthStack, startAuthStack } from "../helpers/auth-stack.js";
-import { recordCanvasWebm } from "../helpers/media-fixtures.js";
+import { startAuthStack } from "../helpers/auth-stack.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
 
@@ -90,57 +87,5 @@ describe("examples/", () => {
     } finally {
       await stack.close();
     }
-  });
-
-  describe("video.html (auth on: only the signed link lets the browser in)", () => {
-    let browser: Browser;
-    let stack: AuthStack;
-    beforeAll(async () => {
-      stack = await startAuthStack({ CMS_LOG_LEVEL: "warn" });
-      browser = await chromium.launch({
-        executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--autoplay-policy=no-user-gesture-required",
-        ],
-      });
-    }, 60_000);
-    afterAll(async () => {
-      await Promise.all([browser?.close(), stack?.close()]);
-    });
-
-    it("plays a video through a signed link", async () => {
-      const page = await browser.newPage();
-      page.on("request", (req) => {
-        const { protocol, hostname } = new URL(req.url());
-        if (!["file:", "about:", "data:", "blob:"].includes(protocol) && hostname !== "127.0.0.1")
-          throw new Error(`off-loopback request ${req.url()}`);
-      });
-      // A real WebM, recorded by Chromium itself from a canvas (no video fixture or encoder here).
-      const webm = await page.evaluate(recordCanvasWebm, 40);
-      expect(webm.length).toBeGreaterThan(1000);
-
-      const cms = createCmsClient({
-        baseUrl: stack.app.baseUrl,
-        token: staticToken(await stack.passwordToken("acme-creator")),
-      });
-      const video = await cms.upload(
-        { resourceTenantId: "acme", resourceAuthor: "Ann", resourceName: "clip.webm", resourceMediaType: "video/webm" },
-        new Blob([new Uint8Array(webm)]),
-      );
-      expect((await fetch(stack.app.url(`/cms/v1.0/getData/${video.resourceURI}`))).status).toBe(401);
-      const link = await cms.signedLink(video.resourceURI, 600);
-      // The link as `cms link` prints it, pasted after ?src= without percent-encoding (its & and ? included).
-      expect(link.url).toContain("&");
-      await page.goto(`${pathToFileURL(join(EXAMPLES, "video.html")).href}?src=${link.url}`);
-      await page.waitForFunction(() => document.body.dataset.state !== "loading", undefined, { timeout: 15_000 });
-      expect(await page.textContent("#status")).toBe("Playing.");
-      await page.waitForFunction(() => Number(document.body.dataset.time) > 0.2, undefined, { timeout: 15_000 });
-      expect(await page.evaluate(() => document.querySelector("video")!.currentSrc)).toBe(link.url);
-    }, 60_000);
   });
 });

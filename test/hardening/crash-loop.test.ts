@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leftAfterCollection } from "../helpers/collected.js";
 import { readdirLive } from "../helpers/live-dir.js";
 import { spawnServer, type ServerProcess } from "../helpers/spawn-server.js";
 import { report, scaled } from "./scale.js";
@@ -215,12 +216,9 @@ describe("crash loops: kill -9 during concurrent ingests, restart, verify (issue
 
         // Crash leftovers (blobs stored, rows never written) go once the grace period has passed.
         const referenced = new Set(rows.map((r) => r.blobKey));
-        const orphansBefore = (await volumeState()).blobs.filter((k) => !referenced.has(k)).length;
-        let orphansLeft = orphansBefore;
-        for (let waited = 0; orphansLeft > 0 && waited < (GRACE_SECONDS + 10) * 1000; waited += 250) {
-          await sleep(250);
-          orphansLeft = (await volumeState()).blobs.filter((k) => !referenced.has(k)).length;
-        }
+        const orphans = async () => (await volumeState()).blobs.filter((k) => !referenced.has(k)).length;
+        const orphansBefore = await orphans();
+        const orphansLeft = await leftAfterCollection([server], orphans, (GRACE_SECONDS + 10) * 1000);
         figures.orphansCollected += orphansBefore - orphansLeft;
         expect(orphansLeft, "unreferenced blobs left after the grace period").toBe(0);
 

@@ -12,6 +12,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { leftAfterCollection } from "../helpers/collected.js";
 import { type S3TestServer, s3Settings, startS3Server } from "../helpers/s3-server.js";
 import { spawnServer, type ServerProcess } from "../helpers/spawn-server.js";
 import { startTestApp, type TestApp } from "../helpers/test-app.js";
@@ -111,9 +112,11 @@ async function runSuite(label: string, target: Target, rounds: number) {
       .map((uid) => post(target.otherBase, "purgeResource", { resourceUID: uid }));
     for (const res of await Promise.all(purges)) expect(res.status, await res.text()).toBe(200);
   }
+  const collecting = performance.now();
   await target.collect();
+  const collectSeconds = ((performance.now() - collecting) / 1000).toFixed(1);
   const left = await target.storedBlobs();
-  report(`purge-race ${label} cleanup`, { purged: uids.length, blobsLeft: left });
+  report(`purge-race ${label} cleanup`, { purged: uids.length, blobsLeft: left, collectSeconds });
   expect(left).toBe(0);
 }
 
@@ -210,9 +213,7 @@ describe("purge racing de-duplicating creates (issue 11 §1)", () => {
             otherBase: b.url,
             storedBlobs: () => volumeBlobs(volume),
             // Each instance passes every second; the inline collection of each purge did most already.
-            collect: async () => {
-              for (let waited = 0; waited < 45_000 && (await volumeBlobs(volume)) > 0; waited += 500) await sleep(500);
-            },
+            collect: async () => void (await leftAfterCollection([a, b], () => volumeBlobs(volume), 45_000)),
           },
           scaled(12, 1000),
         );

@@ -35,6 +35,8 @@ export interface RefusalStack {
   dir: string;
   /** The log lines (JSON) of the server at `baseUrl` so far, e.g. its `request body left unread` lines. */
   logsOf(baseUrl: string): Record<string, unknown>[];
+  /** The server at `baseUrl`: its log lines as they come (`waitForLine`). */
+  serverAt(baseUrl: string): ServerProcess;
   close(): Promise<void>;
 }
 
@@ -107,6 +109,11 @@ export async function startRefusalStack(runtime: ServerRuntime = "node"): Promis
         const server = servers.find((s) => s.url === baseUrl);
         return (server?.stdout ?? []).map((line) => JSON.parse(line) as Record<string, unknown>);
       },
+      serverAt(baseUrl) {
+        const server = servers.find((s) => s.url === baseUrl);
+        if (!server) throw new Error(`no server of the stack at ${baseUrl}`);
+        return server;
+      },
       async close() {
         await Promise.all(servers.map((s) => s.stop()));
         await idp.close();
@@ -120,25 +127,29 @@ export async function startRefusalStack(runtime: ServerRuntime = "node"): Promis
   }
 }
 
+/** What the server logs when it closed a connection whose request body it had not read. */
+export interface UnreadBodyLine {
+  receivedBytes: number;
+  lingeredMs: number;
+  outcome: string;
+}
+
 /**
  * Runs `attempt` and returns what it gave with the server's `request body left unread` line written
- * for it (the bytes the server read and how long it kept reading); the log is written in batches.
+ * for it (the bytes the server read and how long it kept reading). Every attempt that uses this
+ * streams a 100 MB body the server answers before reading it, so the server always closes that
+ * connection after lingering and writes the line (src/runtime/node/unread-body.ts): it is awaited
+ * as it arrives, and its absence fails the test (by the test's timeout; at once if the server exits).
+ * Attempts run at once against one server may each take the first line that comes after their start.
  */
 export async function withServerFigures<T>(stack: RefusalStack, baseUrl: string, attempt: () => Promise<T>) {
-  const before = stack.logsOf(baseUrl).length;
+  const server = stack.serverAt(baseUrl);
+  const written = server.waitForLine((l) => l.msg === "request body left unread", server.stdout.length);
+  written.catch(() => {}); // awaited below; if `attempt` throws, the stack's close must not reject it unhandled
   const started = performance.now();
   const result = await attempt();
   const ms = Math.round(performance.now() - started);
-  const deadline = Date.now() + 3000;
-  let line: Record<string, unknown> | undefined;
-  while (!line && Date.now() < deadline) {
-    line = stack
-      .logsOf(baseUrl)
-      .slice(before)
-      .find((l) => l.msg === "request body left unread");
-    if (!line) await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { result, ms, server: line as { receivedBytes: number; lingeredMs: number; outcome: string } | undefined };
+  return { result, ms, server: (await written) as unknown as UnreadBodyLine };
 }
 
 /**

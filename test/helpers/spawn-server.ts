@@ -17,9 +17,10 @@ export interface ServerProcess {
   stdout: string[];
   /**
    * The first log line (parsed JSON) that `match` accepts, already printed or the next to come: the
-   * event a test awaits instead of polling `stdout`. Rejects if the process exits first.
+   * event a test awaits instead of polling `stdout`. Rejects if the process exits first. `from`: only
+   * lines from that index of `stdout` on (`stdout.length` before an action: a line written for it).
    */
-  waitForLine(match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  waitForLine(match: (line: Record<string, unknown>) => boolean, from?: number): Promise<Record<string, unknown>>;
   /** Peak resident set size (VmHWM) of the server process, in bytes. */
   peakRss(): Promise<number>;
   stop(): Promise<number | null>;
@@ -104,9 +105,9 @@ export async function spawnServer(
     url,
     child,
     stdout,
-    waitForLine(match) {
+    waitForLine(match, from = 0) {
       const parse = (line: string) => JSON.parse(line) as Record<string, unknown>;
-      const found = stdout.map(parse).find(match);
+      const found = stdout.slice(from).map(parse).find(match);
       if (found) return Promise.resolve(found);
       return new Promise((resolve, reject) => {
         const listener = (line: string) => {
