@@ -58,34 +58,42 @@ let creatorToken: string;
 const external: string[] = [];
 
 beforeAll(async () => {
-  // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
-  const bound = await bindLoopback();
-  idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
-  // Public read: a package page's relative files are fetched with no token and no signature.
-  app = await startTestApp(
-    {
-      CMS_PORT: String(bound.port),
-      CMS_PUBLIC_URL: bound.url,
-      CMS_AUTH_ENABLED: "true",
-      CMS_AUTH_ISSUER: idp.issuer,
-      CMS_PUBLIC_READ: "true",
-    },
-    { listenOn: bound },
-  );
-  pages = await startPages();
-  browser = await launchChromium();
-  const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      client_id: "cms-server",
-      client_secret: "cms-server-dev-secret",
-      username: "cms-creator",
-      password: "cms-creator",
-      grant_type: "password",
-    }),
-  });
-  creatorToken = ((await res.json()) as { access_token: string }).access_token;
+  // Chromium and the page server start while the IdP and the app do (each waited for in turn, they
+  // added up to seconds on a loaded machine).
+  const stack = (async () => {
+    // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
+    const bound = await bindLoopback();
+    idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
+    // Public read: a package page's relative files are fetched with no token and no signature.
+    app = await startTestApp(
+      {
+        CMS_PORT: String(bound.port),
+        CMS_PUBLIC_URL: bound.url,
+        CMS_AUTH_ENABLED: "true",
+        CMS_AUTH_ISSUER: idp.issuer,
+        CMS_PUBLIC_READ: "true",
+      },
+      { listenOn: bound },
+    );
+    const res = await fetch(`${idp.issuer}/protocol/openid-connect/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        client_id: "cms-server",
+        client_secret: "cms-server-dev-secret",
+        username: "cms-creator",
+        password: "cms-creator",
+        grant_type: "password",
+      }),
+    });
+    creatorToken = ((await res.json()) as { access_token: string }).access_token;
+  })();
+  // Each kept as it comes, so afterAll closes what started even if another part failed.
+  await Promise.all([
+    startPages().then((started) => (pages = started)),
+    launchChromium().then((started) => (browser = started)),
+    stack,
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -139,19 +147,23 @@ async function adminInExplorer(): Promise<Page> {
   return page;
 }
 
-/** The title once the document has loaded and its scripts (if any) had their chance. */
+/**
+ * The title once the document has loaded. Its scripts (if any) had their chance by then: the hostile
+ * ones are inline and synchronous, and "load" fires after they ran (the control test shows it).
+ */
 async function settledTitle(target: Page | Frame): Promise<string> {
   await target.waitForLoadState("load");
-  await new Promise((resolve) => setTimeout(resolve, 300));
   return target.title();
 }
 
 /** What Chromium's PDF viewer (an extension frame) shows: the document, its error dialog, or nothing at all. */
 async function pdfViewerState(page: Page): Promise<"rendered" | "error" | "no viewer"> {
-  const viewer = () => page.frames().find((f) => f.url().startsWith("chrome-extension://"));
-  // Bounds, not waits: each returns as soon as its condition holds (a loaded machine needs the room).
-  for (let i = 0; i < 300 && !viewer(); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-  const frame = viewer();
+  const isViewer = (f: Frame) => f.url().startsWith("chrome-extension://");
+  // The viewer's frame, already there or when it navigates to the extension (a bound, not a wait).
+  const navigated = page
+    .waitForEvent("framenavigated", { predicate: isViewer, timeout: 30_000 })
+    .catch(() => undefined);
+  const frame = page.frames().find(isViewer) ?? (await navigated);
   if (!frame) return "no viewer";
   // The viewer says when it is done: its load state leaves "loading" for "success" (the toolbar
   // counts the pages) or "failed" (the error dialog shows). Awaited, not a fixed wait for the dialog.

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningIdp, startIdp } from "../../scripts/idp/server.js";
 import { launchChromium, logIntoExplorer } from "../helpers/browser.js";
 import { type Origin, startOrigin } from "../helpers/origin.js";
+import { press, type } from "./explorer-try-it-harness.js";
 import { bindLoopback, startTestApp, type TestApp } from "../helpers/test-app.js";
 
 let idp: RunningIdp;
@@ -24,17 +25,25 @@ const external: string[] = [];
 const cspViolations: string[] = [];
 
 beforeAll(async () => {
-  // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
-  const bound = await bindLoopback();
-  idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
-  app = await startTestApp(
-    { CMS_PORT: String(bound.port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer },
-    { listenOn: bound },
-  );
-  origin = await startOrigin();
-  browser = await launchChromium();
-  // Screenshots go to E2E_SCREENSHOTS when set (to look at them), else to a temp dir removed after.
-  shots = process.env.E2E_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "cms-e2e-")));
+  // Chromium, the origin and the temp dir while the IdP and the app start (each waited for in turn,
+  // they added up to seconds on a loaded machine).
+  const stack = (async () => {
+    // The app's socket is bound first (port 0), so the IdP can name its origin: no port probed.
+    const bound = await bindLoopback();
+    idp = await startIdp({ port: 0, appOrigins: [bound.url], log: () => {} });
+    app = await startTestApp(
+      { CMS_PORT: String(bound.port), CMS_AUTH_ENABLED: "true", CMS_AUTH_ISSUER: idp.issuer },
+      { listenOn: bound },
+    );
+  })();
+  // Each kept as it comes, so afterAll closes what started even if another part failed.
+  await Promise.all([
+    startOrigin().then((started) => (origin = started)),
+    launchChromium().then((started) => (browser = started)),
+    // Screenshots go to E2E_SCREENSHOTS when set (to look at them), else to a temp dir removed after.
+    (async () => (shots = process.env.E2E_SCREENSHOTS ?? (await mkdtemp(join(tmpdir(), "cms-e2e-")))))(),
+    stack,
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -65,8 +74,10 @@ const logIn = (page: Page, user: string, path = "/swagger-ui.html") =>
 
 async function createFromExplorer(page: Page, name: string): Promise<{ status: number; body: string }> {
   const op = page.locator("#operations-resources-createResource");
-  await op.locator(".opblock-summary").click();
-  await op.locator("button.try-out__btn").click();
+  // Pressed as the try-it harness does (press, type): Playwright's waits for a stable, unobscured
+  // target made up most of a click's time on a loaded machine.
+  await press(op.locator(".opblock-summary-control"));
+  await press(op.locator("button.try-out__btn"));
   const body = {
     resourceAuthor: "browser",
     resourceExternalURI: origin.put(name, `made from the explorer: ${name}`),
@@ -74,8 +85,8 @@ async function createFromExplorer(page: Page, name: string): Promise<{ status: n
     resourceName: `${name}.txt`,
     resourceTenantId: "browser",
   };
-  await op.locator("textarea.body-param__text").fill(JSON.stringify(body, null, 2));
-  await op.locator("button.execute").click();
+  await type(op.locator("textarea.body-param__text"), JSON.stringify(body, null, 2));
+  await press(op.locator("button.execute"));
   const status = op.locator(".live-responses-table .response .response-col_status").first();
   await status.waitFor({ timeout: 60_000 });
   return {

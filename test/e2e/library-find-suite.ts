@@ -104,6 +104,46 @@ export function describeFind(label: string, start: () => Promise<LibraryTarget>)
     let notes: Item;
     let hostile: Item;
 
+    /**
+     * The resources the tests find. hostile.txt (top level) before the batch: the top level's newest
+     * page of 25 is all batch. Each group goes in at once (one after another, the 32 took seconds).
+     */
+    async function seed() {
+      const [photo, small] = await Promise.all([gradientPng(1600, 1200), gradientPng(300, 200)]);
+      [harbour1, harbour2, notes, , hostile] = await Promise.all([
+        create("harbour-1.png", "image/png", photo, {
+          title: "Harbour at dawn",
+          tags: ["boats", "sea"],
+          folder: "/photos/2026/",
+        }),
+        create("harbour-2.png", "image/png", small, { tags: ["boats"], folder: "/photos/" }),
+        create("notes.txt", "text/plain", "the minutes", { title: "Meeting notes", folder: "/docs/" }),
+        create("paper.pdf", "application/pdf", "%PDF-1.4\n%%EOF\n", { folder: "/docs/" }),
+        create("hostile.txt", "text/plain", "hostile", {
+          title: HOSTILE_TITLE,
+          tags: [HOSTILE_TAG],
+          metadata: { note: "<script>window.__pwned=2</script>" },
+        }),
+      ]);
+      // 27 with one tag: more than a page of 25.
+      await Promise.all(
+        [...Array(27).keys()].map((i) =>
+          create(`batch-${String(i).padStart(2, "0")}.txt`, "text/plain", `b${i}`, { tags: ["batch"] }),
+        ),
+      );
+    }
+
+    /** Opens /library, through the IdP's login when auth is on, until it lists the target's tenant. */
+    async function openLibrary() {
+      await page.goto(`${target.baseUrl}/library`);
+      if (target.user) await logIn(page, target.baseUrl, target.user);
+      await page.waitForSelector("body[data-ready]", { timeout: 15_000 });
+      await page.waitForFunction(
+        (tenant) => document.getElementById("resources-caption")?.textContent?.includes(tenant),
+        target.tenant,
+      );
+    }
+
     beforeAll(async () => {
       [target, browser] = await Promise.all([start(), launchChromium()]);
       context = await browser.newContext();
@@ -118,36 +158,19 @@ export function describeFind(label: string, start: () => Promise<LibraryTarget>)
       });
       page.on("pageerror", (error) => pageErrors.push(error.message));
 
-      const photo = await gradientPng(1600, 1200);
-      harbour1 = await create("harbour-1.png", "image/png", photo, {
-        title: "Harbour at dawn",
-        tags: ["boats", "sea"],
-        folder: "/photos/2026/",
-      });
-      harbour2 = await create("harbour-2.png", "image/png", await gradientPng(300, 200), {
-        tags: ["boats"],
-        folder: "/photos/",
-      });
-      notes = await create("notes.txt", "text/plain", "the minutes", { title: "Meeting notes", folder: "/docs/" });
-      await create("paper.pdf", "application/pdf", "%PDF-1.4\n%%EOF\n", { folder: "/docs/" });
-      hostile = await create("hostile.txt", "text/plain", "hostile", {
-        title: HOSTILE_TITLE,
-        tags: [HOSTILE_TAG],
-        metadata: { note: "<script>window.__pwned=2</script>" },
-      });
-      // 27 with one tag: more than a page of 25.
-      for (let i = 0; i < 27; i++)
-        await create(`batch-${String(i).padStart(2, "0")}.txt`, "text/plain", `b${i}`, { tags: ["batch"] });
+      await Promise.all([seed(), openLibrary()]);
       // Computed at ingest where the runtime decodes images (sharp on Node), else absent.
       if (target.imageTransforms) expect(harbour1.thumbhash).toMatch(/^[A-Za-z0-9+/]+=*$/);
       else expect(harbour1.thumbhash).toBeUndefined();
-
-      await page.goto(`${target.baseUrl}/library`);
-      if (target.user) await logIn(page, target.baseUrl, target.user);
-      await page.waitForSelector("body[data-ready]", { timeout: 15_000 });
+      // The page opened while the seeds went in: listed again (the tree too), and drawn, all of them in.
+      await page.click("#tenant-form button[type=submit]");
       await page.waitForFunction(
-        (tenant) => document.getElementById("resources-caption")?.textContent?.includes(tenant),
-        target.tenant,
+        () =>
+          document.getElementById("resources-caption")?.textContent?.includes("(25 shown, more on the next page)") &&
+          [...document.querySelectorAll("#folder-tree > li > button[data-path]")].map((b) => b.textContent).join() ===
+            "docs (2),photos (1)",
+        undefined,
+        { timeout: 30_000 },
       );
     }, 120_000);
 

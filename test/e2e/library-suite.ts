@@ -93,6 +93,21 @@ export async function openLibraryAs(page: Page, target: LibraryTarget) {
   );
 }
 
+/**
+ * Types `name` into the name search and waits for the table as the search draws it: `name` among the
+ * rows, and every row starting with it. Not merely a row named so: the list before the search may
+ * show one too, and a click aimed at it can land where the redraw leaves no row (seen under
+ * stress-ng: details never opened).
+ */
+export async function searchByName(page: Page, name: string) {
+  await page.getByRole("searchbox", { name: "Name starts with" }).fill(name);
+  const names = () => page.locator("#resources tbody td.name button").allTextContents();
+  await eventually(async () => {
+    const shown = await names();
+    return shown.includes(name) && shown.every((row) => row.startsWith(name));
+  }).toBe(true);
+}
+
 export const SHOTS = fileURLToPath(new URL("../../test-results/library/", import.meta.url));
 const API = "/cms/v1.0";
 const axeSource = readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -164,10 +179,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
     }
 
     const rowNames = () => page.locator("#resources tbody td.name button").allTextContents();
-    async function search(name: string) {
-      await page.getByRole("searchbox", { name: "Name starts with" }).fill(name);
-      await eventually(rowNames).toContain(name);
-    }
+    const search = (name: string) => searchByName(page, name);
     /** Opens the details of a row the table shows. */
     async function openRow(name: string) {
       await page.locator("#resources tbody button", { hasText: name }).first().click();
@@ -684,15 +696,7 @@ function describeTarget(label: string, start: () => Promise<LibraryTarget>, chro
         await logIn(other, target.baseUrl, target.creator);
         await other.waitForSelector("body[data-ready]", { timeout: 15_000 });
         const open = async (name: string) => {
-          await other.getByRole("searchbox", { name: "Name starts with" }).fill(name);
-          // The table is redrawn when the search answers: a click aimed at a row of the list before it
-          // can land where no row is left (seen under stress-ng: details never opened). Wait for it.
-          const names = () => other.locator("#resources tbody td.name button").allTextContents();
-          await expect
-            .poll(async () => (await names()).every((shown) => shown.startsWith(name)) && (await names()).length > 0, {
-              timeout: 30_000,
-            })
-            .toBe(true);
+          await searchByName(other, name);
           await other.locator("#resources tbody button", { hasText: name }).first().click();
           await other.locator("#facts dt").first().waitFor();
         };
