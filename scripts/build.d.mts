@@ -1,4 +1,5 @@
 export const SERVER_BUNDLE: string;
+export function replaceFile(path: string, contents: string | Uint8Array): Promise<void>;
 export function buildServer(outfile?: string): Promise<string>;
 export const LIBRARY_SCRIPT: string;
 export function buildLibraryClient(outfile?: string): Promise<string>;

@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const SERVER_BUNDLE = fileURLToPath(new URL("../dist/node/server.mjs", import.meta.url));
 
 /** Writes a file whole or not at all: a process reading it meanwhile sees the old file or the new one. */
-async function replaceFile(path, contents) {
+export async function replaceFile(path, contents) {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
   try {

@@ -29,36 +29,41 @@ interface ScriptCase {
   env: (name: string) => Record<string, string>;
   args?: (name: string) => string[];
   readyPattern: RegExp;
+  /** A server's: it answers a request that reads its database (migrated before it serves). */
+  database?: true;
+  /** Its two cases one after the other: `npm start` rebuilds dist/, which two runs must not do at once. */
+  oneAtATime?: true;
 }
 
 const SCRIPTS: ScriptCase[] = [
-  { script: "start", env: serverEnv, readyPattern: LISTENING },
-  { script: "start:bun", env: serverEnv, readyPattern: LISTENING },
+  { script: "start", env: serverEnv, readyPattern: LISTENING, database: true, oneAtATime: true },
+  { script: "start:bun", env: serverEnv, readyPattern: LISTENING, database: true },
   { script: "idp", env: () => ({ CMS_IDP_PORT: "0" }), readyPattern: /^issuer:\s+(\S+)$/m },
   {
     script: "dev:worker",
     env: () => ({}),
-    // Any free port, and the local R2/D1 state in the test's folder, not in the repository's .wrangler/.
+    // Any free port, and the local R2/D1 state in the test's folder, not in the repository's
+    // .wrangler/: the D1 there is the one the script migrates (scripts/dev-worker.sh).
     args: (name) => ["--port", "0", "--persist-to", join(dir, name, "wrangler")],
     readyPattern: /Ready on (http:\/\/\S+)/,
+    database: true,
   },
 ];
 
 /**
- * The scripts start at the same time (each waits mostly on its own start-up: wrangler's alone is
- * ~20 s, most of it not CPU), but a script's two cases one after the other: `npm start` rebuilds
- * dist/ and `dev:worker` migrates the repository's local D1 before serving, which two runs of the
- * same script must not do at once.
+ * Every case starts at once (each waits mostly on its own start-up: wrangler's alone is ~20 s, most
+ * of it not CPU), but `oneAtATime` scripts' two cases in turn.
  */
 const turns = new Map<string, Promise<unknown>>();
 function inTurn(script: string, run: () => Promise<void>): Promise<void> {
+  if (!SCRIPTS.find((c) => c.script === script)?.oneAtATime) return run();
   const mine = (turns.get(script) ?? Promise.resolve()).then(run);
   const settled = mine.catch(() => undefined); // the next case runs whether this one passed or not
   turns.set(script, settled);
   return mine;
 }
 
-describe.concurrent.each(SCRIPTS)("npm run $script", ({ script, env, args, readyPattern }) => {
+describe.concurrent.each(SCRIPTS)("npm run $script", ({ script, env, args, readyPattern, database }) => {
   it.for(["SIGINT", "SIGTERM"] as const)(
     "%s to npm leaves no process and no bound port",
     { timeout: 240_000 }, // its own run and, before it, the other signal's run of the same script
@@ -70,6 +75,10 @@ describe.concurrent.each(SCRIPTS)("npm run $script", ({ script, env, args, ready
         try {
           const url = await run.ready;
           expect(await accepts(url)).toBe(true);
+          if (database) {
+            const list = await fetch(new URL("/cms/v1.0/listResources?resourceTenantId=signals", url));
+            expect(list.status, await list.text()).toBe(200);
+          }
           const pids = await run.tree();
           expect(pids.length).toBeGreaterThan(1); // npm and at least the server
           run.npm.kill(signal);
