@@ -5,6 +5,7 @@
  *   node --import tsx bench/profile.ts range | large | ingest [--ref] [--concurrency=4]
  *   node --import tsx bench/profile.ts derivative  [--bundle]   (a cached 320 px WebP: issue 30's fast path)
  *   node --import tsx bench/profile.ts 304  [--bun | --bundle]   (4 KiB GETs with a matching If-None-Match)
+ *   node --import tsx bench/profile.ts head  [--bun | --bundle]   (HEAD of the 4 KiB resource, with ab -k -i)
  *   … [--at=<checkout>]   the same load on another checkout's service (`git worktree add`; built there for --bundle)
  *   node --import tsx bench/profile.ts callers <file.cpuprofile> <functionName>   (who calls it, by time)
  *
@@ -25,6 +26,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createResource, getDataPath, prepareFixtures, shippedServer } from "./lib/context.js";
+import { runAbHead } from "./lib/ab.js";
 import { startNginx } from "./lib/nginx.js";
 import { installExitHooks, startServer, stopAll } from "./lib/proc.js";
 import { ensureBun } from "./lib/setup.js";
@@ -256,7 +258,7 @@ async function main() {
       const derivative = scenario === "derivative";
       const file = derivative
         ? await jpegFixture(fixtures.dir)
-        : scenario === "small" || scenario === "304"
+        : scenario === "small" || scenario === "304" || scenario === "head"
           ? fixtures.small
           : fixtures.large;
       const type = derivative ? "image/jpeg" : undefined;
@@ -285,8 +287,13 @@ async function main() {
             : scenario === "range"
               ? { connections: 64, lua: rangeLua(file.size, 64 * KiB) }
               : { connections: 1, timeoutSec: 120 };
-      await runWrk({ url, durationSec: 2, workDir: work, ...plan });
-      const r = await runWrk({ url, durationSec: seconds, workDir: work, cpuSeconds: server.cpuSeconds, ...plan });
+      // HEAD: ab, as the bench's `head` kind (wrk waits for a HEAD answer's Content-Length bytes).
+      const load = (durationSec: number, cpuSeconds?: () => number) =>
+        scenario === "head"
+          ? runAbHead({ url, connections: 64, durationSec, cpuSeconds })
+          : runWrk({ url, durationSec, workDir: work, cpuSeconds, ...plan });
+      await load(2);
+      const r = await load(seconds, server.cpuSeconds);
       log(
         `${scenario}: ${fmt(r.rps)} req/s, ${fmt(r.mbps)} MB/s, p50 ${fmt(r.p50Ms)} ms, p99 ${fmt(r.p99Ms)} ms, server CPU ${fmt(r.serverCpu, 2)}`,
       );
