@@ -27,6 +27,22 @@ const SHARED = [
 ];
 
 /**
+ * The `node` files that still get a process each (project node-isolated): each changes or reads
+ * something process-wide that another file in the same worker would change or see.
+ */
+const ISOLATED = [
+  // Replaces dns.lookup and net.Socket.prototype.connect while it runs (its network rule).
+  "test/hardening/fuzz.test.ts",
+  // Counts sharp's process-wide tasks: another file's images in the same process would be counted.
+  "test/images/timeout.test.ts",
+  // Asserts AsyncLocalStorage's promise hooks are off: once on (any file that entered a storage), they stay on.
+  "test/runtime/async-context-off.test.ts",
+  // Times this process's event loop (a stall under 100 ms): a shared worker's heap, grown by earlier
+  // files, and their leftovers count against it (161 ms once in a shared run at load average 14).
+  "test/runtime/sqlite-file-client.test.ts",
+];
+
+/**
  * The heavy lane: Chromium's pages, workerd and the container image (podman), each a core when busy. They run
  * after the rest (sequence.groupOrder), two at a time, so they are never beside the files that time
  * things (throughput, timeouts, peak RSS, collector passes): those failed when a full run put three
@@ -80,11 +96,30 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...HEAVY],
+          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...HEAVY, ...ISOLATED],
           pool: "forks",
+          // Files that start processes, sockets and servers of their own: a worker keeps its imports
+          // (the app, the helpers) from file to file, as node-shared does; isolated, importing them
+          // again took 187 s of the project's 930 s of file time (≈ 2.4 s a file). Each file still
+          // starts its own servers, databases and temp dirs; stubs are undone after each test. The
+          // few that touch process-wide state run isolated (ISOLATED, project node-isolated).
+          isolate: false,
+          unstubEnvs: true,
+          unstubGlobals: true,
+          restoreMocks: true,
           // Process tests start the server as shipped: the esbuild bundle. rgw-global: the run's one
-          // Ceph cluster (started only if a test asks for it), torn down at the end.
+          // Ceph cluster (started only if a test asks for it), torn down at the end; one per project
+          // that lists it, so every file that uses Ceph stays in this one.
           globalSetup: ["test/global-setup.ts", "test/helpers/rgw-global.ts"],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "node-isolated",
+          include: ISOLATED,
+          pool: "forks",
+          globalSetup: ["test/global-setup.ts"],
         },
       },
       {

@@ -6,7 +6,7 @@ import { readdirLive } from "./live-dir.js";
 import { createClient } from "@libsql/client";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 import { type Origin, startOrigin } from "./origin.js";
-import { startTestApp, type TestApp, type TestAppOptions } from "./test-app.js";
+import type { TestApp, TestAppOptions } from "./test-app.js";
 
 export const API = "/cms/v1.0";
 
@@ -199,6 +199,8 @@ export function useCmsApp(tenant: string, env: Record<string, string> = {}, opti
   const h = {} as { app: TestApp; origin: Origin; cms: Client };
   beforeAll(async () => {
     h.origin = await startOrigin();
+    // Imported here: the files that only talk to spawned servers through this client never load the app.
+    const { startTestApp } = await import("./test-app.js");
     h.app = await startTestApp(env, options);
     h.cms = cmsClient(h.app, tenant);
   });

@@ -9,7 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import { NGINX, nginxInFolder } from "./nginx-cache.js";
-import { freePort } from "./test-app.js";
+import { freePort } from "./ports.js";
 
 export interface NginxBalancer {
   /** http://127.0.0.1:<port> */

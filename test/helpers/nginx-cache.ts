@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./test-app.js";
+import { freePort } from "./ports.js";
 
 export const NGINX = "/usr/sbin/nginx";
 

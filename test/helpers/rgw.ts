@@ -16,7 +16,7 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { join } from "node:path";
 import { AwsClient } from "aws4fetch";
-import { freePort } from "./test-app.js";
+import { freePort } from "./ports.js";
 
 const run = promisify(execFile);
 

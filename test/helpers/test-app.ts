@@ -8,7 +8,7 @@
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import type { Server } from "node:http";
-import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from "node:net";
+import type { AddressInfo, Server as NetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
@@ -19,6 +19,10 @@ import { createNodeServer } from "../../src/runtime/node/server.js";
 import { createServerDeps } from "../../src/runtime/host/deps.js";
 import { createServices, type Services } from "../../src/services/index.js";
 import { IN_PROCESS_ORIGIN, inProcessFetch } from "./in-process-fetch.js";
+import { bindLoopback, type LoopbackSocket } from "./ports.js";
+
+// Where they were first: many files still take them from here.
+export { bindLoopback, freePort, type LoopbackSocket } from "./ports.js";
 
 /** How requests reach the app: over a socket on 127.0.0.1, or straight to `app.fetch`. */
 export type Transport = "socket" | "in-process";
@@ -133,24 +137,6 @@ export async function startTestApp(env: Record<string, string> = {}, options: Te
   };
 }
 
-export interface LoopbackSocket {
-  socket: NetServer;
-  port: number;
-  /** `http://127.0.0.1:<port>` */
-  url: string;
-}
-
-/** A socket bound to 127.0.0.1 on a port the OS picks, and its URL, for a server to take over. */
-export async function bindLoopback(): Promise<LoopbackSocket> {
-  const socket = createNetServer();
-  await new Promise<void>((resolve, reject) => {
-    socket.once("error", reject);
-    socket.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = socket.address() as AddressInfo;
-  return { socket, port, url: `http://127.0.0.1:${port}` };
-}
-
 /**
  * Listens on 127.0.0.1 (`port` 0: any free port), or on a socket already bound (Node's
  * `listen(handle)`); the server's URL and how to close it with its connections.
@@ -173,35 +159,6 @@ async function serve(server: Server, port: number | NetServer) {
         server.close(() => resolve());
       }),
   };
-}
-
-/**
- * Only for programs that cannot listen on port 0 and report it (sqld, nginx, Ceph; their helpers
- * retry on "Address already in use" where a retry is cheap) and for a port where nothing listens
- * (a refused connection). A server of ours takes a socket from bindLoopback() instead.
- *
- * A port that was free a moment ago on 127.0.0.1, taken from below the kernel's ephemeral range: a
- * port from `listen(0)` would be handed again to the next `listen(0)` or outgoing connection of any
- * parallel test before the caller binds it (seen in CI: EADDRINUSE on a fixed CMS_PORT).
- */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  const { readFile } = await import("node:fs/promises");
-  const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8").catch(() => "32768 60999");
-  const below = Math.max(2048, Number(range.trim().split(/\s+/)[0]) || 32768);
-  for (let attempt = 0; ; attempt++) {
-    const port = 1024 + Math.floor(Math.random() * (below - 1024));
-    const probe = createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      probe.once("error", () => resolve(false));
-      probe.listen(port, "127.0.0.1", () => resolve(true));
-    });
-    if (free) {
-      await new Promise((resolve) => probe.close(resolve));
-      return port;
-    }
-    if (attempt > 50) throw new Error("no free port below the ephemeral range");
-  }
 }
 
 export const json = (body: unknown): RequestInit => ({
