@@ -107,6 +107,8 @@ export function createWebhookDeliverer(o: WebhookDelivererOptions): WebhookDeliv
       id: row.id,
       subscription: row.subscriptionId,
       attempt: row.attempts + 1,
+      // The claim's lease (epoch ms): before it ends no other instance sends this webhook-id.
+      claimedUntil: row.claimedUntil,
     });
     try {
       const res = await o.send(subscription.url, {
