@@ -50,7 +50,8 @@ const ISOLATED = [
  */
 const HEAVY = [
   "test/e2e/**/*.test.ts",
-  "**/*workerd*.test.ts",
+  // test/ only: a bench checkout of another commit (bench/.work, `--compare --keep`) holds test files too.
+  "test/**/*workerd*.test.ts",
   "test/container/**/*.test.ts",
   "test/examples/video-page.test.ts",
 ];
