@@ -42,5 +42,5 @@ describe("scripts/build.mjs", () => {
     building = false;
     await reader;
     expect([...sizes]).toEqual([whole]);
-  });
+  }, 120_000); // four whole builds of the server bundle: past 30 s at a load average of 16 (a full run and the Node 22 pass at once)
 });
