@@ -73,14 +73,10 @@ const HEAVY = [
   "test/container/**/*.test.ts",
   "test/examples/video-page.test.ts",
 ];
-/**
- * Workers of the timing group: most files wait on child processes (servers, Chromium, workerd), so on a
+/** Workers of each group: most files wait on child processes (servers, Chromium, workerd), so on a
  * small machine vitest's default (cores - 1, one worker on 2 cores) leaves a core idle: 3 workers took
- * the suite from 7 min to 4 min on 2 cores. The heavy lane's group has one more: two heavy files and
- * two that wait on their servers.
- */
+ * the suite from 7 min to 4 min on 2 cores (4 workers: no faster). */
 const MAX_WORKERS = Math.max(3, availableParallelism() - 1);
-const HEAVY_GROUP_WORKERS = MAX_WORKERS + 1;
 const heavyLane: TestProjectInlineConfiguration = {
   extends: true,
   test: {
@@ -118,7 +114,7 @@ const processFiles: ProjectTest = {
 };
 
 /** The second group: the timing files and the in-process specs, once the heavy lane is done. */
-const afterTheHeavyLane: ProjectTest = { sequence: { groupOrder: 1 }, maxWorkers: MAX_WORKERS };
+const afterTheHeavyLane: ProjectTest = { sequence: { groupOrder: 1 } };
 
 const NODE_SUBJECTS_ONLY = process.env.CMS_TESTS === "node-subjects";
 
@@ -126,7 +122,7 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    maxWorkers: HEAVY_GROUP_WORKERS, // the projects of the heavy lane's group; the others set their own
+    maxWorkers: MAX_WORKERS,
     reporters: ["default", new SummaryReporter(), new DurationsRecorder()],
     setupFiles: ["test/helpers/byte-equality.ts"],
     sequence: { sequencer: SlowestFirstSequencer },
