@@ -10,6 +10,7 @@ const SHARED = [
   // All drivers but Ceph's: its cluster is the isolated project's (whose globalSetup runs it once).
   "test/storage/**/!(rgw).test.ts",
   "test/config.test.ts",
+  "test/suite/**/*.test.ts", // the suite's own schedule
   // In-process specs and units of the runtime, cache and metrics folders (the rest of those start processes).
   "test/runtime/{access-log,batched-lines,collector-schedule,commit-signal,in-process-fetch,pass-schedule,prepared-lookup,server-deps}.test.ts",
   "test/cache/versioned-urls.test.ts",

@@ -18,6 +18,8 @@ export interface AcceptanceTarget {
   baseUrl: string;
   /** Stops the target and removes whatever it created (temp dirs, processes). */
   close(): Promise<void>;
+  /** The client the suite sends with, where the target needs its own (default: global fetch). */
+  fetch?: typeof globalThis.fetch;
 }
 
 const MiB = 1024 * 1024;
@@ -48,6 +50,7 @@ export function describeAcceptance(name: string, startTarget: () => Promise<Acce
     let origin: Origin;
     let target: AcceptanceTarget;
     const url = (path: string) => `${target.baseUrl}${path}`;
+    const fetch: typeof globalThis.fetch = (input, init) => (target.fetch ?? globalThis.fetch)(input, init);
 
     beforeAll(async () => {
       origin = await startOrigin();

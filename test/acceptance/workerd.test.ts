@@ -3,7 +3,7 @@
  * deploy --dry-run --outdir`), run by Miniflare on 127.0.0.1:0 with in-memory R2 and D1 bindings
  * and the assets directory, D1 migrated from drizzle/ first (test/helpers/workerd.ts).
  */
-import { startBundledWorkerd } from "../helpers/workerd.js";
+import { retryingReusedConnections, startBundledWorkerd } from "../helpers/workerd.js";
 import { describeAcceptance, PUBLIC_URL, QUOTA_OVERRIDES } from "./suite.js";
 
 describeAcceptance("workerd", async () => {
@@ -16,5 +16,5 @@ describeAcceptance("workerd", async () => {
       CMS_QUOTA_OVERRIDES: QUOTA_OVERRIDES,
     },
   });
-  return { baseUrl: server.url, close: () => server.close() };
+  return { baseUrl: server.url, close: () => server.close(), fetch: retryingReusedConnections };
 });

@@ -337,7 +337,11 @@ export function describeFind(label: string, start: () => Promise<LibraryTarget>)
 
     /** Opens `name`'s details from a search for it, its description shown and editable. */
     async function openDetails(name: string) {
-      await searchFor(name.replace(/\.\w+$/, ""));
+      const query = name.replace(/\.\w+$/, "");
+      // Clicked only on a row of the search's own list: a click on a row the search is replacing
+      // lands on whatever row is drawn there next (seen under load: another resource's details).
+      if ((await page.inputValue("#search")) !== query) await redrawnAfter(() => searchFor(query));
+      await eventually(async () => (await rowNames()).includes(name)).toBe(true);
       await page.locator("#resources tbody td.name button", { hasText: name }).first().click();
       await eventually(() => page.locator("#details-title").textContent()).toBe(name);
       await eventually(() => page.locator("#describe-save").isVisible()).toBe(true);

@@ -139,3 +139,22 @@ export async function startWorkerd(
 export function startBundledWorkerd(options: Parameters<typeof startWorkerd>[1]): Promise<WorkerdServer> {
   return startWorkerd(sharedWorkerBundle(), options);
 }
+
+/**
+ * fetch, retrying a GET or HEAD once when its connection closed before any answer (RFC 9112
+ * §9.3.1 allows it; browsers do it). workerd closes idle connections without sending a
+ * Keep-Alive hint, and undici keeps an idle one by a coarse timer that a busy event loop delays (a
+ * 12 MiB hash under load): the next request can then go out on a connection workerd has just
+ * closed ("other side closed": seen once, in a full run at load 13). A request with a body is never
+ * sent twice.
+ */
+export async function retryingReusedConnections(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  try {
+    return await fetch(input, init);
+  } catch (err) {
+    const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+    const code = (err as { cause?: { code?: unknown } }).cause?.code;
+    if ((method !== "GET" && method !== "HEAD") || code !== "UND_ERR_SOCKET") throw err;
+    return fetch(input, init);
+  }
+}
