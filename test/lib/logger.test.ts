@@ -61,7 +61,17 @@ describe("createJsonLogger", () => {
       () => new Date(time),
       base,
     );
-    const cases: Record<string, unknown>[] = [{ path: "/a", status: 200 }, { worker: 3 }, { nested: { a: 1 } }, {}];
+    // Only an own enumerable field replaces a base field (the spread's rule): not an inherited or a hidden one.
+    const hidden = Object.defineProperty({ path: "/b" }, "worker", { value: 4, enumerable: false });
+    const inherited = Object.assign(Object.create({ worker: 5 }) as Record<string, unknown>, { path: "/c" });
+    const cases: Record<string, unknown>[] = [
+      { path: "/a", status: 200 },
+      { worker: 3 },
+      { nested: { a: 1 } },
+      {},
+      hidden,
+      inherited,
+    ];
     for (const fields of cases) logger.info("request", fields);
     expect(lines).toEqual(
       cases.map((fields) => JSON.stringify({ time, level: "info", msg: "request", ...base, ...fields })),

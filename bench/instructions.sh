@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Instructions per request of a Node server bundle, counted by callgrind: a figure the machine's
+# load does not move (bench/NOTES.md, "eighth pass"). Needs valgrind and ab (apache2-utils).
+#
+#   bench/instructions.sh <bundle> <port> <label>
+#   e.g. npm run build && bench/instructions.sh dist/node/server.mjs 4601 main
+#
+# Starts the bundle under callgrind with instrumentation off, creates one 4 KiB resource, warms up
+# with WARM requests, then counts WINDOWS windows of N requests each (a dump per window). Prints
+# each window's instructions ÷ N; read the later windows (the first after switching on is always
+# 25–30 % high). Each window's dump is kept in the printed directory for callgrind_annotate.
+# Settings, the same for every bundle compared:
+# - node --single-threaded: compiles and GC run on the main thread, so all work is counted;
+# - --no-memory-reducer: V8 starts major GCs when the allocation rate is low, which under
+#   valgrind's slowdown it always is; a fixed 16 MB young generation: its size otherwise varies per
+#   process and with it the scavenges per window;
+# - no background pass in a window (webhook poll, blob collection).
+# Environment: WARM (60000), N (3000), WINDOWS (4), HEAD (1: `ab -i`; 0: GET), NODE_FLAGS (added,
+# e.g. --perf-basic-prof to name JIT code from /tmp/perf-PID.map), VALGRIND_FLAGS (e.g. --cache-sim=yes).
+set -euo pipefail
+bundle=$1 port=$2 label=$3
+warm=${WARM:-60000} n=${N:-3000} windows=${WINDOWS:-4}
+ab_method=$([ "${HEAD:-1}" = 1 ] && echo -i || true)
+dir=$(mktemp -d /tmp/instructions-XXXX)
+base="http://127.0.0.1:$port"
+
+CMS_PORT=$port CMS_HOST=127.0.0.1 CMS_VOLUME=$dir/volume CMS_DATABASE_URL=file:$dir/db CMS_LOG_LEVEL=info \
+  CMS_WEBHOOK_POLL_MS=3600000 CMS_GC_INTERVAL_SECONDS=86400 \
+  valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file ${VALGRIND_FLAGS:-} \
+  --callgrind-out-file="$dir/callgrind.out" \
+  node --single-threaded --no-memory-reducer --min-semi-space-size=16 --max-semi-space-size=16 \
+  ${NODE_FLAGS:-} "$bundle" >"$dir/server.log" 2>"$dir/valgrind.log" &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+
+for _ in $(seq 1 1200); do curl -sf -o /dev/null "$base/healthz" && break; sleep 0.5; done
+body=$(head -c 4096 /dev/zero | base64 -w0)
+uri=$(curl -sf -X POST -H 'content-type: application/json' "$base/cms/v1.0/createResource" \
+  -d "{\"resourceAuthor\":\"a\",\"resourceBinary\":\"$body\",\"resourceMediaType\":\"application/octet-stream\",\"resourceName\":\"s.bin\",\"resourceTenantId\":\"t\"}" |
+  sed -E 's/.*"resourceURI":"([^"]+)".*/\1/')
+url="$base/cms/v1.0/getData/$uri"
+curl -sf -o /dev/null -D "$dir/head.txt" ${ab_method:+-I} "$url"
+
+ab -k $ab_method -q -c 8 -n "$warm" "$url" >"$dir/warm-up.txt"
+callgrind_control -i on $server >/dev/null 2>&1
+line="$label"
+for w in $(seq 1 "$windows"); do
+  ab -k $ab_method -q -c 8 -n "$n" "$url" >"$dir/ab-$w.txt"
+  callgrind_control -d "window-$w" $server >/dev/null 2>&1
+  sleep 1
+  dump=$(ls -t "$dir"/callgrind.out.* | head -1)
+  mv "$dump" "$dir/window-$w.out"
+  ir=$(grep -E '^(summary|totals):' "$dir/window-$w.out" | head -1 | awk '{print $2}')
+  failed=$(awk '/Failed requests/ {print $3}' "$dir/ab-$w.txt")
+  line="$line w$w=$((ir / n))"
+  [ "${failed:-0}" = 0 ] || line="$line (failed: $failed)"
+done
+callgrind_control -i off $server >/dev/null 2>&1
+echo "$line pid=$server dir=$dir"
