@@ -5,7 +5,8 @@
  * statement that succeeds ends it. Each outage is logged once when it starts and once when it ends,
  * however many requests meet it. A read that succeeds does not end an outage a write met: a volume
  * that refuses writes still serves reads, and counting them would log a recovery per request; nor
- * does a write that changed no row, which SQLite commits without writing.
+ * does a write that changed no row, which SQLite commits without writing, nor a statement sent
+ * before the outage began (an answer the database gave before it went away, read late under load).
  * Nothing is polled: the service recovers with the first request the database answers. Web APIs only.
  */
 import type { Client, InStatement, ResultSet, TransactionMode } from "@libsql/client";
@@ -18,16 +19,21 @@ export type StatementKind = "read" | "write";
 export interface DatabaseHealth {
   /** `err` as callers should see it: DatabaseUnavailableError when the database cannot be used, else `err` unchanged. */
   failed(err: unknown, kind: StatementKind): unknown;
-  /** A statement of `kind` succeeded. */
-  succeeded(kind: StatementKind): void;
+  /** Called as a statement is sent: what `succeeded` is then given as `sentAt`. */
+  sending(): number;
+  /** A statement of `kind`, sent when `sending` answered `sentAt` (default: now), succeeded. */
+  succeeded(kind: StatementKind, sentAt?: number): void;
 }
 
 export function createDatabaseHealth(logger: Logger, now: () => number = Date.now): DatabaseHealth {
   let outage: { since: number; writes: boolean; failures: number } | null = null;
+  let outagesStarted = 0;
   return {
+    sending: () => outagesStarted,
     failed(err, kind) {
       if (!isDatabaseUnavailable(err)) return err;
       if (!outage) {
+        outagesStarted++;
         outage = { since: now(), writes: kind === "write", failures: 1 };
         // The driver's message names what failed (host and port, "disk I/O error"); never the statement.
         logger.error("database unavailable", { detail: rootMessage(err), statement: kind });
@@ -37,8 +43,8 @@ export function createDatabaseHealth(logger: Logger, now: () => number = Date.no
       }
       return err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError({ cause: err });
     },
-    succeeded(kind) {
-      if (!outage || (outage.writes && kind === "read")) return;
+    succeeded(kind, sentAt = outagesStarted) {
+      if (!outage || sentAt < outagesStarted || (outage.writes && kind === "read")) return;
       logger.warn("database available again", { downMs: now() - outage.since, failedStatements: outage.failures });
       outage = null;
     },
@@ -70,20 +76,22 @@ const wroteSomething = (result: unknown): boolean => {
 };
 
 export function withDatabaseHealth(client: Client, health: DatabaseHealth): Client {
-  const watch = <T>(kind: StatementKind, pending: Promise<T>): Promise<T> =>
-    pending.then(
+  const watch = <T>(kind: StatementKind, send: () => Promise<T>): Promise<T> => {
+    const sentAt = health.sending();
+    return send().then(
       (value) => {
-        health.succeeded(kind === "write" && !wroteSomething(value) ? "read" : kind);
+        health.succeeded(kind === "write" && !wroteSomething(value) ? "read" : kind, sentAt);
         return value;
       },
       (err: unknown) => {
         throw health.failed(err, kind);
       },
     );
+  };
   const call =
     (name: "execute" | "batch" | "migrate" | "executeMultiple", kind: (args: unknown[]) => StatementKind) =>
     (...args: unknown[]) =>
-      watch(kind(args), (client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
+      watch(kind(args), () => (client[name] as (...a: unknown[]) => Promise<unknown>).apply(client, args));
   const watched: Partial<Record<PropertyKey, unknown>> = {
     execute: call("execute", ([stmt]) => (isReadOnly(stmt as InStatement) ? "read" : "write")),
     batch: (stmts: InStatement[], mode?: TransactionMode) => {
@@ -92,7 +100,7 @@ export function withDatabaseHealth(client: Client, health: DatabaseHealth): Clie
       // behind another instance's writer. Deferred (libSQL's default, which drizzle's batch keeps) it
       // would start as a reader and fail at once with SQLITE_BUSY when a commit lands before its first
       // write: seen on sqld with two instances creating at once (test/multi/two-instances.test.ts).
-      return watch(kind, client.batch(stmts, mode ?? (kind === "write" ? "write" : "deferred")));
+      return watch(kind, () => client.batch(stmts, mode ?? (kind === "write" ? "write" : "deferred")));
     },
     migrate: call("migrate", () => "write"),
     executeMultiple: call("executeMultiple", () => "write"),

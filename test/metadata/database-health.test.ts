@@ -8,7 +8,7 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient } from "@libsql/client";
+import { type Client, createClient, type ResultSet } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createJsonLogger } from "../../src/lib/logger.js";
 import { DatabaseUnavailableError, isDatabaseUnavailable } from "../../src/metadata/database-errors.js";
@@ -115,6 +115,30 @@ describe("the database health judge", () => {
     // A new outage is a new line.
     health.failed(ioError, "write");
     expect(messages()).toEqual(["database unavailable", "database available again", "database unavailable"]);
+  });
+
+  it("does not end an outage when a statement sent before it began succeeds late", async () => {
+    const { health, messages } = judge();
+    // A client whose answers the test hands out: the order (an answer sent before the outage, read
+    // after a failure that started it) cannot be made to happen with a real server (seen once, under
+    // load, in test/hardening/db-outage.test.ts: two "database unavailable" lines for one outage).
+    const answers: ((rows: ResultSet) => void)[] = [];
+    const client = withDatabaseHealth(
+      {
+        execute: () => new Promise<ResultSet>((resolve) => answers.push(resolve)),
+      } as unknown as Client,
+      health,
+    );
+    const early = client.execute("select 1");
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" });
+    health.failed(refused, "read"); // a later statement met the outage first
+    answers.shift()?.({ rows: [], rowsAffected: 0 } as unknown as ResultSet);
+    await early;
+    expect(messages()).toEqual(["database unavailable"]);
+    const late = client.execute("select 1"); // sent during the outage: its success ends it
+    answers.shift()?.({ rows: [], rowsAffected: 0 } as unknown as ResultSet);
+    await late;
+    expect(messages()).toEqual(["database unavailable", "database available again"]);
   });
 
   it("does not end an outage that writes met when a write changes nothing (it wrote no page), on a real file", async () => {
