@@ -50,7 +50,7 @@ const ISOLATED = [
  */
 const TIMING = [
   "test/hardening/{db-lock,db-outage,purge-race,soak}.test.ts",
-  "test/runtime/{http-edges,node-entry,refusal-any-size,upload-memory}.test.ts",
+  "test/runtime/{clock-skew,http-edges,node-entry,refusal-any-size,upload-memory}.test.ts",
   "test/images/peak-rss.test.ts",
   "test/cli/{cli-package,file-lock}.test.ts",
   "test/webhooks/slow-receiver.test.ts",
