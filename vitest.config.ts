@@ -10,7 +10,6 @@ const SHARED = [
   // All drivers but Ceph's: its cluster is the isolated project's (whose globalSetup runs it once).
   "test/storage/**/!(rgw).test.ts",
   "test/config.test.ts",
-  "test/suite/**/*.test.ts", // the suite's own schedule
   // In-process specs and units of the runtime, cache and metrics folders (the rest of those start processes).
   "test/runtime/{access-log,batched-lines,collector-schedule,commit-signal,in-process-fetch,pass-schedule,prepared-lookup,server-deps}.test.ts",
   "test/cache/versioned-urls.test.ts",
@@ -44,29 +43,11 @@ const ISOLATED = [
 ];
 
 /**
- * The files that time things (a duration, a peak RSS, a deadline that load moves) or that load
- * alone made fail: they run after the heavy lane (project node-timing, groupOrder 1), beside the
- * in-process specs only, never beside Chromium, workerd or the container build.
+ * The heavy lane: Chromium's pages, workerd and the container image (podman), each a core when busy. They run
+ * after the rest (sequence.groupOrder), two at a time, so they are never beside the files that time
+ * things (throughput, timeouts, peak RSS, collector passes): those failed when a full run put three
+ * Chromium files beside them (load average 10-34 on 2 cores).
  */
-const TIMING = [
-  "test/hardening/{db-lock,db-outage,purge-race,soak}.test.ts",
-  "test/runtime/{clock-skew,http-edges,node-entry,refusal-any-size,upload-memory}.test.ts",
-  "test/images/peak-rss.test.ts",
-  "test/cli/{cli-package,file-lock}.test.ts",
-  "test/webhooks/slow-receiver.test.ts",
-  "test/cache/nginx-proxy-cache.test.ts",
-];
-
-/**
- * The heavy lane: Chromium's pages, workerd and the container image (podman), each a core when busy. They
- * run first (groupOrder 0), beside the `node` files that only wait on their processes and time
- * nothing, with at most HEAVY_AT_ONCE of them at a time (the sequencer's order, test/helpers/
- * slowest-first.ts); the TIMING files run after them. Two heavy lanes beside timing files failed
- * those (load average 10-34 on 2 cores); after the heavy lane, as before, the run left most of a core
- * idle while the `node` files waited on their servers (146 % of 2 cores used).
- */
-type ProjectTest = NonNullable<TestProjectInlineConfiguration["test"]>;
-
 const HEAVY = [
   "test/e2e/**/*.test.ts",
   // test/ only: a bench checkout of another commit (bench/.work, `--compare --keep`) holds test files too.
@@ -74,10 +55,7 @@ const HEAVY = [
   "test/container/**/*.test.ts",
   "test/examples/video-page.test.ts",
 ];
-/** Workers of each group: most files wait on child processes (servers, Chromium, workerd), so on a
- * small machine vitest's default (cores - 1, one worker on 2 cores) leaves a core idle: 3 workers took
- * the suite from 7 min to 4 min on 2 cores (4 workers: no faster). */
-const MAX_WORKERS = Math.max(3, availableParallelism() - 1);
+const HEAVY_WORKERS = 2;
 const heavyLane: TestProjectInlineConfiguration = {
   extends: true,
   test: {
@@ -89,6 +67,8 @@ const heavyLane: TestProjectInlineConfiguration = {
     // 62 s of CPU isolated, 21 s shared. Each file still starts its own servers, browser, temp dirs.
     isolate: false,
     globalSetup: ["test/global-setup.ts"], // the built bundles (built once a run: global-setup.ts)
+    maxWorkers: HEAVY_WORKERS,
+    sequence: { groupOrder: 1 },
   },
 };
 
@@ -97,33 +77,16 @@ const heavyLane: TestProjectInlineConfiguration = {
  * another Node version: not Chromium's pages (test/e2e) nor workerd (files named *workerd*, and the
  * workers project), which are the same programs whichever Node starts them.
  */
-/**
- * The `node` files: they start processes, sockets and servers of their own. A worker keeps its
- * imports (the app, the helpers) from file to file, as node-shared does; isolated, importing them
- * again took 187 s of the project's 930 s of file time (≈ 2.4 s a file). Each file still starts its
- * own servers, databases and temp dirs; stubs are undone after each test. The few that touch
- * process-wide state run isolated (ISOLATED, project node-isolated). Process tests start the server
- * as shipped: the esbuild bundle (global-setup.ts).
- */
-const processFiles: ProjectTest = {
-  pool: "forks",
-  isolate: false,
-  unstubEnvs: true,
-  unstubGlobals: true,
-  restoreMocks: true,
-  globalSetup: ["test/global-setup.ts"],
-};
-
-/** The second group: the timing files and the in-process specs, once the heavy lane is done. */
-const afterTheHeavyLane: ProjectTest = { sequence: { groupOrder: 1 } };
-
 const NODE_SUBJECTS_ONLY = process.env.CMS_TESTS === "node-subjects";
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    maxWorkers: MAX_WORKERS,
+    // Most files spend their time waiting on child processes (servers, Chromium, workerd), so on a
+    // small machine vitest's default (cores - 1, one worker on 2 cores) leaves a core idle: 3
+    // workers took the suite from 7 min to 4 min on 2 cores (4 workers: no faster).
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     reporters: ["default", new SummaryReporter(), new DurationsRecorder()],
     setupFiles: ["test/helpers/byte-equality.ts"],
     sequence: { sequencer: SlowestFirstSequencer },
@@ -134,16 +97,22 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...HEAVY, ...ISOLATED, ...TIMING],
-          ...processFiles,
-          // rgw-global: the run's one Ceph cluster (started only if a test asks for it), torn down at
-          // the end; one per project that lists it, so every file that uses Ceph stays in this one.
+          exclude: [...configDefaults.exclude, "test/workers/**", ...SHARED, ...HEAVY, ...ISOLATED],
+          pool: "forks",
+          // Files that start processes, sockets and servers of their own: a worker keeps its imports
+          // (the app, the helpers) from file to file, as node-shared does; isolated, importing them
+          // again took 187 s of the project's 930 s of file time (≈ 2.4 s a file). Each file still
+          // starts its own servers, databases and temp dirs; stubs are undone after each test. The
+          // few that touch process-wide state run isolated (ISOLATED, project node-isolated).
+          isolate: false,
+          unstubEnvs: true,
+          unstubGlobals: true,
+          restoreMocks: true,
+          // Process tests start the server as shipped: the esbuild bundle. rgw-global: the run's one
+          // Ceph cluster (started only if a test asks for it), torn down at the end; one per project
+          // that lists it, so every file that uses Ceph stays in this one.
           globalSetup: ["test/global-setup.ts", "test/helpers/rgw-global.ts"],
         },
-      },
-      {
-        extends: true,
-        test: { name: "node-timing", include: TIMING, ...processFiles, ...afterTheHeavyLane },
       },
       {
         extends: true,
@@ -152,7 +121,6 @@ export default defineConfig({
           include: ISOLATED,
           pool: "forks",
           globalSetup: ["test/global-setup.ts"],
-          ...afterTheHeavyLane,
         },
       },
       {
@@ -170,7 +138,6 @@ export default defineConfig({
           unstubEnvs: true,
           unstubGlobals: true,
           restoreMocks: true,
-          ...afterTheHeavyLane,
         },
       },
       ...(NODE_SUBJECTS_ONLY ? [] : [heavyLane, "./vitest.workers.config.ts"]),

@@ -31,14 +31,14 @@ export default defineConfig({
     include: ["test/workers/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // With the heavy lane of vitest.config.ts (workerd is one): after the rest, two at a time.
+    maxWorkers: 2,
     // One workerd per worker for all its files: a fresh one per file spent most of the project's
     // time importing the app again (import 245 s summed, 91 s of CPU; shared: 34 s). Each file
     // still starts on empty storage (fresh-storage.ts).
     isolate: false,
     setupFiles: ["test/workers/fresh-storage.ts"],
-    // In the heavy lane's group of vitest.config.ts (workerd is heavy): the sequencer keeps at most
-    // two heavy files running at once (test/helpers/slowest-first.ts).
-    sequence: { groupOrder: 0 },
+    sequence: { groupOrder: 1 },
     // Used when this config runs alone (`vitest run -c vitest.workers.config.ts`); vitest.config.ts runs it as a project.
     reporters: ["default", new SummaryReporter()],
   },

@@ -24,13 +24,6 @@ function readDurations(): Durations {
 
 const keyOf = (root: string, project: string, moduleId: string) => `${project}:${relative(root, moduleId)}`;
 
-/** Projects whose files each keep a core busy (Chromium, workerd, podman): vitest.config.ts's heavy lane. */
-const HEAVY_PROJECTS = new Set(["heavy", "workers"]);
-/** How many heavy files may run at once: the rest of the group's workers take files that wait on processes. */
-export const HEAVY_AT_ONCE = 2;
-/** What a file not measured yet is taken to cost when the order is planned (it still goes first). */
-const UNMEASURED_MS = 60_000;
-
 export class SlowestFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const durations = readDurations();
@@ -38,52 +31,12 @@ export class SlowestFirstSequencer extends BaseSequencer {
     // A file not measured yet counts as slow: new files are often the ones nobody has timed.
     const cost = (spec: TestSpecification) =>
       durations[keyOf(root, spec.project.name, spec.moduleId)] ?? Number.POSITIVE_INFINITY;
-    const slowestFirst = [...files].sort((a, b) => {
+    return [...files].sort((a, b) => {
+      if (a.project.name !== b.project.name) return a.project.name < b.project.name ? -1 : 1;
       const [ca, cb] = [cost(a), cost(b)];
       return ca === cb ? 0 : ca > cb ? -1 : 1;
     });
-    // vitest runs each sequence.groupOrder to its end before the next: each group is planned alone.
-    const groups = new Map<number, TestSpecification[]>();
-    for (const spec of slowestFirst) {
-      const order = spec.project.config.sequence.groupOrder ?? 0;
-      groups.set(order, [...(groups.get(order) ?? []), spec]);
-    }
-    return [...groups.entries()]
-      .sort(([a], [b]) => a - b)
-      .flatMap(([, specs]) => {
-        const workers = specs[0]?.project.config.maxWorkers ?? this.ctx.config.maxWorkers ?? 1;
-        return planned(specs, (spec) => Math.min(cost(spec), UNMEASURED_MS), workers);
-      });
   }
-}
-
-/**
- * vitest hands a group's files to its workers in this order, each to the first worker free. Planned
- * the same way with the measured durations, the slowest file that may start next is taken: a heavy
- * file only while fewer than HEAVY_AT_ONCE are running (if only heavy files are left, the next one).
- */
-export function planned(
-  slowestFirst: TestSpecification[],
-  cost: (spec: TestSpecification) => number,
-  workers: number,
-): TestSpecification[] {
-  const isHeavy = (spec: TestSpecification) => HEAVY_PROJECTS.has(spec.project.name);
-  const left = [...slowestFirst];
-  const order: TestSpecification[] = [];
-  const running: { until: number; heavy: boolean }[] = [];
-  let now = 0;
-  while (left.length > 0) {
-    if (running.length === workers) {
-      running.sort((a, b) => a.until - b.until);
-      now = (running.shift() as { until: number }).until;
-    }
-    const heavyRunning = running.filter((job) => job.heavy && job.until > now).length;
-    const at = left.findIndex((spec) => !isHeavy(spec) || heavyRunning < HEAVY_AT_ONCE);
-    const [next] = left.splice(Math.max(at, 0), 1) as [TestSpecification];
-    order.push(next);
-    running.push({ until: now + cost(next), heavy: isHeavy(next) });
-  }
-  return order;
 }
 
 /** Writes each file's wall time to test/durations.json at the end of a run that sets CMS_TEST_DURATIONS=write. */
