@@ -3,7 +3,7 @@
  * script whose done() prints exact counters and latency percentiles as one JSON line.
  */
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 export interface WrkOptions {
@@ -64,25 +64,25 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   ];
   const cpuBefore = options.cpuSeconds?.() ?? 0;
   const started = performance.now();
-  const { stdout, stderr, code } = await new Promise<{ stdout: string; stderr: string; code: number | null }>(
-    (resolve, reject) => {
-      const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (d: Buffer) => (out += d));
-      child.stderr.on("data", (d: Buffer) => (err += d));
-      // wrk stops by itself after -d; this only guards against a wedged run.
-      const guard = setTimeout(
-        () => child.kill("SIGKILL"),
-        (options.durationSec + (options.timeoutSec ?? 10) + 30) * 1000,
-      );
-      child.on("error", reject);
-      child.on("exit", (exitCode) => {
-        clearTimeout(guard);
-        resolve({ stdout: out, stderr: err, code: exitCode });
-      });
-    },
-  );
+  // wrk has read its script once it exits: one file per run piled up in bench/.work otherwise.
+  const ran = new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
+    const child = spawn("wrk", args, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d));
+    child.stderr.on("data", (d: Buffer) => (err += d));
+    // wrk stops by itself after -d; this only guards against a wedged run.
+    const guard = setTimeout(
+      () => child.kill("SIGKILL"),
+      (options.durationSec + (options.timeoutSec ?? 10) + 30) * 1000,
+    );
+    child.on("error", reject);
+    child.on("exit", (exitCode) => {
+      clearTimeout(guard);
+      resolve({ stdout: out, stderr: err, code: exitCode });
+    });
+  });
+  const { stdout, stderr, code } = await ran.finally(() => rmSync(script, { force: true }));
   const wall = (performance.now() - started) / 1000;
   const cpuAfter = options.cpuSeconds?.() ?? 0;
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH_JSON "));
