@@ -3,7 +3,7 @@
  * is the statement each change puts in its own batch, so an event exists exactly when its change does;
  * `claim` hands due deliveries to one instance at a time under a lease, as the blob collector does.
  */
-import { and, asc, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, lte, type SQL, sql } from "drizzle-orm";
 import type { AnySQLiteDatabase, BatchSQLiteDatabase } from "./store-types.js";
 import {
   resources,
@@ -105,9 +105,18 @@ export function createWebhookStore(db: BatchSQLiteDatabase): WebhookStore {
         .returning({ seq: d.seq });
       return rows.length > 0;
     },
-    claim(now, leaseMs, limit, perSubscription) {
-      // One statement: two instances claiming at once never both get a delivery (SQLite serialises writes).
+    async claim(now, leaseMs, limit, perSubscription) {
       const free = sql`(${d.claimedUntil} is null or ${d.claimedUntil} <= ${now})`;
+      // Every instance polls each second, and most polls find nothing: asked first as a read (the due
+      // index), so an idle poll takes no write lock and syncs no WAL, and never waits behind another
+      // process's writes. A delivery that falls due just after is claimed at the next poll.
+      const due = await db
+        .select({ seq: d.seq })
+        .from(d)
+        .where(and(eq(d.status, "pending"), lte(d.nextAttemptAt, now), free))
+        .limit(1);
+      if (due.length === 0) return [];
+      // One statement: two instances claiming at once never both get a delivery (SQLite serialises writes).
       // Due, free, and the oldest pending one of its subscription and resource; numbered per subscription.
       const candidates = sql`select x.seq, x.subscription_id, row_number() over (partition by x.subscription_id order by x.seq) as turn from ${d} x where x.status = 'pending' and x.next_attempt_at <= ${now} and (x.claimed_until is null or x.claimed_until <= ${now}) and not exists (select 1 from ${d} e where e.subscription_id = x.subscription_id and e.resource_uid = x.resource_uid and e.seq < x.seq and e.status = 'pending')`;
       // Live claims per subscription, over pending rows only: named, since grouping would otherwise walk

@@ -8,6 +8,7 @@ import type { MetadataStore } from "../../src/metadata/metadata-store.js";
 import { resourceRow } from "../helpers/resource-row.js";
 import { type TempStore, tempStore } from "../helpers/temp-store.js";
 import { UNSET_DESCRIPTION } from "../helpers/descriptions.js";
+import { holdWriteLock } from "../helpers/write-lock-holder.js";
 
 let temp: TempStore;
 let store: MetadataStore;
@@ -122,4 +123,24 @@ it("claims per subscription: each at most its cap of live claims, taking turns, 
   const rest = await webhooks.claim(now + 5_002, 5_000, 100, 100);
   const locked = [...next, ...later, ...rest].filter((d) => d.type === "resource.locked");
   expect(locked.map((d) => d.subscriptionId)).toEqual(["fast"]);
+});
+
+it("polls for due deliveries as a read: while another process holds the write lock, an idle poll answers at once", async () => {
+  await subscription("all");
+  await store.insert(resourceRow("due-t", { blobKey: "k1", owner: "alice" }));
+  const [delivery] = await store.webhooks.deliveries("all", 10);
+  const rival = await holdWriteLock(temp.file());
+  let released = false;
+  try {
+    // Before its first attempt is due: nothing to claim, and no write waited for the rival's lock
+    // (a claim that took the lock would wait CMS_DB_BUSY_TIMEOUT_MS, then fail as busy).
+    expect(await store.webhooks.claim(delivery!.nextAttemptAt - 1, 5_000, 10, 2)).toEqual([]);
+    // Due: the claim is a write, and gets its row once the rival has committed.
+    const claimed = store.webhooks.claim(delivery!.nextAttemptAt, 5_000, 10, 2);
+    released = true;
+    await rival.release();
+    expect((await claimed).map((d) => d.id)).toEqual([delivery!.id]);
+  } finally {
+    if (!released) await rival.release();
+  }
 });
