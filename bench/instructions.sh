@@ -15,7 +15,9 @@
 #   valgrind's slowdown it always is; a fixed 16 MB young generation: its size otherwise varies per
 #   process and with it the scavenges per window;
 # - no background pass in a window (webhook poll, blob collection).
-# Environment: WARM (60000), N (3000), WINDOWS (4), HEAD (1: `ab -i`; 0: GET), NODE_FLAGS (added,
+# Environment: WARM (60000), N (3000), WINDOWS (4), HEAD (1: `ab -i`; 0: GET), SIZE (the resource's
+# bytes, 4096; past the small-blob cache's limit a GET reads its file), RANGE (a Range header's
+# value for every request, e.g. bytes=65536-131071 with SIZE=1048576), NODE_FLAGS (added,
 # e.g. --perf-basic-prof to name JIT code from /tmp/perf-PID.map), VALGRIND_FLAGS (e.g. --cache-sim=yes).
 set -euo pipefail
 bundle=$1 port=$2 label=$3
@@ -34,18 +36,18 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 
 for _ in $(seq 1 1200); do curl -sf -o /dev/null "$base/healthz" && break; sleep 0.5; done
-body=$(head -c 4096 /dev/zero | base64 -w0)
-uri=$(curl -sf -X POST -H 'content-type: application/json' "$base/cms/v1.0/createResource" \
-  -d "{\"resourceAuthor\":\"a\",\"resourceBinary\":\"$body\",\"resourceMediaType\":\"application/octet-stream\",\"resourceName\":\"s.bin\",\"resourceTenantId\":\"t\"}" |
+printf '{"resourceAuthor":"a","resourceBinary":"%s","resourceMediaType":"application/octet-stream","resourceName":"s.bin","resourceTenantId":"t"}' \
+  "$(head -c "${SIZE:-4096}" /dev/urandom | base64 -w0)" >"$dir/create.json"
+uri=$(curl -sf -X POST -H 'content-type: application/json' "$base/cms/v1.0/createResource" --data-binary @"$dir/create.json" |
   sed -E 's/.*"resourceURI":"([^"]+)".*/\1/')
+range=(${RANGE:+-H "Range: $RANGE"})
 url="$base/cms/v1.0/getData/$uri"
-curl -sf -o /dev/null -D "$dir/head.txt" ${ab_method:+-I} "$url"
-
-ab -k $ab_method -q -c 8 -n "$warm" "$url" >"$dir/warm-up.txt"
+curl -sf -o /dev/null -D "$dir/head.txt" ${ab_method:+-I} "${range[@]}" "$url"
+ab -k $ab_method "${range[@]}" -q -c 8 -n "$warm" "$url" >"$dir/warm-up.txt"
 callgrind_control -i on $server >/dev/null 2>&1
 line="$label"
 for w in $(seq 1 "$windows"); do
-  ab -k $ab_method -q -c 8 -n "$n" "$url" >"$dir/ab-$w.txt"
+  ab -k $ab_method "${range[@]}" -q -c 8 -n "$n" "$url" >"$dir/ab-$w.txt"
   callgrind_control -d "window-$w" $server >/dev/null 2>&1
   sleep 1
   dump=$(ls -t "$dir"/callgrind.out.* | head -1)
