@@ -78,18 +78,23 @@ function nodeHead(answer: Delivered, requestId: string) {
     return head;
   }
   const flat = policy ? flatOverlay(head, policy) : flatHead(head);
-  // A plain range's framing changes the fields: its own copy. The id stays last, as before.
-  const headers = fields ? flat.slice() : flat;
-  if (fields) {
-    const end = headers.length - 2; // the request id's name
-    for (const [name, value] of Object.entries(fields)) {
-      let at = 0;
-      while (at < end && headers[at] !== name) at += 2;
-      if (at < end) headers[at + 1] = value;
-      else headers.splice(headers.length - 2, 0, name, value);
-    }
+  if (!fields) {
+    flat[flat.length - 1] = requestId;
+    return flat;
   }
-  headers[headers.length - 1] = requestId;
+  // A plain range's framing changes the fields: its own copy, new fields after the shared ones and
+  // the id last. Pushed, not spliced in, and read with for…in (no entries array): Array.prototype.splice
+  // and Object.entries were ≈ 1 300 of the 11 500 instructions a 64 KiB range costs over b72fcdc's.
+  const end = flat.length - 2; // the request id's name
+  const headers = flat.slice(0, end);
+  for (const name in fields) {
+    const value = fields[name] as string;
+    let at = 0;
+    while (at < end && headers[at] !== name) at += 2;
+    if (at < end) headers[at + 1] = value;
+    else headers.push(name, value);
+  }
+  headers.push(flat[end] as string, requestId);
   return headers;
 }
 
