@@ -4,7 +4,7 @@
  * checkout twice), and whether a gap is on the main thread or in V8's and libuv's helpers.
  *
  *   node --import tsx bench/processes.ts [--rounds=5] [--seconds=6] [--kinds=head,get,ranges]
- *     [--connections=64] [--strace] label=<checkout>[@NAME=value…] …
+ *     [--connections=64] [--strace] [--mixed] label=<checkout>[@NAME=value…] …
  *   e.g. node --import tsx bench/processes.ts main=. again=. ref=bench/.work/compare-b72fcdc7fd45
  *
  * Each checkout's dist/node/server.mjs (build it first) gets its own volume and database with a
@@ -12,7 +12,8 @@
  * kind, then `--seconds` of load (HEAD: ab -k -i; GET 4 KiB and random 64 KiB ranges: wrk, one
  * thread); builds alternate which goes first. CPU is each thread's utime + stime
  * (/proc/<pid>/task/<tid>/stat), µs per request; `main` is the event loop's thread. `--strace`
- * also counts the server's syscalls per run (strace -f -c) into bench/.work/processes/.
+ * also counts the server's syscalls per run (strace -f -c) into bench/.work/processes/. `--mixed`
+ * first sends 2 s of GETs the fast path hands to the app (`?via=app`), as `--compare`'s warm-up does.
  * Prints one line per run and the median (min–max) per kind and build.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -25,7 +26,7 @@ import { runAbHead } from "./lib/ab.js";
 import { createResource, getDataPath } from "./lib/context.js";
 import { installExitHooks, startServer, stopAll } from "./lib/proc.js";
 import { fmt, loadAverage, summarize, fmtSummary } from "./lib/util.js";
-import { rangeLua, runWrk } from "./lib/wrk.js";
+import { rangeLua, runWrk, totalErrors } from "./lib/wrk.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WORK = path.join(ROOT, "bench/.work/processes");
@@ -119,6 +120,18 @@ for (let round = 1; round <= rounds; round++) {
             lua: kind === "ranges" ? rangeLua(MID, RANGE) : undefined,
           });
     try {
+      if (flags.has("mixed")) {
+        // What --compare's warm-up does before any kind is measured: requests the runtime's fast
+        // path hands to the app (there: ?v=, signed links), so code both paths share has seen both.
+        const viaApp = await runWrk({
+          url: `${server.url}${at.small}?via=app`,
+          connections,
+          durationSec: 2,
+          workDir: WORK,
+        });
+        if (totalErrors(viaApp) > 0)
+          throw new Error(`${build.label}: ?via=app answered ${JSON.stringify(viaApp.errors)}`);
+      }
       for (const kind of kinds) {
         await load(kind, 2);
         let tracer: ChildProcess | null = null;
