@@ -103,11 +103,15 @@ describe("batchedLines", () => {
   });
 });
 
-describe("batchedLines as the logger's sink (lines written piece by piece into the batch)", () => {
+// Both ways of filling a batch: Buffer#write per piece (Node) and the ASCII-copying loop (Bun).
+describe.each([
+  { writer: "encoding each piece", copyAscii: false },
+  { writer: "copying ASCII", copyAscii: true },
+])("batchedLines as the logger's sink (lines written piece by piece into the batch, $writer)", ({ copyAscii }) => {
   const time = "2026-11-23T03:00:00.000Z";
   const loggerOver = (limit?: number) => {
     const { write, chunks, texts } = recorder();
-    const out = batchedLines(write, limit);
+    const out = batchedLines(write, limit, { copyAscii });
     const logger = createJsonLogger(out, "info", () => new Date(time));
     return { out, logger, chunks, texts };
   };
