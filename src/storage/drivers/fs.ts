@@ -66,6 +66,12 @@ const OPEN_FILES_IDLE_MS = 3_000;
 const DEFAULT_TEMP_MAX_AGE_MS = 60 * 60 * 1000;
 /** Lazily written blob files remembered as whole (more: forgotten, and hashed again when next opened). */
 const LAZY_CHECKED_MAX = 16_384;
+/**
+ * Resolved paths kept by key (cleared when full): a key's validation and path.resolve were ≈ 14 000
+ * of the ≈ 220 000 instructions a 64 KiB range costs on Node (callgrind; bench/NOTES.md, tenth pass),
+ * paid again by every read of the same blob.
+ */
+const PATHS_KEPT = 2048;
 /** mkdir + rename tries in a put whose directory concurrent deletes keep emptying and removing. */
 const COMMIT_ATTEMPTS = 8;
 
@@ -116,6 +122,8 @@ class FsStore implements FsBlobStore {
   readonly #files = createOpenFiles<FileHandle, BlobInfo>({ max: OPEN_FILES_MAX, idleMs: OPEN_FILES_IDLE_MS });
 
   readonly #stopHeartbeat: () => void;
+  /** Each valid key's path, as `#resolve` gave it (a key maps to one path for the store's life). */
+  readonly #paths = new Map<string, string>();
   /** Lazily written blob files known whole (by path, the inode checked): written or hashed by this process. */
   readonly #lazyChecked = new Map<string, number>();
 
@@ -340,7 +348,13 @@ class FsStore implements FsBlobStore {
 
   /** Resolves a key to its file, re-validating it and asserting the result stays under root. */
   #pathOf(key: BlobKey): string {
-    return this.#resolve(parseBlobKey(key));
+    let resolved = this.#paths.get(key);
+    if (resolved === undefined) {
+      resolved = this.#resolve(parseBlobKey(key)); // throws for an invalid key: never kept
+      if (this.#paths.size >= PATHS_KEPT) this.#paths.clear();
+      this.#paths.set(key, resolved);
+    }
+    return resolved;
   }
 
   #resolve(relative: string): string {

@@ -191,6 +191,19 @@ describe("fs driver extras", () => {
     expect(onDisk).toBe(`crs-blob/1 sha256=${sha256}\nlaid out`);
   });
 
+  it("keeps each key's path: a key read again past the kept paths' limit finds its own file, an invalid key is refused every time", async () => {
+    const k = parseBlobKey("plain/kept.txt");
+    await store.put(k, streamOf(bytesOf("kept")));
+    const expected = path.join(store.root, "plain", "kept.txt");
+    expect((await store.localFile(k))?.path).toBe(expected);
+    // More keys than the store keeps paths for (2 048): its paths are dropped on the way, k's too.
+    for (let i = 0; i < 2100; i++) expect(await store.localFile(parseBlobKey(`other/${i}`))).toBeNull();
+    expect((await store.localFile(k))?.path).toBe(expected);
+    for (const bad of ["plain/../../etc", "plain/../../etc", "/etc/passwd"]) {
+      await expect(store.localFile(bad as BlobKey)).rejects.toMatchObject({ code: "INVALID_KEY" });
+    }
+  });
+
   it("knows size and sha256 of any key after a restart (hash stored with the content)", async () => {
     const k = parseBlobKey("plain/name.txt");
     const info = await store.put(k, streamOf(bytesOf("persisted")));
