@@ -164,12 +164,6 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
   }
 
   /**
-   * The answer (a promise of it when the row or the blob must be read first), or null. With the
-   * synchronous row lookup (Node's and Bun's prepared read connection) a cached row and blob are
-   * answered in this call: no promise, no microtask (Bun's handler in-process 10.2–11.1 → 8.1–8.5 µs
-   * per request; 1.11× the req/s under wrk).
-   */
-  /**
    * The problem for an error Bun met sending a file slice (Bun calls the server's `error`, not this
    * handler): a blob file known here and gone since is BLOB_MISSING, and forgotten; else null.
    */
@@ -184,6 +178,12 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
     return null;
   }
 
+  /**
+   * The answer (a promise of it when the row or the blob must be read first), or null. With the
+   * synchronous row lookup (Node's and Bun's prepared read connection) a cached row and blob are
+   * answered in this call: no promise, no microtask (Bun's handler in-process 10.2–11.1 → 8.1–8.5 µs
+   * per request; 1.11× the req/s under wrk).
+   */
   const handle = (req: Request, requestId: string): Response | null | Promise<Response | null> => {
     const uri = runtimeRead(anonymousRead, req.method, targetOf(req.url));
     if (!uri) return null;
