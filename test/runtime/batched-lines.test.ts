@@ -103,11 +103,11 @@ describe("batchedLines", () => {
   });
 });
 
-// Both ways of filling a batch: Buffer#write per piece (Node) and the ASCII-copying loop (Bun).
+// Both ways a line gets into the batch: one string per line (Node), pieces copied as ASCII (Bun).
 describe.each([
-  { writer: "encoding each piece", copyAscii: false },
-  { writer: "copying ASCII", copyAscii: true },
-])("batchedLines as the logger's sink (lines written piece by piece into the batch, $writer)", ({ copyAscii }) => {
+  { way: "one string per line", copyAscii: false },
+  { way: "piece by piece", copyAscii: true },
+])("batchedLines as the logger's sink ($way)", ({ copyAscii }) => {
   const time = "2026-11-23T03:00:00.000Z";
   const loggerOver = (limit?: number) => {
     const { write, chunks, texts } = recorder();

@@ -13,17 +13,18 @@
  * processes sharing one stdout pipe pass PIPE_BUF (4096), the most a pipe writes without
  * interleaving another writer's bytes.
  *
- * How a line's pieces get into the batch depends on the engine (`copyAscii`):
- * - On Bun (JavaScriptCore) a JS loop copying ASCII is the fastest: 2.4–3.1 µs per access-log line
- *   in the server, against 3.3–4.4 with a `Buffer#write` per piece (bench/NOTES.md, Bun small files).
- * - On Node (V8) `Buffer#write` of a flat string is as fast as the loop, and the loop has a flaw: its
- *   per-character `charCodeAt` lookups go megamorphic for the rest of the process once strings of
- *   other representations have passed through (the app's requests log such strings). After 3 000
- *   GETs the app answered, a 64 KiB range the fast path sends cost 249 000 instructions instead of
- *   210 000 with `Buffer#write` (callgrind, bench/instructions.sh MIXED=3000; bench/NOTES.md, tenth pass).
+ * How a line gets into the batch depends on the engine (`copyAscii`):
+ * - On Bun (JavaScriptCore) the logger hands its pieces over one by one (`begin`), and a JS loop
+ *   copies ASCII: 2.4–3.1 µs per access-log line in the server, against 3.3–4.4 with a
+ *   `Buffer#write` per piece (bench/NOTES.md, Bun small files).
+ * - On Node (V8) the logger joins the line into one string (V8 keeps it as a tree: nothing copied)
+ *   and `line` writes it with one `Buffer#write`. The loop has a flaw there: its per-character
+ *   `charCodeAt` lookups go megamorphic for the rest of the process once strings of other
+ *   representations have passed through (the app's requests log such strings), and a native call
+ *   per piece costs ≈ 500 instructions of overhead, ≈ 20 per line. callgrind (bench/NOTES.md, tenth
+ *   pass): a 64 KiB range after 3 000 GETs the app answered, 249 000 → 210 000 instructions per
+ *   request; a 4 KiB GET of a fresh process, 141 000 → 132 000.
  */
-import { NEEDS_JSON_ESCAPE } from "../../lib/logger.js";
-
 export function batchedLines(
   write: (chunk: Uint8Array) => void,
   maxBatchBytes = 64 * 1024,
@@ -90,30 +91,8 @@ export function batchedLines(
     return true;
   };
 
-  const end = () => {
-    batch[used++] = 0x0a;
-    ended();
-  };
-
   /** A line written piece by piece into the batch: `raw` JSON text, `string` values, `end`. */
-  const encodingWriter = {
-    raw(json: string) {
-      used += batch.write(json, used);
-    },
-    string(value: string) {
-      if (NEEDS_JSON_ESCAPE.test(value)) {
-        used += batch.write(JSON.stringify(value), used);
-        return;
-      }
-      batch[used++] = 0x22;
-      used += batch.write(value, used);
-      batch[used++] = 0x22;
-    },
-    end,
-  };
-
-  /** The same writer, copying what it can with `copied`. */
-  const copyingWriter = {
+  const writer = {
     raw(json: string) {
       if (!copied(json, true)) used += batch.write(json, used);
     },
@@ -123,10 +102,11 @@ export function batchedLines(
       // JSON.stringify's text brings its own quotes: written over the one just put.
       else used += batch.write(JSON.stringify(value), used - 1) - 1;
     },
-    end,
+    end() {
+      batch[used++] = 0x0a;
+      ended();
+    },
   };
-
-  const writer = copyAscii ? copyingWriter : encodingWriter;
 
   /** The writer for a line of at most `maxBytes` bytes (room made first), or null when it would not fit in one batch. */
   const begin = (maxBytes: number) => {
@@ -135,5 +115,5 @@ export function batchedLines(
     return writer;
   };
 
-  return { line, begin, flush, idle };
+  return { line, begin: copyAscii ? begin : undefined, flush, idle };
 }
