@@ -4,6 +4,7 @@
 #
 #   bench/instructions.sh <bundle> <port> <label>
 #   e.g. npm run build && bench/instructions.sh dist/node/server.mjs 4601 main
+#   RUNTIME=bun bench/instructions.sh <checkout> <port> <label>: `bun src/bun.ts` in that checkout
 #
 # Starts the bundle under callgrind with instrumentation off, creates one 4 KiB resource, warms up
 # with WARM requests, then counts WINDOWS windows of N requests each (a dump per window). Prints
@@ -15,6 +16,8 @@
 #   valgrind's slowdown it always is; a fixed 16 MB young generation: its size otherwise varies per
 #   process and with it the scavenges per window;
 # - no background pass in a window (webhook poll, blob collection).
+# Bun runs as `bun src/bun.ts` (as bench --compare runs it) with its defaults: JavaScriptCore's
+# compiler and collector threads are counted too, so its windows vary more than Node's.
 # Environment: WARM (60000), N (3000), WINDOWS (4), HEAD (1: `ab -i`; 0: GET), SIZE (the resource's
 # bytes, 4096; past the small-blob cache's limit a GET reads its file), RANGE (a Range header's
 # value for every request, e.g. bytes=65536-131071 with SIZE=1048576), MIXED (that many GETs the
@@ -27,12 +30,18 @@ ab_method=$([ "${HEAD:-1}" = 1 ] && echo -i || true)
 dir=$(mktemp -d /tmp/instructions-XXXX)
 base="http://127.0.0.1:$port"
 
-CMS_PORT=$port CMS_HOST=127.0.0.1 CMS_VOLUME=$dir/volume CMS_DATABASE_URL=file:$dir/db CMS_LOG_LEVEL=info \
-  CMS_WEBHOOK_POLL_MS=3600000 CMS_GC_INTERVAL_SECONDS=86400 \
-  valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file ${VALGRIND_FLAGS:-} \
-  --callgrind-out-file="$dir/callgrind.out" \
-  node --single-threaded --no-memory-reducer --min-semi-space-size=16 --max-semi-space-size=16 \
-  ${NODE_FLAGS:-} "$bundle" >"$dir/server.log" 2>"$dir/valgrind.log" &
+if [ "${RUNTIME:-node}" = bun ]; then
+  command=(node_modules/.bin/bun src/bun.ts)
+  workdir=$bundle
+else
+  command=(node --single-threaded --no-memory-reducer --min-semi-space-size=16 --max-semi-space-size=16
+    ${NODE_FLAGS:-} "$(realpath "$bundle")")
+  workdir=.
+fi
+(cd "$workdir" && CMS_PORT=$port CMS_HOST=127.0.0.1 CMS_VOLUME=$dir/volume CMS_DATABASE_URL=file:$dir/db \
+  CMS_LOG_LEVEL=info CMS_WEBHOOK_POLL_MS=3600000 CMS_GC_INTERVAL_SECONDS=86400 \
+  exec valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file ${VALGRIND_FLAGS:-} \
+  --callgrind-out-file="$dir/callgrind.out" "${command[@]}" >"$dir/server.log" 2>"$dir/valgrind.log") &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 
