@@ -36,7 +36,7 @@ if [ "${RUNTIME:-node}" = bun ]; then
 else
   command=(node --single-threaded --no-memory-reducer --min-semi-space-size=16 --max-semi-space-size=16
     ${NODE_FLAGS:-} "$(realpath "$bundle")")
-  workdir=.
+  workdir=$dir # files V8 may write (--perf-basic-prof's isolate logs) stay with the dumps
 fi
 (cd "$workdir" && CMS_PORT=$port CMS_HOST=127.0.0.1 CMS_VOLUME=$dir/volume CMS_DATABASE_URL=file:$dir/db \
   CMS_LOG_LEVEL=info CMS_WEBHOOK_POLL_MS=3600000 CMS_GC_INTERVAL_SECONDS=86400 \
