@@ -346,7 +346,7 @@ class FsStore implements FsBlobStore {
     await rm(this.#tmpDir, { recursive: true, force: true }).catch(noop);
   }
 
-  /** Resolves a key to its file, re-validating it and asserting the result stays under root. */
+  /** Resolves a key to its file: validated, and checked to stay under root, the first time; kept after. */
   #pathOf(key: BlobKey): string {
     let resolved = this.#paths.get(key);
     if (resolved === undefined) {
