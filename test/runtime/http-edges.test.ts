@@ -198,9 +198,13 @@ describe("the lingering close after an early answer is bounded (unread-body.ts)"
       socket.on("drain", pump);
       pump();
     });
+    // The byte limit, not the time limit, ended it: the bound held.
     expect(line).toMatchObject({ outcome: "byte limit" });
     expect(line?.receivedBytes as number).toBeGreaterThan(LINGER_MAX_BYTES);
-    expect(line?.receivedBytes as number).toBeLessThan(LINGER_MAX_BYTES + 32 * 1024 * 1024);
+    // How far past the bound it read is what the client sent between two checks of it (node:http's
+    // parser drops an unread body without an event, so the bound is checked every 20 ms): on a fast
+    // machine's loopback ≈ 50 MiB (117 MB read, seen); a missing bound would read for the 5 s.
+    expect(line?.receivedBytes as number).toBeLessThan(4 * LINGER_MAX_BYTES);
   }, 20_000);
 });
 
