@@ -23,7 +23,7 @@
  *   representations have passed through (the app's requests log such strings), and a native call
  *   per piece costs ≈ 500 instructions of overhead, ≈ 20 per line. callgrind (bench/NOTES.md, tenth
  *   pass): a 64 KiB range after 3 000 GETs the app answered, 249 000 → 210 000 instructions per
- *   request; a 4 KiB GET of a fresh process, 141 000 → 132 000.
+ *   request; a 4 KiB GET of a fresh process, 141 000 → 130 500.
  */
 export function batchedLines(
   write: (chunk: Uint8Array) => void,
