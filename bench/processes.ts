@@ -54,7 +54,10 @@ const builds = specs.map((spec) => {
 if (builds.length === 0) throw new Error("name at least one build: label=<checkout>");
 type Build = (typeof builds)[number];
 
-/** CPU ticks (1/100 s) per thread of `pid`; the event loop's thread as `main`. */
+/**
+ * CPU ticks (1/100 s) per thread of `pid`, user + system; the event loop's thread as `main`, and
+ * its system (kernel) part alone as `main kernel` (callgrind counts user instructions only).
+ */
 function threadTicks(pid: number): Map<string, number> {
   const ticks = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -63,12 +66,15 @@ function threadTicks(pid: number): Map<string, number> {
       const name = tid === String(pid) ? "main" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       ticks.set(name, (ticks.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+      if (name === "main") ticks.set(KERNEL, Number(fields[12]));
     } catch {
       // The thread ended between the listing and the read.
     }
   }
   return ticks;
 }
+
+const KERNEL = "main kernel";
 
 const small = randomBytes(SMALL);
 const mid = randomBytes(MID);
@@ -104,6 +110,7 @@ for (const build of builds) {
 }
 
 const perRequest = new Map<string, number[]>();
+const kernelPerRequest = new Map<string, number[]>();
 for (let round = 1; round <= rounds; round++) {
   for (const build of round % 2 ? builds : [...builds].reverse()) {
     const server = await start(build);
@@ -149,14 +156,16 @@ for (let round = 1; round <= rounds; round++) {
           await exited;
         }
         const us = (name: string) => (((after.get(name) ?? 0) - (before.get(name) ?? 0)) * 10_000) / run.requests;
-        const total = [...after.keys()].reduce((sum, name) => sum + us(name), 0);
-        const helpers = [...after.keys()]
+        const threads = [...after.keys()].filter((name) => name !== KERNEL);
+        const total = threads.reduce((sum, name) => sum + us(name), 0);
+        const helpers = threads
           .filter((name) => name !== "main" && us(name) >= 0.1)
           .map((name) => `${name} ${fmt(us(name))}`);
         const key = `${kind} ${build.label}`;
         perRequest.set(key, [...(perRequest.get(key) ?? []), total]);
+        kernelPerRequest.set(key, [...(kernelPerRequest.get(key) ?? []), us(KERNEL)]);
         console.log(
-          `round ${round} ${kind.padEnd(6)} ${build.label.padEnd(8)} ${fmt(run.rps).padStart(7)} req/s  CPU ${fmt(total)} µs/request (main thread ${fmt(us("main"))}${helpers.length ? `; ${helpers.join(", ")}` : ""})  load ${loadAverage()}`,
+          `round ${round} ${kind.padEnd(6)} ${build.label.padEnd(8)} ${fmt(run.rps).padStart(7)} req/s  CPU ${fmt(total)} µs/request (main thread ${fmt(us("main"))}, kernel ${fmt(us(KERNEL))}${helpers.length ? `; ${helpers.join(", ")}` : ""})  load ${loadAverage()}`,
         );
       }
     } finally {
@@ -168,7 +177,10 @@ console.log(`\nCPU µs per request, median (min–max) of ${rounds} processes:`)
 for (const kind of kinds)
   for (const build of builds) {
     const values = perRequest.get(`${kind} ${build.label}`) ?? [];
-    console.log(`  ${kind.padEnd(6)} ${build.label.padEnd(8)} ${fmtSummary(summarize(values))}`);
+    const kernel = kernelPerRequest.get(`${kind} ${build.label}`) ?? [];
+    console.log(
+      `  ${kind.padEnd(6)} ${build.label.padEnd(8)} ${fmtSummary(summarize(values))}  (main thread's kernel part ${fmtSummary(summarize(kernel))})`,
+    );
   }
 origin.close();
 await stopAll();

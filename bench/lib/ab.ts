@@ -4,6 +4,7 @@
  * ab is single-threaded like our wrk runs; its result is shaped like wrk's so tables take either.
  */
 import { spawn } from "node:child_process";
+import { serverCpuDuring } from "./util.js";
 import type { WrkResult } from "./wrk.js";
 
 export async function runAbHead(options: {
@@ -12,6 +13,7 @@ export async function runAbHead(options: {
   durationSec: number;
   timeoutSec?: number;
   cpuSeconds?: () => number;
+  userCpuSeconds?: () => number;
 }): Promise<WrkResult> {
   const args = [
     "-k",
@@ -27,7 +29,7 @@ export async function runAbHead(options: {
     String(options.timeoutSec ?? 30),
     options.url,
   ];
-  const cpuBefore = options.cpuSeconds?.() ?? 0;
+  const cpu = serverCpuDuring(options.cpuSeconds, options.userCpuSeconds);
   const started = performance.now();
   const { out, code } = await new Promise<{ out: string; code: number | null }>((resolve, reject) => {
     const child = spawn("ab", args, { stdio: ["ignore", "pipe", "pipe"] });
@@ -42,7 +44,7 @@ export async function runAbHead(options: {
     });
   });
   const wall = (performance.now() - started) / 1000;
-  const cpuAfter = options.cpuSeconds?.() ?? 0;
+  const { serverCpu, serverUserCpu } = cpu(wall);
   const field = (label: string) => {
     const m = new RegExp(`^${label}:?\\s+([\\d.]+)`, "m").exec(out);
     return m ? Number(m[1]) : Number.NaN;
@@ -69,6 +71,7 @@ export async function runAbHead(options: {
       status: Number.isFinite(non2xx) ? non2xx : 0,
       timeout: 0,
     },
-    serverCpu: options.cpuSeconds ? (cpuAfter - cpuBefore) / wall : Number.NaN,
+    serverCpu,
+    serverUserCpu,
   };
 }

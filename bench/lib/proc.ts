@@ -23,6 +23,8 @@ export interface Server {
   resetPeak(): boolean;
   /** user+system CPU seconds consumed so far (all threads). */
   cpuSeconds(): number;
+  /** User-mode CPU seconds alone: the process's own code, without the kernel's share of its I/O. */
+  userCpuSeconds(): number;
   stderr(): string;
   /** Set once the process has exited: how, and whether we asked it to. */
   exited(): { code: number | null; signal: string | null; expected: boolean } | null;
@@ -97,12 +99,12 @@ export function statusField(pid: number, field: string): number {
   }
 }
 
-function cpuTicks(pid: number): number {
+function cpuTicks(pid: number, userOnly = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // Fields after the parenthesised command: utime is the 14th field overall, stime the 15th.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[11]) + Number(fields[12]);
+    return Number(fields[11]) + (userOnly ? 0 : Number(fields[12]));
   } catch {
     return 0;
   }
@@ -178,6 +180,7 @@ export async function startServer(options: StartOptions): Promise<Server> {
       }
     },
     cpuSeconds: () => pids().reduce((sum, p) => sum + cpuTicks(p), 0) / CLOCK_TICKS,
+    userCpuSeconds: () => pids().reduce((sum, p) => sum + cpuTicks(p, true), 0) / CLOCK_TICKS,
     stderr: () => stderr,
     exited: () => exitInfo,
     stop: () => {

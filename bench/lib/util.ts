@@ -126,6 +126,18 @@ export async function interleave<T>(
   }
 }
 
+/**
+ * Samples a server's CPU seconds around a load run; the returned function gives them per second of
+ * the run's wall time: all of it, and the user-mode part (NaN for a sampler not given).
+ */
+export function serverCpuDuring(total?: () => number, user?: () => number) {
+  const before = { total: total?.() ?? 0, user: user?.() ?? 0 };
+  return (wallSec: number) => ({
+    serverCpu: total ? (total() - before.total) / wallSec : Number.NaN,
+    serverUserCpu: user ? (user() - before.user) / wallSec : Number.NaN,
+  });
+}
+
 export const loadAverage = () =>
   loadavg()
     .map((v) => v.toFixed(2))

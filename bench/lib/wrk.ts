@@ -3,6 +3,7 @@
  * script whose done() prints exact counters and latency percentiles as one JSON line.
  */
 import { spawn } from "node:child_process";
+import { serverCpuDuring } from "./util.js";
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
@@ -19,6 +20,7 @@ export interface WrkOptions {
   workDir: string;
   /** Server whose CPU time is sampled around the run. */
   cpuSeconds?: () => number;
+  userCpuSeconds?: () => number;
 }
 
 export interface WrkResult {
@@ -34,6 +36,8 @@ export interface WrkResult {
   errors: { connect: number; read: number; write: number; status: number; timeout: number };
   /** Server CPU seconds per second of wall time during the run (1.0 = one core busy). */
   serverCpu: number;
+  /** Its user-mode part (NaN when not sampled). */
+  serverUserCpu: number;
 }
 
 const DONE = `
@@ -62,7 +66,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
     script,
     options.url,
   ];
-  const cpuBefore = options.cpuSeconds?.() ?? 0;
+  const cpu = serverCpuDuring(options.cpuSeconds, options.userCpuSeconds);
   const started = performance.now();
   // wrk has read its script once it exits: one file per run piled up in bench/.work otherwise.
   const ran = new Promise<{ stdout: string; stderr: string; code: number | null }>((resolve, reject) => {
@@ -84,7 +88,7 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
   });
   const { stdout, stderr, code } = await ran.finally(() => rmSync(script, { force: true }));
   const wall = (performance.now() - started) / 1000;
-  const cpuAfter = options.cpuSeconds?.() ?? 0;
+  const { serverCpu, serverUserCpu } = cpu(wall);
   const line = stdout.split("\n").find((l) => l.startsWith("BENCH_JSON "));
   if (!line) throw new Error(`wrk failed (exit ${code}): ${stderr || stdout}`);
   const r = JSON.parse(line.slice("BENCH_JSON ".length)) as Record<string, number>;
@@ -105,7 +109,8 @@ export async function runWrk(options: WrkOptions): Promise<WrkResult> {
       status: r.status ?? 0,
       timeout: r.timeout ?? 0,
     },
-    serverCpu: options.cpuSeconds ? (cpuAfter - cpuBefore) / wall : Number.NaN,
+    serverCpu,
+    serverUserCpu,
   };
 }
 
