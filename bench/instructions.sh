@@ -21,7 +21,8 @@
 # Environment: WARM (60000), N (3000), WINDOWS (4), HEAD (1: `ab -i`; 0: GET), SIZE (the resource's
 # bytes, 4096; past the small-blob cache's limit a GET reads its file), RANGE (a Range header's
 # value for every request, e.g. bytes=65536-131071 with SIZE=1048576), MIXED (that many GETs the
-# app answers, `?via=app`, before the warm-up: the fast path after the app has run), NODE_FLAGS (added,
+# app answers, `?via=app`, before the warm-up: the fast path after the app has run), CONDITIONAL (1:
+# every request carries If-None-Match with the resource's ETag, a 304), NODE_FLAGS (added,
 # e.g. --perf-basic-prof to name JIT code from /tmp/perf-PID.map), VALGRIND_FLAGS (e.g. --cache-sim=yes).
 set -euo pipefail
 bundle=$1 port=$2 label=$3
@@ -53,6 +54,10 @@ uri=$(curl -sf -X POST -H 'content-type: application/json' "$base/cms/v1.0/creat
 range=(${RANGE:+-H "Range: $RANGE"})
 url="$base/cms/v1.0/getData/$uri"
 curl -sf -o /dev/null -D "$dir/head.txt" ${ab_method:+-I} "${range[@]}" "$url"
+if [ "${CONDITIONAL:-0}" = 1 ]; then
+  etag=$(grep -i '^etag:' "$dir/head.txt" | cut -d' ' -f2- | tr -d '\r')
+  range+=(-H "If-None-Match: $etag")
+fi
 [ "${MIXED:-0}" = 0 ] || ab -k -q -c 8 -n "$MIXED" "$url?via=app" >"$dir/mixed.txt"
 ab -k $ab_method "${range[@]}" -q -c 8 -n "$warm" "$url" >"$dir/warm-up.txt"
 callgrind_control -i on $server >/dev/null 2>&1
