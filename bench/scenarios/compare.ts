@@ -253,6 +253,12 @@ const cpuPerRequestUs = (r: WrkResult) => (r.serverCpu * r.durationSec * 1e6) / 
  * client's kernel time moves with it (bench/NOTES.md, "eleventh pass").
  */
 const userCpuPerRequestUs = (r: WrkResult) => (r.serverUserCpu * r.durationSec * 1e6) / r.requests;
+/** Under this much user CPU in a run (20 of the kernel's 1/100 s ticks) a ratio is noise: left out. */
+const MIN_USER_SECONDS = 0.2;
+const userCpuRatio = (a: WrkResult, b: WrkResult) =>
+  Math.min(a.serverUserCpu * a.durationSec, b.serverUserCpu * b.durationSec) < MIN_USER_SECONDS
+    ? Number.NaN
+    : userCpuPerRequestUs(b) / userCpuPerRequestUs(a);
 
 /** Runs the comparison on each runtime and returns the markdown (tables per runtime). */
 export async function compareBuilds(opts: CompareOptions, builds: [Build, Build], ref: CompareRef): Promise<string> {
@@ -366,7 +372,7 @@ function renderRuntime(runtime: string, kinds: Kind[], rounds: Round[], ref: Com
       fmtSummary(refRps),
       fmtRatio(perRound(rounds, kind.key, (a, b) => a.rps / b.rps)),
       fmtRatio(perRound(rounds, kind.key, (a, b) => cpuPerRequestUs(b) / cpuPerRequestUs(a))),
-      fmtRatio(perRound(rounds, kind.key, (a, b) => userCpuPerRequestUs(b) / userCpuPerRequestUs(a))),
+      fmtRatio(perRound(rounds, kind.key, userCpuRatio)),
     ];
   });
   return [
