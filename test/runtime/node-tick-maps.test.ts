@@ -9,7 +9,7 @@
  * nextTick with its state. Each case runs in its own process, the one the GC and feedback belong to.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -46,14 +46,24 @@ console.log(JSON.stringify({ keptKeys: keptTickObject ? Reflect.ownKeys(keptTick
 
 /** The states of nextTick's literal slots, and what the child kept. */
 function afterIdleGc(withModule: boolean) {
-  const child = spawnSync(
-    process.execPath,
-    ["--expose-gc", "--allow-natives-syntax", "--input-type=module", "--eval", script(withModule)],
-    { encoding: "utf8", timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-  );
-  expect(child.status, child.stderr).toBe(0);
-  const states = [...child.stdout.matchAll(/slot #\d+ DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]);
-  const kept = JSON.parse(child.stdout.split("\n").find((line) => line.startsWith('{"keptKeys"')) as string) as {
+  // Into a file: V8 prints with C stdio, and on a pipe (which Node makes non-blocking) a loaded
+  // machine cut its output short.
+  const out = path.join(dir, `stdout-${withModule}.txt`);
+  const fd = openSync(out, "w");
+  let child: ReturnType<typeof spawnSync>;
+  try {
+    child = spawnSync(
+      process.execPath,
+      ["--expose-gc", "--allow-natives-syntax", "--input-type=module", "--eval", script(withModule)],
+      { stdio: ["ignore", fd, "pipe"], encoding: "utf8", timeout: 60_000 },
+    );
+  } finally {
+    closeSync(fd);
+  }
+  expect(child.status, String(child.stderr)).toBe(0);
+  const stdout = readFileSync(out, "utf8");
+  const states = [...stdout.matchAll(/slot #\d+ DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((m) => m[1]);
+  const kept = JSON.parse(stdout.split("\n").find((line) => line.startsWith('{"keptKeys"')) as string) as {
     keptKeys: string[] | null;
   };
   return { states, keptKeys: kept.keptKeys };
