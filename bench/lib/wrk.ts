@@ -3,9 +3,9 @@
  * script whose done() prints exact counters and latency percentiles as one JSON line.
  */
 import { spawn } from "node:child_process";
-import { serverCpuDuring } from "./util.js";
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { serverCpuDuring } from "./util.js";
 
 export interface WrkOptions {
   url: string;
