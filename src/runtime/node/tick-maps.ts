@@ -9,10 +9,10 @@
  * object is alive (a process idle after start-up: the image warm-up's GC, the memory reducer's)
  * collects those classes; the next tick makes new ones, which V8 counts as a second class seen:
  * every property but the first turns megamorphic for good (Node 20 and 22 alike), and every tick
- * object is then built in the runtime, with a class migration per object. A process of the shipped bundle left idle for 4 s
- * after start paid ≈ 2 µs more CPU per 4 KiB GET (13.1–14.4 µs of user CPU against 10.3–11.9) for
- * the rest of its life (bench/NOTES.md, "eleventh pass"). An object kept holds its class, and its
- * class the classes before it.
+ * object is then built in the runtime, with a class migration per object. A process of the shipped
+ * bundle left idle for 4 s after start paid ≈ 1.5 µs more user CPU per 4 KiB GET (13.1–13.4 µs
+ * against 11.6–11.9 loaded at once) for the rest of its life (bench/NOTES.md, "eleventh pass").
+ * An object kept holds its class, and its class the classes before it.
  */
 import { createHook } from "node:async_hooks";
 
