@@ -4,7 +4,7 @@
  * runtime/host/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
  */
 import type { AppDeps } from "../app.js";
-import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
+import { createLinkSigner, type HmacOf, randomLinkSecret } from "../auth/signed-links.js";
 import { createTokenVerifier } from "../auth/verify-token.js";
 import { appOptions, type Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";
@@ -35,6 +35,8 @@ export interface RuntimeDeps
   storeLabel: StoreLabel;
   /** What collects the app's metrics (Node/Bun: prom-client when CMS_METRICS_ENABLED); none by default. */
   metrics?: Metrics;
+  /** The signed links' HMAC (Node/Bun: node:crypto's, synchronous); Web Crypto's by default. */
+  hmacOf?: HmacOf;
 }
 
 /**
@@ -103,7 +105,7 @@ export async function createAppDeps(config: Config, logger: Logger, runtime: Run
           clock,
         })
       : null,
-    links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret()),
+    links: await createLinkSigner(config.CMS_LINK_SECRET ?? randomLinkSecret(), runtime.hmacOf),
     newShortId: () => createShortId(),
     clock,
     logger,

@@ -23,6 +23,7 @@ import { type DeliverySchedule, scheduleDeliveries } from "./webhook-schedule.js
 import { openDatabase, openReadReplica } from "./database.js";
 import { databaseClock } from "./database-clock.js";
 import { readSwaggerAsset } from "./explorer-assets.js";
+import { nodeHmac } from "./hmac.js";
 import { instanceIdOf } from "./instance-id.js";
 import { clusterScrape } from "./cluster-metrics.js";
 import { createMetricsEndpoint, type MetricsEndpoint } from "./metrics-endpoint.js";
@@ -83,6 +84,7 @@ export async function createServerDeps(
     // Origin fetches carry the request's trace onwards (W3C traceparent, as a child span).
     createFetchOrigin: (options) => createNodeFetchOrigin({ ...options, traceparent: outgoingTraceparent }),
     metrics: metrics ?? undefined,
+    hmacOf: nodeHmac,
     readAsset: readSwaggerAsset,
     readLibraryAsset,
     platformCompresses: false,
