@@ -13,7 +13,7 @@ import type { Multipart } from "../http/byteranges.js";
 import { answerBlob, type ResponseHeaders } from "../http/answer-blob.js";
 import { contentEntities } from "./content-entity.js";
 import { CONTENT_CORS_HEADERS } from "../http/middleware/cors.js";
-import { isPlainRequest, plainHeads, plainRange } from "../http/plain-heads.js";
+import { isPlainRequest, isPlainRevalidation, plainHeads, plainRange } from "../http/plain-heads.js";
 import { contentRange } from "../http/range.js";
 import { ProblemError } from "../problems.js";
 import type { ContentFacts } from "../metadata/content-facts.js";
@@ -95,6 +95,17 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
       ...CONTENT_CORS_HEADERS,
     }),
   );
+  /**
+   * The 304 of a plain revalidation (`isPlainRevalidation`), built once per row and host as the plain
+   * head is: the evaluation's own answer to a request that sends the row's ETag, with the content
+   * CORS headers. A CDN revalidating, or a browser with the content cached, asks this on every use.
+   */
+  const notModifiedHead = plainHeads((row: ContentFacts, host: string | undefined) => {
+    const { entity } = entities.serve(row, host);
+    const revalidating: RequestField = (name) => (name === "if-none-match" ? entity.etag : undefined);
+    const head: ResponseHeaders = { ...answerBlob("GET", revalidating, entity).headers, ...CONTENT_CORS_HEADERS };
+    return Object.freeze(head);
+  });
   const whole = (row: ContentFacts): ContentBody => ({ start: 0, end: row.size - 1, whole: true });
 
   return {
@@ -105,6 +116,11 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
           const head = plainHead(row, host);
           const body = sent ? whole(row) : null;
           return { status: 200, head, shared: true, fields: undefined, body, facts: row, policy };
+        }
+        if (header("if-none-match") != null) {
+          const head = notModifiedHead(row, host);
+          if (isPlainRevalidation(header, head.etag ?? ""))
+            return { status: 304, head, shared: true, fields: undefined, body: null, facts: row, policy };
         }
         const range = sent ? plainRange(header, row.size) : null;
         if (range) {

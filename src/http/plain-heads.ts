@@ -50,6 +50,27 @@ export function plainRange(
 }
 
 /**
+ * True when the request revalidates `etag` (the row's, quoted) and nothing else can decide first:
+ * If-None-Match is that entity-tag exactly, or its weak form, and neither If-Match nor
+ * If-Unmodified-Since is there (RFC 9110 §13.2.2 evaluates those before it). Its answer is then the
+ * row's plain 304, whatever Range, If-Range, If-Modified-Since or Want-Content-Digest say, as
+ * `answerBlob` gives it; any other If-None-Match (a list, `*`, another tag) is `answerBlob`'s to
+ * decide. A CDN's or a browser's revalidation sends exactly the tag it was given.
+ */
+export function isPlainRevalidation(
+  header: (name: string) => string | string[] | null | undefined,
+  etag: string,
+): boolean {
+  const tag = header("if-none-match");
+  if (
+    typeof tag !== "string" ||
+    !(tag === etag || (tag.length === etag.length + 2 && tag.startsWith("W/") && tag.endsWith(etag)))
+  )
+    return false;
+  return header("if-match") == null && header("if-unmodified-since") == null;
+}
+
+/**
  * `build(row, host)` remembered per row object. Rows are never changed in place: a row that changes
  * (new content, rename, media type, delete) is a new object from the lookup, so a head can never
  * outlive its row, and it goes with the row when the row cache lets it go (a WeakMap). One head

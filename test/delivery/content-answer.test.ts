@@ -73,8 +73,49 @@ describe("contentAnswers().decide", () => {
     });
   });
 
+  it("answers a plain revalidation with the row's shared 304 head; any other with its own", () => {
+    const r = row();
+    const plain = answers.decide(r, "GET", fieldsOf({ "if-none-match": etag }), "h");
+    expect(plain).toMatchObject({ status: 304, shared: true, fields: undefined, body: null });
+    // The same frozen head for the weak form, for HEAD, and beside fields that cannot change a 304.
+    const alike = [
+      answers.decide(r, "HEAD", fieldsOf({ "if-none-match": `W/${etag}` }), "h"),
+      answers.decide(
+        r,
+        "GET",
+        fieldsOf({ "if-none-match": etag, range: "bytes=0-1", "want-content-digest": "sha-256=5" }),
+        "h",
+      ),
+      answers.decide(
+        r,
+        "GET",
+        fieldsOf({ "if-none-match": etag, "if-modified-since": "Thu, 01 Jan 1970 00:00:00 GMT" }),
+        "h",
+      ),
+    ];
+    for (const answer of alike) expect(!answer.problem && !plain.problem && answer.head === plain.head).toBe(true);
+    expect(plain.problem || Object.isFrozen(plain.head)).toBe(true);
+    expect(plain.problem || plain.head).toEqual({
+      "cache-control": "private, no-cache",
+      etag,
+      "last-modified": "Wed, 01 May 2024 12:34:56 GMT",
+      vary: "Want-Content-Digest",
+      ...CONTENT_CORS_HEADERS,
+    });
+    // A list, a precondition evaluated first, or a spelling of its own: the evaluation decides, in a head of its own.
+    for (const fields of [
+      { "if-none-match": `"other", ${etag}` },
+      { "if-none-match": etag, "if-match": etag },
+      { "if-none-match": etag, "if-unmodified-since": "Wed, 01 May 2024 12:34:56 GMT" },
+      { "if-none-match": ` ${etag}` },
+    ]) {
+      expect(answers.decide(r, "GET", fieldsOf(fields), "h")).toMatchObject({ status: 304, shared: false, body: null });
+    }
+    expect(answers.decide(r, "GET", fieldsOf({ "if-none-match": '"other"' }), "h")).toMatchObject({ status: 200 });
+  });
+
   it("describes 304, multipart and an empty blob without a body to read", () => {
-    expect(answers.decide(row(), "GET", fieldsOf({ "if-none-match": etag }), "h")).toMatchObject({
+    expect(answers.decide(row(), "GET", fieldsOf({ "if-none-match": "*" }), "h")).toMatchObject({
       status: 304,
       shared: false,
       body: null,
@@ -103,8 +144,11 @@ describe("contentAnswers().decide", () => {
       method: fc.constantFrom("GET", "HEAD"),
       range: fc.option(fc.constantFrom("bytes=0-3", "bytes=-2", "bytes=5-", "bytes=0-1,6-7", "bytes=20-", "items=1-2")),
       "if-range": fc.option(fc.constantFrom(etag, '"other"')),
-      "if-none-match": fc.option(fc.constantFrom(etag, '"other"', "*")),
+      "if-none-match": fc.option(fc.constantFrom(etag, `W/${etag}`, '"other"', "*", `"other", ${etag}`)),
       "if-match": fc.option(fc.constantFrom(etag, '"other"')),
+      "if-unmodified-since": fc.option(
+        fc.constantFrom("Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 May 2024 12:34:56 GMT"),
+      ),
       "if-modified-since": fc.option(fc.constantFrom("Thu, 01 Jan 1970 00:00:00 GMT", "Wed, 01 May 2024 12:34:56 GMT")),
       "want-content-digest": fc.option(fc.constant("sha-256=5")),
     });
