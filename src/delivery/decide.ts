@@ -119,7 +119,7 @@ function createContentAnswers(content: Pick<ContentService, "read" | "contentOri
         }
         if (header("if-none-match") != null) {
           const head = notModifiedHead(row, host);
-          if (isPlainRevalidation(header, head.etag ?? ""))
+          if (head.etag && isPlainRevalidation(header, head.etag))
             return { status: 304, head, shared: true, fields: undefined, body: null, facts: row, policy };
         }
         const range = sent ? plainRange(header, row.size) : null;
