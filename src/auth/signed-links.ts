@@ -3,26 +3,9 @@
  * fetch one resource without a token, only until the link expires.
  */
 
+import { type HmacOf, webCryptoHmac } from "../lib/hmac.js";
+
 const encoder = new TextEncoder();
-
-/** Encoded text: typed as each runtime's types type it (the Workers' allow a shared buffer), as its Web Crypto takes it. */
-type Encoded = ReturnType<TextEncoder["encode"]>;
-
-/** HMAC-SHA256 under the link secret. */
-export type Hmac = (data: Encoded) => Uint8Array | Promise<Uint8Array>;
-
-/**
- * An HMAC from the secret's bytes. Web Crypto's, the default (Workers), runs each MAC as a job on
- * another thread: ≈ 17 µs (Bun) and 35 µs (Node) per verify in a loop, and a futex wake and an
- * eventfd write per request. The Node and Bun hosts give node:crypto's instead (runtime/host/hmac.ts):
- * synchronous, 0.4–2 µs.
- */
-export type HmacOf = (secret: Encoded) => Hmac | Promise<Hmac>;
-
-export const webCryptoHmac: HmacOf = async (secret) => {
-  const key = await crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  return async (data) => new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
-};
 
 /** Whether `a` and `b` hold the same bytes, in a time that does not depend on where they differ. */
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

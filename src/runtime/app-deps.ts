@@ -4,7 +4,8 @@
  * runtime/host/deps.ts and runtime/worker/deps.ts supply only storage, the origin fetcher and assets. Web APIs only.
  */
 import type { AppDeps } from "../app.js";
-import { createLinkSigner, type HmacOf, randomLinkSecret } from "../auth/signed-links.js";
+import { createLinkSigner, randomLinkSecret } from "../auth/signed-links.js";
+import type { HmacOf } from "../lib/hmac.js";
 import { createTokenVerifier } from "../auth/verify-token.js";
 import { appOptions, type Config } from "../config.js";
 import { createShortId } from "../lib/ids.js";

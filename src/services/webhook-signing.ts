@@ -3,6 +3,7 @@
  * `id.timestamp.body` with the key the `whsec_` secret encodes, via Web Crypto (every runtime).
  */
 import { decodeBase64 } from "../lib/base64.js";
+import { webCryptoHmac } from "../lib/hmac.js";
 
 const PREFIX = "whsec_";
 
@@ -13,17 +14,11 @@ export const newWebhookSecret = () => PREFIX + toBase64(crypto.getRandomValues(n
 
 /** The `webhook-*` headers of one attempt; `timestamp` in seconds, fresh on each attempt, `id` never changes. */
 export async function signedHeaders(secret: string, id: string, timestamp: number, body: string) {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    decodeBase64(secret.slice(PREFIX.length)),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
+  const hmac = await webCryptoHmac(decodeBase64(secret.slice(PREFIX.length)));
+  const mac = await hmac(new TextEncoder().encode(`${id}.${timestamp}.${body}`));
   return {
     "webhook-id": id,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": `v1,${toBase64(new Uint8Array(mac))}`,
+    "webhook-signature": `v1,${toBase64(mac)}`,
   };
 }

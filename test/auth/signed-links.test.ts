@@ -2,7 +2,8 @@
 // Bun hosts, runtime/host/hmac.ts). Instances of both kinds may share one CMS_LINK_SECRET, so a link
 // one signs must verify on the other, and both must be HMAC-SHA256 itself.
 import { describe, expect, it } from "vitest";
-import { createLinkSigner, type HmacOf, webCryptoHmac } from "../../src/auth/signed-links.js";
+import { createLinkSigner } from "../../src/auth/signed-links.js";
+import { type HmacOf, webCryptoHmac } from "../../src/lib/hmac.js";
 import { nodeHmac } from "../../src/runtime/host/hmac.js";
 
 const SECRET = "a-link-secret-of-some-length-0123456789";

@@ -4,7 +4,7 @@
  * the rest of the request's work in the app.
  */
 import { createHmac, createSecretKey } from "node:crypto";
-import type { HmacOf } from "../../auth/signed-links.js";
+import type { HmacOf } from "../../lib/hmac.js";
 
 export const nodeHmac: HmacOf = (secret) => {
   const key = createSecretKey(secret);
