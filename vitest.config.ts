@@ -74,8 +74,9 @@ const heavyLane: TestProjectInlineConfiguration = {
 
 /**
  * CMS_TESTS=node-subjects: only the files whose subject runs on Node, for CI's second pass on
- * another Node version: not Chromium's pages (test/e2e) nor workerd (files named *workerd*, and the
- * workers project), which are the same programs whichever Node starts them.
+ * another Node version when the machine is too slow for two whole passes (.ci/run): not Chromium's
+ * pages (test/e2e) nor workerd (files named *workerd*, and the workers project), which are the same
+ * programs whichever Node starts them.
  */
 const NODE_SUBJECTS_ONLY = process.env.CMS_TESTS === "node-subjects";
 
