@@ -87,25 +87,32 @@ export function serveBun(started: Bootstrapped): void {
     req: Request,
     fastAnswer: Promise<Response | null> | null,
     start: number,
+    requestId: string,
   ): Promise<Response> {
-    let res: Response | null;
-    let fastPath: true | undefined;
+    let res: Response;
     try {
-      res = await fastAnswer;
-      if (res) fastPath = true;
-      else {
-        // A valid W3C traceparent goes on, as a child, to the origin fetches this request makes.
-        const trace = parseTraceparent(req.headers.get("traceparent"));
-        res = await sized(await inTrace(trace, () => app.fetch(req)), services.content);
-      }
+      const fastRes = await fastAnswer;
+      if (fastRes) return logged(req, fastRes, start, true, requestId);
+      // A valid W3C traceparent goes on, as a child, to the origin fetches this request makes.
+      const trace = parseTraceparent(req.headers.get("traceparent"));
+      res = await sized(await inTrace(trace, () => app.fetch(req)), services.content);
     } catch (err) {
       res = failed(err);
     }
-    return logged(req, res, start, fastPath);
+    return logged(req, res, start, undefined);
   }
 
-  /** Writes the access-log line of `res` and returns it. */
-  function logged(req: Request, res: Response, start: number, fastPath: true | undefined): Response {
+  /**
+   * Writes the access-log line of `res` and returns it. `requestId`: the id a fast answer was given
+   * (no header lookup on the Response); the app's answers echo theirs in `x-request-id`.
+   */
+  function logged(
+    req: Request,
+    res: Response,
+    start: number,
+    fastPath: true | undefined,
+    requestId?: string,
+  ): Response {
     const path = pathOf(req);
     const query = path.indexOf("?");
     const bare = query < 0 ? path : path.slice(0, query);
@@ -113,7 +120,7 @@ export function serveBun(started: Bootstrapped): void {
     const traceparent = req.headers.get("traceparent");
     logger.info("request", {
       // The app settles the id the same way and echoes it; this is the one the client sees.
-      requestId: res.headers.get("x-request-id") ?? undefined,
+      requestId: requestId ?? res.headers.get("x-request-id") ?? undefined,
       method: req.method,
       path: bare,
       status: res.status,
@@ -143,10 +150,11 @@ export function serveBun(started: Bootstrapped): void {
           );
         }
         try {
-          const fastAnswer = fast(req, requestIdFrom(req.headers.get("x-request-id")));
+          const requestId = requestIdFrom(req.headers.get("x-request-id"));
+          const fastAnswer = fast(req, requestId);
           return fastAnswer instanceof Response
-            ? logged(req, fastAnswer, start, true)
-            : answerLater(req, fastAnswer, start);
+            ? logged(req, fastAnswer, start, true, requestId)
+            : answerLater(req, fastAnswer, start, requestId);
         } catch (err) {
           return logged(req, failed(err), start, undefined);
         }
