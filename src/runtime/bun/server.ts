@@ -92,27 +92,22 @@ export function serveBun(started: Bootstrapped): void {
     let res: Response;
     try {
       const fastRes = await fastAnswer;
-      if (fastRes) return logged(req, fastRes, start, true, requestId);
+      if (fastRes) return logged(req, fastRes, start, requestId);
       // A valid W3C traceparent goes on, as a child, to the origin fetches this request makes.
       const trace = parseTraceparent(req.headers.get("traceparent"));
       res = await sized(await inTrace(trace, () => app.fetch(req)), services.content);
     } catch (err) {
       res = failed(err);
     }
-    return logged(req, res, start, undefined);
+    return logged(req, res, start);
   }
 
   /**
-   * Writes the access-log line of `res` and returns it. `requestId`: the id a fast answer was given
-   * (no header lookup on the Response); the app's answers echo theirs in `x-request-id`.
+   * Writes the access-log line of `res` and returns it. `fastId`: the request id a fast-path answer
+   * was given (the line says `fastPath`, and no header is looked up on the Response); the app's
+   * answers echo theirs in `x-request-id`.
    */
-  function logged(
-    req: Request,
-    res: Response,
-    start: number,
-    fastPath: true | undefined,
-    requestId?: string,
-  ): Response {
+  function logged(req: Request, res: Response, start: number, fastId?: string): Response {
     const path = pathOf(req);
     const query = path.indexOf("?");
     const bare = query < 0 ? path : path.slice(0, query);
@@ -120,12 +115,12 @@ export function serveBun(started: Bootstrapped): void {
     const traceparent = req.headers.get("traceparent");
     logger.info("request", {
       // The app settles the id the same way and echoes it; this is the one the client sees.
-      requestId: requestId ?? res.headers.get("x-request-id") ?? undefined,
+      requestId: fastId ?? res.headers.get("x-request-id") ?? undefined,
       method: req.method,
       path: bare,
       status: res.status,
       durationMs: Math.round(durationMs * 100) / 100,
-      fastPath,
+      fastPath: fastId === undefined ? undefined : true,
       traceparent: traceparent === null ? undefined : parseTraceparent(traceparent)?.traceparent,
     });
     // Bun.serve tells no byte counts: the declared body lengths stand in for them.
@@ -145,18 +140,18 @@ export function serveBun(started: Bootstrapped): void {
         const start = performance.now();
         if (metricsEndpoint && isMetricsPath(req)) {
           return metricsEndpoint(req.method, req.headers.get("authorization")).then(
-            (res) => logged(req, res, start, undefined),
-            (err: unknown) => logged(req, failed(err), start, undefined),
+            (res) => logged(req, res, start),
+            (err: unknown) => logged(req, failed(err), start),
           );
         }
         try {
           const requestId = requestIdFrom(req.headers.get("x-request-id"));
           const fastAnswer = fast(req, requestId);
           return fastAnswer instanceof Response
-            ? logged(req, fastAnswer, start, true, requestId)
+            ? logged(req, fastAnswer, start, requestId)
             : answerLater(req, fastAnswer, start, requestId);
         } catch (err) {
-          return logged(req, failed(err), start, undefined);
+          return logged(req, failed(err), start);
         }
       },
       // A blob file the fast path knew, gone since: BLOB_MISSING, not the bare INTERNAL of any other failure.
