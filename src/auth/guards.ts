@@ -6,7 +6,7 @@ import type { MiddlewareHandler } from "hono";
 import { ProblemError } from "../problems.js";
 import { ANONYMOUS_PRINCIPAL, type Role } from "./principal.js";
 import { authenticate, requireRole } from "./require-auth.js";
-import type { LinkSigner } from "./signed-links.js";
+import { type LinkSigner, signedTarget } from "./signed-links.js";
 import type { TokenVerifier } from "./verify-token.js";
 
 export interface GuardOptions {
@@ -35,15 +35,6 @@ export interface Guards {
 export const readsAreOpen = ({ verifier, publicRead }: Pick<GuardOptions, "verifier" | "publicRead">) =>
   verifier === null || publicRead;
 
-/**
- * What a signed link signs: the path, and the version of a versioned URL (`?v=`), so a link made for
- * one version reads that version only.
- */
-export function signedTarget(url: URL): string {
-  const version = url.searchParams.get("v");
-  return version === null ? url.pathname : `${url.pathname}?v=${version}`;
-}
-
 export function createGuards(options: GuardOptions): Guards {
   const authenticated = authenticate(options.verifier, {
     tenantClaim: options.tenantClaim,
@@ -65,7 +56,9 @@ export function createGuards(options: GuardOptions): Guards {
     const signature = url.searchParams.get("signature") ?? undefined;
     if (expires !== undefined || signature !== undefined) {
       const now = Math.floor(options.clock().getTime() / 1000);
-      if (!(await options.links.verify(signedTarget(url), expires, signature, now))) {
+      if (
+        !(await options.links.verify(signedTarget(url.pathname, url.searchParams.get("v")), expires, signature, now))
+      ) {
         throw new ProblemError("FORBIDDEN", "the signed link is invalid, for another resource, or expired");
       }
       // The signature binds this exact path, so the link reader may read it whatever its tenant.

@@ -27,6 +27,14 @@ function fromBase64Url(text: string): Uint8Array | null {
   return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
 }
 
+/**
+ * What a link signs for a getData path: the path, and the version of a versioned URL (`?v=`), so a
+ * link made for one version reads that version only. The guard and the runtimes' fast paths both
+ * ask it.
+ */
+export const signedTarget = (path: string, version: string | null | undefined): string =>
+  version === null || version === undefined ? path : `${path}?v=${version}`;
+
 // The method is part of the signed text so a link can never authorise anything but a read.
 const message = (path: string, expires: number) => encoder.encode(`GET\n${path}\n${expires}`);
 
@@ -40,19 +48,45 @@ export interface LinkSigner {
     signature: string | undefined,
     nowSeconds: number,
   ): Promise<boolean>;
+  /**
+   * `verify`'s answer in this call, when the HMAC gives one synchronously (node:crypto's, on Node
+   * and Bun: the runtimes' fast paths check links with it); null when it cannot (Web Crypto's).
+   */
+  verifyNow(
+    path: string,
+    expires: string | undefined,
+    signature: string | undefined,
+    nowSeconds: number,
+  ): boolean | null;
+}
+
+/** The MAC a link's `signature` holds, or null when `expires` or `signature` cannot be a link's. */
+function claimedMac(expires: string | undefined, signature: string | undefined): Uint8Array | null {
+  if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return null;
+  return fromBase64Url(signature);
 }
 
 export async function createLinkSigner(secret: string, hmacOf: HmacOf = webCryptoHmac): Promise<LinkSigner> {
   const hmac = await hmacOf(encoder.encode(secret));
+  // Whether this HMAC answers in the call (asked once, of an empty message).
+  const probe = hmac(new Uint8Array(0));
+  const synchronous = !(probe instanceof Promise);
+  if (!synchronous) probe.catch(() => {});
   return {
     async sign(path, expires) {
       return `expires=${expires}&signature=${toBase64Url(await hmac(message(path, expires)))}`;
     },
     async verify(path, expires, signature, nowSeconds) {
-      if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return false;
-      const mac = fromBase64Url(signature);
+      const mac = claimedMac(expires, signature);
       if (!mac) return false;
       const valid = sameBytes(await hmac(message(path, Number(expires))), mac);
+      return valid && Number(expires) > nowSeconds;
+    },
+    verifyNow(path, expires, signature, nowSeconds) {
+      if (!synchronous) return null;
+      const mac = claimedMac(expires, signature);
+      if (!mac) return false;
+      const valid = sameBytes(hmac(message(path, Number(expires))) as Uint8Array, mac);
       return valid && Number(expires) > nowSeconds;
     },
   };

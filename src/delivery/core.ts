@@ -92,12 +92,14 @@ export function deliveryCore({ content, images, revisions }: DeliveryDeps): Deli
   return {
     now(row, query, method, header, host) {
       if (directMin > 0 && method === "GET" && row.size >= directMin) return null;
-      const { version, image } = query;
+      const { version, image, cache } = query;
       if (version !== undefined) {
         const current = currentVersionOf(row, version);
-        return current && sendable(current, method, header, host, immutable);
+        return current && sendable(current, method, header, host, cache ?? immutable);
       }
-      if (!image || !images) return sendable(row, method, header, host, undefined);
+      if (!image || !images) return sendable(row, method, header, host, cache);
+      // A link's holder names presets only, and the route checks that: derivatives of signed links are the route's.
+      if (cache) return null;
       const made = storedDerivative(images, row, image, header("accept") ?? "");
       if (!(made instanceof Promise)) return made && sendable(made.facts, method, header, host, derivativePolicy(made));
       return made.then((found) => found && sendable(found.facts, method, header, host, derivativePolicy(found)));

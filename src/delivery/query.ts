@@ -5,6 +5,7 @@
  * raw text first (`fastQuery`), and a row they hand to the app carries this parse along
  * (handed-over-row.ts), so a miss parses nothing twice.
  */
+import type { ResponseHeaders } from "../http/answer-blob.js";
 import type { ImageDerivatives } from "../images/derivatives.js";
 import { IMAGE_QUERY, type ImageAsker, type ImageRequest } from "../images/params.js";
 import { ProblemError } from "../problems.js";
@@ -16,6 +17,11 @@ export interface DeliveryQuery {
   readonly version: string | undefined;
   /** The image transform; undefined: none asked, or no image service (the parameters are then ignored). */
   readonly image: ImageRequest | undefined;
+  /**
+   * A signed link's Cache-Control, over the URL's own (signed-read.ts, on the fast paths; the route
+   * takes its link's from the guard).
+   */
+  readonly cache?: ResponseHeaders;
 }
 
 /** A query's parameter by name; undefined when absent. */

@@ -184,18 +184,19 @@ describe("contentAnswers().decide", () => {
 
 describe("runtimeRead: what a runtime may answer before the app", () => {
   const path = "/cms/v1.0/getData/ctx/docs/a.txt";
-  it("names the resource of a plain GET or HEAD when reads are open", () => {
-    expect(runtimeRead(true, "GET", path)).toEqual({ context: "ctx", path: "docs/a.txt" });
-    expect(runtimeRead(true, "HEAD", path)).toEqual({ context: "ctx", path: "docs/a.txt" });
+  it("names the resource of a plain GET or HEAD, with the path as sent", () => {
+    expect(runtimeRead("GET", path)).toEqual({ context: "ctx", path: "docs/a.txt", rawPath: path });
+    expect(runtimeRead("HEAD", path)).toEqual({ context: "ctx", path: "docs/a.txt", rawPath: path });
   });
   it("leaves everything else to the app", () => {
-    expect(runtimeRead(false, "GET", path)).toBeNull(); // reads need credentials
-    expect(runtimeRead(true, "POST", path)).toBeNull();
-    // A query reaches the runtime, which answers only a `v` alone or image parameters alone (fastParams):
-    // a signed link's parameters, image ones mixed with others or with `v`, escapes, are the app's.
-    expect(runtimeRead(true, "GET", `${path}?expires=1&signature=x`)).toEqual({
+    expect(runtimeRead("POST", path)).toBeNull();
+    // A query reaches the runtime, which answers only a `v` alone or image parameters alone (fastParams)
+    // when reads are open, and a signed link's (signed-read.test.ts); image ones mixed with others or with
+    // `v`, escapes, are the app's.
+    expect(runtimeRead("GET", `${path}?expires=1&signature=x`)).toEqual({
       context: "ctx",
       path: "docs/a.txt",
+      rawPath: path,
       query: "expires=1&signature=x",
     });
     expect(fastParams("expires=1&signature=x")).toBeNull();
@@ -207,9 +208,9 @@ describe("runtimeRead: what a runtime may answer before the app", () => {
     expect(fastParams("width=64&v=0123456789abcdef")).toBeNull();
     expect(fastParams("width=6%34")).toBeNull();
     expect(fastParams("")).toBeNull();
-    expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx/docs/a%20b.txt")).toBeNull();
-    expect(runtimeRead(true, "GET", "/cms/v1.0/getDataUuid/x")).toBeNull();
-    expect(runtimeRead(true, "GET", "/cms/v1.0/getData/ctx")).toBeNull();
-    expect(runtimeRead(true, "GET", undefined)).toBeNull();
+    expect(runtimeRead("GET", "/cms/v1.0/getData/ctx/docs/a%20b.txt")).toBeNull();
+    expect(runtimeRead("GET", "/cms/v1.0/getDataUuid/x")).toBeNull();
+    expect(runtimeRead("GET", "/cms/v1.0/getData/ctx")).toBeNull();
+    expect(runtimeRead("GET", undefined)).toBeNull();
   });
 });

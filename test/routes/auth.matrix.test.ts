@@ -903,3 +903,57 @@ describe("image derivatives behind auth (issue 30), over a real socket (the Node
     }
   });
 });
+
+describe("signed links over a real socket, auth on (the Node fast path answers valid ones)", () => {
+  it("read with no token until changed or moved, and never open the path without one", async () => {
+    const real = await startAuthStack({});
+    try {
+      const [admin, consumer] = await Promise.all([
+        real.passwordToken("cms-admin"),
+        real.passwordToken("cms-consumer"),
+      ]);
+      const post = (path: string, token: string, body: unknown) =>
+        real.app.fetch(real.app.url(path), {
+          method: "POST",
+          headers: { "content-type": "application/json", ...bearer(token) },
+          body: JSON.stringify(body),
+        });
+      const uriOf = async (name: string) => {
+        const created = await post("/cms/v1.0/createResource", admin, {
+          resourceAuthor: "matrix",
+          resourceBinary: Buffer.from(`content of ${name}`).toString("base64"),
+          resourceMediaType: "text/plain",
+          resourceName: name,
+          resourceTenantId: "t1",
+        });
+        expect(created.status).toBe(201);
+        return ((await created.json()) as { resourceURI: string }).resourceURI;
+      };
+      const [uri, otherUri] = await Promise.all([uriOf("socket-linked.txt"), uriOf("socket-other.txt")]);
+      const minted = await post("/cms/v1.0/createDataLink", consumer, { resourceURI: uri, expiresIn: 600 });
+      expect(minted.status).toBe(200);
+      const url = new URL(((await minted.json()) as { url: string }).url);
+      const get = (path: string, init: RequestInit = {}) => real.app.fetch(real.app.url(path), init);
+      const linked = `${url.pathname}${url.search}`;
+      // Twice: the first read fills the small-blob cache, the second is the fast path's own answer.
+      for (let i = 0; i < 2; i++) {
+        const res = await get(linked);
+        expect(res.status).toBe(200);
+        expect(await res.text()).toBe("content of socket-linked.txt");
+        expect(res.headers.get("cache-control")).toMatch(/^private, max-age=(59\d|600)$/);
+      }
+      expect((await get(linked, { method: "HEAD" })).status).toBe(200);
+      // Without its query, the path needs a token; a changed signature or another path is refused.
+      expect((await get(url.pathname)).status).toBe(401);
+      const tampered = linked.replace(/signature=(.)/, (_m, c: string) => `signature=${c === "A" ? "B" : "A"}`);
+      const refused = await get(tampered);
+      expect(refused.status).toBe(403);
+      expect(refused.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+      expect((await get(`/cms/v1.0/getData/${otherUri}${url.search}`)).status).toBe(403);
+      // An image parameter beside the link: a link's holder may name presets only.
+      expect((await get(`${linked}&width=8`)).status).toBe(403);
+    } finally {
+      await real.close();
+    }
+  });
+});

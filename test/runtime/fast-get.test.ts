@@ -264,6 +264,117 @@ describe("getData fast path", () => {
   });
 });
 
+describe("signed links on the fast path, reads needing credentials (delivery/signed-read.ts)", () => {
+  const content = "a signed read";
+  let uri: string;
+  let signedFast: Server;
+  let fastUrl: string;
+  let handedOn = 0;
+  // Over a year: the Cache-Control is capped at a year, so the fast and the app's answers agree whatever the second.
+  const expires = () => Math.floor(Date.now() / 1000) + 2 * 365 * 86_400;
+  const link = async (path: string, version?: string) => {
+    const target = version ? `${path}?v=${version}` : path;
+    const query = await app.deps.links.sign(target, expires());
+    return `${target}${version ? "&" : "?"}${query}`;
+  };
+  beforeAll(async () => {
+    uri = await create("signed.txt", content);
+    const listener = getRequestListener(app.app.fetch);
+    signedFast = createServer(
+      withFastGet(
+        {
+          services: app.services,
+          logger: app.deps.logger,
+          anonymousRead: false,
+          signedLinks: { links: app.deps.links, clock: app.deps.clock },
+        },
+        (req, res) => {
+          handedOn++;
+          listener(req, res);
+        },
+      ),
+    );
+    fastUrl = await listen(signedFast);
+  });
+  afterAll(async () => {
+    signedFast.closeAllConnections();
+    await new Promise((resolve) => signedFast.close(resolve));
+  });
+
+  /** The fast server's answer and whether it handed the request on; the app's answer must be the same to the byte. */
+  async function signed(path: string, init: RequestInit = {}) {
+    const before = handedOn;
+    const got = await answer(fastUrl, path, init);
+    const reference = await answer(servers.plainUrl, path, init);
+    expect({ ...got, requestId: undefined }).toEqual({ ...reference, requestId: undefined });
+    return { ...got, answeredFast: handedOn === before };
+  }
+
+  it("answers a valid link itself, exactly as the app does (GET, HEAD, one range, 304), under the link's Cache-Control", async () => {
+    const path = await link(`/cms/v1.0/getData/${uri}`);
+    await signed(path); // the first read fills the small-blob cache
+    const get = await signed(path);
+    expect(get).toMatchObject({ status: 200, body: content, answeredFast: true });
+    expect(get.headers["cache-control"]).toBe("private, max-age=31536000");
+    expect(await signed(path, { method: "HEAD" })).toMatchObject({ status: 200, body: "", answeredFast: true });
+    expect(await signed(path, { headers: { range: "bytes=2-7" } })).toMatchObject({
+      status: 206,
+      body: "signed",
+      answeredFast: true,
+    });
+    const etag = get.headers.etag as string;
+    expect(await signed(path, { headers: { "if-none-match": etag } })).toMatchObject({
+      status: 304,
+      answeredFast: true,
+    });
+  });
+
+  it("answers a versioned link with the link's Cache-Control, not the immutable one", async () => {
+    // The versioned URL's `v`: the content's SHA-256 (its strong ETag), the first 16 digits.
+    const etag = (await answer(servers.plainUrl, `/cms/v1.0/getData/${uri}`)).headers.etag as string;
+    const version = etag.slice(1, 17);
+    const path = await link(`/cms/v1.0/getData/${uri}`, version);
+    const got = await signed(path);
+    expect(got).toMatchObject({ status: 200, body: content, answeredFast: true });
+    expect(got.headers["cache-control"]).toBe("private, max-age=31536000");
+  });
+
+  it("hands the app every request it must judge: its guard refuses a bad link, and no link needs a token", async () => {
+    const path = await link(`/cms/v1.0/getData/${uri}`);
+    const [bare, query] = path.split("?") as [string, string];
+    const tampered = path.replace(/signature=(.)/, (_m, c: string) => `signature=${c === "A" ? "B" : "A"}`);
+    const other = await create("other.txt", "another resource");
+    for (const [what, target, status] of [
+      ["a changed signature", tampered, 403],
+      ["another resource's path", `/cms/v1.0/getData/${other}?${query}`, 403],
+      ["an image parameter beside the link", `${path}&width=8`, 403],
+      ["no link (auth is off in this app: it answers)", bare, 200],
+    ] as const) {
+      const before = handedOn;
+      const got = await answer(fastUrl, target);
+      expect(handedOn - before, what).toBe(1);
+      expect(got.status, what).toBe(status);
+    }
+  });
+
+  it("Bun's fast path answers the same link itself, and leaves a bad one to the app", async () => {
+    const fast = bunFastGet({
+      services: app.services,
+      anonymousRead: false,
+      signedLinks: { links: app.deps.links, clock: app.deps.clock },
+      cachedUpTo: 64 * 1024,
+    });
+    const path = await link(`/cms/v1.0/getData/${uri}`);
+    const res = fast(new Request(`http://127.0.0.1${path}`), "req-signed");
+    expect(res).toBeInstanceOf(Response);
+    expect(await (res as Response).text()).toBe(content);
+    expect((res as Response).headers.get("cache-control")).toBe("private, max-age=31536000");
+    const tampered = path.replace(/signature=(.)/, (_m, c: string) => `signature=${c === "A" ? "B" : "A"}`);
+    expect(fast(new Request(`http://127.0.0.1${tampered}`), "req-bad")).toBeNull();
+    expect(fast(new Request(`http://127.0.0.1/cms/v1.0/getData/${uri}`), "req-unsigned")).toBeNull();
+  });
+});
+
 describe("getData fast path with CMS_CONTENT_ORIGIN", () => {
   let split: TestApp;
   let splitServers: Servers;

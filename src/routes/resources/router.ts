@@ -1,6 +1,6 @@
 /** Resource endpoints: thin handlers that call the resource service, behind the auth guards. */
 import type { Guards } from "../../auth/guards.js";
-import type { LinkSigner } from "../../auth/signed-links.js";
+import { type LinkSigner, signedTarget } from "../../auth/signed-links.js";
 import { ProblemError } from "../../problems.js";
 import type { ContentSource } from "../../services/content-source.js";
 import { toContentSource } from "../../services/content-source.js";
@@ -95,7 +95,7 @@ export function createResourceRouter({
       const row = await resources.findByUri(uri?.context ?? "", uri?.path ?? "", c.get("principal"));
       if (version) await revisions.byVersion(row, version);
       const expires = Math.floor(clock().getTime() / 1000) + expiresIn;
-      const path = version ? `${dataPath(row)}?v=${version}` : dataPath(row);
+      const path = signedTarget(dataPath(row), version || undefined);
       const query = await links.sign(path, expires);
       return c.json(
         {

@@ -1,6 +1,6 @@
 /**
- * getData's anonymous GET/HEAD answered on Bun.serve before Hono (which ones:
- * delivery/runtime-reads.ts, delivery/query.ts). A thin sender, as runtime/node/fast-get.ts is on
+ * getData's anonymous or signed-link GET/HEAD answered on Bun.serve before Hono (which ones:
+ * delivery/runtime-reads.ts, delivery/query.ts, delivery/signed-read.ts). A thin sender, as runtime/node/fast-get.ts is on
  * node:http: the same lookup as the route (`resources.findByUri`) and the delivery core's answer
  * (delivery/core.ts `now`) with the request id. The body is the cached bytes when the
  * small-blob cache holds them, otherwise a slice of the blob's file (`ContentService.localFile`,
@@ -8,8 +8,9 @@
  * build a Web stream.
  *
  * It only ever sends 200, single-range 206 and 304; `null` hands the request to the app
- * untouched: tokens (when reads need one), signed links and any query string but image parameters
- * whose derivative is stored and a `v` naming the current content (the core decides both; a row
+ * untouched: tokens (when reads need one), a signed link it cannot verify in the call, and any
+ * query string but a valid link's, image parameters whose derivative is stored and a `v` naming the
+ * current content (the core decides both; a row
  * left to the app goes with its parsed query), percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, a blob with no local file of the
  * row's size, small blobs not yet cached (the app's read fills the cache), and any error.
@@ -18,8 +19,9 @@ import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { type Delivered, deliveryCore } from "../../delivery/core.js";
 import { handOverRow } from "../../delivery/handed-over-row.js";
-import { type DeliveryQuery, fastQuery } from "../../delivery/query.js";
-import { runtimeRead } from "../../delivery/runtime-reads.js";
+import type { DeliveryQuery } from "../../delivery/query.js";
+import { type FastReads, fastReadQuery, runtimeRead } from "../../delivery/runtime-reads.js";
+import type { SignedLinks } from "../../delivery/signed-read.js";
 import type { ResourceRow } from "../../metadata/schema.js";
 import type { ContentFacts } from "../../metadata/content-facts.js";
 import type { Services } from "../../services/index.js";
@@ -32,8 +34,10 @@ const KNOWN_FILES = 4096;
 
 export interface BunFastGetDeps {
   services: Pick<Services, "resources" | "content"> & Partial<Pick<Services, "images">>;
-  /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise nothing is answered here. */
+  /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise only signed links are answered here. */
   anonymousRead: boolean;
+  /** The app's link signer and clock: valid signed links are answered here too (delivery/signed-read.ts). */
+  signedLinks?: SignedLinks;
   /** Blobs up to this size go to the app until the small-blob cache holds them (0: no cache). */
   cachedUpTo: number;
 }
@@ -78,9 +82,10 @@ function bunResponse(body: BodyInit | null, answer: Delivered, requestId: string
 }
 
 /** Returns a handler giving the fast answer with `requestId`, or null when the app must answer. */
-export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDeps) {
+export function bunFastGet({ services, anonymousRead, signedLinks, cachedUpTo }: BunFastGetDeps) {
   const { resources, content, images } = services;
   const core = deliveryCore({ content, images });
+  const reads: FastReads = { anonymousRead, images, signedLinks, cache: content.cache };
   // Blob files by blob key: a content-addressed file never changes, so one stat serves every later
   // read of it (a stat per request was 7–9 % of the CPU of random range GETs; one per file took the
   // profiled server from 5.5k to 10.0k req/s). Bounded: cleared when full.
@@ -186,10 +191,10 @@ export function bunFastGet({ services, anonymousRead, cachedUpTo }: BunFastGetDe
    * per request; 1.11× the req/s under wrk).
    */
   const handle = (req: Request, requestId: string): Response | null | Promise<Response | null> => {
-    const uri = runtimeRead(anonymousRead, req.method, targetOf(req.url));
+    if (!anonymousRead && !signedLinks) return null;
+    const uri = runtimeRead(req.method, targetOf(req.url));
     if (!uri) return null;
-    // Any other query (a signed link's, names beside the image parameters, escapes, invalid values): the app's.
-    const query = fastQuery(images, uri.query);
+    const query = fastReadQuery(reads, uri);
     if (!query) return null;
     try {
       const row = resources.findByUriNow(uri.context, uri.path, ANONYMOUS_PRINCIPAL);

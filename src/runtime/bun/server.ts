@@ -71,6 +71,7 @@ export function serveBun(started: Bootstrapped): void {
   const fast = bunFastGet({
     services,
     anonymousRead: readsAreOpen({ verifier: deps.verifier, publicRead: config.CMS_PUBLIC_READ }),
+    signedLinks: { links: deps.links, clock: deps.clock },
     cachedUpTo: config.CMS_BLOB_CACHE_BYTES > 0 ? config.CMS_BLOB_CACHE_ENTRY_BYTES : -1,
   });
 

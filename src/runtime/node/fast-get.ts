@@ -1,6 +1,7 @@
 /**
- * The hottest requests, answered on node:http before Hono: an anonymous GET or HEAD of getData
- * (which ones: delivery/runtime-reads.ts, delivery/query.ts). A thin sender: the same lookup as the
+ * The hottest requests, answered on node:http before Hono: an anonymous or signed-link GET or HEAD
+ * of getData (which ones: delivery/runtime-reads.ts, delivery/query.ts, delivery/signed-read.ts).
+ * A thin sender: the same lookup as the
  * route (`resources.findByUri`), the delivery core's answer (delivery/core.ts `now`) with the
  * request id (the access-log line is written around it, by access-log.ts), sent without building
  * a Web Request, Headers, Response and body stream: a blob in the small-blob cache from memory
@@ -10,10 +11,11 @@
  *
  * A query of image parameters only is answered here when its derivative is stored already: issue
  * 30's cached derivative as fast as plain getData. So is a versioned URL of the current content
- * (`?v=`). The core decides both; a row left to the app goes with its parsed query.
+ * (`?v=`). The core decides both; a row left to the app goes with its parsed query. So is a valid
+ * signed link, with auth on or off (delivery/signed-read.ts), under the link's Cache-Control.
  *
  * It only ever sends 200, single-range 206 and 304. Everything else is handed to the app
- * untouched: tokens (when reads need one), signed links and any other query string, percent-encoded
+ * untouched: tokens (when reads need one), a link it cannot verify, any other query string, percent-encoded
  * paths, multipart ranges, 412/416, unknown or deleted resources, blobs neither in memory nor in
  * local files (S3), a blob file that is missing or of the wrong size, and any error before the
  * head is written. A row found here goes to the app with the request (delivery/handed-over-row.ts):
@@ -24,8 +26,9 @@ import { ANONYMOUS_PRINCIPAL } from "../../auth/principal.js";
 import type { ResponseHeaders } from "../../http/answer-blob.js";
 import { type Delivered, deliveryCore } from "../../delivery/core.js";
 import { handOverRow } from "../../delivery/handed-over-row.js";
-import { type DeliveryQuery, fastQuery } from "../../delivery/query.js";
-import { runtimeRead } from "../../delivery/runtime-reads.js";
+import type { DeliveryQuery } from "../../delivery/query.js";
+import { type FastReads, fastReadQuery, runtimeRead } from "../../delivery/runtime-reads.js";
+import type { SignedLinks } from "../../delivery/signed-read.js";
 import { requestIdFrom } from "../../http/middleware/request-context.js";
 import type { Logger } from "../../lib/logger.js";
 import type { ResourceRow } from "../../metadata/schema.js";
@@ -35,8 +38,10 @@ import { sendFile } from "./send-file.js";
 export interface FastGetDeps {
   services: Pick<Services, "resources" | "content"> & Partial<Pick<Services, "images">>;
   logger: Logger;
-  /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise nothing is answered here. */
+  /** `readsAreOpen` (auth/guards.ts): reads need no credentials. Otherwise only signed links are answered here. */
   anonymousRead: boolean;
+  /** The app's link signer and clock: valid signed links are answered here too (delivery/signed-read.ts). */
+  signedLinks?: SignedLinks;
 }
 
 /**
@@ -117,9 +122,13 @@ function bodyBytes(bytes: Uint8Array, start: number, length: number): Buffer {
  * A node:http listener that answers what it can and hands everything else to `next` (the app)
  * with `req` and `res` untouched: an answer is prepared whole before anything is written.
  */
-export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, next: RequestListener): RequestListener {
+export function withFastGet(
+  { services, logger, anonymousRead, signedLinks }: FastGetDeps,
+  next: RequestListener,
+): RequestListener {
   const { resources, content, images } = services;
   const core = deliveryCore({ content, images });
+  const reads: FastReads = { anonymousRead, images, signedLinks, cache: content.cache };
 
   /** The app answers, with the row found here and its parsed query (neither is done twice: S3's large blobs always come this way). */
   function toApp(req: IncomingMessage, res: ServerResponse, row: ResourceRow, query: DeliveryQuery) {
@@ -195,10 +204,10 @@ export function withFastGet({ services, logger, anonymousRead }: FastGetDeps, ne
 
   return (req, res) => {
     const { method, url } = req;
-    const uri = runtimeRead(anonymousRead, method, url);
+    if (!anonymousRead && !signedLinks) return next(req, res);
+    const uri = runtimeRead(method, url);
     if (!uri) return next(req, res);
-    // Any other query (a signed link's, names beside the image parameters, escapes, invalid values): the app's.
-    const query = fastQuery(images, uri.query);
+    const query = fastReadQuery(reads, uri);
     if (!query) return next(req, res);
     // A storage fault or a bug, not bad input: never an unhandled rejection (it would stop the
     // process). Before the head the app could still answer; after it, only closing is honest.

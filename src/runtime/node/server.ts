@@ -20,7 +20,7 @@ import { settleUnreadBodies } from "./unread-body.js";
 
 export interface NodeServerParts {
   config: Pick<Config, "CMS_HOST" | "CMS_PUBLIC_READ">;
-  deps: Pick<AppDeps, "verifier" | "metrics"> & { metricsEndpoint?: MetricsEndpoint | null };
+  deps: Pick<AppDeps, "verifier" | "metrics" | "links" | "clock"> & { metricsEndpoint?: MetricsEndpoint | null };
   services: Services;
   logger: Logger;
   app: App;
@@ -76,7 +76,8 @@ export function createNodeServer({ config, deps, services, logger, app }: NodeSe
     autoCleanupIncoming: true,
     errorHandler: adapterError(logger),
   });
-  const fastGet = withFastGet({ services, logger, anonymousRead }, appListener);
+  const signedLinks = { links: deps.links, clock: deps.clock };
+  const fastGet = withFastGet({ services, logger, anonymousRead, signedLinks }, appListener);
   const listener = settleUnreadBodies(
     logger,
     withAccessLog(
