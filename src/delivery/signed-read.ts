@@ -8,6 +8,7 @@
  * (bench/NOTES.md, thirteenth pass).
  */
 import { type LinkSigner, signedTarget } from "../auth/signed-links.js";
+import type { ResponseHeaders } from "../http/answer-blob.js";
 import { answerCacheHeaders, type CacheSettings } from "../http/cache-policy.js";
 import { VERSION_PATTERN } from "../services/revisions.js";
 import type { DeliveryQuery } from "./query.js";
@@ -49,5 +50,24 @@ export function signedRead(
   const now = Math.floor(clock().getTime() / 1000);
   if (links.verifyNow(signedTarget(path, version), expires, signature, now) !== true) return null;
   const cache = answerCacheHeaders(cacheSettings, version !== undefined, Number(expires) - now);
-  return cache ? { version, image: undefined, cache } : null;
+  return cache ? sharedRead(version, cache) : null;
+}
+
+/** Reads kept, by `v` and Cache-Control; more: all forgotten, made again. */
+const SHARED_READS = 256;
+const sharedReads = new Map<string, DeliveryQuery>();
+
+/**
+ * The read of `version` under `cache`, one frozen object per value: a fast path keeps its form of a
+ * head per policy object (Node's flat head array), so links read in the same second share it.
+ */
+function sharedRead(version: string | undefined, cache: ResponseHeaders): DeliveryQuery {
+  const key = `${version ?? ""} ${cache["cache-control"]}`;
+  let read = sharedReads.get(key);
+  if (!read) {
+    if (sharedReads.size >= SHARED_READS) sharedReads.clear();
+    read = Object.freeze({ version, image: undefined, cache: Object.freeze(cache) });
+    sharedReads.set(key, read);
+  }
+  return read;
 }
