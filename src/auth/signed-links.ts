@@ -60,10 +60,11 @@ export interface LinkSigner {
   ): boolean | null;
 }
 
-/** The MAC a link's `signature` holds, or null when `expires` or `signature` cannot be a link's. */
-function claimedMac(expires: string | undefined, signature: string | undefined): Uint8Array | null {
+/** What a link claims: its MAC and expiry (epoch seconds), or null when `expires` or `signature` cannot be a link's. */
+function claimOf(expires: string | undefined, signature: string | undefined) {
   if (!expires || !signature || !/^\d{1,12}$/.test(expires)) return null;
-  return fromBase64Url(signature);
+  const mac = fromBase64Url(signature);
+  return mac && { mac, expiresAt: Number(expires) };
 }
 
 export async function createLinkSigner(secret: string, hmacOf: HmacOf = webCryptoHmac): Promise<LinkSigner> {
@@ -77,17 +78,16 @@ export async function createLinkSigner(secret: string, hmacOf: HmacOf = webCrypt
       return `expires=${expires}&signature=${toBase64Url(await hmac(message(path, expires)))}`;
     },
     async verify(path, expires, signature, nowSeconds) {
-      const mac = claimedMac(expires, signature);
-      if (!mac) return false;
-      const valid = sameBytes(await hmac(message(path, Number(expires))), mac);
-      return valid && Number(expires) > nowSeconds;
+      const claim = claimOf(expires, signature);
+      if (!claim) return false;
+      return sameBytes(await hmac(message(path, claim.expiresAt)), claim.mac) && claim.expiresAt > nowSeconds;
     },
     verifyNow(path, expires, signature, nowSeconds) {
       if (!synchronous) return null;
-      const mac = claimedMac(expires, signature);
-      if (!mac) return false;
-      const valid = sameBytes(hmac(message(path, Number(expires))) as Uint8Array, mac);
-      return valid && Number(expires) > nowSeconds;
+      const claim = claimOf(expires, signature);
+      if (!claim) return false;
+      const computed = hmac(message(path, claim.expiresAt)) as Uint8Array;
+      return sameBytes(computed, claim.mac) && claim.expiresAt > nowSeconds;
     },
   };
 }

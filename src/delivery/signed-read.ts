@@ -4,8 +4,8 @@
  * the MAC over the path and `v`, the expiry) and the route's (routes/content/router.ts: the
  * link's Cache-Control, presets only), applied to the raw request target. Whatever it cannot settle
  * goes to the app, whose guard answers a bad link with 403. A valid link answered here skips Hono's
- * request and the app's middleware: 1.7× the signed GETs per second on Node, 1.8× on Bun
- * (bench/NOTES.md, thirteenth pass).
+ * request and the app's middleware: 1.9× the signed GETs per second on Node, 1.8× on Bun
+ * (bench/RESULTS.md, thirteenth pass).
  */
 import { type LinkSigner, signedTarget } from "../auth/signed-links.js";
 import type { ResponseHeaders } from "../http/answer-blob.js";
@@ -22,10 +22,10 @@ export interface SignedLinks {
 /**
  * The read `text` (the query after `?`) asks for at `path` (the raw path before it), under the
  * Cache-Control the link's remaining lifetime allows, when it is a valid, unexpired link and nothing
- * else: `expires`, `signature` and at most a `v`, each once. Null hands the request to the app: an image parameter (a link's holder may name presets only,
- * which the route checks), an escape or a dot segment (Hono decodes the one, URL parsing removes the
- * other, so the guard would check another text), a bad or expired link, or a signer that cannot
- * answer in this call.
+ * else: `expires`, `signature` and at most a `v`, each once. Null hands the request to the app: an
+ * image parameter (a link's holder may name presets only, which the route checks), an escape or a
+ * dot segment (Hono decodes the one, URL parsing removes the other, so the guard would check another
+ * text), a bad or expired link, or a signer that cannot answer in this call.
  */
 export function signedRead(
   { links, clock }: SignedLinks,
