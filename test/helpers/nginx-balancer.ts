@@ -6,9 +6,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
-import { connect } from "node:net";
 import { join } from "node:path";
-import { NGINX, nginxInFolder } from "./nginx-cache.js";
+import { NGINX, nginxInFolder, nginxListening } from "./nginx-cache.js";
 import { freePort } from "./ports.js";
 
 export interface NginxBalancer {
@@ -53,7 +52,7 @@ ${balancerConf(port, upstreams)}
   let stderr = "";
   child.stderr?.on("data", (d) => (stderr += d));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await listening(port, child, () => stderr);
+  await nginxListening(port, child, dir, () => stderr);
   return {
     url: `http://127.0.0.1:${port}`,
     child,
@@ -64,28 +63,4 @@ ${balancerConf(port, upstreams)}
       clearTimeout(timer);
     },
   };
-}
-
-/** Resolves once nginx accepts a connection on `port`; rejects if it exits first. */
-async function listening(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
-  const exited = new Promise<never>((_, reject) =>
-    child.once("exit", () => reject(new Error(`nginx exited: ${stderr()}`))),
-  );
-  exited.catch(() => {});
-  for (let i = 0; i < 200; i++) {
-    const up = await Promise.race([
-      new Promise<boolean>((resolve) => {
-        const socket = connect({ host: "127.0.0.1", port });
-        socket.once("connect", () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.once("error", () => resolve(false));
-      }),
-      exited,
-    ]);
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`nginx did not listen on ${port}: ${stderr()}`);
 }

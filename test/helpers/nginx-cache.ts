@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { freePort } from "./ports.js";
 
@@ -86,7 +87,7 @@ ${nginxInFolder(dir)}
   child.stderr?.on("data", (d) => (stderr += d));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitForListener(baseUrl, child, () => stderr).catch(async (err: unknown) => {
+  await nginxListening(port, child, dir, () => stderr).catch(async (err: unknown) => {
     child.kill("SIGKILL");
     await exited;
     await rm(dir, { recursive: true, force: true });
@@ -120,19 +121,47 @@ ${nginxInFolder(dir)}
   };
 }
 
+/** How long nginx may take to listen: it takes ≈ 10 ms; a machine loaded by the whole suite may stall it for seconds. */
+const LISTEN_DEADLINE_MS = 30_000;
+
 /**
- * Until nginx accepts connections (any answer will do), or it exits, or it could not bind (then the
- * answer would come from whoever holds the port).
+ * Resolves once nginx accepts a TCP connection on `port` (its master has bound and listens).
+ * Rejects as soon as it exits or reports the port taken (between the probe and its bind), or after
+ * the deadline, with what nginx said on stderr and in `dir`'s error.log.
  */
-async function waitForListener(baseUrl: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (child.exitCode !== null || /Address already in use/.test(stderr())) throw new Error(`nginx: ${stderr()}`);
-    const up = await fetch(`${baseUrl}/__nginx_probe__`, { method: "HEAD" }).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((r) => setTimeout(r, 50));
+export async function nginxListening(
+  port: number,
+  child: ChildProcess,
+  dir: string,
+  stderr: () => string,
+): Promise<void> {
+  const exited = new Promise<false>((resolve) => child.once("exit", () => resolve(false)));
+  const started = performance.now();
+  const failure = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return `exited (${child.signalCode ?? child.exitCode})`;
+    // nginx tries its bind again for 2.5 s before exiting: meanwhile whoever holds the port would answer.
+    if (/Address already in use/.test(stderr())) return "could not bind";
+    return performance.now() - started >= LISTEN_DEADLINE_MS ? "did not listen" : null;
+  };
+  let failed = failure();
+  while (!failed) {
+    if (await Promise.race([accepts(port), exited])) return;
+    failed = failure();
+    if (!failed) await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`nginx did not listen: ${stderr()}`);
+  const log = await readFile(join(dir, "error.log"), "utf8").catch(() => "");
+  const waited = Math.round(performance.now() - started);
+  throw new Error(`nginx ${failed} on ${port} after ${waited} ms: ${`${stderr()}${log}`.trim()}`);
+}
+
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` now. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
 }
